@@ -1,0 +1,1 @@
+//! A fault-injecting in-memory file system (to be written).

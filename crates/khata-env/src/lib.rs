@@ -1,0 +1,13 @@
+//! khata's one seam for nondeterminism: the clock, randomness and files.
+//!
+//! Everything above this crate reaches the real clock and the real file system only through
+//! these traits, so tests can substitute a manual clock ([`clock::ManualClock`]) and a file
+//! system that injects crashes, torn writes, lost unsynced data and I/O errors
+//! ([`fault::FaultFs`]). See DESIGN.md §2 and STYLE.md rule 3.
+
+pub mod clock;
+pub mod fault;
+pub mod fs;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use fs::{FileSystem, RealFs, ReadableFile, WritableFile, durable_rename, write_file_durably};

@@ -1,0 +1,1 @@
+//! khata's LSM storage engine.

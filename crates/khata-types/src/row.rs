@@ -1,0 +1,163 @@
+//! Rows: primary-key liveness, row deletion, collection (complex) deletions and cells.
+//!
+//! A row is kept in *canonical form*: nothing in it is shadowed by a deletion it or its
+//! partition carries. [`Row::merge`] joins two rows; [`Row::shadow`] removes what an outer
+//! deletion (partition deletion or covering range tombstone) shadows. Because every component
+//! reconciles by `max` and shadowing only depends on the (monotone) maximum deletion, the merge
+//! of canonical rows is a join: commutative, associative and idempotent.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+
+use crate::cell::{Cell, DeletionTime, LivenessInfo, max_deletion};
+use crate::LocalTime;
+
+/// A column's id within its table (see [`crate::schema::ColumnDef`]).
+pub type ColumnId = u32;
+
+/// Where a cell lives in a row: its column, and for a non-frozen collection the element's path
+/// (the list element's timeuuid, the set element, the map key or the UDT field).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CellKey {
+    pub column: ColumnId,
+    pub path: Option<Bytes>,
+}
+
+impl CellKey {
+    pub fn simple(column: ColumnId) -> Self {
+        CellKey { column, path: None }
+    }
+
+    pub fn element(column: ColumnId, path: impl Into<Bytes>) -> Self {
+        CellKey { column, path: Some(path.into()) }
+    }
+}
+
+/// A row (or the static row of a partition).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Row {
+    /// The row marker written by `INSERT`.
+    pub liveness: Option<LivenessInfo>,
+    /// A row deletion (`DELETE FROM t WHERE <full primary key>`).
+    pub deletion: Option<DeletionTime>,
+    /// Deletions of whole non-frozen collections (written when a collection is overwritten).
+    pub column_deletions: BTreeMap<ColumnId, DeletionTime>,
+    pub cells: BTreeMap<CellKey, Cell>,
+}
+
+impl Row {
+    pub fn is_empty(&self) -> bool {
+        self.liveness.is_none()
+            && self.deletion.is_none()
+            && self.column_deletions.is_empty()
+            && self.cells.is_empty()
+    }
+
+    /// Join `other` into `self`, then drop what the row's own deletions shadow.
+    pub fn merge(&mut self, other: Row) {
+        self.liveness = match (self.liveness, other.liveness) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, None) => a,
+            (None, b) => b,
+        };
+        self.deletion = max_deletion(self.deletion, other.deletion);
+        for (col, d) in other.column_deletions {
+            let e = self.column_deletions.entry(col).or_insert(d);
+            *e = (*e).max(d);
+        }
+        for (key, cell) in other.cells {
+            match self.cells.get_mut(&key) {
+                Some(existing) => {
+                    if cell > *existing {
+                        *existing = cell;
+                    }
+                }
+                None => {
+                    self.cells.insert(key, cell);
+                }
+            }
+        }
+        self.shadow(None);
+    }
+
+    /// Remove everything shadowed by `outer` (the partition deletion or a covering range
+    /// tombstone) or by the row's own deletions. A row deletion that `outer` supersedes is
+    /// dropped, since `outer` says everything it said.
+    pub fn shadow(&mut self, outer: Option<DeletionTime>) {
+        if let (Some(own), Some(out)) = (self.deletion, outer)
+            && own <= out
+        {
+            self.deletion = None;
+        }
+        let effective = max_deletion(self.deletion, outer);
+        if let (Some(l), Some(d)) = (self.liveness, effective)
+            && d.deletes(l.timestamp)
+        {
+            self.liveness = None;
+        }
+        if let Some(d) = effective {
+            self.column_deletions.retain(|_, cd| *cd > d);
+        }
+        if effective.is_none() && self.column_deletions.is_empty() {
+            return;
+        }
+        let column_deletions = &self.column_deletions;
+        self.cells.retain(|key, cell| {
+            let col = max_deletion(effective, column_deletions.get(&key.column).copied());
+            !col.is_some_and(|d| d.deletes(cell.timestamp))
+        });
+    }
+
+    /// Whether the row exists at `now`: a live row marker or at least one live cell.
+    pub fn is_live(&self, now: LocalTime) -> bool {
+        self.liveness.is_some_and(|l| l.is_live(now))
+            || self.cells.values().any(|c| c.live_value(now).is_some())
+    }
+
+    /// The largest write timestamp anywhere in the row (for statistics).
+    pub fn max_timestamp(&self) -> Option<i64> {
+        let mut m = self.liveness.map(|l| l.timestamp);
+        let mut bump = |t: i64| m = Some(m.map_or(t, |x: i64| x.max(t)));
+        if let Some(d) = self.deletion {
+            bump(d.marked_for_delete_at);
+        }
+        for d in self.column_deletions.values() {
+            bump(d.marked_for_delete_at);
+        }
+        for c in self.cells.values() {
+            bump(c.timestamp);
+        }
+        m
+    }
+
+    /// The smallest write timestamp anywhere in the row (for statistics and purge decisions).
+    pub fn min_timestamp(&self) -> Option<i64> {
+        let mut m = self.liveness.map(|l| l.timestamp);
+        let mut bump = |t: i64| m = Some(m.map_or(t, |x: i64| x.min(t)));
+        if let Some(d) = self.deletion {
+            bump(d.marked_for_delete_at);
+        }
+        for d in self.column_deletions.values() {
+            bump(d.marked_for_delete_at);
+        }
+        for c in self.cells.values() {
+            bump(c.timestamp);
+        }
+        m
+    }
+
+    /// Number of tombstones in the row: a row deletion, collection deletions, cell tombstones
+    /// and cells expired at `now`.
+    pub fn tombstone_count(&self, now: LocalTime) -> usize {
+        usize::from(self.deletion.is_some())
+            + self.column_deletions.len()
+            + self.cells.values().filter(|c| c.is_dead(now)).count()
+    }
+
+    /// An estimate of the row's size in memory and on disk, in bytes.
+    pub fn size_estimate(&self) -> usize {
+        24 + self.cells.iter().map(|(k, c)| 24 + k.path.as_ref().map_or(0, |p| p.len()) + c.value_len()).sum::<usize>()
+            + 16 * self.column_deletions.len()
+    }
+}

@@ -1,0 +1,1 @@
+//! Cassandra's Murmur3 partitioner.
