@@ -1,0 +1,1 @@
+//! Compaction strategies (being written).
