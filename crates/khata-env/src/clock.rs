@@ -21,7 +21,9 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_micros(&self) -> i64 {
-        let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let d = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
         i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
     }
 }
@@ -34,7 +36,9 @@ pub struct ManualClock {
 
 impl ManualClock {
     pub fn new(micros: i64) -> Self {
-        ManualClock { micros: AtomicI64::new(micros) }
+        ManualClock {
+            micros: AtomicI64::new(micros),
+        }
     }
 
     pub fn set_micros(&self, micros: i64) {

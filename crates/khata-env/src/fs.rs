@@ -88,9 +88,39 @@ pub fn durable_rename(fs: &dyn FileSystem, from: &Path, to: &Path) -> io::Result
     fs.sync_dir(dir)
 }
 
+/// Create `path` and any missing ancestors, and make each new directory's name durable by
+/// syncing the directory that holds it. Without this a directory created just before a power
+/// cut may vanish with everything inside it, however carefully its files were synced.
+/// Directories that already existed are not re-synced.
+pub fn create_dir_all_durably(fs: &dyn FileSystem, path: &Path) -> io::Result<()> {
+    let mut missing = Vec::new();
+    let mut next = Some(path);
+    while let Some(dir) = next {
+        if dir.as_os_str().is_empty() || fs.exists(dir) {
+            break;
+        }
+        missing.push(dir);
+        next = dir.parent();
+    }
+    fs.create_dir_all(path)?;
+    // Outermost first; the order does not matter for correctness since every directory
+    // already exists, but it mirrors how the names were created.
+    for dir in missing.iter().rev() {
+        let parent = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        fs.sync_dir(parent)?;
+    }
+    Ok(())
+}
+
 /// The temporary name a file is written under before [`durable_rename`].
 pub fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(".tmp");
     path.with_file_name(name)
 }
@@ -143,18 +173,30 @@ impl FileSystem for RealFs {
     }
 
     fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        std::fs::read_dir(path)?.map(|e| e.map(|e| e.path())).collect()
+        std::fs::read_dir(path)?
+            .map(|e| e.map(|e| e.path()))
+            .collect()
     }
 
     fn create(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {
-        let file = OpenOptions::new().create(true).write(true).truncate(true).open(path)?;
-        Ok(Arc::new(RealWritable { file, len: AtomicU64::new(0) }))
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(path)?;
+        Ok(Arc::new(RealWritable {
+            file,
+            len: AtomicU64::new(0),
+        }))
     }
 
     fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {
         let file = OpenOptions::new().append(true).open(path)?;
         let len = file.metadata()?.len();
-        Ok(Arc::new(RealWritable { file, len: AtomicU64::new(len) }))
+        Ok(Arc::new(RealWritable {
+            file,
+            len: AtomicU64::new(len),
+        }))
     }
 
     fn open_read(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {

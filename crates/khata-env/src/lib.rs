@@ -10,4 +10,11 @@ pub mod fault;
 pub mod fs;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use fs::{FileSystem, RealFs, ReadableFile, WritableFile, durable_rename, write_file_durably};
+pub use fault::{
+    FaultFs, FaultId, FaultOp, FsSnapshot, InjectedFault, PathFilter, SnapshotEntry, TornWrites,
+    is_injected,
+};
+pub use fs::{
+    FileSystem, ReadableFile, RealFs, WritableFile, create_dir_all_durably, durable_rename,
+    write_file_durably,
+};
