@@ -1,0 +1,108 @@
+//! FaultFs torn writes: a crash keeps the durable bytes and, when tearing, a prefix of the
+//! unsynced tail, optionally followed by garbage; never more than was written; replayable
+//! from the seed.
+
+use std::path::Path;
+
+use khata_env::{FaultFs, FileSystem, TornWrites, create_dir_all_durably};
+use proptest::prelude::*;
+
+const PATH: &str = "/db/commitlog";
+
+/// Write `chunks` (syncing after those marked), crash, and return (durable, full, survivor).
+fn write_and_crash(
+    seed: u64,
+    torn: TornWrites,
+    chunks: &[(Vec<u8>, bool)],
+) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    let fs = FaultFs::with_seed(seed);
+    fs.set_torn_writes(torn);
+    create_dir_all_durably(&fs, Path::new("/db")).unwrap();
+    let w = fs.create(Path::new(PATH)).unwrap();
+    fs.sync_dir(Path::new("/db")).unwrap();
+    let (mut durable, mut full) = (Vec::new(), Vec::new());
+    for (bytes, sync) in chunks {
+        w.append(bytes).unwrap();
+        full.extend_from_slice(bytes);
+        if *sync {
+            w.sync().unwrap();
+            durable.clone_from(&full);
+        }
+    }
+    fs.crash();
+    let survivor = fs.contents(Path::new(PATH)).unwrap();
+    (durable, full, survivor)
+}
+
+fn chunks() -> impl Strategy<Value = Vec<(Vec<u8>, bool)>> {
+    prop::collection::vec(
+        (prop::collection::vec(any::<u8>(), 0..64), any::<bool>()),
+        0..20,
+    )
+}
+
+proptest! {
+    #[test]
+    fn torn_prefix_is_durable_plus_prefix_of_unsynced(seed: u64, chunks in chunks()) {
+        let (durable, full, survivor) = write_and_crash(seed, TornWrites::Prefix, &chunks);
+        prop_assert!(survivor.len() >= durable.len());
+        prop_assert!(full.starts_with(&survivor), "survivor must be a prefix of what was written");
+    }
+
+    #[test]
+    fn torn_garbage_never_outgrows_the_write(seed: u64, chunks in chunks()) {
+        let (durable, full, survivor) = write_and_crash(seed, TornWrites::PrefixThenGarbage, &chunks);
+        prop_assert!(survivor.starts_with(&durable));
+        prop_assert!(survivor.len() <= full.len());
+    }
+
+    #[test]
+    fn without_tearing_exactly_the_synced_bytes_survive(seed: u64, chunks in chunks()) {
+        let (durable, _, survivor) = write_and_crash(seed, TornWrites::Off, &chunks);
+        prop_assert_eq!(survivor, durable);
+    }
+
+    #[test]
+    fn same_seed_same_tear(seed: u64, chunks in chunks()) {
+        let a = write_and_crash(seed, TornWrites::PrefixThenGarbage, &chunks);
+        let b = write_and_crash(seed, TornWrites::PrefixThenGarbage, &chunks);
+        prop_assert_eq!(a, b);
+    }
+}
+
+#[test]
+fn tearing_produces_partial_tails_and_garbage() {
+    let chunks = vec![(b"synced|".to_vec(), true), (vec![7u8; 100], false)];
+    let (mut partial, mut garbage) = (0, 0);
+    for seed in 0..200 {
+        let (durable, full, survivor) =
+            write_and_crash(seed, TornWrites::PrefixThenGarbage, &chunks);
+        assert!(survivor.starts_with(&durable));
+        if survivor.len() > durable.len() && survivor.len() < full.len() {
+            partial += 1;
+        }
+        if !full.starts_with(&survivor) {
+            garbage += 1;
+        }
+    }
+    assert!(partial > 20, "expected many partial tails, got {partial}");
+    assert!(
+        garbage > 20,
+        "expected garbage after some tails, got {garbage}"
+    );
+}
+
+#[test]
+fn survivor_of_a_tear_is_durable() {
+    let fs = FaultFs::with_seed(3);
+    fs.set_torn_writes(TornWrites::Prefix);
+    create_dir_all_durably(&fs, Path::new("/db")).unwrap();
+    let w = fs.create(Path::new(PATH)).unwrap();
+    fs.sync_dir(Path::new("/db")).unwrap();
+    w.append(&[1u8; 1000]).unwrap();
+    fs.crash();
+    let first = fs.contents(Path::new(PATH)).unwrap();
+    assert_eq!(fs.unsynced_len(Path::new(PATH)), Some(0));
+    fs.crash();
+    assert_eq!(fs.contents(Path::new(PATH)).unwrap(), first);
+}
