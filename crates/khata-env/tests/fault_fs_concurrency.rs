@@ -25,7 +25,8 @@ fn crash_during_concurrent_appends() {
                 let mut i: u32 = 0;
                 loop {
                     let seen_crash = crashed.load(Ordering::SeqCst);
-                    let ok = w.append(&i.to_le_bytes()).is_ok() && (i % 8 != 0 || w.sync().is_ok());
+                    let ok = w.append(&i.to_le_bytes()).is_ok()
+                        && (!i.is_multiple_of(8) || w.sync().is_ok());
                     if seen_crash {
                         assert!(!ok, "a handle must fail once the crash has happened");
                         return;
