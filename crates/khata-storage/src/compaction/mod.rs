@@ -172,9 +172,20 @@ pub fn next_task(
         return Some(CompactionTask::new(expired, 0, None, TaskKind::DropExpired));
     }
     match *strategy {
-        CompactionStrategy::SizeTiered { .. } => {
-            let options = size_tiered::Options::from_strategy(strategy)
-                .expect("a SizeTiered strategy has size-tiered options");
+        CompactionStrategy::SizeTiered {
+            min_threshold,
+            max_threshold,
+            bucket_low,
+            bucket_high,
+            min_sstable_size_bytes,
+        } => {
+            let options = size_tiered::Options {
+                min_threshold,
+                max_threshold,
+                bucket_low,
+                bucket_high,
+                min_sstable_size_bytes,
+            };
             size_tiered::next_task(&options, sstables)
         }
         CompactionStrategy::Leveled {
