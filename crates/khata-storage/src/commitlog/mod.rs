@@ -1,1 +1,452 @@
-//! The commit log (being written).
+//! The commit log: a record-oriented write-ahead log (DESIGN.md §4), opaque about its payloads.
+//!
+//! The engine appends each mutation here before applying it to a memtable, replays the log on
+//! start to rebuild the memtables, and discards segments once every memtable holding their data
+//! has been flushed. The byte format is in `docs/format/commitlog.md` ([`format`] here).
+//!
+//! # Layout and invariants
+//!
+//! - The log is a directory of *segments* `CommitLog-<id>.log`, each a header (magic, format
+//!   version, segment id) followed by records (length, CRC32C, payload). Records never span
+//!   segments: a record that does not fit in the active segment goes to a new one, which is why
+//!   `max_record_size_bytes` must leave room in an empty segment.
+//! - Segment ids strictly increase, across restarts too: `open` always starts a new segment with
+//!   an id above every one on disk, and the active segment is never deleted.
+//! - A segment is synced whole before its successor is created, so after any crash only the
+//!   last segment can end in a torn record; replay cuts such a torn tail and refuses to open on
+//!   any other damage, naming the file and offset (see [`replay`]).
+//! - A position ([`CommitLogPosition`]) is `(segment id, offset just after a record)`; positions
+//!   order records in log order.
+//!
+//! # Sync modes (what an acknowledged append guarantees)
+//!
+//! Every `append` writes its record to the OS before returning, so a killed process never loses
+//! an acknowledged record. Then, like Cassandra's `commitlog_sync`:
+//!
+//! - [`SyncMode::Periodic`]: the append returns at once; a background thread fsyncs every
+//!   `period`, so a machine crash can lose up to one period of acknowledged records.
+//! - [`SyncMode::Group`]: the append returns after an fsync that covers it; concurrent appenders
+//!   share fsyncs, which start at most once per `window` (group commit, see [`sync`]).
+//! - [`SyncMode::Batch`]: the same without a window: a waiting appender syncs as soon as no other
+//!   fsync is in flight, sharing it with every appender it covers.
+//!
+//! The append lock covers only writing the record to the OS; fsyncs run outside it, so appends
+//! continue during an fsync. A failed fsync (or a failed write) poisons the log: that append and
+//! every later one fail with [`StorageError::Poisoned`] until the log is reopened.
+//!
+//! # Threads and time
+//!
+//! Only periodic mode starts a thread (`commitlog-sync`). It and the group window are the only
+//! uses of the real clock here: std condvar timeouts and `thread::sleep`, which are fine for a
+//! background flusher and a few-millisecond batching delay and keep `khata-env`'s clock for what
+//! the engine's semantics depend on. `close` (or drop) syncs, stops the thread and joins it.
+//!
+//! # Not done here
+//!
+//! The log does not know what a payload means, does not track which tables a segment holds
+//! (the engine passes a position to [`CommitLog::discard_before`]), and returns all replayed
+//! records at once from [`CommitLog::open`] (memory proportional to the log being replayed).
+
+mod format;
+mod replay;
+mod segment;
+mod sync;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use khata_env::FileSystem;
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use crate::error::{Result, StorageError};
+use format::{HEADER_LEN, RECORD_HEADER_LEN, RecordBuf};
+use segment::{ActiveSegment, FinishedSegment};
+use sync::Durability;
+
+/// When an append is acknowledged, relative to fsync (Cassandra's `commitlog_sync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncMode {
+    /// Acknowledge once written to the OS; fsync in the background every `period`
+    /// (`commitlog_sync_period`, default 10 s).
+    Periodic { period: Duration },
+    /// Acknowledge after an fsync; concurrent appenders share fsyncs started at most once per
+    /// `window` (`commitlog_sync_group_window`).
+    Group { window: Duration },
+    /// Acknowledge after an fsync, shared by concurrent appenders, with no waiting window.
+    Batch,
+}
+
+impl Default for SyncMode {
+    fn default() -> Self {
+        SyncMode::Periodic {
+            period: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Configuration of a [`CommitLog`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommitLogConfig {
+    /// When appends are acknowledged.
+    pub sync: SyncMode,
+    /// Size at which the log moves to a new segment (`commitlog_segment_size`, default 32 MiB).
+    pub segment_size_bytes: u64,
+    /// Largest payload accepted (like Cassandra's `max_mutation_size`, default half a segment).
+    /// Must fit in an empty segment together with the segment and record headers.
+    pub max_record_size_bytes: u32,
+}
+
+impl Default for CommitLogConfig {
+    fn default() -> Self {
+        CommitLogConfig {
+            sync: SyncMode::default(),
+            segment_size_bytes: 32 << 20,
+            max_record_size_bytes: 16 << 20,
+        }
+    }
+}
+
+impl CommitLogConfig {
+    fn validate(&self) -> Result<()> {
+        let needed = HEADER_LEN + RECORD_HEADER_LEN + u64::from(self.max_record_size_bytes);
+        if self.segment_size_bytes < needed {
+            return Err(StorageError::InvalidArgument(format!(
+                "commit log segment_size_bytes {} cannot hold a record of max_record_size_bytes \
+                 {} (needs at least {needed})",
+                self.segment_size_bytes, self.max_record_size_bytes
+            )));
+        }
+        if let SyncMode::Periodic { period } = self.sync
+            && period.is_zero()
+        {
+            return Err(StorageError::InvalidArgument(
+                "commit log periodic sync period must be positive".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A place in the log: the segment and the byte offset just after a record. Ordered in log
+/// order (segment id first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CommitLogPosition {
+    pub segment_id: u64,
+    pub offset: u64,
+}
+
+/// A record found by replay.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayedRecord {
+    /// The position just after the record (what `append` returned for it).
+    pub position: CommitLogPosition,
+    pub payload: Bytes,
+}
+
+/// The write-ahead log. `Send + Sync`; share it as `Arc<CommitLog>`.
+pub struct CommitLog {
+    inner: Arc<Inner>,
+    /// The periodic-mode sync thread, taken by `close`.
+    periodic: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// What the append path and the sync thread share.
+struct Inner {
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    config: CommitLogConfig,
+    /// The append lock: held only while writing a record to the OS (and rotating segments).
+    writer: Mutex<Writer>,
+    /// Segments no longer written to, by id. Lock order: `writer` before `finished`.
+    finished: Mutex<BTreeMap<u64, FinishedSegment>>,
+    durability: Durability,
+    /// Tells the periodic thread to stop.
+    stop: Mutex<bool>,
+    stop_signal: Condvar,
+}
+
+struct Writer {
+    active: ActiveSegment,
+    closed: bool,
+}
+
+impl CommitLog {
+    /// Opens the log in `dir` (creating the directory), replays every existing segment in order,
+    /// and returns the records found, in log order. A torn tail of the last segment is cut with
+    /// a warning; any other damage is [`StorageError::Corrupt`] naming the file and offset.
+    pub fn open(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        config: CommitLogConfig,
+    ) -> Result<(Arc<CommitLog>, Vec<ReplayedRecord>)> {
+        config.validate()?;
+        fs.create_dir_all(dir)
+            .map_err(|e| StorageError::io(dir, e))?;
+        let segments = segment::list(&*fs, dir)?;
+        let mut records = Vec::new();
+        let mut finished = BTreeMap::new();
+        for (i, (id, path)) in segments.iter().enumerate() {
+            let is_last = i + 1 == segments.len();
+            let len = replay::replay_segment(&*fs, path, *id, is_last, &mut records)?;
+            if is_last {
+                // The previous run may have been killed before syncing its last segment; make
+                // what was just replayed durable, so the "synced whole" invariant holds for it.
+                fs.open_append(path)
+                    .and_then(|f| f.sync())
+                    .map_err(|e| StorageError::io(path, e))?;
+            }
+            finished.insert(
+                *id,
+                FinishedSegment {
+                    path: path.clone(),
+                    len,
+                },
+            );
+        }
+        let next_id = match segments.last() {
+            None => 1,
+            Some((id, path)) => id
+                .checked_add(1)
+                .ok_or_else(|| StorageError::corrupt(path, 0, "segment id space exhausted"))?,
+        };
+        let active =
+            ActiveSegment::create(&*fs, dir, next_id).map_err(|e| StorageError::io(dir, e))?;
+        let inner = Arc::new(Inner {
+            durability: Durability::new(active.end()),
+            fs,
+            dir: dir.to_path_buf(),
+            config,
+            writer: Mutex::new(Writer {
+                active,
+                closed: false,
+            }),
+            finished: Mutex::new(finished),
+            stop: Mutex::new(false),
+            stop_signal: Condvar::new(),
+        });
+        let periodic = match config.sync {
+            SyncMode::Periodic { period } => {
+                let thread_inner = inner.clone();
+                let handle = std::thread::Builder::new()
+                    .name("commitlog-sync".into())
+                    .spawn(move || thread_inner.run_periodic(period))
+                    .map_err(|e| StorageError::io(dir, e))?;
+                Some(handle)
+            }
+            SyncMode::Group { .. } | SyncMode::Batch => None,
+        };
+        let log = Arc::new(CommitLog {
+            inner,
+            periodic: Mutex::new(periodic),
+        });
+        Ok((log, records))
+    }
+
+    /// Appends one record and returns the position just after it, once it is acknowledged per
+    /// the sync mode: always written to the OS; in group and batch modes also fsynced.
+    ///
+    /// Errors: [`StorageError::InvalidArgument`] for a payload over `max_record_size_bytes`
+    /// (zero bytes is fine), [`StorageError::Poisoned`] after a failed sync,
+    /// [`StorageError::Closed`] after [`CommitLog::close`].
+    pub fn append(&self, payload: &[u8]) -> Result<CommitLogPosition> {
+        let max = self.inner.config.max_record_size_bytes;
+        if payload.len() > max as usize {
+            return Err(StorageError::InvalidArgument(format!(
+                "commit log record of {} bytes exceeds max_record_size_bytes {max}",
+                payload.len()
+            )));
+        }
+        let pos = self.inner.write_record(payload)?;
+        match self.inner.config.sync {
+            SyncMode::Periodic { .. } => {}
+            SyncMode::Group { window } => self.inner.sync_to(pos, window)?,
+            SyncMode::Batch => self.inner.sync_to(pos, Duration::ZERO)?,
+        }
+        Ok(pos)
+    }
+
+    /// The position just after the last record written (acknowledged or not).
+    pub fn current_position(&self) -> CommitLogPosition {
+        self.inner.current_position()
+    }
+
+    /// Deletes every segment whose records all lie before `pos` (their data has been flushed).
+    /// The active segment is never deleted.
+    pub fn discard_before(&self, pos: CommitLogPosition) -> Result<()> {
+        let doomed: Vec<(u64, FinishedSegment)> = {
+            let mut finished = self.inner.finished.lock();
+            let ids: Vec<u64> = finished
+                .iter()
+                .filter(|(id, seg)| {
+                    CommitLogPosition {
+                        segment_id: **id,
+                        offset: seg.len,
+                    } <= pos
+                })
+                .map(|(id, _)| *id)
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| finished.remove(&id).map(|s| (id, s)))
+                .collect()
+        };
+        if doomed.is_empty() {
+            return Ok(());
+        }
+        tracing::debug!(
+            segments = doomed.len(),
+            ?pos,
+            "commit log: discarding segments"
+        );
+        segment::remove(&*self.inner.fs, &self.inner.dir, doomed).map_err(|(err, left)| {
+            self.inner.finished.lock().extend(left);
+            err
+        })
+    }
+
+    /// Makes every record written so far durable.
+    pub fn sync(&self) -> Result<()> {
+        self.inner
+            .sync_to(self.inner.current_position(), Duration::ZERO)
+    }
+
+    /// Syncs, stops the background thread and refuses later appends with
+    /// [`StorageError::Closed`]. Idempotent (a second call reports only poisoning); also done on
+    /// drop.
+    pub fn close(&self) -> Result<()> {
+        let first = !std::mem::replace(&mut self.inner.writer.lock().closed, true);
+        self.stop_periodic();
+        if first {
+            self.sync()
+        } else {
+            self.inner.durability.check()
+        }
+    }
+
+    fn stop_periodic(&self) {
+        *self.inner.stop.lock() = true;
+        self.inner.stop_signal.notify_all();
+        if let Some(handle) = self.periodic.lock().take()
+            && handle.join().is_err()
+        {
+            tracing::error!("commit log: the periodic sync thread panicked");
+        }
+    }
+}
+
+impl Drop for CommitLog {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            tracing::warn!(error = %e, "commit log: close on drop failed");
+        }
+    }
+}
+
+impl fmt::Debug for CommitLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommitLog")
+            .field("dir", &self.inner.dir)
+            .field("config", &self.inner.config)
+            .field("position", &self.current_position())
+            .field("poisoned", &self.inner.durability.is_poisoned())
+            .finish()
+    }
+}
+
+impl Inner {
+    fn current_position(&self) -> CommitLogPosition {
+        self.writer.lock().active.end()
+    }
+
+    /// Write one record to the OS under the append lock; returns the position after it.
+    fn write_record(&self, payload: &[u8]) -> Result<CommitLogPosition> {
+        // Copy and checksum the payload before taking the lock.
+        let mut record = RecordBuf::new(payload);
+        let mut writer = self.writer.lock();
+        if writer.closed {
+            return Err(StorageError::Closed);
+        }
+        self.durability.check()?;
+        if writer.active.offset + record.len() > self.config.segment_size_bytes {
+            self.rotate(&mut writer.active)?;
+        }
+        let active = &mut writer.active;
+        if let Err(e) = active.file.append(record.seal(active.seed)) {
+            // A partial record may now sit before any later one: nothing more may be appended.
+            self.durability
+                .poison(format!("append to {} failed: {e}", active.path.display()));
+            return Err(StorageError::io(&active.path, e));
+        }
+        active.offset += record.len();
+        Ok(active.end())
+    }
+
+    /// Finish the active segment (sync it whole) and start the next.
+    fn rotate(&self, active: &mut ActiveSegment) -> Result<()> {
+        // The old segment must be durable before the new one exists: replay treats damage in
+        // any segment but the last as corruption, not as a torn tail.
+        if let Err(e) = active.file.sync() {
+            let reason = format!("fsync of {} failed: {e}", active.path.display());
+            self.durability.poison(reason.clone());
+            return Err(StorageError::Poisoned(reason));
+        }
+        let next = match ActiveSegment::create(&*self.fs, &self.dir, active.id + 1) {
+            Ok(next) => next,
+            Err(e) => {
+                let reason = format!("creating segment {} failed: {e}", active.id + 1);
+                self.durability.poison(reason.clone());
+                return Err(StorageError::Poisoned(reason));
+            }
+        };
+        let old = std::mem::replace(active, next);
+        self.durability.mark_synced(old.end());
+        self.finished.lock().insert(
+            old.id,
+            FinishedSegment {
+                path: old.path,
+                len: old.offset,
+            },
+        );
+        Ok(())
+    }
+
+    /// Return once everything before `target` is durable (see [`sync`]).
+    fn sync_to(&self, target: CommitLogPosition, window: Duration) -> Result<()> {
+        self.durability.sync_to(target, window, || {
+            // Snapshot under the append lock, fsync outside it.
+            let (file, end, path) = {
+                let writer = self.writer.lock();
+                (
+                    writer.active.file.clone(),
+                    writer.active.end(),
+                    writer.active.path.clone(),
+                )
+            };
+            file.sync()
+                .map_err(|e| format!("fsync of {} failed: {e}", path.display()))?;
+            Ok(end)
+        })
+    }
+
+    /// The periodic-mode thread: fsync every `period` until told to stop.
+    fn run_periodic(&self, period: Duration) {
+        let mut stop = self.stop.lock();
+        while !*stop {
+            let deadline = Instant::now() + period;
+            while !*stop && Instant::now() < deadline {
+                self.stop_signal.wait_until(&mut stop, deadline);
+            }
+            if *stop || self.durability.is_poisoned() {
+                continue;
+            }
+            MutexGuard::unlocked(&mut stop, || {
+                // An error has poisoned the log and been logged; appends report it.
+                let _ = self.sync_to(self.current_position(), Duration::ZERO);
+            });
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Reading segments back on open, and telling a torn tail from corruption.
+//!
+//! Every segment but the last was synced whole before its successor was created, and a segment
+//! appears under its final name only with a complete, synced header (see `segment.rs`). So the
+//! only damage a crash can leave is at the end of the last segment: a record that was being
+//! appended (or a stretch of unsynced records) that reached the disk partly, as a prefix, as
+//! zeros or as garbage. That is a *torn tail*; it was never acknowledged as durable, so it is
+//! cut off (with a warning) and replay succeeds.
+//!
+//! Anything else is corruption and refuses to open: a bad header, a bad record in any segment
+//! but the last, or a bad record in the last segment *followed by a valid record*. The last test
+//! scans every later byte offset for a record that verifies; since record checksums are seeded
+//! with the segment id, stale or random bytes verify with probability about 2^-32 per candidate,
+//! and a false positive errs on the safe side (refusing to open rather than dropping data).
+//! The scan is cheap for the zeros a crash usually leaves (zero-length candidates, 12-byte CRCs)
+//! and quadratic only for long stretches of random garbage, which no crash produces.
+
+use std::path::Path;
+
+use bytes::Bytes;
+use khata_env::FileSystem;
+
+use super::format::{self, HEADER_LEN, HeaderError, Parsed};
+use super::{CommitLogPosition, ReplayedRecord};
+use crate::error::{Result, StorageError};
+
+/// Replay segment `id` at `path`, appending its records to `out`; returns the segment's length
+/// after any torn tail was cut.
+pub(super) fn replay_segment(
+    fs: &dyn FileSystem,
+    path: &Path,
+    id: u64,
+    is_last: bool,
+    out: &mut Vec<ReplayedRecord>,
+) -> Result<u64> {
+    let file = fs.open_read(path).map_err(|e| StorageError::io(path, e))?;
+    let len = usize::try_from(file.len())
+        .map_err(|_| StorageError::corrupt(path, 0, "segment larger than the address space"))?;
+    let data = Bytes::from(
+        file.read_vec(0, len)
+            .map_err(|e| StorageError::io(path, e))?,
+    );
+    drop(file);
+
+    match format::decode_header(&data) {
+        Ok(declared) if declared == id => {}
+        Ok(declared) => {
+            return Err(StorageError::corrupt(
+                path,
+                12,
+                format!("header declares segment id {declared} but the file name says {id}"),
+            ));
+        }
+        Err(HeaderError::Corrupt(detail)) => return Err(StorageError::corrupt(path, 0, detail)),
+        Err(HeaderError::Version(version)) => {
+            return Err(StorageError::UnsupportedVersion {
+                path: path.to_path_buf(),
+                version,
+                supported: format::FORMAT_VERSION.to_string(),
+            });
+        }
+    }
+
+    let seed = format::segment_seed(id);
+    let mut offset = HEADER_LEN as usize;
+    while offset < data.len() {
+        match format::parse_record(&data, offset, seed) {
+            Parsed::Valid { payload_start, end } => {
+                out.push(ReplayedRecord {
+                    position: CommitLogPosition {
+                        segment_id: id,
+                        offset: end as u64,
+                    },
+                    payload: data.slice(payload_start..end),
+                });
+                offset = end;
+            }
+            Parsed::Invalid(detail) => {
+                if !is_last {
+                    return Err(StorageError::corrupt(
+                        path,
+                        offset as u64,
+                        format!("{detail} in a segment that is not the last"),
+                    ));
+                }
+                if let Some(next) = next_valid_record(&data, offset + 1, seed) {
+                    return Err(StorageError::corrupt(
+                        path,
+                        offset as u64,
+                        format!("{detail}, followed by a valid record at offset {next}"),
+                    ));
+                }
+                tracing::warn!(
+                    path = %path.display(),
+                    offset,
+                    dropped_bytes = data.len() - offset,
+                    %detail,
+                    "commit log: truncating torn tail of the last segment"
+                );
+                fs.truncate(path, offset as u64)
+                    .map_err(|e| StorageError::io(path, e))?;
+                return Ok(offset as u64);
+            }
+        }
+    }
+    Ok(data.len() as u64)
+}
+
+/// The first offset at or after `from` where a record of this segment verifies.
+fn next_valid_record(data: &[u8], from: usize, seed: u32) -> Option<usize> {
+    let last_start = data.len().checked_sub(format::RECORD_HEADER_LEN as usize)?;
+    (from..=last_start)
+        .find(|&at| matches!(format::parse_record(data, at, seed), Parsed::Valid { .. }))
+}

@@ -1,0 +1,113 @@
+//! Segment files: creating the active one, finding the existing ones, removing discarded ones.
+//!
+//! A segment appears under its final name only with its header written and synced
+//! ([`khata_env::write_file_durably`]: temporary name, sync, rename, sync the directory), so a
+//! segment with a missing or damaged header is corruption, never a crash artefact; a leftover
+//! temporary file is a creation that never finished and is removed on open.
+//!
+//! Discarded segments are deleted, not recycled. Cassandra dropped segment recycling in 2.2
+//! (CASSANDRA-8771) and the file-system seam has no overwrite-in-place; deleting also means no
+//! stale record can outlive its segment (record checksums are seeded with the segment id in any
+//! case, see `format.rs`). The active segment is never deleted, so the highest segment id ever
+//! used is always on disk and ids keep increasing across restarts.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use khata_env::{FileSystem, WritableFile, write_file_durably};
+
+use super::CommitLogPosition;
+use super::format::{self, FileKind, HEADER_LEN};
+use crate::error::{Result, StorageError};
+
+/// The segment records are appended to.
+#[derive(Debug)]
+pub(super) struct ActiveSegment {
+    pub(super) id: u64,
+    pub(super) path: PathBuf,
+    pub(super) file: Arc<dyn WritableFile>,
+    /// The checksum seed of this segment's records.
+    pub(super) seed: u32,
+    /// Bytes written so far (header included): where the next record goes.
+    pub(super) offset: u64,
+}
+
+impl ActiveSegment {
+    /// Create segment `id` in `dir` durably, with its header, open for appending.
+    pub(super) fn create(fs: &dyn FileSystem, dir: &Path, id: u64) -> io::Result<Self> {
+        let path = format::segment_path(dir, id);
+        write_file_durably(fs, &path, &format::encode_header(id))?;
+        let file = fs.open_append(&path)?;
+        Ok(ActiveSegment {
+            id,
+            path,
+            file,
+            seed: format::segment_seed(id),
+            offset: HEADER_LEN,
+        })
+    }
+
+    /// The position just after the last record written.
+    pub(super) fn end(&self) -> CommitLogPosition {
+        CommitLogPosition {
+            segment_id: self.id,
+            offset: self.offset,
+        }
+    }
+}
+
+/// A segment that is no longer written to, kept until its records are discarded.
+#[derive(Debug, Clone)]
+pub(super) struct FinishedSegment {
+    pub(super) path: PathBuf,
+    /// Its final length: the position after its last record is `(id, len)`.
+    pub(super) len: u64,
+}
+
+/// The segments in `dir`, sorted by id; unfinished creations are removed.
+pub(super) fn list(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
+    let entries = fs.list_dir(dir).map_err(|e| StorageError::io(dir, e))?;
+    let mut segments = Vec::new();
+    for path in entries {
+        match format::classify(&path) {
+            FileKind::Segment(id) => segments.push((id, path)),
+            FileKind::Unfinished => {
+                tracing::info!(path = %path.display(), "commit log: removing unfinished segment");
+                fs.remove_file(&path)
+                    .map_err(|e| StorageError::io(&path, e))?;
+            }
+            FileKind::Other => {
+                tracing::debug!(path = %path.display(), "commit log: ignoring foreign file");
+            }
+        }
+    }
+    segments.sort_unstable_by_key(|(id, _)| *id);
+    Ok(segments)
+}
+
+/// Delete the files of `doomed` segments and make the deletions durable. A file already gone is
+/// not an error; on any other error the segments not yet deleted are returned with it.
+pub(super) fn remove(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    doomed: Vec<(u64, FinishedSegment)>,
+) -> std::result::Result<(), (StorageError, Vec<(u64, FinishedSegment)>)> {
+    let mut rest = doomed.into_iter();
+    while let Some((id, seg)) = rest.next() {
+        match fs.remove_file(&seg.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => {
+                let err = StorageError::io(&seg.path, e);
+                let mut left = vec![(id, seg)];
+                left.extend(rest);
+                return Err((err, left));
+            }
+        }
+    }
+    // Only for tidiness after a crash: a deleted segment that reappears holds data already
+    // flushed, and replaying it again is harmless (mutations are idempotent).
+    fs.sync_dir(dir)
+        .map_err(|e| (StorageError::io(dir, e), Vec::new()))
+}

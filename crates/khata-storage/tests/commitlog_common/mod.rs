@@ -1,0 +1,145 @@
+//! Helpers shared by the commit-log integration tests (each test file uses some of them).
+#![allow(dead_code)] // Each test crate compiles this module and uses only part of it.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use khata_env::{FileSystem, ReadableFile, RealFs, WritableFile};
+use khata_storage::commitlog::{CommitLog, CommitLogConfig, ReplayedRecord, SyncMode};
+
+/// A small-segment configuration, so a few hundred records span several segments.
+pub fn config(sync: SyncMode, segment_size_bytes: u64) -> CommitLogConfig {
+    CommitLogConfig {
+        sync,
+        segment_size_bytes,
+        max_record_size_bytes: (segment_size_bytes / 2) as u32,
+    }
+}
+
+pub const MODES: [SyncMode; 3] = [
+    SyncMode::Periodic {
+        period: Duration::from_millis(20),
+    },
+    SyncMode::Group {
+        window: Duration::from_millis(1),
+    },
+    SyncMode::Batch,
+];
+
+pub fn open(
+    fs: &Arc<dyn FileSystem>,
+    dir: &Path,
+    cfg: CommitLogConfig,
+) -> (Arc<CommitLog>, Vec<ReplayedRecord>) {
+    CommitLog::open(fs.clone(), dir, cfg).expect("open commit log")
+}
+
+pub fn real_fs() -> Arc<dyn FileSystem> {
+    Arc::new(RealFs)
+}
+
+/// A payload that says which record it is: `id` little-endian, then `pad` filler bytes.
+pub fn payload(id: u64, pad: usize) -> Vec<u8> {
+    let mut p = id.to_le_bytes().to_vec();
+    p.extend(std::iter::repeat_n((id % 251) as u8, pad));
+    p
+}
+
+pub fn payload_id(p: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&p[..8]);
+    u64::from_le_bytes(a)
+}
+
+/// The segment files in `dir`, sorted by name (= by id).
+pub fn segment_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The real file system, counting fsyncs and failing them on demand.
+#[derive(Debug, Default)]
+pub struct SyncProbeFs {
+    pub syncs: Arc<AtomicU64>,
+    pub fail_syncs: Arc<AtomicBool>,
+}
+
+#[derive(Debug)]
+struct ProbeFile {
+    inner: Arc<dyn WritableFile>,
+    syncs: Arc<AtomicU64>,
+    fail_syncs: Arc<AtomicBool>,
+}
+
+impl WritableFile for ProbeFile {
+    fn append(&self, buf: &[u8]) -> io::Result<()> {
+        self.inner.append(buf)
+    }
+    fn sync(&self) -> io::Result<()> {
+        if self.fail_syncs.load(Ordering::SeqCst) {
+            return Err(io::Error::other("injected fsync failure"));
+        }
+        self.syncs.fetch_add(1, Ordering::SeqCst);
+        self.inner.sync()
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+impl SyncProbeFs {
+    fn wrap(&self, inner: Arc<dyn WritableFile>) -> Arc<dyn WritableFile> {
+        Arc::new(ProbeFile {
+            inner,
+            syncs: self.syncs.clone(),
+            fail_syncs: self.fail_syncs.clone(),
+        })
+    }
+}
+
+impl FileSystem for SyncProbeFs {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        RealFs.create_dir_all(path)
+    }
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
+        RealFs.list_dir(path)
+    }
+    fn create(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {
+        Ok(self.wrap(RealFs.create(path)?))
+    }
+    fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {
+        Ok(self.wrap(RealFs.open_append(path)?))
+    }
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {
+        RealFs.open_read(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        RealFs.rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        RealFs.remove_file(path)
+    }
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
+        RealFs.remove_dir_all(path)
+    }
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        RealFs.sync_dir(path)
+    }
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        RealFs.hard_link(from, to)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        RealFs.exists(path)
+    }
+    fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
+        RealFs.truncate(path, len)
+    }
+}
