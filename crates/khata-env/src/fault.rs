@@ -97,7 +97,9 @@ pub enum TornWrites {
 /// A node in a [`FsSnapshot`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SnapshotEntry {
+    /// A directory (its entries are listed under their own paths).
     Dir,
+    /// A regular file and its bytes in that view.
     File(Vec<u8>),
 }
 
