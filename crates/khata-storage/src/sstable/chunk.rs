@@ -1,0 +1,383 @@
+//! The Data component as a logical byte stream cut into compressed, checksummed chunks.
+//!
+//! Everything above this module addresses Data by *logical* (uncompressed) offsets. The stream
+//! is cut every `chunk_length` bytes; chunk `i` holds logical bytes
+//! `[i * chunk_length, (i + 1) * chunk_length)`, so finding the chunk of an offset is a
+//! division, as with Cassandra's CompressionInfo. On disk a chunk is
+//! `kind:u8 payload crc32c:u32`, where `kind` 0 stores the bytes as they are and 1 is an LZ4
+//! block (used only when it is smaller), and the CRC32C covers `kind` and `payload`. The
+//! CompressionInfo component lists where each chunk starts on disk.
+//!
+//! Only verified, decompressed chunks leave this module; they are shared through the
+//! [`BlockCache`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use khata_env::{ReadableFile, WritableFile};
+use khata_types::codec::{CodecError, Reader};
+use khata_types::schema::Compression;
+
+use super::cache::{BlockCache, BlockKey, BlockKind};
+use super::format::{FormatError, get_u8, get_u32, get_u64};
+use crate::error::{Result, StorageError};
+
+/// Limits on the chunk length a writer accepts and a reader believes.
+pub const MIN_CHUNK_LENGTH_BYTES: u32 = 256;
+pub const MAX_CHUNK_LENGTH_BYTES: u32 = 4 << 20;
+
+const KIND_STORED: u8 = 0;
+const KIND_LZ4: u8 = 1;
+/// Bytes a chunk adds to its payload: the kind byte and the CRC32C.
+const CHUNK_OVERHEAD_BYTES: u64 = 5;
+
+/// A file being written, with its length and running whole-file CRC32C (for the TOC).
+#[derive(Debug)]
+pub struct TrackedFile {
+    pub path: PathBuf,
+    file: Arc<dyn WritableFile>,
+    length: u64,
+    crc32c: u32,
+}
+
+impl TrackedFile {
+    pub fn new(path: PathBuf, file: Arc<dyn WritableFile>) -> Self {
+        TrackedFile {
+            path,
+            file,
+            length: 0,
+            crc32c: 0,
+        }
+    }
+
+    pub fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        self.file
+            .append(bytes)
+            .map_err(|e| StorageError::io(&self.path, e))?;
+        self.length += bytes.len() as u64;
+        self.crc32c = crc32c::crc32c_append(self.crc32c, bytes);
+        Ok(())
+    }
+
+    pub fn sync(&self) -> Result<()> {
+        self.file
+            .sync()
+            .map_err(|e| StorageError::io(&self.path, e))
+    }
+
+    pub fn length(&self) -> u64 {
+        self.length
+    }
+
+    pub fn crc32c(&self) -> u32 {
+        self.crc32c
+    }
+}
+
+/// Writes the logical stream into chunks.
+#[derive(Debug)]
+pub struct ChunkWriter {
+    pub file: TrackedFile,
+    compression: Compression,
+    chunk_length: usize,
+    pending: Vec<u8>,
+    offsets: Vec<u64>,
+    logical_length: u64,
+    scratch: Vec<u8>,
+}
+
+impl ChunkWriter {
+    pub fn new(file: TrackedFile, compression: Compression, chunk_length: u32) -> Self {
+        ChunkWriter {
+            file,
+            compression,
+            chunk_length: chunk_length as usize,
+            pending: Vec::with_capacity(chunk_length as usize),
+            offsets: Vec::new(),
+            logical_length: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The logical offset the next appended byte will have.
+    pub fn position(&self) -> u64 {
+        self.logical_length
+    }
+
+    /// Bytes on disk so far plus bytes waiting for their chunk to fill.
+    pub fn approximate_size_bytes(&self) -> u64 {
+        self.file.length() + self.pending.len() as u64
+    }
+
+    pub fn append(&mut self, mut bytes: &[u8]) -> Result<()> {
+        self.logical_length += bytes.len() as u64;
+        while !bytes.is_empty() {
+            let room = self.chunk_length - self.pending.len();
+            let (now, later) = bytes.split_at(room.min(bytes.len()));
+            self.pending.extend_from_slice(now);
+            bytes = later;
+            if self.pending.len() == self.chunk_length {
+                self.flush_chunk()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_chunk(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.scratch.clear();
+        self.scratch.put_u8(KIND_STORED);
+        if self.compression == Compression::Lz4 {
+            let max = lz4_flex::block::get_maximum_output_size(self.pending.len());
+            self.scratch.resize(1 + max, 0);
+            match lz4_flex::block::compress_into(&self.pending, &mut self.scratch[1..]) {
+                Ok(n) if n < self.pending.len() => {
+                    self.scratch.truncate(1 + n);
+                    self.scratch[0] = KIND_LZ4;
+                }
+                _ => self.scratch.truncate(1),
+            }
+        }
+        if self.scratch[0] == KIND_STORED {
+            self.scratch.extend_from_slice(&self.pending);
+        }
+        let crc = crc32c::crc32c(&self.scratch);
+        self.scratch.put_u32_le(crc);
+        self.offsets.push(self.file.length());
+        self.file.append(&self.scratch)?;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Flush the last chunk and return the CompressionInfo component.
+    pub fn finish(&mut self) -> Result<Vec<u8>> {
+        self.flush_chunk()?;
+        let mut out = Vec::with_capacity(21 + 8 * self.offsets.len());
+        out.put_u8(match self.compression {
+            Compression::None => 0,
+            Compression::Lz4 => 1,
+        });
+        out.put_u32_le(self.chunk_length as u32);
+        out.put_u64_le(self.logical_length);
+        out.put_u64_le(self.offsets.len() as u64);
+        for offset in &self.offsets {
+            out.put_u64_le(*offset);
+        }
+        Ok(out)
+    }
+}
+
+/// The reading side: a Data file and its chunk table.
+#[derive(Debug)]
+pub struct DataFile {
+    pub path: PathBuf,
+    file: Arc<dyn ReadableFile>,
+    chunk_length: u64,
+    logical_length: u64,
+    /// Disk offset of every chunk, then the file length.
+    bounds: Vec<u64>,
+    cache: Arc<BlockCache>,
+    cache_id: u64,
+    chunk_reads: AtomicU64,
+}
+
+/// The last chunk a reader used, kept so that a run of small reads does not go back to the
+/// cache (or the disk, when not caching) for every one.
+pub type ChunkMemo = Option<(u64, Bytes)>;
+
+impl DataFile {
+    /// Open with the CompressionInfo component `info` (already checked against the TOC).
+    pub fn open(
+        path: &Path,
+        file: Arc<dyn ReadableFile>,
+        info: Bytes,
+        cache: Arc<BlockCache>,
+        cache_id: u64,
+    ) -> std::result::Result<Self, FormatError> {
+        let data_length = file.len();
+        let mut r = Reader::new(info);
+        let parsed = (|| -> std::result::Result<(u64, u64, Vec<u64>), CodecError> {
+            let compression = get_u8(&mut r)?;
+            if compression > 1 {
+                return Err(CodecError::Invalid("unknown compression"));
+            }
+            let chunk_length = get_u32(&mut r)?;
+            if !(MIN_CHUNK_LENGTH_BYTES..=MAX_CHUNK_LENGTH_BYTES).contains(&chunk_length) {
+                return Err(CodecError::Invalid("chunk length out of range"));
+            }
+            let logical_length = get_u64(&mut r)?;
+            let count = get_u64(&mut r)?;
+            if count != logical_length.div_ceil(u64::from(chunk_length))
+                || count.saturating_mul(8) != r.remaining() as u64
+            {
+                return Err(CodecError::Invalid(
+                    "chunk count does not match the lengths",
+                ));
+            }
+            let mut bounds: Vec<u64> = Vec::with_capacity(count as usize + 1);
+            for _ in 0..count {
+                let offset = get_u64(&mut r)?;
+                let ok = match bounds.last() {
+                    None => offset == 0,
+                    Some(&prev) => offset > prev.saturating_add(CHUNK_OVERHEAD_BYTES),
+                };
+                if !ok {
+                    return Err(CodecError::Invalid("chunk offsets out of order"));
+                }
+                bounds.push(offset);
+            }
+            let last_ok = bounds
+                .last()
+                .is_none_or(|&l| data_length > l.saturating_add(CHUNK_OVERHEAD_BYTES));
+            if !last_ok || (bounds.is_empty() && data_length != 0) {
+                return Err(CodecError::Invalid(
+                    "chunk table does not match the Data length",
+                ));
+            }
+            bounds.push(data_length);
+            Ok((u64::from(chunk_length), logical_length, bounds))
+        })();
+        let (chunk_length, logical_length, bounds) =
+            parsed.map_err(|e| FormatError::codec(0, &r, e))?;
+        Ok(DataFile {
+            path: path.to_path_buf(),
+            file,
+            chunk_length,
+            logical_length,
+            bounds,
+            cache,
+            cache_id,
+            chunk_reads: AtomicU64::new(0),
+        })
+    }
+
+    /// Length of the logical stream.
+    pub fn logical_length(&self) -> u64 {
+        self.logical_length
+    }
+
+    /// Length of the Data file on disk.
+    pub fn file_length(&self) -> u64 {
+        self.bounds.last().copied().unwrap_or(0)
+    }
+
+    /// Chunks read from disk (cache misses) so far.
+    pub fn chunk_reads(&self) -> u64 {
+        self.chunk_reads.load(Ordering::Relaxed)
+    }
+
+    /// Chunk `index`, decompressed and verified, through the cache.
+    fn chunk(&self, index: u64, fill_cache: bool) -> Result<Bytes> {
+        let key = BlockKey {
+            sstable: self.cache_id,
+            kind: BlockKind::DataChunk,
+            position: index,
+        };
+        if let Some(bytes) = self.cache.get(&key) {
+            return Ok(bytes);
+        }
+        let chunk = self.read_chunk(index)?;
+        if fill_cache {
+            self.cache.insert(key, chunk.clone());
+        }
+        Ok(chunk)
+    }
+
+    fn read_chunk(&self, index: u64) -> Result<Bytes> {
+        let (Some(&start), Some(&end)) = (
+            self.bounds.get(index as usize),
+            self.bounds.get(index as usize + 1),
+        ) else {
+            return Err(StorageError::corrupt(
+                &self.path,
+                0,
+                format!("no chunk {index}"),
+            ));
+        };
+        let corrupt = |detail: &str| StorageError::corrupt(&self.path, start, detail);
+        let disk_length = end - start;
+        let expected = (self.logical_length - index * self.chunk_length).min(self.chunk_length);
+        if disk_length > expected + CHUNK_OVERHEAD_BYTES {
+            return Err(corrupt("chunk longer than it can be"));
+        }
+        self.chunk_reads.fetch_add(1, Ordering::Relaxed);
+        let raw = self
+            .file
+            .read_vec(start, disk_length as usize)
+            .map_err(|e| StorageError::io(&self.path, e))?;
+        let (body, trailer) = raw.split_at(raw.len() - 4);
+        let mut stored = [0u8; 4];
+        stored.copy_from_slice(trailer);
+        if crc32c::crc32c(body) != u32::from_le_bytes(stored) {
+            return Err(corrupt("chunk checksum mismatch"));
+        }
+        let Some((&kind, payload)) = body.split_first() else {
+            return Err(corrupt("empty chunk"));
+        };
+        match kind {
+            KIND_STORED if payload.len() as u64 == expected => Ok(Bytes::copy_from_slice(payload)),
+            KIND_LZ4 => {
+                let mut out = vec![0u8; expected as usize];
+                match lz4_flex::block::decompress_into(payload, &mut out) {
+                    Ok(n) if n as u64 == expected => Ok(Bytes::from(out)),
+                    _ => Err(corrupt("chunk does not decompress to its length")),
+                }
+            }
+            _ => Err(corrupt("bad chunk kind or length")),
+        }
+    }
+
+    /// Logical bytes `[offset, offset + length)`. Reads that stay inside one chunk share it.
+    pub fn read(
+        &self,
+        offset: u64,
+        length: u64,
+        memo: &mut ChunkMemo,
+        fill_cache: bool,
+    ) -> Result<Bytes> {
+        let end = offset
+            .checked_add(length)
+            .filter(|&e| e <= self.logical_length);
+        let Some(end) = end else {
+            return Err(StorageError::corrupt(
+                &self.path,
+                offset,
+                format!("logical range of {length} bytes runs past the end of Data"),
+            ));
+        };
+        if length == 0 {
+            return Ok(Bytes::new());
+        }
+        let first = offset / self.chunk_length;
+        let last = (end - 1) / self.chunk_length;
+        if first == last {
+            let chunk = self.memo_chunk(first, memo, fill_cache)?;
+            let start = (offset - first * self.chunk_length) as usize;
+            return Ok(chunk.slice(start..start + length as usize));
+        }
+        let mut out = BytesMut::with_capacity(length as usize);
+        for index in first..=last {
+            let chunk = self.memo_chunk(index, memo, fill_cache)?;
+            let chunk_start = index * self.chunk_length;
+            let from = offset.saturating_sub(chunk_start) as usize;
+            let to = ((end - chunk_start) as usize).min(chunk.len());
+            out.extend_from_slice(&chunk[from..to]);
+        }
+        Ok(out.freeze())
+    }
+
+    fn memo_chunk(&self, index: u64, memo: &mut ChunkMemo, fill_cache: bool) -> Result<Bytes> {
+        if let Some((i, bytes)) = memo
+            && *i == index
+        {
+            return Ok(bytes.clone());
+        }
+        let bytes = self.chunk(index, fill_cache)?;
+        *memo = Some((index, bytes.clone()));
+        Ok(bytes)
+    }
+}

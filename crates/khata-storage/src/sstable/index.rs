@@ -1,0 +1,236 @@
+//! The partition index (Index component) and its in-memory summary (Summary component).
+//!
+//! The Index lists every partition in key order, in *pages* of at most
+//! [`PAGE_MAX_ENTRIES`] entries or about [`PAGE_TARGET_BYTES`], each page followed by the CRC32C
+//! of its bytes, so a page can be read and verified on its own:
+//!
+//! ```text
+//! page  := entry* crc32c:u32
+//! entry := token:i64 key:bytes position:varint header_length:varint rows_length:varint
+//!          row_index_length:varint
+//! ```
+//!
+//! `position` is the partition's logical offset in Data; the three lengths locate its header,
+//! rows and row index (see [`super::layout`]) without reading the partition first.
+//!
+//! The Summary holds the first key of every page and where the page is:
+//! `count:varint (token:i64 key:bytes page_offset:varint page_length:varint)*`. It is loaded
+//! whole at open, so finding a partition costs a binary search in memory and one page read
+//! (usually from the block cache).
+
+use bytes::{BufMut, Bytes};
+use khata_types::codec::{CodecError, Reader, put_bytes, put_varint};
+use khata_types::token::{DecoratedKey, Token};
+
+use super::chunk::TrackedFile;
+use super::format::{FormatError, get_i64};
+use crate::error::Result;
+
+/// Most entries in one index page.
+pub const PAGE_MAX_ENTRIES: usize = 128;
+/// A page is closed once it reaches this size.
+pub const PAGE_TARGET_BYTES: usize = 4096;
+
+/// Where a partition is in Data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexEntry {
+    pub key: DecoratedKey,
+    pub position: u64,
+    pub header_length: u64,
+    pub rows_length: u64,
+    pub row_index_length: u64,
+}
+
+impl IndexEntry {
+    /// Logical offset of the first row.
+    pub fn rows_position(&self) -> u64 {
+        self.position.saturating_add(self.header_length)
+    }
+
+    /// Logical offset of the row index.
+    pub fn row_index_position(&self) -> u64 {
+        self.rows_position().saturating_add(self.rows_length)
+    }
+
+    /// Bytes the partition occupies in the logical stream.
+    pub fn total_length(&self) -> u64 {
+        self.header_length
+            .saturating_add(self.rows_length)
+            .saturating_add(self.row_index_length)
+    }
+}
+
+/// The first key of an index page and where the page is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SummaryEntry {
+    pub first: DecoratedKey,
+    pub page_offset: u64,
+    pub page_length: u64,
+}
+
+/// Writes index pages and collects the summary.
+#[derive(Debug)]
+pub struct IndexWriter {
+    pub file: TrackedFile,
+    page: Vec<u8>,
+    page_entries: usize,
+    page_first: Option<DecoratedKey>,
+    summary: Vec<SummaryEntry>,
+}
+
+impl IndexWriter {
+    pub fn new(file: TrackedFile) -> Self {
+        IndexWriter {
+            file,
+            page: Vec::with_capacity(PAGE_TARGET_BYTES * 2),
+            page_entries: 0,
+            page_first: None,
+            summary: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, entry: &IndexEntry) -> Result<()> {
+        if self.page_first.is_none() {
+            self.page_first = Some(entry.key.clone());
+        }
+        self.page.put_i64_le(entry.key.token.0);
+        put_bytes(&mut self.page, &entry.key.key);
+        put_varint(&mut self.page, entry.position);
+        put_varint(&mut self.page, entry.header_length);
+        put_varint(&mut self.page, entry.rows_length);
+        put_varint(&mut self.page, entry.row_index_length);
+        self.page_entries += 1;
+        if self.page_entries >= PAGE_MAX_ENTRIES || self.page.len() >= PAGE_TARGET_BYTES {
+            self.flush_page()?;
+        }
+        Ok(())
+    }
+
+    fn flush_page(&mut self) -> Result<()> {
+        let Some(first) = self.page_first.take() else {
+            return Ok(());
+        };
+        let crc = crc32c::crc32c(&self.page);
+        self.page.put_u32_le(crc);
+        let page_offset = self.file.length();
+        self.file.append(&self.page)?;
+        self.summary.push(SummaryEntry {
+            first,
+            page_offset,
+            page_length: self.page.len() as u64,
+        });
+        self.page.clear();
+        self.page_entries = 0;
+        Ok(())
+    }
+
+    /// Flush the last page and return the Summary component.
+    pub fn finish(&mut self) -> Result<Vec<u8>> {
+        self.flush_page()?;
+        let mut out = Vec::new();
+        put_varint(&mut out, self.summary.len() as u64);
+        for s in &self.summary {
+            out.put_i64_le(s.first.token.0);
+            put_bytes(&mut out, &s.first.key);
+            put_varint(&mut out, s.page_offset);
+            put_varint(&mut out, s.page_length);
+        }
+        Ok(out)
+    }
+}
+
+/// Decode the Summary component; the pages must tile an Index file of `index_length` bytes.
+pub fn decode_summary(bytes: Bytes, index_length: u64) -> Result<Vec<SummaryEntry>, FormatError> {
+    let mut r = Reader::new(bytes);
+    let parsed = (|| -> Result<Vec<SummaryEntry>, CodecError> {
+        let count = r.count()?;
+        let mut entries: Vec<SummaryEntry> = Vec::with_capacity(count);
+        let mut expected_offset = 0u64;
+        for _ in 0..count {
+            let token = Token(get_i64(&mut r)?);
+            let first = DecoratedKey {
+                token,
+                key: r.bytes()?,
+            };
+            let page_offset = r.varint()?;
+            let page_length = r.varint()?;
+            let ordered = entries.last().is_none_or(|prev| prev.first < first);
+            if !ordered || page_offset != expected_offset || page_length <= 4 {
+                return Err(CodecError::Invalid("summary entries out of order"));
+            }
+            expected_offset = page_offset.saturating_add(page_length);
+            entries.push(SummaryEntry {
+                first,
+                page_offset,
+                page_length,
+            });
+        }
+        if expected_offset != index_length || !r.is_empty() {
+            return Err(CodecError::Invalid("summary does not cover the index"));
+        }
+        Ok(entries)
+    })();
+    parsed.map_err(|e| FormatError::codec(0, &r, e))
+}
+
+/// Check a raw page's CRC32C and return its entries' bytes.
+pub fn verify_page(raw: &[u8], page_offset: u64) -> Result<Bytes, FormatError> {
+    if raw.len() < 4 {
+        return Err(FormatError::new(page_offset, "index page too short"));
+    }
+    let (body, trailer) = raw.split_at(raw.len() - 4);
+    let mut stored = [0u8; 4];
+    stored.copy_from_slice(trailer);
+    if crc32c::crc32c(body) != u32::from_le_bytes(stored) {
+        return Err(FormatError::new(
+            page_offset,
+            "index page checksum mismatch",
+        ));
+    }
+    Ok(Bytes::copy_from_slice(body))
+}
+
+/// Decode the entries of a verified page whose first key is `first`.
+pub fn decode_page(
+    body: Bytes,
+    page_offset: u64,
+    first: &DecoratedKey,
+) -> Result<Vec<IndexEntry>, FormatError> {
+    let mut r = Reader::new(body);
+    let mut entries: Vec<IndexEntry> = Vec::new();
+    while !r.is_empty() {
+        let parsed = (|| -> Result<IndexEntry, CodecError> {
+            let token = Token(get_i64(&mut r)?);
+            let key = DecoratedKey {
+                token,
+                key: r.bytes()?,
+            };
+            Ok(IndexEntry {
+                key,
+                position: r.varint()?,
+                header_length: r.varint()?,
+                rows_length: r.varint()?,
+                row_index_length: r.varint()?,
+            })
+        })();
+        let entry = parsed.map_err(|e| FormatError::codec(page_offset, &r, e))?;
+        let ordered = match entries.last() {
+            None => entry.key == *first,
+            Some(prev) => {
+                prev.key < entry.key
+                    && prev.position.saturating_add(prev.total_length()) == entry.position
+            }
+        };
+        if !ordered || entry.header_length == 0 || entries.len() >= PAGE_MAX_ENTRIES {
+            return Err(FormatError::new(
+                page_offset + r.position() as u64,
+                "index entries out of order",
+            ));
+        }
+        entries.push(entry);
+    }
+    if entries.is_empty() {
+        return Err(FormatError::new(page_offset, "empty index page"));
+    }
+    Ok(entries)
+}

@@ -1,0 +1,385 @@
+//! An open SSTable: the shared, immutable reader.
+//!
+//! Opening reads the TOC (rejecting unknown versions), checks every component's length against
+//! it, and loads the small components (CompressionInfo, Summary, Filter, Statistics) after
+//! checking their whole-file CRC32C. Data chunks and Index pages are read on demand, verified
+//! by their own checksums, and shared through the [`BlockCache`].
+//!
+//! Lifecycle: an `SsTable` lives in an `Arc`. Readers and scanners hold clones, so an SSTable
+//! that compaction has replaced stays readable until the last of them finishes;
+//! [`SsTable::mark_obsolete`] asks for its files to be deleted when the last `Arc` drops. The
+//! TOC is deleted first, so a crash midway leaves an incomplete SSTable that is never listed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use bytes::Bytes;
+use khata_env::{FileSystem, ReadableFile};
+use khata_types::token::DecoratedKey;
+
+use super::bloom::BloomFilter;
+use super::cache::{BlockCache, BlockKey, BlockKind};
+use super::chunk::DataFile;
+use super::format::{Component, FORMAT_VERSION, Toc, component_path, parse_file_name};
+use super::index::{IndexEntry, SummaryEntry, decode_page, decode_summary, verify_page};
+use super::partition_reader::{PartitionReader, validate_ranges};
+use super::scan::SsTableScanner;
+use super::stats::SsTableStats;
+use crate::error::{Result, StorageError};
+
+/// Largest TOC a reader accepts.
+const MAX_TOC_BYTES: u64 = 4096;
+
+/// Process-unique ids for cache keys.
+static NEXT_CACHE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// An immutable sorted file of partitions, open for reads.
+#[derive(Debug)]
+pub struct SsTable {
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    generation: u64,
+    pub(super) data: DataFile,
+    index_path: PathBuf,
+    index_file: Arc<dyn ReadableFile>,
+    summary: Vec<SummaryEntry>,
+    bloom: BloomFilter,
+    stats: SsTableStats,
+    cache: Arc<BlockCache>,
+    cache_id: u64,
+    obsolete: AtomicBool,
+}
+
+fn read_whole(file: &dyn ReadableFile, path: &Path) -> Result<Bytes> {
+    let len = usize::try_from(file.len())
+        .map_err(|_| StorageError::corrupt(path, 0, "file too large to load"))?;
+    file.read_vec(0, len)
+        .map(Bytes::from)
+        .map_err(|e| StorageError::io(path, e))
+}
+
+impl SsTable {
+    /// Open generation `generation` in `dir`.
+    pub fn open(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        generation: u64,
+        cache: Arc<BlockCache>,
+    ) -> Result<Arc<SsTable>> {
+        let toc_path = component_path(dir, generation, Component::Toc);
+        let toc_file = fs
+            .open_read(&toc_path)
+            .map_err(|e| StorageError::io(&toc_path, e))?;
+        if toc_file.len() > MAX_TOC_BYTES {
+            return Err(StorageError::corrupt(&toc_path, 0, "TOC too large"));
+        }
+        let toc = match Toc::decode(&read_whole(&*toc_file, &toc_path)?) {
+            Ok(toc) => toc,
+            Err(Ok(version)) => {
+                return Err(StorageError::UnsupportedVersion {
+                    path: toc_path,
+                    version,
+                    supported: FORMAT_VERSION.to_string(),
+                });
+            }
+            Err(Err(e)) => return Err(e.in_file(&toc_path)),
+        };
+        if toc.generation != generation {
+            return Err(StorageError::corrupt(
+                &toc_path,
+                12,
+                "TOC names another generation",
+            ));
+        }
+
+        // Open every component and check it against the TOC.
+        let mut files = Vec::with_capacity(toc.components.len());
+        for digest in &toc.components {
+            let path = component_path(dir, generation, digest.component);
+            let file = fs
+                .open_read(&path)
+                .map_err(|e| StorageError::io(&path, e))?;
+            if file.len() != digest.length {
+                return Err(StorageError::corrupt(
+                    &path,
+                    file.len().min(digest.length),
+                    format!(
+                        "file is {} bytes, the TOC says {}",
+                        file.len(),
+                        digest.length
+                    ),
+                ));
+            }
+            files.push((digest, path, file));
+        }
+        let small = |component: Component| -> Result<(PathBuf, Bytes)> {
+            let Some((digest, path, file)) =
+                files.iter().find(|(d, _, _)| d.component == component)
+            else {
+                return Err(StorageError::corrupt(
+                    &toc_path,
+                    0,
+                    format!("no {component:?} in TOC"),
+                ));
+            };
+            let bytes = read_whole(&**file, path)?;
+            if crc32c::crc32c(&bytes) != digest.crc32c {
+                return Err(StorageError::corrupt(
+                    path,
+                    0,
+                    "checksum mismatch with the TOC",
+                ));
+            }
+            Ok((path.clone(), bytes))
+        };
+        let (info_path, info) = small(Component::CompressionInfo)?;
+        let (summary_path, summary) = small(Component::Summary)?;
+        let (filter_path, filter) = small(Component::Filter)?;
+        let (stats_path, stats) = small(Component::Statistics)?;
+        let big = |component: Component| {
+            files
+                .iter()
+                .find(|(d, _, _)| d.component == component)
+                .map(|(_, path, file)| (path.clone(), file.clone()))
+                .ok_or_else(|| {
+                    StorageError::corrupt(&toc_path, 0, format!("no {component:?} in TOC"))
+                })
+        };
+        let (data_path, data_file) = big(Component::Data)?;
+        let (index_path, index_file) = big(Component::Index)?;
+
+        let cache_id = NEXT_CACHE_ID.fetch_add(1, Ordering::Relaxed);
+        let data = DataFile::open(&data_path, data_file, info, cache.clone(), cache_id)
+            .map_err(|e| e.in_file(&info_path))?;
+        let summary =
+            decode_summary(summary, index_file.len()).map_err(|e| e.in_file(&summary_path))?;
+        let bloom = BloomFilter::decode(filter).map_err(|e| e.in_file(&filter_path))?;
+        let stats = SsTableStats::decode(stats).map_err(|e| e.in_file(&stats_path))?;
+        if stats.data_size_bytes != data.file_length()
+            || stats.uncompressed_data_size_bytes != data.logical_length()
+        {
+            return Err(StorageError::corrupt(
+                &stats_path,
+                0,
+                "data sizes disagree with the Data file",
+            ));
+        }
+        Ok(Arc::new(SsTable {
+            fs,
+            dir: dir.to_path_buf(),
+            generation,
+            data,
+            index_path,
+            index_file,
+            summary,
+            bloom,
+            stats,
+            cache,
+            cache_id,
+            obsolete: AtomicBool::new(false),
+        }))
+    }
+
+    /// Generations of the complete SSTables in `dir` (those with a TOC), ascending. Files of
+    /// unfinished SSTables are ignored (see [`SsTable::remove_incomplete`]). A missing
+    /// directory has none.
+    pub fn list_generations(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<u64>> {
+        let entries = match fs.list_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(StorageError::io(dir, e)),
+        };
+        let mut generations: Vec<u64> = entries
+            .iter()
+            .filter_map(|p| parse_file_name(p))
+            .filter(|n| n.component == Component::Toc && !n.temporary)
+            .map(|n| n.generation)
+            .collect();
+        generations.sort_unstable();
+        generations.dedup();
+        Ok(generations)
+    }
+
+    /// Delete what unfinished SSTables left in `dir`: `.tmp` files and components of
+    /// generations without a TOC. Returns the paths removed. Call it only when no
+    /// [`super::SsTableWriter`] is writing in `dir` (at start-up).
+    pub fn remove_incomplete(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<PathBuf>> {
+        let complete = SsTable::list_generations(fs, dir)?;
+        let entries = match fs.list_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(StorageError::io(dir, e)),
+        };
+        let mut removed = Vec::new();
+        for path in entries {
+            let Some(name) = parse_file_name(&path) else {
+                continue;
+            };
+            if name.temporary || complete.binary_search(&name.generation).is_err() {
+                fs.remove_file(&path)
+                    .map_err(|e| StorageError::io(&path, e))?;
+                removed.push(path);
+            }
+        }
+        if !removed.is_empty() {
+            fs.sync_dir(dir).map_err(|e| StorageError::io(dir, e))?;
+            tracing::info!(dir = %dir.display(), files = removed.len(), "removed unfinished SSTable files");
+        }
+        Ok(removed)
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn stats(&self) -> &SsTableStats {
+        &self.stats
+    }
+
+    /// Data chunks this SSTable has read from disk (block cache misses) since it was opened.
+    pub fn chunk_reads(&self) -> u64 {
+        self.data.chunk_reads()
+    }
+
+    /// Bytes the SSTable's Bloom filter and summary hold in memory.
+    pub fn memory_bytes(&self) -> usize {
+        self.bloom.size_bytes()
+            + self
+                .summary
+                .iter()
+                .map(|s| s.first.key.len() + 48)
+                .sum::<usize>()
+    }
+
+    /// False if the SSTable certainly does not hold `key` (outside its key range, or the Bloom
+    /// filter says so).
+    pub fn may_contain(&self, key: &DecoratedKey) -> bool {
+        let in_range = match (&self.stats.first_key, &self.stats.last_key) {
+            (Some(first), Some(last)) => first <= key && key <= last,
+            _ => false,
+        };
+        in_range && self.bloom.may_contain(&key.key)
+    }
+
+    /// Index page `page` of the summary, verified, through the cache.
+    pub(super) fn index_page(&self, page: usize) -> Result<Vec<IndexEntry>> {
+        let Some(summary) = self.summary.get(page) else {
+            return Ok(Vec::new());
+        };
+        let key = BlockKey {
+            sstable: self.cache_id,
+            kind: BlockKind::IndexPage,
+            position: summary.page_offset,
+        };
+        let body = match self.cache.get(&key) {
+            Some(body) => body,
+            None => {
+                let length = usize::try_from(summary.page_length).map_err(|_| {
+                    StorageError::corrupt(&self.index_path, summary.page_offset, "page length")
+                })?;
+                let raw = self
+                    .index_file
+                    .read_vec(summary.page_offset, length)
+                    .map_err(|e| StorageError::io(&self.index_path, e))?;
+                let body = verify_page(&raw, summary.page_offset)
+                    .map_err(|e| e.in_file(&self.index_path))?;
+                self.cache.insert(key, body.clone());
+                body
+            }
+        };
+        decode_page(body, summary.page_offset, &summary.first)
+            .map_err(|e| e.in_file(&self.index_path))
+    }
+
+    /// The number of index pages.
+    pub(super) fn page_count(&self) -> usize {
+        self.summary.len()
+    }
+
+    /// The page that would hold `key`: the last page whose first key is at most `key`.
+    pub(super) fn page_for(&self, key: &DecoratedKey) -> Option<usize> {
+        self.summary
+            .partition_point(|s| s.first <= *key)
+            .checked_sub(1)
+    }
+
+    /// The index entry of `key`, if the SSTable holds it.
+    fn find(&self, key: &DecoratedKey) -> Result<Option<IndexEntry>> {
+        let Some(page) = self.page_for(key) else {
+            return Ok(None);
+        };
+        let entries = self.index_page(page)?;
+        Ok(entries
+            .binary_search_by(|e| e.key.cmp(key))
+            .ok()
+            .and_then(|i| entries.into_iter().nth(i)))
+    }
+
+    /// The partition `key` restricted to `ranges`: sorted, disjoint, half-open byte ranges of
+    /// clustering keys (empty ranges are ignored; pass `[clustering::full_range()]` for the
+    /// whole partition). Rows come lazily, ascending or (`reversed`) descending; the range
+    /// tombstones returned are those intersecting the ranges, clipped to them. `None` if the
+    /// SSTable does not hold the partition.
+    pub fn read(
+        self: &Arc<Self>,
+        key: &DecoratedKey,
+        ranges: &[(Bytes, Bytes)],
+        reversed: bool,
+    ) -> Result<Option<PartitionReader>> {
+        let ranges = validate_ranges(ranges)?;
+        if !self.may_contain(key) {
+            return Ok(None);
+        }
+        let Some(entry) = self.find(key)? else {
+            return Ok(None);
+        };
+        PartitionReader::open(self.clone(), entry, ranges, reversed).map(Some)
+    }
+
+    /// Whole partitions in key order, starting at `from` (inclusive) or at the first.
+    /// Reads bypass the block cache's admission, so a scan does not evict hot blocks.
+    pub fn scan(self: &Arc<Self>, from: Option<&DecoratedKey>) -> Result<SsTableScanner> {
+        Ok(SsTableScanner::new(self.clone(), from.cloned()))
+    }
+
+    /// Every file of the SSTable, the TOC last (link it last when snapshotting, so the copy
+    /// too appears whole).
+    pub fn component_paths(&self) -> Vec<PathBuf> {
+        Component::CONTENTS
+            .into_iter()
+            .chain([Component::Toc])
+            .map(|c| component_path(&self.dir, self.generation, c))
+            .collect()
+    }
+
+    /// Delete the files once the last reference to this SSTable is dropped.
+    pub fn mark_obsolete(&self) {
+        self.obsolete.store(true, Ordering::Release);
+    }
+
+    pub fn is_obsolete(&self) -> bool {
+        self.obsolete.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for SsTable {
+    fn drop(&mut self) {
+        if !self.is_obsolete() {
+            return;
+        }
+        // The TOC goes first: from then on the SSTable no longer exists, whatever happens.
+        let mut paths = self.component_paths();
+        paths.rotate_right(1);
+        for path in paths {
+            if let Err(e) = self.fs.remove_file(&path)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::warn!(path = %path.display(), error = %e, "could not delete an obsolete SSTable file");
+            }
+        }
+        if let Err(e) = self.fs.sync_dir(&self.dir) {
+            tracing::warn!(dir = %self.dir.display(), error = %e, "could not sync after deleting an SSTable");
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Scanning whole partitions in key order, for range scans and compaction.
+//!
+//! The scanner walks the index pages from the one that would hold the start key and reads each
+//! partition's header and rows in one logical read (skipping its row index). It holds one index
+//! page and one partition at a time. Chunks it reads are not admitted to the block cache, so a
+//! compaction does not evict the blocks point reads keep hot; consecutive small partitions
+//! share the last chunk through a memo.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::sync::Arc;
+
+use khata_types::Partition;
+use khata_types::token::DecoratedKey;
+
+use super::chunk::ChunkMemo;
+use super::index::IndexEntry;
+use super::layout::{decode_header, decode_rows};
+use super::reader::SsTable;
+use crate::error::{Result, StorageError};
+
+/// Iterator over `(key, partition)` of an SSTable in key order. Ends after the first error.
+pub struct SsTableScanner {
+    table: Arc<SsTable>,
+    from: Option<DecoratedKey>,
+    next_page: usize,
+    entries: VecDeque<IndexEntry>,
+    memo: ChunkMemo,
+    done: bool,
+}
+
+impl fmt::Debug for SsTableScanner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SsTableScanner")
+            .field("generation", &self.table.generation())
+            .field("next_page", &self.next_page)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SsTableScanner {
+    pub(super) fn new(table: Arc<SsTable>, from: Option<DecoratedKey>) -> Self {
+        let next_page = from.as_ref().and_then(|k| table.page_for(k)).unwrap_or(0);
+        SsTableScanner {
+            table,
+            from,
+            next_page,
+            entries: VecDeque::new(),
+            memo: None,
+            done: false,
+        }
+    }
+
+    fn read_partition(&mut self, entry: &IndexEntry) -> Result<Partition> {
+        let data = &self.table.data;
+        let body_length = entry.header_length.saturating_add(entry.rows_length);
+        let bytes = data.read(entry.position, body_length, &mut self.memo, false)?;
+        let (header, consumed) = decode_header(bytes.clone(), entry.position, false)
+            .map_err(|e| e.in_file(&data.path))?;
+        if consumed != entry.header_length
+            || header.key != entry.key.key
+            || header.rows_length != entry.rows_length
+            || header.row_index_length != entry.row_index_length
+        {
+            return Err(StorageError::corrupt(
+                &data.path,
+                entry.position,
+                "partition header disagrees with its index entry",
+            ));
+        }
+        let rows_position = entry.rows_position();
+        let rows = decode_rows(bytes.slice(consumed as usize..), rows_position)
+            .map_err(|e| e.in_file(&data.path))?;
+        Ok(Partition {
+            deletion: header.deletion,
+            static_row: header.static_row,
+            range_tombstones: header.range_tombstones,
+            rows: rows.into_iter().collect::<BTreeMap<_, _>>(),
+        })
+    }
+
+    fn next_entry(&mut self) -> Result<Option<IndexEntry>> {
+        loop {
+            if let Some(entry) = self.entries.pop_front() {
+                return Ok(Some(entry));
+            }
+            if self.next_page >= self.table.page_count() {
+                return Ok(None);
+            }
+            let page = self.table.index_page(self.next_page)?;
+            self.next_page += 1;
+            let from = self.from.take();
+            self.entries = page
+                .into_iter()
+                .filter(|e| from.as_ref().is_none_or(|f| e.key >= *f))
+                .collect();
+        }
+    }
+}
+
+impl Iterator for SsTableScanner {
+    type Item = Result<(DecoratedKey, Partition)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let result = match self.next_entry() {
+            Ok(None) => {
+                self.done = true;
+                return None;
+            }
+            Ok(Some(entry)) => self.read_partition(&entry).map(|p| (entry.key, p)),
+            Err(e) => Err(e),
+        };
+        if result.is_err() {
+            self.done = true;
+        }
+        Some(result)
+    }
+}

@@ -1,0 +1,271 @@
+//! Writing an SSTable: partitions stream in, in key order; the SSTable appears whole or not at
+//! all.
+//!
+//! Memory is bounded by one serialized partition plus one chunk, one index page, the Bloom
+//! filter, the chunk table and the summary (one entry per index page). Data and Index are
+//! written as partitions arrive; the small components are written by [`SsTableWriter::finish`].
+//!
+//! Atomic appearance (STYLE.md rule 6), in this order:
+//! 1. every component is written under its `.tmp` name and synced;
+//! 2. each is renamed to its final name and the directory is synced, so that all of them are
+//!    durable under their final names before
+//! 3. the TOC is written (tmp, sync, rename, directory sync): its rename is the instant the
+//!    SSTable exists. A crash before it leaves files without a TOC, which
+//!    [`super::SsTable::list_generations`] ignores and [`super::SsTable::remove_incomplete`]
+//!    deletes.
+//!
+//! A writer dropped without `finish` (or whose `finish` failed before the TOC appeared)
+//! removes its files.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use khata_env::FileSystem;
+use khata_env::fs::{tmp_path, write_file_durably};
+use khata_types::Partition;
+use khata_types::schema::Compression;
+use khata_types::token::DecoratedKey;
+
+use super::bloom::BloomFilter;
+use super::cache::BlockCache;
+use super::chunk::{ChunkWriter, MAX_CHUNK_LENGTH_BYTES, MIN_CHUNK_LENGTH_BYTES, TrackedFile};
+use super::format::{Component, ComponentDigest, Toc, component_path};
+use super::index::{IndexEntry, IndexWriter};
+use super::layout::encode_partition;
+use super::reader::SsTable;
+use super::stats::SsTableStats;
+use crate::error::{Result, StorageError};
+
+/// How an SSTable is written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WriterOptions {
+    /// Compression of Data chunks (the table's `compression` option).
+    pub compression: Compression,
+    /// Uncompressed length of a Data chunk (Cassandra's `chunk_length_in_kb`); 16 KiB.
+    pub chunk_length_bytes: u32,
+    /// A partition whose rows exceed this gets a row index with an entry about every this
+    /// many bytes of rows; 64 KiB.
+    pub row_index_interval_bytes: u32,
+    /// Wanted false-positive chance of the Bloom filter; 0.01.
+    pub bloom_fp_chance: f64,
+    /// Partitions the Bloom filter is sized for (the filter keeps `bloom_fp_chance` up to
+    /// this many; more raise it).
+    pub expected_partitions: u64,
+    /// Compaction level recorded in the statistics.
+    pub level: u32,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions {
+            compression: Compression::Lz4,
+            chunk_length_bytes: 16 * 1024,
+            row_index_interval_bytes: 64 * 1024,
+            bloom_fp_chance: 0.01,
+            expected_partitions: 1024,
+            level: 0,
+        }
+    }
+}
+
+/// Writes one SSTable, partition by partition, in [`DecoratedKey`] order.
+#[derive(Debug)]
+pub struct SsTableWriter {
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    generation: u64,
+    options: WriterOptions,
+    data: ChunkWriter,
+    index: IndexWriter,
+    bloom: BloomFilter,
+    stats: SsTableStats,
+    last_key: Option<DecoratedKey>,
+    /// Set once the TOC exists; until then `Drop` removes the files.
+    complete: bool,
+}
+
+fn create_tmp(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    generation: u64,
+    component: Component,
+) -> Result<TrackedFile> {
+    let path = tmp_path(&component_path(dir, generation, component));
+    let file = fs.create(&path).map_err(|e| StorageError::io(&path, e))?;
+    Ok(TrackedFile::new(path, file))
+}
+
+impl SsTableWriter {
+    /// Start writing generation `generation` in `dir` (created if missing).
+    pub fn create(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        generation: u64,
+        options: WriterOptions,
+    ) -> Result<Self> {
+        if !(MIN_CHUNK_LENGTH_BYTES..=MAX_CHUNK_LENGTH_BYTES).contains(&options.chunk_length_bytes)
+        {
+            return Err(StorageError::InvalidArgument(format!(
+                "chunk_length_bytes {} outside {MIN_CHUNK_LENGTH_BYTES}..={MAX_CHUNK_LENGTH_BYTES}",
+                options.chunk_length_bytes
+            )));
+        }
+        if options.row_index_interval_bytes == 0 {
+            return Err(StorageError::InvalidArgument(
+                "row_index_interval_bytes is 0".into(),
+            ));
+        }
+        fs.create_dir_all(dir)
+            .map_err(|e| StorageError::io(dir, e))?;
+        let toc = component_path(dir, generation, Component::Toc);
+        if fs.exists(&toc) {
+            return Err(StorageError::InvalidArgument(format!(
+                "{} already exists",
+                toc.display()
+            )));
+        }
+        let data = create_tmp(&*fs, dir, generation, Component::Data)?;
+        let index = create_tmp(&*fs, dir, generation, Component::Index)?;
+        Ok(SsTableWriter {
+            dir: dir.to_path_buf(),
+            generation,
+            data: ChunkWriter::new(data, options.compression, options.chunk_length_bytes),
+            index: IndexWriter::new(index),
+            bloom: BloomFilter::new(options.expected_partitions, options.bloom_fp_chance),
+            stats: SsTableStats {
+                level: options.level,
+                ..SsTableStats::default()
+            },
+            options,
+            last_key: None,
+            complete: false,
+            fs,
+        })
+    }
+
+    /// Append a partition. Keys must be strictly increasing; an empty partition is skipped.
+    pub fn append(&mut self, key: &DecoratedKey, partition: &Partition) -> Result<()> {
+        if let Some(last) = &self.last_key
+            && key <= last
+        {
+            return Err(StorageError::InvalidArgument(format!(
+                "partition keys out of order in SSTable {}: {key:?} after {last:?}",
+                self.generation
+            )));
+        }
+        self.last_key = Some(key.clone());
+        if partition.is_empty() {
+            return Ok(());
+        }
+        let interval = u64::from(self.options.row_index_interval_bytes);
+        let encoded = encode_partition(&key.key, partition, interval);
+        let entry = IndexEntry {
+            key: key.clone(),
+            position: self.data.position(),
+            header_length: encoded.header_length,
+            rows_length: encoded.rows_length,
+            row_index_length: encoded.row_index_length,
+        };
+        self.data.append(&encoded.bytes)?;
+        self.index.add(&entry)?;
+        self.bloom.insert(&key.key);
+        self.stats
+            .add_partition(key, partition, encoded.bytes.len() as u64);
+        Ok(())
+    }
+
+    /// Approximate bytes the SSTable occupies so far (Data and Index), to cut compaction
+    /// outputs at a size.
+    pub fn bytes_written(&self) -> u64 {
+        self.data.approximate_size_bytes() + self.index.file.length()
+    }
+
+    /// Partitions appended so far (empty ones not counted).
+    pub fn partition_count(&self) -> u64 {
+        self.stats.partition_count
+    }
+
+    /// Make the SSTable durable and visible, and open it with `cache`.
+    pub fn finish(mut self, cache: Arc<BlockCache>) -> Result<Arc<SsTable>> {
+        self.write_components()?;
+        SsTable::open(self.fs.clone(), &self.dir, self.generation, cache)
+    }
+
+    fn write_components(&mut self) -> Result<()> {
+        let compression_info = self.data.finish()?;
+        let summary = self.index.finish()?;
+        self.stats.data_size_bytes = self.data.file.length();
+        self.stats.uncompressed_data_size_bytes = self.data.position();
+        let mut filter = Vec::with_capacity(self.bloom.size_bytes() + 16);
+        self.bloom.encode(&mut filter);
+        let statistics = self.stats.encode();
+
+        let mut written = Vec::with_capacity(Component::CONTENTS.len());
+        for (component, bytes) in [
+            (Component::CompressionInfo, compression_info),
+            (Component::Summary, summary),
+            (Component::Filter, filter),
+            (Component::Statistics, statistics),
+        ] {
+            let mut file = create_tmp(&*self.fs, &self.dir, self.generation, component)?;
+            file.append(&bytes)?;
+            written.push((component, file));
+        }
+        // Step 1: every component durable under its temporary name.
+        let files = [
+            (Component::Data, &self.data.file),
+            (Component::Index, &self.index.file),
+        ]
+        .into_iter()
+        .chain(written.iter().map(|(c, f)| (*c, f)));
+        let mut digests = Vec::with_capacity(Component::CONTENTS.len());
+        for (component, file) in files {
+            file.sync()?;
+            digests.push(ComponentDigest {
+                component,
+                length: file.length(),
+                crc32c: file.crc32c(),
+            });
+        }
+        digests.sort_by_key(|d| Component::CONTENTS.iter().position(|c| *c == d.component));
+        // Step 2: final names, made durable before the TOC can point at them.
+        for component in Component::CONTENTS {
+            let path = component_path(&self.dir, self.generation, component);
+            let tmp = tmp_path(&path);
+            self.fs
+                .rename(&tmp, &path)
+                .map_err(|e| StorageError::io(&tmp, e))?;
+        }
+        self.fs
+            .sync_dir(&self.dir)
+            .map_err(|e| StorageError::io(&self.dir, e))?;
+        // Step 3: the TOC; its rename makes the SSTable exist.
+        let toc = Toc {
+            generation: self.generation,
+            components: digests,
+        };
+        let toc_path = component_path(&self.dir, self.generation, Component::Toc);
+        write_file_durably(&*self.fs, &toc_path, &toc.encode())
+            .map_err(|e| StorageError::io(&toc_path, e))?;
+        self.complete = true;
+        Ok(())
+    }
+}
+
+impl Drop for SsTableWriter {
+    fn drop(&mut self) {
+        if self.complete {
+            return;
+        }
+        for component in Component::CONTENTS.into_iter().chain([Component::Toc]) {
+            let path = component_path(&self.dir, self.generation, component);
+            for p in [tmp_path(&path), path] {
+                if self.fs.exists(&p)
+                    && let Err(e) = self.fs.remove_file(&p)
+                {
+                    tracing::warn!(path = %p.display(), error = %e, "could not remove an unfinished SSTable file");
+                }
+            }
+        }
+    }
+}
