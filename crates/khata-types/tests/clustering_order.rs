@@ -1,0 +1,986 @@
+//! The clustering key encoding orders keys as CQL does, round-trips exactly, and its bounds
+//! select exactly the keys that extend a prefix.
+//!
+//! `reference_cmp` below is a direct implementation of Cassandra's comparators on the
+//! CQL-serialized values (with the tie-breaks documented in `khata_types::clustering`); the
+//! properties check `memcmp(encode(a), encode(b)) == reference_cmp(a, b)` over random type
+//! lists with mixed ASC and DESC columns, values drawn from small domains so that ties and
+//! shared prefixes are common, and prefixes of keys.
+
+use std::cmp::Ordering;
+
+use bytes::Bytes;
+use khata_types::clustering::{
+    Bound, KeyError, after_prefix, decode_key, encode_key, end_bound, full_range, start_bound,
+};
+use khata_types::schema::{ClusteringOrder, CqlType};
+use proptest::prelude::*;
+
+type Types = Vec<(CqlType, ClusteringOrder)>;
+type Key = Vec<Vec<u8>>;
+
+// ---------------------------------------------------------------------------------------------
+// CQL serialization helpers.
+
+fn ser_elements(count: usize, elements: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = (count as i32).to_be_bytes().to_vec();
+    for e in elements {
+        out.extend_from_slice(&(e.len() as i32).to_be_bytes());
+        out.extend_from_slice(e);
+    }
+    out
+}
+
+fn ser_tuple(fields: &[Option<Vec<u8>>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for f in fields {
+        match f {
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+            Some(v) => {
+                out.extend_from_slice(&(v.len() as i32).to_be_bytes());
+                out.extend_from_slice(v);
+            }
+        }
+    }
+    out
+}
+
+fn parse_elements(v: &[u8]) -> Vec<Option<&[u8]>> {
+    let mut out = Vec::new();
+    let mut rest = v;
+    while rest.len() >= 4 {
+        let len = i32::from_be_bytes(rest[..4].try_into().unwrap());
+        rest = &rest[4..];
+        if len < 0 {
+            out.push(None);
+        } else {
+            out.push(Some(&rest[..len as usize]));
+            rest = &rest[len as usize..];
+        }
+    }
+    out
+}
+
+fn parse_collection(v: &[u8]) -> Vec<&[u8]> {
+    parse_elements(&v[4..])
+        .into_iter()
+        .map(|e| e.unwrap())
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reference comparator.
+
+fn sign_extend(v: &[u8], len: usize) -> Vec<u8> {
+    let fill = if v[0] >= 0x80 { 0xFF } else { 0x00 };
+    let mut out = vec![fill; len - v.len()];
+    out.extend_from_slice(v);
+    out
+}
+
+/// Numeric comparison of two two's complement integers of any lengths.
+fn cmp_integers(a: &[u8], b: &[u8]) -> Ordering {
+    let len = a.len().max(b.len());
+    let (mut a, mut b) = (sign_extend(a, len), sign_extend(b, len));
+    a[0] ^= 0x80;
+    b[0] ^= 0x80;
+    a.cmp(&b)
+}
+
+fn magnitude(v: &[u8]) -> Vec<u8> {
+    let mut m = v.to_vec();
+    if v[0] >= 0x80 {
+        for b in &mut m {
+            *b = !*b;
+        }
+        for b in m.iter_mut().rev() {
+            let (s, c) = b.overflowing_add(1);
+            *b = s;
+            if !c {
+                break;
+            }
+        }
+        m.insert(0, 0);
+    }
+    m
+}
+
+fn times_ten(m: &mut Vec<u8>) {
+    let mut carry = 0u16;
+    for b in m.iter_mut().rev() {
+        let x = u16::from(*b) * 10 + carry;
+        *b = x as u8;
+        carry = x >> 8;
+    }
+    if carry > 0 {
+        m.insert(0, carry as u8);
+    }
+}
+
+fn cmp_unsigned(a: &[u8], b: &[u8]) -> Ordering {
+    let strip = |v: &[u8]| v[v.iter().position(|x| *x != 0).unwrap_or(v.len())..].to_vec();
+    let (a, b) = (strip(a), strip(b));
+    a.len().cmp(&b.len()).then_with(|| a.cmp(&b))
+}
+
+fn integer_sign(v: &[u8]) -> i32 {
+    if v[0] >= 0x80 {
+        -1
+    } else if v.iter().all(|b| *b == 0) {
+        0
+    } else {
+        1
+    }
+}
+
+/// `BigDecimal.compareTo`, then the scale, then the unscaled value's length.
+fn cmp_decimals(a: &[u8], b: &[u8]) -> Ordering {
+    let (sa, ua) = (i32::from_be_bytes(a[..4].try_into().unwrap()), &a[4..]);
+    let (sb, ub) = (i32::from_be_bytes(b[..4].try_into().unwrap()), &b[4..]);
+    let (ga, gb) = (integer_sign(ua), integer_sign(ub));
+    let value = if ga != gb {
+        ga.cmp(&gb)
+    } else if ga == 0 {
+        Ordering::Equal
+    } else {
+        let (mut ma, mut mb) = (magnitude(ua), magnitude(ub));
+        // Compare ma * 10^-sa with mb * 10^-sb.
+        for _ in sa..sb {
+            times_ten(&mut ma);
+        }
+        for _ in sb..sa {
+            times_ten(&mut mb);
+        }
+        let o = cmp_unsigned(&ma, &mb);
+        if ga < 0 { o.reverse() } else { o }
+    };
+    value.then(sa.cmp(&sb)).then(ua.len().cmp(&ub.len()))
+}
+
+fn cmp_floats(a_bits: u64, b_bits: u64, a_nan: bool, b_nan: bool, total: Ordering) -> Ordering {
+    match (a_nan, b_nan) {
+        (true, true) => a_bits.cmp(&b_bits),
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => total,
+    }
+}
+
+fn uuid_halves(v: &[u8]) -> (u64, u64) {
+    (
+        u64::from_be_bytes(v[..8].try_into().unwrap()),
+        u64::from_be_bytes(v[8..].try_into().unwrap()),
+    )
+}
+
+fn reorder(msb: u64) -> i64 {
+    ((msb << 48) | ((msb << 16) & 0xFFFF_0000_0000) | (msb >> 32)) as i64
+}
+
+/// Cassandra's `UUIDType.compareCustom`.
+fn cmp_uuids(a: &[u8], b: &[u8]) -> Ordering {
+    let ((ma, la), (mb, lb)) = (uuid_halves(a), uuid_halves(b));
+    let (va, vb) = ((ma >> 12) & 0xF, (mb >> 12) & 0xF);
+    va.cmp(&vb)
+        .then_with(|| {
+            if va == 1 {
+                reorder(ma).cmp(&reorder(mb))
+            } else {
+                ma.cmp(&mb)
+            }
+        })
+        .then(la.cmp(&lb))
+}
+
+/// Cassandra's `TimeUUIDType.compareCustom`: timestamp, then the low bytes signed.
+fn cmp_timeuuids(a: &[u8], b: &[u8]) -> Ordering {
+    let ((ma, _), (mb, _)) = (uuid_halves(a), uuid_halves(b));
+    let signed = |v: &[u8]| v[8..].iter().map(|x| *x as i8).collect::<Vec<_>>();
+    reorder(ma)
+        .cmp(&reorder(mb))
+        .then_with(|| signed(a).cmp(&signed(b)))
+}
+
+fn cmp_sequences(ty: &CqlType, a: &[&[u8]], b: &[&[u8]]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let o = cmp_value(ty, x, y);
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+/// CQL's comparison of two serialized values of `ty`, ascending.
+fn cmp_value(ty: &CqlType, a: &[u8], b: &[u8]) -> Ordering {
+    if a.is_empty() || b.is_empty() {
+        return (!a.is_empty()).cmp(&!b.is_empty());
+    }
+    match ty {
+        CqlType::Ascii | CqlType::Text | CqlType::Blob | CqlType::Inet | CqlType::Date => a.cmp(b),
+        CqlType::Boolean => a[0].cmp(&b[0]),
+        CqlType::Tinyint
+        | CqlType::Smallint
+        | CqlType::Int
+        | CqlType::Bigint
+        | CqlType::Counter
+        | CqlType::Timestamp
+        | CqlType::Time => cmp_integers(a, b),
+        CqlType::Varint => cmp_integers(a, b).then(a.len().cmp(&b.len())),
+        CqlType::Decimal => cmp_decimals(a, b),
+        CqlType::Float => {
+            let (x, y) = (
+                f32::from_be_bytes(a.try_into().unwrap()),
+                f32::from_be_bytes(b.try_into().unwrap()),
+            );
+            let bits = |f: f32| u64::from(f.to_bits());
+            cmp_floats(bits(x), bits(y), x.is_nan(), y.is_nan(), x.total_cmp(&y))
+        }
+        CqlType::Double => {
+            let (x, y) = (
+                f64::from_be_bytes(a.try_into().unwrap()),
+                f64::from_be_bytes(b.try_into().unwrap()),
+            );
+            cmp_floats(
+                x.to_bits(),
+                y.to_bits(),
+                x.is_nan(),
+                y.is_nan(),
+                x.total_cmp(&y),
+            )
+        }
+        CqlType::Uuid => cmp_uuids(a, b),
+        CqlType::Timeuuid => cmp_timeuuids(a, b),
+        CqlType::List { element, .. } | CqlType::Set { element, .. } => {
+            cmp_sequences(element, &parse_collection(a), &parse_collection(b))
+        }
+        CqlType::Map { key, value, .. } => {
+            let (ea, eb) = (parse_collection(a), parse_collection(b));
+            for (pa, pb) in ea.chunks(2).zip(eb.chunks(2)) {
+                let o = cmp_value(key, pa[0], pb[0]).then_with(|| cmp_value(value, pa[1], pb[1]));
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            ea.len().cmp(&eb.len())
+        }
+        CqlType::Tuple(types) => cmp_fields(types.iter(), a, b),
+        CqlType::Udt { fields, .. } => cmp_fields(fields.iter().map(|(_, t)| t), a, b),
+        CqlType::Vector { element, .. } => {
+            let size = a.len() / vector_dimension(ty);
+            let (ea, eb): (Vec<&[u8]>, Vec<&[u8]>) =
+                (a.chunks(size).collect(), b.chunks(size).collect());
+            cmp_sequences(element, &ea, &eb)
+        }
+        CqlType::Duration => unreachable!("not generated"),
+    }
+}
+
+fn vector_dimension(ty: &CqlType) -> usize {
+    match ty {
+        CqlType::Vector { dimension, .. } => *dimension as usize,
+        _ => unreachable!(),
+    }
+}
+
+/// Tuples and UDTs: field by field, null first; then missing fields before present ones.
+fn cmp_fields<'t>(types: impl Iterator<Item = &'t CqlType>, a: &[u8], b: &[u8]) -> Ordering {
+    let (fa, fb) = (parse_elements(a), parse_elements(b));
+    for ((x, y), ty) in fa.iter().zip(&fb).zip(types) {
+        let o = match (x, y) {
+            (None, None) => Ordering::Equal,
+            (None, Some(_)) => Ordering::Less,
+            (Some(_), None) => Ordering::Greater,
+            (Some(x), Some(y)) => cmp_value(ty, x, y),
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    fa.len().cmp(&fb.len())
+}
+
+fn is_string(ty: &CqlType) -> bool {
+    matches!(ty, CqlType::Ascii | CqlType::Text | CqlType::Blob)
+}
+
+/// The order of two keys (or prefixes): component by component, an empty value of a non-string
+/// type first in ASC and DESC columns alike, DESC columns reversed, then shorter first.
+fn reference_cmp(types: &Types, a: &Key, b: &Key) -> Ordering {
+    for ((x, y), (ty, order)) in a.iter().zip(b).zip(types) {
+        let o = if !is_string(ty) && (x.is_empty() || y.is_empty()) {
+            (!x.is_empty()).cmp(&!y.is_empty())
+        } else {
+            let o = cmp_value(ty, x, y);
+            if *order == ClusteringOrder::Desc {
+                o.reverse()
+            } else {
+                o
+            }
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generators.
+
+fn scalar_type() -> impl Strategy<Value = CqlType> {
+    prop_oneof![
+        Just(CqlType::Ascii),
+        Just(CqlType::Text),
+        Just(CqlType::Blob),
+        Just(CqlType::Boolean),
+        Just(CqlType::Tinyint),
+        Just(CqlType::Smallint),
+        Just(CqlType::Int),
+        Just(CqlType::Bigint),
+        Just(CqlType::Varint),
+        Just(CqlType::Decimal),
+        Just(CqlType::Float),
+        Just(CqlType::Double),
+        Just(CqlType::Date),
+        Just(CqlType::Time),
+        Just(CqlType::Timestamp),
+        Just(CqlType::Uuid),
+        Just(CqlType::Timeuuid),
+        Just(CqlType::Inet),
+    ]
+}
+
+fn fixed_type() -> impl Strategy<Value = CqlType> {
+    prop_oneof![
+        Just(CqlType::Float),
+        Just(CqlType::Double),
+        Just(CqlType::Int),
+        Just(CqlType::Timeuuid)
+    ]
+}
+
+fn cql_type() -> impl Strategy<Value = CqlType> {
+    let leaf = prop_oneof![
+        4 => scalar_type(),
+        1 => (fixed_type(), 1u32..4).prop_map(|(e, d)| CqlType::Vector { element: Box::new(e), dimension: d }),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop_oneof![
+            inner.clone().prop_map(|e| CqlType::List {
+                element: Box::new(e),
+                frozen: true
+            }),
+            inner.clone().prop_map(|e| CqlType::Set {
+                element: Box::new(e),
+                frozen: true
+            }),
+            (inner.clone(), inner.clone()).prop_map(|(k, v)| CqlType::Map {
+                key: Box::new(k),
+                value: Box::new(v),
+                frozen: true
+            }),
+            proptest::collection::vec(inner.clone(), 1..4).prop_map(CqlType::Tuple),
+            proptest::collection::vec(inner, 1..3).prop_map(|ts| CqlType::Udt {
+                keyspace: "ks".into(),
+                name: "u".into(),
+                fields: ts
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, t)| (format!("f{i}"), t))
+                    .collect(),
+                frozen: true,
+            }),
+        ]
+    })
+}
+
+fn types() -> impl Strategy<Value = Types> {
+    let order = prop_oneof![Just(ClusteringOrder::Asc), Just(ClusteringOrder::Desc)];
+    proptest::collection::vec((cql_type(), order), 1..4)
+}
+
+fn bytes_from(alphabet: &'static [u8], len: std::ops::Range<usize>) -> BoxedStrategy<Vec<u8>> {
+    proptest::collection::vec(proptest::sample::select(alphabet), len).boxed()
+}
+
+fn signed(bytes: usize) -> BoxedStrategy<Vec<u8>> {
+    let edge = prop_oneof![
+        Just(i64::MIN),
+        Just(-1i64),
+        Just(0i64),
+        Just(1i64),
+        Just(i64::MAX)
+    ];
+    prop_oneof![edge, -3i64..3, any::<i64>()]
+        .prop_map(move |v| {
+            let shift = 64 - 8 * bytes as u32;
+            let v = if shift == 0 { v } else { (v << shift) >> shift };
+            v.to_be_bytes()[8 - bytes..].to_vec()
+        })
+        .boxed()
+}
+
+fn varint() -> BoxedStrategy<Vec<u8>> {
+    prop_oneof![
+        bytes_from(&[0x00, 0x01, 0x7F, 0x80, 0xFF], 1..5),
+        proptest::collection::vec(any::<u8>(), 1..12),
+    ]
+    .boxed()
+}
+
+fn decimal() -> BoxedStrategy<Vec<u8>> {
+    let unscaled = prop_oneof![
+        varint(),
+        prop_oneof![
+            Just(0i64),
+            Just(1),
+            Just(-1),
+            Just(10),
+            Just(-10),
+            Just(100),
+            Just(12),
+            Just(120)
+        ]
+        .prop_map(|v| v.to_be_bytes()[7..].to_vec()),
+        any::<i64>().prop_map(|v| v.to_be_bytes().to_vec()),
+    ];
+    let scale = prop_oneof![4 => -3i32..4, 1 => -40i32..40];
+    (scale, unscaled)
+        .prop_map(|(s, u)| {
+            let mut v = s.to_be_bytes().to_vec();
+            v.extend(u);
+            v
+        })
+        .boxed()
+}
+
+fn float() -> BoxedStrategy<Vec<u8>> {
+    let special = proptest::sample::select(vec![
+        0.0f32.to_bits(),
+        (-0.0f32).to_bits(),
+        1.0f32.to_bits(),
+        (-1.0f32).to_bits(),
+        f32::INFINITY.to_bits(),
+        f32::NEG_INFINITY.to_bits(),
+        0x7FC0_0000,
+        0xFFC0_0000,
+        0x7F80_0001,
+        1,
+        0x8000_0001,
+    ]);
+    prop_oneof![special, any::<u32>()]
+        .prop_map(|b| b.to_be_bytes().to_vec())
+        .boxed()
+}
+
+fn double() -> BoxedStrategy<Vec<u8>> {
+    let special = proptest::sample::select(vec![
+        0.0f64.to_bits(),
+        (-0.0f64).to_bits(),
+        1.0f64.to_bits(),
+        (-1.0f64).to_bits(),
+        f64::INFINITY.to_bits(),
+        f64::NEG_INFINITY.to_bits(),
+        0x7FF8_0000_0000_0000,
+        0xFFF8_0000_0000_0000,
+        0x7FF0_0000_0000_0001,
+        1,
+    ]);
+    prop_oneof![special, any::<u64>()]
+        .prop_map(|b| b.to_be_bytes().to_vec())
+        .boxed()
+}
+
+fn uuid(force_v1: bool) -> BoxedStrategy<Vec<u8>> {
+    let version = if force_v1 {
+        Just(1u8).boxed()
+    } else {
+        proptest::sample::select(vec![0u8, 1, 4, 7, 15]).boxed()
+    };
+    let msb_bytes = bytes_from(&[0x00, 0x01, 0x80, 0xFF], 8..9);
+    let lsb_bytes = prop_oneof![
+        bytes_from(&[0x00, 0x7F, 0x80, 0xFF], 8..9),
+        proptest::collection::vec(any::<u8>(), 8)
+    ];
+    (version, msb_bytes, lsb_bytes)
+        .prop_map(|(v, mut msb, lsb)| {
+            msb[6] = (msb[6] & 0x0F) | (v << 4);
+            msb.extend(lsb);
+            msb
+        })
+        .boxed()
+}
+
+fn inet() -> BoxedStrategy<Vec<u8>> {
+    prop_oneof![
+        bytes_from(&[0, 1, 127, 255], 4..5),
+        bytes_from(&[0, 1, 127, 255], 16..17)
+    ]
+    .boxed()
+}
+
+fn date() -> BoxedStrategy<Vec<u8>> {
+    let edge =
+        proptest::sample::select(vec![0u32, 1 << 31, (1 << 31) - 1, (1 << 31) + 1, u32::MAX]);
+    prop_oneof![edge, any::<u32>()]
+        .prop_map(|d| d.to_be_bytes().to_vec())
+        .boxed()
+}
+
+/// A non-empty value of `ty`.
+fn value_of(ty: &CqlType) -> BoxedStrategy<Vec<u8>> {
+    match ty {
+        CqlType::Ascii => bytes_from(&[0x00, b'a', b'b', 0x7F], 0..4),
+        CqlType::Text => proptest::collection::vec(
+            proptest::sample::select(vec!['\0', 'a', 'é', '€', '\u{10000}']),
+            0..4,
+        )
+        .prop_map(|cs| cs.into_iter().collect::<String>().into_bytes())
+        .boxed(),
+        CqlType::Blob => bytes_from(&[0x00, 0x01, 0x80, 0xFF], 0..4),
+        CqlType::Boolean => bytes_from(&[0, 1], 1..2),
+        CqlType::Tinyint => signed(1),
+        CqlType::Smallint => signed(2),
+        CqlType::Int => signed(4),
+        CqlType::Bigint | CqlType::Counter | CqlType::Timestamp => signed(8),
+        CqlType::Varint => varint(),
+        CqlType::Decimal => decimal(),
+        CqlType::Float => float(),
+        CqlType::Double => double(),
+        CqlType::Date => date(),
+        CqlType::Time => prop_oneof![
+            Just(0i64),
+            Just(86_399_999_999_999),
+            0i64..86_400_000_000_000
+        ]
+        .prop_map(|t| t.to_be_bytes().to_vec())
+        .boxed(),
+        CqlType::Uuid => uuid(false),
+        CqlType::Timeuuid => uuid(true),
+        CqlType::Inet => inet(),
+        CqlType::Duration => unreachable!("not generated"),
+        CqlType::List { element, .. } => proptest::collection::vec(nested_value(element), 0..4)
+            .prop_map(|es| ser_elements(es.len(), &es))
+            .boxed(),
+        CqlType::Set { element, .. } => {
+            let element = (**element).clone();
+            proptest::collection::vec(nested_value(&element), 0..4)
+                .prop_map(move |mut es| {
+                    es.sort_by(|a, b| cmp_value(&element, a, b));
+                    es.dedup_by(|a, b| cmp_value(&element, a, b) == Ordering::Equal);
+                    ser_elements(es.len(), &es)
+                })
+                .boxed()
+        }
+        CqlType::Map { key, value, .. } => {
+            let key_ty = (**key).clone();
+            proptest::collection::vec((nested_value(key), nested_value(value)), 0..4)
+                .prop_map(move |mut es| {
+                    es.sort_by(|a, b| cmp_value(&key_ty, &a.0, &b.0));
+                    es.dedup_by(|a, b| cmp_value(&key_ty, &a.0, &b.0) == Ordering::Equal);
+                    let flat: Vec<Vec<u8>> = es.into_iter().flat_map(|(k, v)| [k, v]).collect();
+                    ser_elements(flat.len() / 2, &flat)
+                })
+                .boxed()
+        }
+        CqlType::Tuple(types) => fields_of(types.iter().collect()),
+        CqlType::Udt { fields, .. } => fields_of(fields.iter().map(|(_, t)| t).collect()),
+        CqlType::Vector { element, dimension } => {
+            proptest::collection::vec(value_of(element), *dimension as usize)
+                .prop_map(|es| es.concat())
+                .boxed()
+        }
+    }
+}
+
+/// An element of a collection: usually a value, sometimes the empty value.
+fn nested_value(ty: &CqlType) -> BoxedStrategy<Vec<u8>> {
+    prop_oneof![8 => value_of(ty), 1 => Just(Vec::new())].boxed()
+}
+
+fn fields_of(types: Vec<&CqlType>) -> BoxedStrategy<Vec<u8>> {
+    let n = types.len();
+    let fields: Vec<BoxedStrategy<Option<Vec<u8>>>> = types
+        .into_iter()
+        .map(|t| proptest::option::weighted(0.8, nested_value(t)).boxed())
+        .collect();
+    (fields, 0..=n)
+        .prop_map(|(fs, count)| ser_tuple(&fs[..count]))
+        .boxed()
+}
+
+/// A key or prefix for `types`: each component a value, occasionally empty.
+fn key_of(types: &Types) -> BoxedStrategy<Key> {
+    let components: Vec<BoxedStrategy<Vec<u8>>> = types
+        .iter()
+        .map(|(ty, _)| prop_oneof![12 => value_of(ty), 1 => Just(Vec::new())].boxed())
+        .collect();
+    (components, 0..=types.len())
+        .prop_map(|(mut key, len)| {
+            key.truncate(len);
+            key
+        })
+        .boxed()
+}
+
+/// A type list and several keys for it. Keys often share components: some are built from
+/// others by keeping a prefix and redrawing the rest.
+fn types_and_keys() -> impl Strategy<Value = (Types, Vec<Key>)> {
+    types().prop_flat_map(|types| {
+        let keys = proptest::collection::vec(key_of(&types), 2..8);
+        let splices = proptest::collection::vec(
+            (
+                any::<prop::sample::Index>(),
+                any::<prop::sample::Index>(),
+                0usize..4,
+            ),
+            0..6,
+        );
+        (Just(types), keys, splices).prop_map(|(types, mut keys, splices)| {
+            for (from, to, keep) in splices {
+                let (f, t) = (from.index(keys.len()), to.index(keys.len()));
+                let keep = keep.min(keys[f].len()).min(keys[t].len());
+                let prefix: Vec<Vec<u8>> = keys[f][..keep].to_vec();
+                keys[t].splice(..keep, prefix);
+            }
+            (types, keys)
+        })
+    })
+}
+
+fn encode(types: &Types, key: &Key) -> Bytes {
+    let refs: Vec<&[u8]> = key.iter().map(Vec::as_slice).collect();
+    encode_key(types, &refs).unwrap_or_else(|e| panic!("encode {key:02x?} as {types:?}: {e}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties.
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn memcmp_order_is_cql_order((types, keys) in types_and_keys()) {
+        let encoded: Vec<Bytes> = keys.iter().map(|k| encode(&types, k)).collect();
+        for (a, ea) in keys.iter().zip(&encoded) {
+            for (b, eb) in keys.iter().zip(&encoded) {
+                prop_assert_eq!(
+                    ea.cmp(eb),
+                    reference_cmp(&types, a, b),
+                    "keys {:02x?} and {:02x?} of {:?}", a, b, types
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn decode_inverts_encode((types, keys) in types_and_keys()) {
+        for key in &keys {
+            let decoded = decode_key(&types, &encode(&types, key)).unwrap();
+            let decoded: Key = decoded.iter().map(|b| b.to_vec()).collect();
+            prop_assert_eq!(&decoded, key);
+        }
+    }
+
+    #[test]
+    fn bounds_select_the_keys_extending_a_prefix(
+        (types, keys) in types_and_keys(),
+        pick in any::<prop::sample::Index>(),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let source = &keys[pick.index(keys.len())];
+        let prefix: Key = source[..cut.index(source.len() + 1)].to_vec();
+        let p = encode(&types, &prefix);
+        for key in &keys {
+            let k = encode(&types, key);
+            let truncated: Key = key[..key.len().min(prefix.len())].to_vec();
+            let rel = reference_cmp(&types, &truncated, &prefix);
+            let in_range = |start: Bytes, end: Bytes| start <= k && k < end;
+            prop_assert_eq!(
+                in_range(start_bound(&p, true), end_bound(&p, true)),
+                rel == Ordering::Equal,
+                "[P, P] for {:02x?} and {:02x?}", key, prefix
+            );
+            prop_assert_eq!(k >= start_bound(&p, false), rel == Ordering::Greater);
+            prop_assert_eq!(k < end_bound(&p, false), rel == Ordering::Less);
+            prop_assert_eq!(k >= start_bound(&p, true), rel != Ordering::Less);
+            prop_assert_eq!(k < end_bound(&p, true), rel != Ordering::Greater);
+            let (lo, hi) = full_range();
+            prop_assert!(lo <= k && k < hi);
+        }
+        prop_assert_eq!(after_prefix(&p), end_bound(&p, true));
+        for inclusive in [false, true] {
+            let bound = Bound { prefix: p.clone(), inclusive };
+            prop_assert_eq!(bound.start_bytes(), start_bound(&p, inclusive));
+            prop_assert_eq!(bound.end_bytes(), end_bound(&p, inclusive));
+        }
+    }
+
+    /// Every byte string that decodes is the encoding of what it decodes to, so no key has two
+    /// encodings (which would be two rows).
+    #[test]
+    fn only_canonical_encodings_decode(
+        (types, keys) in types_and_keys(),
+        pick in any::<prop::sample::Index>(),
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..3),
+        garbage in proptest::collection::vec(any::<u8>(), 0..24),
+        truncate in any::<prop::sample::Index>(),
+    ) {
+        let mut bytes = encode(&types, &keys[pick.index(keys.len())]).to_vec();
+        for (at, b) in edits {
+            if !bytes.is_empty() {
+                let i = at.index(bytes.len());
+                bytes[i] = b;
+            }
+        }
+        bytes.truncate(truncate.index(bytes.len() + 1));
+        for candidate in [bytes, garbage] {
+            if let Ok(values) = decode_key(&types, &candidate) {
+                let refs: Vec<&[u8]> = values.iter().map(|v| v.as_ref()).collect();
+                let again = encode_key(&types, &refs).expect("decoded values re-encode");
+                prop_assert_eq!(again.as_ref(), candidate.as_slice());
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Examples.
+
+fn asc(ty: CqlType) -> (CqlType, ClusteringOrder) {
+    (ty, ClusteringOrder::Asc)
+}
+
+fn desc(ty: CqlType) -> (CqlType, ClusteringOrder) {
+    (ty, ClusteringOrder::Desc)
+}
+
+#[test]
+fn ints_order_signed_and_desc_reverses() {
+    let t = [asc(CqlType::Int)];
+    let enc = |v: i32| encode_key(&t, &[&v.to_be_bytes()]).unwrap();
+    assert!(enc(-1) < enc(0) && enc(0) < enc(1) && enc(i32::MIN) < enc(-1));
+    let t = [desc(CqlType::Int)];
+    let enc = |v: i32| encode_key(&t, &[&v.to_be_bytes()]).unwrap();
+    assert!(enc(1) < enc(0) && enc(0) < enc(-1));
+}
+
+#[test]
+fn empty_text_sorts_last_in_a_desc_column() {
+    let t = [desc(CqlType::Text)];
+    assert!(encode_key(&t, &[b"a"]).unwrap() < encode_key(&t, &[b""]).unwrap());
+    let t = [asc(CqlType::Text)];
+    assert!(encode_key(&t, &[b""]).unwrap() < encode_key(&t, &[b"a"]).unwrap());
+}
+
+#[test]
+fn decimals_order_by_value_then_scale() {
+    let t = [asc(CqlType::Decimal)];
+    let dec = |unscaled: i64, scale: i32| {
+        let mut v = scale.to_be_bytes().to_vec();
+        v.extend_from_slice(&unscaled.to_be_bytes());
+        encode_key(&t, &[&v]).unwrap()
+    };
+    // 0.99 < 1 = 1.0 (scale 0 before scale 1) < 1.01 < 10 = 1E1
+    assert!(dec(99, 2) < dec(1, 0));
+    assert!(dec(1, 0) < dec(10, 1));
+    assert!(dec(10, 1) < dec(101, 2));
+    assert!(dec(101, 2) < dec(1, -1));
+    assert!(dec(-101, 2) < dec(-1, 0));
+    assert!(dec(-1, 0) < dec(0, 5));
+}
+
+#[test]
+fn uuids_order_by_version_then_time() {
+    let t = [asc(CqlType::Uuid)];
+    // A v1 UUID with a later timestamp in time_hi but a smaller time_low.
+    let early = hex16("ffffffff-0000-1000-8000-000000000000");
+    let late = hex16("00000000-0000-1001-8000-000000000000");
+    let v4 = hex16("00000000-0000-4000-8000-000000000000");
+    let e = |v: &[u8]| encode_key(&t, &[v]).unwrap();
+    assert!(e(&early) < e(&late));
+    assert!(e(&late) < e(&v4));
+}
+
+fn hex16(s: &str) -> Vec<u8> {
+    let s: String = s.chars().filter(|c| *c != '-').collect();
+    (0..16)
+        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn inet_orders_bytewise() {
+    let t = [asc(CqlType::Inet)];
+    let e = |v: &[u8]| encode_key(&t, &[v]).unwrap();
+    let v4 = [10, 0, 0, 1];
+    let mut v6 = [0u8; 16];
+    v6[..4].copy_from_slice(&v4);
+    assert!(e(&v4) < e(&v6));
+    assert!(e(&[0u8; 16]) < e(&v4));
+}
+
+#[test]
+fn invalid_values_are_errors() {
+    let err = |t: CqlType, v: &[u8]| encode_key(&[asc(t)], &[v]).unwrap_err();
+    assert!(matches!(
+        err(CqlType::Int, &[1, 2, 3]),
+        KeyError::InvalidValue { column: 0, .. }
+    ));
+    assert!(matches!(
+        err(CqlType::Text, &[0xC3]),
+        KeyError::InvalidValue { .. }
+    ));
+    assert!(matches!(
+        err(CqlType::Ascii, "é".as_bytes()),
+        KeyError::InvalidValue { .. }
+    ));
+    assert!(matches!(
+        err(CqlType::Boolean, &[2]),
+        KeyError::InvalidValue { .. }
+    ));
+    assert!(matches!(
+        err(CqlType::Inet, &[1, 2, 3, 4, 5]),
+        KeyError::InvalidValue { .. }
+    ));
+    assert!(matches!(
+        err(CqlType::Decimal, &[0, 0, 0, 1]),
+        KeyError::InvalidValue { .. }
+    ));
+    assert!(matches!(
+        err(CqlType::Time, &(-1i64).to_be_bytes()),
+        KeyError::InvalidValue { .. }
+    ));
+    let v4 = hex16("00000000-0000-4000-8000-000000000000");
+    assert!(matches!(
+        err(CqlType::Timeuuid, &v4),
+        KeyError::InvalidValue { .. }
+    ));
+    let set = CqlType::Set {
+        element: Box::new(CqlType::Int),
+        frozen: true,
+    };
+    let unsorted = ser_elements(
+        2,
+        &[2i32.to_be_bytes().to_vec(), 1i32.to_be_bytes().to_vec()],
+    );
+    assert!(matches!(
+        err(set.clone(), &unsorted),
+        KeyError::InvalidValue { .. }
+    ));
+    let repeated = ser_elements(
+        2,
+        &[1i32.to_be_bytes().to_vec(), 1i32.to_be_bytes().to_vec()],
+    );
+    assert!(matches!(err(set, &repeated), KeyError::InvalidValue { .. }));
+    let list = CqlType::List {
+        element: Box::new(CqlType::Int),
+        frozen: true,
+    };
+    assert!(matches!(
+        err(list.clone(), &[0, 0, 0, 1, 0xFF, 0xFF, 0xFF, 0xFF]),
+        KeyError::InvalidValue { .. }
+    ));
+    assert!(matches!(
+        err(list, &[0, 0, 0, 1]),
+        KeyError::InvalidValue { .. }
+    ));
+    let big = vec![b'a'; 70_000];
+    assert!(matches!(
+        err(CqlType::Blob, &big),
+        KeyError::InvalidValue { .. }
+    ));
+    assert!(matches!(
+        encode_key(&[asc(CqlType::Int)], &[&[0, 0, 0, 1], &[0, 0, 0, 1]]),
+        Err(KeyError::TooManyValues {
+            values: 2,
+            columns: 1
+        })
+    ));
+}
+
+#[test]
+fn unsupported_types_are_errors() {
+    let unsupported = |t: CqlType| {
+        matches!(
+            encode_key(&[asc(t.clone())], &[]),
+            Err(KeyError::UnsupportedType { .. })
+        ) && matches!(
+            decode_key(&[asc(t)], &[]),
+            Err(KeyError::UnsupportedType { .. })
+        )
+    };
+    assert!(unsupported(CqlType::Duration));
+    assert!(unsupported(CqlType::List {
+        element: Box::new(CqlType::Int),
+        frozen: false
+    }));
+    assert!(unsupported(CqlType::Tuple(vec![
+        CqlType::Int,
+        CqlType::Duration
+    ])));
+    assert!(unsupported(CqlType::Vector {
+        element: Box::new(CqlType::Text),
+        dimension: 2
+    }));
+}
+
+#[test]
+fn malformed_keys_are_errors() {
+    let t = [asc(CqlType::Int), asc(CqlType::Text)];
+    assert!(matches!(
+        decode_key(&t, &[0x07]),
+        Err(KeyError::Malformed { .. })
+    ));
+    assert!(matches!(
+        decode_key(&t, &[0x02, 0x80]),
+        Err(KeyError::Malformed { .. })
+    ));
+    let full = encode_key(&t, &[&[0, 0, 0, 1], b"x"]).unwrap();
+    let mut longer = full.to_vec();
+    longer.push(0x02);
+    assert!(matches!(
+        decode_key(&t, &longer),
+        Err(KeyError::Malformed { .. })
+    ));
+    assert_eq!(decode_key(&t, &[]).unwrap(), Vec::<Bytes>::new());
+}
+
+#[test]
+fn equal_decimals_tie_break_on_scale_before_padding() {
+    let t = [asc(CqlType::Decimal)];
+    // 1.00 as (scale 2, unscaled 100) and 1.0 as (scale 1, unscaled 10 with a redundant 00).
+    let hundredths = [0, 0, 0, 2, 100];
+    let tenths_padded = [0, 0, 0, 1, 0, 10];
+    let a = encode_key(&t, &[&tenths_padded]).unwrap();
+    let b = encode_key(&t, &[&hundredths]).unwrap();
+    assert!(a < b);
+    assert_eq!(decode_key(&t, &a).unwrap()[0].as_ref(), &tenths_padded);
+    assert_eq!(decode_key(&t, &b).unwrap()[0].as_ref(), &hundredths);
+}
+
+#[test]
+fn largest_values_round_trip() {
+    let decimal = [asc(CqlType::Decimal)];
+    let mut v = 7i32.to_be_bytes().to_vec();
+    v.extend(
+        (0..khata_types::clustering::MAX_DECIMAL_UNSCALED_SIZE_BYTES)
+            .map(|i| (i * 151 % 251) as u8 | 0x80),
+    );
+    let key = encode_key(&decimal, &[&v]).unwrap();
+    assert_eq!(
+        decode_key(&decimal, &key).unwrap()[0].as_ref(),
+        v.as_slice()
+    );
+    v.push(1);
+    assert!(matches!(
+        encode_key(&decimal, &[&v]),
+        Err(KeyError::InvalidValue { .. })
+    ));
+
+    let varint = [desc(CqlType::Varint)];
+    let v = vec![0x9Au8; khata_types::clustering::MAX_CLUSTERING_VALUE_SIZE_BYTES];
+    let key = encode_key(&varint, &[&v]).unwrap();
+    assert_eq!(decode_key(&varint, &key).unwrap()[0].as_ref(), v.as_slice());
+}
