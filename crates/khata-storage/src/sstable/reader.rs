@@ -337,7 +337,9 @@ impl SsTable {
         PartitionReader::open(self.clone(), entry, ranges, reversed).map(Some)
     }
 
-    /// Whole partitions in key order, starting at `from` (inclusive) or at the first.
+    /// Whole partitions in key order, starting at `from` (inclusive) or at the first. To start
+    /// at a token, pass a key with that token and empty key bytes (the smallest key of the
+    /// token); the caller stops at the end of its range.
     /// Reads bypass the block cache's admission, so a scan does not evict hot blocks.
     pub fn scan(self: &Arc<Self>, from: Option<&DecoratedKey>) -> Result<SsTableScanner> {
         Ok(SsTableScanner::new(self.clone(), from.cloned()))
