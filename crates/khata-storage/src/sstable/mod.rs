@@ -7,17 +7,17 @@
 //! is the files `khata-G-<Component>.db`:
 //!
 //! - **Data**: the partitions as one logical byte stream cut into fixed-length chunks, each
-//!   LZ4-compressed (or stored) with a CRC32C ([`chunk`]); inside the stream each partition is
-//!   a header, its rows, and for large partitions a row index ([`layout`]).
+//!   LZ4-compressed (or stored) with a CRC32C (`chunk.rs`); inside the stream each partition is
+//!   a header, its rows, and for large partitions a row index (`layout.rs`).
 //! - **CompressionInfo**: where each chunk starts on disk, so a logical offset maps to a chunk
 //!   by division.
 //! - **Index** / **Summary**: the partition index in checksummed pages, and the first key of
-//!   each page, kept in memory ([`index`]).
-//! - **Filter**: a Bloom filter on partition key bytes with our own hash ([`bloom`],
-//!   [`hash`]).
-//! - **Statistics**: timestamps, deletion and expiry times, tombstone counts, sizes ([`stats`]).
+//!   each page, kept in memory (`index.rs`).
+//! - **Filter**: a Bloom filter on partition key bytes with our own hash (`bloom.rs`,
+//!   `hash.rs`).
+//! - **Statistics**: timestamps, deletion and expiry times, tombstone counts, sizes (`stats.rs`).
 //! - **TOC**: format version, and each component's length and CRC32C; written last
-//!   ([`format`]).
+//!   (`format.rs`).
 //!
 //! Invariants:
 //! - Nothing read from a file is trusted: every chunk, index page and component is verified
