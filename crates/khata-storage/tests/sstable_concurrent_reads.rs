@@ -45,7 +45,7 @@ fn concurrent_readers_see_the_data_written() {
                 let mut rng = XorShift(t + 1);
                 for _ in 0..2_000 {
                     let (key, want) = &list[(rng.next() % list.len() as u64) as usize];
-                    let reversed = rng.next() % 2 == 0;
+                    let reversed = rng.next().is_multiple_of(2);
                     let range = khata_types::clustering::full_range();
                     let reader = table.read(key, &[range], reversed).unwrap().unwrap();
                     let (got, _) = collect(reader).unwrap();
