@@ -107,7 +107,7 @@ fn bump_max<T: Ord + Copy>(slot: &mut Option<T>, v: T) {
 }
 
 /// The histogram bucket of a partition of `size` bytes.
-pub fn size_bucket(size: u64) -> usize {
+pub(crate) fn size_bucket(size: u64) -> usize {
     if size == 0 {
         0
     } else {
@@ -199,7 +199,7 @@ impl SsTableStats {
     }
 
     /// Account for one partition written under `key` taking `size` serialized bytes.
-    pub fn add_partition(&mut self, key: &DecoratedKey, partition: &Partition, size: u64) {
+    pub(crate) fn add_partition(&mut self, key: &DecoratedKey, partition: &Partition, size: u64) {
         self.partition_count += 1;
         if self.first_key.is_none() {
             self.first_key = Some(key.clone());
@@ -232,7 +232,7 @@ impl SsTableStats {
     }
 
     /// The Statistics component.
-    pub fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         fn opt_i64(out: &mut Vec<u8>, v: Option<i64>) {
             out.put_u8(u8::from(v.is_some()));
             if let Some(v) = v {
@@ -300,7 +300,7 @@ impl SsTableStats {
     }
 
     /// Decode the Statistics component.
-    pub fn decode(bytes: Bytes) -> Result<Self, FormatError> {
+    pub(crate) fn decode(bytes: Bytes) -> Result<Self, FormatError> {
         let mut r = Reader::new(bytes);
         let parsed = decode_fields(&mut r);
         parsed.map_err(|e| FormatError::codec(0, &r, e))
