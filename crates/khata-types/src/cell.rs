@@ -27,7 +27,10 @@ pub struct DeletionTime {
 
 impl DeletionTime {
     pub fn new(marked_for_delete_at: Timestamp, local_deletion_time: LocalTime) -> Self {
-        DeletionTime { marked_for_delete_at, local_deletion_time }
+        DeletionTime {
+            marked_for_delete_at,
+            local_deletion_time,
+        }
     }
 
     /// Whether this deletion shadows data written at `timestamp`.
@@ -122,18 +125,36 @@ pub struct Cell {
 
 impl Cell {
     pub fn live(timestamp: Timestamp, value: impl Into<Bytes>) -> Self {
-        Cell { timestamp, kind: CellKind::Live { value: value.into() } }
-    }
-
-    pub fn expiring(timestamp: Timestamp, value: impl Into<Bytes>, ttl: u32, local_expiry: LocalTime) -> Self {
         Cell {
             timestamp,
-            kind: CellKind::Expiring { value: value.into(), expiry: Expiry::new(ttl, local_expiry) },
+            kind: CellKind::Live {
+                value: value.into(),
+            },
+        }
+    }
+
+    pub fn expiring(
+        timestamp: Timestamp,
+        value: impl Into<Bytes>,
+        ttl: u32,
+        local_expiry: LocalTime,
+    ) -> Self {
+        Cell {
+            timestamp,
+            kind: CellKind::Expiring {
+                value: value.into(),
+                expiry: Expiry::new(ttl, local_expiry),
+            },
         }
     }
 
     pub fn tombstone(timestamp: Timestamp, local_deletion_time: LocalTime) -> Self {
-        Cell { timestamp, kind: CellKind::Tombstone { local_deletion_time } }
+        Cell {
+            timestamp,
+            kind: CellKind::Tombstone {
+                local_deletion_time,
+            },
+        }
     }
 
     /// The value, if this cell holds one and it has not expired at `now`.
@@ -171,7 +192,9 @@ impl Cell {
         match &self.kind {
             CellKind::Live { .. } => (0, 0),
             CellKind::Expiring { expiry, .. } => (1, expiry.local_expiry),
-            CellKind::Tombstone { local_deletion_time } => (2, *local_deletion_time),
+            CellKind::Tombstone {
+                local_deletion_time,
+            } => (2, *local_deletion_time),
         }
     }
 

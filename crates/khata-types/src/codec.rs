@@ -140,7 +140,10 @@ fn put_deletion(out: &mut impl BufMut, d: &DeletionTime) {
 }
 
 fn get_deletion(r: &mut Reader) -> Result<DeletionTime, CodecError> {
-    Ok(DeletionTime { marked_for_delete_at: r.zigzag()?, local_deletion_time: r.varint_u32()? })
+    Ok(DeletionTime {
+        marked_for_delete_at: r.zigzag()?,
+        local_deletion_time: r.varint_u32()?,
+    })
 }
 
 /// Encode a row body (without its clustering key).
@@ -196,9 +199,9 @@ pub fn encode_row(out: &mut impl BufMut, row: &Row) {
                 put_varint(out, u64::from(expiry.local_expiry));
                 put_bytes(out, value);
             }
-            CellKind::Tombstone { local_deletion_time } => {
-                put_varint(out, u64::from(*local_deletion_time))
-            }
+            CellKind::Tombstone {
+                local_deletion_time,
+            } => put_varint(out, u64::from(*local_deletion_time)),
         }
     }
 }
@@ -213,7 +216,10 @@ pub fn decode_row(r: &mut Reader) -> Result<Row, CodecError> {
     if flags & 1 != 0 {
         let timestamp = r.zigzag()?;
         let expiry = if flags & 2 != 0 {
-            Some(Expiry { ttl: r.varint_u32()?, local_expiry: r.varint_u32()? })
+            Some(Expiry {
+                ttl: r.varint_u32()?,
+                local_expiry: r.varint_u32()?,
+            })
         } else {
             None
         };
@@ -238,16 +244,25 @@ pub fn decode_row(r: &mut Reader) -> Result<Row, CodecError> {
         if kind & !0x07 != 0 {
             return Err(CodecError::Invalid("unknown cell kind"));
         }
-        let path = if kind & 4 != 0 { Some(r.bytes()?) } else { None };
+        let path = if kind & 4 != 0 {
+            Some(r.bytes()?)
+        } else {
+            None
+        };
         let timestamp = r.zigzag()?;
         let kind = match kind & 3 {
             0 => CellKind::Live { value: r.bytes()? },
             1 => {
                 let ttl = r.varint_u32()?;
                 let local_expiry = r.varint_u32()?;
-                CellKind::Expiring { value: r.bytes()?, expiry: Expiry { ttl, local_expiry } }
+                CellKind::Expiring {
+                    value: r.bytes()?,
+                    expiry: Expiry { ttl, local_expiry },
+                }
             }
-            2 => CellKind::Tombstone { local_deletion_time: r.varint_u32()? },
+            2 => CellKind::Tombstone {
+                local_deletion_time: r.varint_u32()?,
+            },
             _ => return Err(CodecError::Invalid("unknown cell kind")),
         };
         cells.insert(CellKey { column, path }, Cell { timestamp, kind });
@@ -303,9 +318,14 @@ pub fn decode_range_tombstones(r: &mut Reader) -> Result<RangeTombstoneList, Cod
         let start = r.bytes()?;
         let end = r.bytes()?;
         let deletion = get_deletion(r)?;
-        items.push(RangeTombstone { start, end, deletion });
+        items.push(RangeTombstone {
+            start,
+            end,
+            deletion,
+        });
     }
-    RangeTombstoneList::from_sorted(items).ok_or(CodecError::Invalid("range tombstones out of order"))
+    RangeTombstoneList::from_sorted(items)
+        .ok_or(CodecError::Invalid("range tombstones out of order"))
 }
 
 /// Decode a partition written by [`encode_partition`]. The result is re-canonicalized, so even
@@ -360,7 +380,10 @@ mod tests {
     fn truncated_input_is_an_error() {
         let mut p = Partition::new();
         let mut row = Row::default();
-        row.cells.insert(CellKey::simple(3), Cell::live(7, Bytes::from_static(b"hello")));
+        row.cells.insert(
+            CellKey::simple(3),
+            Cell::live(7, Bytes::from_static(b"hello")),
+        );
         p.add_row(Bytes::from_static(b"\x02k"), row);
         let mut buf = Vec::new();
         encode_partition(&mut buf, &p);
@@ -368,6 +391,9 @@ mod tests {
             let r = decode_partition(&mut Reader::new(Bytes::copy_from_slice(&buf[..cut])));
             assert!(r.is_err(), "cut at {cut} decoded");
         }
-        assert_eq!(decode_partition(&mut Reader::new(Bytes::from(buf))).unwrap(), p);
+        assert_eq!(
+            decode_partition(&mut Reader::new(Bytes::from(buf))).unwrap(),
+            p
+        );
     }
 }

@@ -15,9 +15,9 @@ use std::ops::Bound as RangeBound;
 
 use bytes::Bytes;
 
+use crate::LocalTime;
 use crate::cell::{DeletionTime, max_deletion};
 use crate::row::Row;
-use crate::LocalTime;
 
 /// A deletion of the clustering interval `[start, end)` (bytes of the clustering encoding).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,13 +55,21 @@ impl RangeTombstoneList {
         if start >= end {
             return;
         }
-        let single = RangeTombstoneList { items: vec![RangeTombstone { start, end, deletion }] };
+        let single = RangeTombstoneList {
+            items: vec![RangeTombstone {
+                start,
+                end,
+                deletion,
+            }],
+        };
         self.merge(&single);
     }
 
     /// The deletion covering `clustering`, if any.
     pub fn covering(&self, clustering: &[u8]) -> Option<DeletionTime> {
-        let idx = self.items.partition_point(|rt| rt.start.as_ref() <= clustering);
+        let idx = self
+            .items
+            .partition_point(|rt| rt.start.as_ref() <= clustering);
         if idx == 0 {
             return None;
         }
@@ -78,7 +86,8 @@ impl RangeTombstoneList {
             self.items = other.items.clone();
             return;
         }
-        let mut points: Vec<&Bytes> = Vec::with_capacity(2 * (self.items.len() + other.items.len()));
+        let mut points: Vec<&Bytes> =
+            Vec::with_capacity(2 * (self.items.len() + other.items.len()));
         for rt in self.items.iter().chain(other.items.iter()) {
             points.push(&rt.start);
             points.push(&rt.end);
@@ -92,7 +101,11 @@ impl RangeTombstoneList {
             if let Some(d) = d {
                 match out.last_mut() {
                     Some(last) if last.end == *lo && last.deletion == d => last.end = hi.clone(),
-                    _ => out.push(RangeTombstone { start: lo.clone(), end: hi.clone(), deletion: d }),
+                    _ => out.push(RangeTombstone {
+                        start: lo.clone(),
+                        end: hi.clone(),
+                        deletion: d,
+                    }),
                 }
             }
         }
@@ -112,8 +125,16 @@ impl RangeTombstoneList {
             .iter()
             .filter(|rt| rt.start.as_ref() < end && start < rt.end.as_ref())
             .map(|rt| RangeTombstone {
-                start: if rt.start.as_ref() < start { Bytes::copy_from_slice(start) } else { rt.start.clone() },
-                end: if rt.end.as_ref() > end { Bytes::copy_from_slice(end) } else { rt.end.clone() },
+                start: if rt.start.as_ref() < start {
+                    Bytes::copy_from_slice(start)
+                } else {
+                    rt.start.clone()
+                },
+                end: if rt.end.as_ref() > end {
+                    Bytes::copy_from_slice(end)
+                } else {
+                    rt.end.clone()
+                },
                 deletion: rt.deletion,
             })
             .collect()
@@ -134,7 +155,9 @@ impl RangeTombstoneList {
         // Re-merge adjacent equal neighbours so the representation is canonical.
         for rt in items {
             match list.items.last_mut() {
-                Some(last) if last.end == rt.start && last.deletion == rt.deletion => last.end = rt.end,
+                Some(last) if last.end == rt.start && last.deletion == rt.deletion => {
+                    last.end = rt.end
+                }
                 _ => list.items.push(rt),
             }
         }
@@ -222,7 +245,10 @@ impl Partition {
         let rts = &self.range_tombstones;
         let bounds = match range {
             None => (RangeBound::Unbounded, RangeBound::Unbounded),
-            Some((s, e)) => (RangeBound::Included(s.clone()), RangeBound::Excluded(e.clone())),
+            Some((s, e)) => (
+                RangeBound::Included(s.clone()),
+                RangeBound::Excluded(e.clone()),
+            ),
         };
         let mut emptied = Vec::new();
         for (k, row) in self.rows.range_mut(bounds) {
@@ -247,14 +273,26 @@ impl Partition {
         usize::from(self.deletion.is_some())
             + self.range_tombstones.len()
             + self.static_row.tombstone_count(now)
-            + self.rows.values().map(|r| r.tombstone_count(now)).sum::<usize>()
+            + self
+                .rows
+                .values()
+                .map(|r| r.tombstone_count(now))
+                .sum::<usize>()
     }
 
     /// An estimate of the partition's size in bytes.
     pub fn size_estimate(&self) -> usize {
         32 + self.static_row.size_estimate()
-            + self.range_tombstones.iter().map(|rt| 24 + rt.start.len() + rt.end.len()).sum::<usize>()
-            + self.rows.iter().map(|(k, r)| k.len() + r.size_estimate()).sum::<usize>()
+            + self
+                .range_tombstones
+                .iter()
+                .map(|rt| 24 + rt.start.len() + rt.end.len())
+                .sum::<usize>()
+            + self
+                .rows
+                .iter()
+                .map(|(k, r)| k.len() + r.size_estimate())
+                .sum::<usize>()
     }
 
     /// Largest write timestamp in the partition.
@@ -299,10 +337,23 @@ mod tests {
         l.add(b("b"), b("f"), DeletionTime::new(10, 1));
         l.add(b("d"), b("h"), DeletionTime::new(20, 1));
         l.add(b("a"), b("c"), DeletionTime::new(5, 1));
-        let got: Vec<_> = l.iter().map(|r| (r.start.clone(), r.end.clone(), r.deletion.marked_for_delete_at)).collect();
+        let got: Vec<_> = l
+            .iter()
+            .map(|r| {
+                (
+                    r.start.clone(),
+                    r.end.clone(),
+                    r.deletion.marked_for_delete_at,
+                )
+            })
+            .collect();
         assert_eq!(
             got,
-            vec![(b("a"), b("b"), 5), (b("b"), b("d"), 10), (b("d"), b("h"), 20)]
+            vec![
+                (b("a"), b("b"), 5),
+                (b("b"), b("d"), 10),
+                (b("d"), b("h"), 20)
+            ]
         );
         assert_eq!(l.covering(b"c").unwrap().marked_for_delete_at, 10);
         assert_eq!(l.covering(b"h"), None);
@@ -313,7 +364,10 @@ mod tests {
         let mut p = Partition::new();
         p.add_row(b("a"), row_with(1, 5, "old"));
         p.add_row(b("b"), row_with(1, 15, "new"));
-        p.merge(Partition { deletion: Some(DeletionTime::new(10, 1)), ..Default::default() });
+        p.merge(Partition {
+            deletion: Some(DeletionTime::new(10, 1)),
+            ..Default::default()
+        });
         assert_eq!(p.rows.len(), 1);
         assert!(p.rows.contains_key(&b("b")));
         // A late write below the deletion stays invisible.

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
-use crate::cell::{Cell, DeletionTime, LivenessInfo, max_deletion};
 use crate::LocalTime;
+use crate::cell::{Cell, DeletionTime, LivenessInfo, max_deletion};
 
 /// A column's id within its table (see [`crate::schema::ColumnDef`]).
 pub type ColumnId = u32;
@@ -30,7 +30,10 @@ impl CellKey {
     }
 
     pub fn element(column: ColumnId, path: impl Into<Bytes>) -> Self {
-        CellKey { column, path: Some(path.into()) }
+        CellKey {
+            column,
+            path: Some(path.into()),
+        }
     }
 }
 
@@ -157,7 +160,11 @@ impl Row {
 
     /// An estimate of the row's size in memory and on disk, in bytes.
     pub fn size_estimate(&self) -> usize {
-        24 + self.cells.iter().map(|(k, c)| 24 + k.path.as_ref().map_or(0, |p| p.len()) + c.value_len()).sum::<usize>()
+        24 + self
+            .cells
+            .iter()
+            .map(|(k, c)| 24 + k.path.as_ref().map_or(0, |p| p.len()) + c.value_len())
+            .sum::<usize>()
             + 16 * self.column_deletions.len()
     }
 }

@@ -32,13 +32,31 @@ pub enum CqlType {
     Tinyint,
     Uuid,
     Varint,
-    List { element: Box<CqlType>, frozen: bool },
-    Set { element: Box<CqlType>, frozen: bool },
-    Map { key: Box<CqlType>, value: Box<CqlType>, frozen: bool },
+    List {
+        element: Box<CqlType>,
+        frozen: bool,
+    },
+    Set {
+        element: Box<CqlType>,
+        frozen: bool,
+    },
+    Map {
+        key: Box<CqlType>,
+        value: Box<CqlType>,
+        frozen: bool,
+    },
     /// Tuples are always frozen.
     Tuple(Vec<CqlType>),
-    Udt { keyspace: String, name: String, fields: Vec<(String, CqlType)>, frozen: bool },
-    Vector { element: Box<CqlType>, dimension: u32 },
+    Udt {
+        keyspace: String,
+        name: String,
+        fields: Vec<(String, CqlType)>,
+        frozen: bool,
+    },
+    Vector {
+        element: Box<CqlType>,
+        dimension: u32,
+    },
 }
 
 impl CqlType {
@@ -67,9 +85,14 @@ pub enum ClusteringOrder {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ColumnKind {
     /// Component `position` of the partition key.
-    PartitionKey { position: u16 },
+    PartitionKey {
+        position: u16,
+    },
     /// Component `position` of the clustering key.
-    Clustering { position: u16, order: ClusteringOrder },
+    Clustering {
+        position: u16,
+        order: ClusteringOrder,
+    },
     /// One value per partition.
     Static,
     Regular,
@@ -87,8 +110,12 @@ pub struct ColumnDef {
 /// Replication of a keyspace.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Replication {
-    Simple { replication_factor: u32 },
-    NetworkTopology { datacenters: BTreeMap<String, u32> },
+    Simple {
+        replication_factor: u32,
+    },
+    NetworkTopology {
+        datacenters: BTreeMap<String, u32>,
+    },
     /// Node-local system keyspaces.
     Local,
 }
@@ -106,9 +133,18 @@ pub struct KeyspaceDef {
 pub enum CompactionStrategy {
     /// `SizeTieredCompactionStrategy`: merge `min_threshold`..`max_threshold` SSTables of
     /// similar size (within `bucket_low`..`bucket_high` of the bucket's average).
-    SizeTiered { min_threshold: usize, max_threshold: usize, bucket_low: f64, bucket_high: f64, min_sstable_size_bytes: u64 },
+    SizeTiered {
+        min_threshold: usize,
+        max_threshold: usize,
+        bucket_low: f64,
+        bucket_high: f64,
+        min_sstable_size_bytes: u64,
+    },
     /// `LeveledCompactionStrategy`: non-overlapping levels, each `fanout_size` times larger.
-    Leveled { sstable_size_bytes: u64, fanout_size: u32 },
+    Leveled {
+        sstable_size_bytes: u64,
+        fanout_size: u32,
+    },
     /// `TimeWindowCompactionStrategy`: one SSTable per time window once the window is past.
     TimeWindow { window_size_seconds: u64 },
 }
@@ -125,12 +161,17 @@ impl CompactionStrategy {
     }
 
     pub fn leveled() -> Self {
-        CompactionStrategy::Leveled { sstable_size_bytes: 160 * 1024 * 1024, fanout_size: 10 }
+        CompactionStrategy::Leveled {
+            sstable_size_bytes: 160 * 1024 * 1024,
+            fanout_size: 10,
+        }
     }
 
     /// TWCS with Cassandra's default window of one day.
     pub fn time_window() -> Self {
-        CompactionStrategy::TimeWindow { window_size_seconds: 24 * 60 * 60 }
+        CompactionStrategy::TimeWindow {
+            window_size_seconds: 24 * 60 * 60,
+        }
     }
 }
 

@@ -1,0 +1,207 @@
+//! Running compaction tasks: merge the input SSTables, purge what may be purged, write the
+//! outputs, and swap them in.
+//!
+//! The picking is pure ([`crate::compaction`]); this module does the I/O. Inputs are read as
+//! one k-way merge of whole partitions in key order; each merged partition is purged under a
+//! [`PurgePolicy`] whose `max_purgeable` is computed per partition from the sources *outside*
+//! the compaction (other SSTables that may hold the key, and memtables), so a tombstone is
+//! dropped only when nothing it shadows can still exist. Outputs are cut at the task's
+//! `max_output_bytes` (leveled compaction) and appear atomically; the view swap that adds them
+//! removes the inputs, whose files are deleted when the last reader lets go.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use khata_types::LocalTime;
+
+use crate::compaction::{CompactionTask, SsTableSummary, TaskKind, Throttle};
+use crate::error::Result;
+use crate::purge::{PurgePolicy, purge_partition};
+use crate::read::{MergedPartitions, PartitionStream};
+use crate::sstable::{SsTable, SsTableWriter};
+use crate::table::TableStore;
+
+/// What one compaction did.
+#[derive(Debug, Clone, Default)]
+pub struct CompactionOutcome {
+    pub inputs: Vec<u64>,
+    pub outputs: Vec<u64>,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub tombstones_purged: usize,
+    pub dropped_whole: bool,
+}
+
+/// The summary the pickers need, from an SSTable's statistics.
+pub fn summarize(s: &SsTable, compacting: bool) -> SsTableSummary {
+    let st = s.stats();
+    SsTableSummary {
+        generation: s.generation(),
+        size_bytes: st.data_size_bytes,
+        level: st.level,
+        min_timestamp: st.min_timestamp.unwrap_or(i64::MAX),
+        max_timestamp: st.max_timestamp.unwrap_or(i64::MIN),
+        max_deletion_time: st.all_dead_after().unwrap_or(u32::MAX),
+        first_key: st
+            .first_key
+            .clone()
+            .unwrap_or_else(|| khata_types::token::DecoratedKey::new(bytes::Bytes::new())),
+        last_key: st
+            .last_key
+            .clone()
+            .unwrap_or_else(|| khata_types::token::DecoratedKey::new(bytes::Bytes::new())),
+        droppable_tombstone_ratio: st.tombstone_count() as f64
+            / (st.cell_count + st.row_count).max(1) as f64,
+        compacting,
+    }
+}
+
+/// Summaries of a table's live SSTables.
+pub fn summaries(table: &TableStore) -> Vec<SsTableSummary> {
+    let compacting = table.compacting.lock().clone();
+    table
+        .view()
+        .sstables
+        .iter()
+        .map(|s| summarize(s, compacting.contains(&s.generation())))
+        .collect()
+}
+
+/// Run one task on `table`. The inputs are marked compacting for the duration.
+pub fn run_task(
+    table: &TableStore,
+    task: &CompactionTask,
+    now: LocalTime,
+    throttle: &mut Throttle,
+    clock_micros: &dyn Fn() -> i64,
+) -> Result<CompactionOutcome> {
+    let inputs: HashSet<u64> = task.inputs.iter().copied().collect();
+    {
+        let mut compacting = table.compacting.lock();
+        if inputs.iter().any(|g| compacting.contains(g)) {
+            return Ok(CompactionOutcome::default());
+        }
+        compacting.extend(inputs.iter().copied());
+    }
+    let result = run_marked(table, task, &inputs, now, throttle, clock_micros);
+    let mut compacting = table.compacting.lock();
+    for g in &inputs {
+        compacting.remove(g);
+    }
+    result
+}
+
+fn run_marked(
+    table: &TableStore,
+    task: &CompactionTask,
+    inputs: &HashSet<u64>,
+    now: LocalTime,
+    throttle: &mut Throttle,
+    clock_micros: &dyn Fn() -> i64,
+) -> Result<CompactionOutcome> {
+    let view = table.view();
+    let input_tables: Vec<Arc<SsTable>> = view
+        .sstables
+        .iter()
+        .filter(|s| inputs.contains(&s.generation()))
+        .cloned()
+        .collect();
+    let mut outcome = CompactionOutcome {
+        inputs: task.inputs.clone(),
+        ..Default::default()
+    };
+    if input_tables.len() != inputs.len() {
+        // Some input is gone (another compaction or a truncate got there first).
+        return Ok(CompactionOutcome::default());
+    }
+    if matches!(task.kind, TaskKind::DropExpired) {
+        // The pickers see only SSTables: a memtable holding data older than what the inputs
+        // could shadow keeps them (dropping them could bring that data back).
+        let newest_input = input_tables
+            .iter()
+            .filter_map(|s| s.stats().max_timestamp)
+            .max()
+            .unwrap_or(i64::MIN);
+        let memtable_min = std::iter::once(&view.active)
+            .chain(view.sealed.iter())
+            .map(|m| m.memtable.min_timestamp())
+            .min()
+            .unwrap_or(i64::MAX);
+        if memtable_min <= newest_input {
+            return Ok(CompactionOutcome::default());
+        }
+        outcome.dropped_whole = true;
+        finish_swap(table, inputs, Vec::new());
+        return Ok(outcome);
+    }
+    let gc_grace = table.spec.read().options.gc_grace_seconds;
+    let expected: u64 = input_tables.iter().map(|s| s.stats().partition_count).sum();
+    let mut streams: Vec<PartitionStream> = Vec::new();
+    for s in &input_tables {
+        outcome.bytes_read += s.stats().data_size_bytes;
+        streams.push(Box::new(s.scan(None)?));
+    }
+    let mut outputs: Vec<Arc<SsTable>> = Vec::new();
+    let mut writer: Option<SsTableWriter> = None;
+    for item in MergedPartitions::new(streams) {
+        let (key, mut partition) = item?;
+        let policy = PurgePolicy::new(now, gc_grace, table.max_purgeable(&view, &key, inputs));
+        outcome.tombstones_purged += purge_partition(&mut partition, &policy);
+        if partition.is_empty() {
+            continue;
+        }
+        let w = match writer.as_mut() {
+            Some(w) => w,
+            None => {
+                let opts = table.writer_options(task.output_level, expected);
+                writer.insert(SsTableWriter::create(
+                    table.fs.clone(),
+                    &table.dir,
+                    table.next_generation(),
+                    opts,
+                )?)
+            }
+        };
+        let before = w.bytes_written();
+        w.append(&key, &partition)?;
+        let wrote = w.bytes_written() - before;
+        let wait = throttle.acquire(wrote.max(1), clock_micros());
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
+        }
+        if task
+            .max_output_bytes
+            .is_some_and(|max| w.bytes_written() >= max)
+            && let Some(w) = writer.take()
+        {
+            outcome.bytes_written += w.bytes_written();
+            outputs.push(w.finish(table.cache.clone())?);
+        }
+    }
+    if let Some(w) = writer.take() {
+        outcome.bytes_written += w.bytes_written();
+        outputs.push(w.finish(table.cache.clone())?);
+    }
+    outcome.outputs = outputs.iter().map(|s| s.generation()).collect();
+    finish_swap(table, inputs, outputs);
+    Ok(outcome)
+}
+
+/// Replace the inputs by the outputs in one view swap; the inputs' files go when unused.
+fn finish_swap(table: &TableStore, inputs: &HashSet<u64>, outputs: Vec<Arc<SsTable>>) {
+    let mut removed = Vec::new();
+    table.update_view(|v| {
+        v.sstables.retain(|s| {
+            if inputs.contains(&s.generation()) {
+                removed.push(s.clone());
+                false
+            } else {
+                true
+            }
+        });
+        v.sstables.extend(outputs);
+    });
+    for s in removed {
+        s.mark_obsolete();
+    }
+}

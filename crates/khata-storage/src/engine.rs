@@ -1,0 +1,903 @@
+//! The storage engine: tables, the write path, flushing, background compaction, snapshots.
+//!
+//! Write path: a mutation (or a batch of them, applied atomically) is encoded as one
+//! commit-log record and appended, then joined into each table's active memtable. Both happen
+//! under the shared side of the engine's *switch* lock; sealing memtables for a flush takes the
+//! exclusive side, so when a memtable is sealed no write is half-applied, and the new memtable's
+//! commit-log lower bound is exact. A commit-log segment is discarded once no unflushed memtable
+//! of any table has a lower bound inside it.
+//!
+//! Memory is bounded: a table's active memtable is sealed and flushed in the background when it
+//! passes `memtable_flush_size_bytes`, and writers wait while sealed memtables waiting for a
+//! flush exceed `memtable_space_bytes`.
+//!
+//! Failure: an I/O error while flushing or compacting, or a failed commit-log sync, poisons the
+//! engine: every later write fails with [`StorageError::Poisoned`] until the engine is reopened,
+//! because the state of the files is then unknown (STYLE.md; fjall's `poison.rs`).
+
+use std::collections::{HashMap, VecDeque};
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use bytes::Bytes;
+use khata_env::fs::create_dir_all_durably;
+use khata_env::{Clock, FileSystem, SystemClock, write_file_durably};
+use khata_types::LocalTime;
+use khata_types::token::{DecoratedKey, Token};
+use parking_lot::{Condvar, Mutex, RwLock};
+use tracing::{error, info, warn};
+use uuid::Uuid;
+
+use crate::commitlog::{CommitLog, CommitLogConfig, CommitLogPosition};
+use crate::compaction::{self, Throttle};
+use crate::compactor::{self, CompactionOutcome};
+use crate::error::{Result, StorageError};
+use crate::mutation::{Mutation, decode_record, encode_record};
+use crate::read::{ReadLimits, ReadResult};
+use crate::sstable::{BlockCache, SsTable};
+use crate::table::{ScanPosition, ScanResult, TableStore, Tables};
+use crate::table_spec::{TableSpec, decode_spec, encode_spec};
+
+/// The name of the per-table options file.
+pub const TABLE_OPTIONS_FILE: &str = "table.options";
+
+/// Engine configuration; names follow `cassandra.yaml` where the concept exists there.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    pub data_dir: PathBuf,
+    pub commitlog: CommitLogConfig,
+    /// A table's active memtable is flushed past this size.
+    pub memtable_flush_size_bytes: usize,
+    /// Writers wait while memtables sealed for flushing hold more than this.
+    pub memtable_space_bytes: usize,
+    /// Decompressed SSTable chunks kept in memory.
+    pub block_cache_bytes: usize,
+    /// `compaction_throughput`, bytes per second written by compaction (0 = unthrottled).
+    pub compaction_throughput_bytes_per_second: u64,
+    pub tombstone_warn_threshold: usize,
+    pub tombstone_failure_threshold: usize,
+    /// Run flushes and compactions on background threads (tests turn this off and drive them).
+    pub background_threads: bool,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl EngineConfig {
+    /// Defaults for a data directory.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        EngineConfig {
+            data_dir: data_dir.into(),
+            commitlog: CommitLogConfig::default(),
+            memtable_flush_size_bytes: 64 << 20,
+            memtable_space_bytes: 256 << 20,
+            block_cache_bytes: 128 << 20,
+            compaction_throughput_bytes_per_second: 64 << 20,
+            tombstone_warn_threshold: 1000,
+            tombstone_failure_threshold: 100_000,
+            background_threads: true,
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    pub fn read_limits(&self, row_limit: Option<usize>) -> ReadLimits {
+        ReadLimits {
+            row_limit,
+            tombstone_warn_threshold: self.tombstone_warn_threshold,
+            tombstone_failure_threshold: self.tombstone_failure_threshold,
+        }
+    }
+}
+
+/// Statistics of one table (`admin tablestats`).
+#[derive(Clone, Debug, Default)]
+pub struct TableStats {
+    pub keyspace: String,
+    pub name: String,
+    pub memtable_bytes: usize,
+    pub memtable_partitions: usize,
+    pub sstable_count: usize,
+    pub sstables_per_level: Vec<usize>,
+    pub live_data_bytes: u64,
+    pub partitions_estimate: u64,
+    pub tombstones: u64,
+    pub pending_compactions: usize,
+    /// The largest partitions on disk: (key bytes, size in bytes).
+    pub largest_partitions: Vec<(Bytes, u64)>,
+}
+
+struct Inner {
+    fs: Arc<dyn FileSystem>,
+    config: EngineConfig,
+    commitlog: Arc<CommitLog>,
+    cache: Arc<BlockCache>,
+    tables: RwLock<Tables>,
+    /// Shared by writers, exclusive while sealing memtables.
+    switch: RwLock<()>,
+    poison: Mutex<Option<String>>,
+    shutdown: AtomicBool,
+    flush_queue: Mutex<VecDeque<Uuid>>,
+    flush_cv: Condvar,
+    /// Signalled after every flush (for writers waiting on memory) and to wake compaction.
+    flushed: Mutex<u64>,
+    flushed_cv: Condvar,
+    compaction_wakeup: Mutex<bool>,
+    compaction_cv: Condvar,
+    throttle: Mutex<Throttle>,
+    compactions_completed: AtomicU64,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("data_dir", &self.config.data_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The storage engine of one node.
+#[derive(Debug)]
+pub struct Engine {
+    inner: Arc<Inner>,
+    workers: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Engine {
+    /// Open (or create) the engine in `config.data_dir`: load every table and its SSTables,
+    /// replay the commit log, flush what was replayed, and start the background threads.
+    pub fn open(fs: Arc<dyn FileSystem>, config: EngineConfig) -> Result<Engine> {
+        let data = config.data_dir.join("data");
+        create_dir_all_durably(fs.as_ref(), &data).map_err(|e| StorageError::io(&data, e))?;
+        let cache = Arc::new(BlockCache::new(config.block_cache_bytes as u64));
+        let (commitlog, replayed) = CommitLog::open(
+            fs.clone(),
+            &config.data_dir.join("commitlog"),
+            config.commitlog,
+        )?;
+        let position = commitlog.current_position();
+        let tables = load_tables(&fs, &data, &cache, position)?;
+        let inner = Arc::new(Inner {
+            fs,
+            throttle: Mutex::new(Throttle::new(config.compaction_throughput_bytes_per_second)),
+            config,
+            commitlog,
+            cache,
+            tables: RwLock::new(tables),
+            switch: RwLock::new(()),
+            poison: Mutex::new(None),
+            shutdown: AtomicBool::new(false),
+            flush_queue: Mutex::new(VecDeque::new()),
+            flush_cv: Condvar::new(),
+            flushed: Mutex::new(0),
+            flushed_cv: Condvar::new(),
+            compaction_wakeup: Mutex::new(false),
+            compaction_cv: Condvar::new(),
+            compactions_completed: AtomicU64::new(0),
+        });
+        let engine = Engine {
+            inner,
+            workers: Mutex::new(Vec::new()),
+        };
+        let mut replayed_count = 0usize;
+        let mut skipped = 0usize;
+        {
+            let tables = engine.inner.tables.read();
+            for record in replayed {
+                let mutations = decode_record(record.payload).map_err(|e| {
+                    StorageError::corrupt(
+                        engine.inner.config.data_dir.join("commitlog"),
+                        record.position.offset,
+                        format!(
+                            "segment {}: undecodable mutation record: {e}",
+                            record.position.segment_id
+                        ),
+                    )
+                })?;
+                for m in mutations {
+                    let Some(t) = tables.get(&m.table) else {
+                        skipped += 1;
+                        continue;
+                    };
+                    if t.truncated_at.lock().is_some_and(|p| record.position <= p) {
+                        skipped += 1;
+                        continue;
+                    }
+                    t.view().active.memtable.apply(&m.key, m.update);
+                    replayed_count += 1;
+                }
+            }
+        }
+        if replayed_count > 0 || skipped > 0 {
+            info!(replayed = replayed_count, skipped, "commit log replayed");
+            engine.flush_all()?;
+        }
+        engine.discard_commitlog()?;
+        if engine.inner.config.background_threads {
+            engine.start_workers();
+        }
+        Ok(engine)
+    }
+
+    fn start_workers(&self) {
+        let mut workers = self.workers.lock();
+        let inner = self.inner.clone();
+        workers.push(
+            std::thread::Builder::new()
+                .name("khata-flush".into())
+                .spawn(move || flush_worker(inner))
+                .expect("spawning a thread"),
+        );
+        let inner = self.inner.clone();
+        workers.push(
+            std::thread::Builder::new()
+                .name("khata-compaction".into())
+                .spawn(move || compaction_worker(inner))
+                .expect("spawning a thread"),
+        );
+    }
+
+    /// The engine's configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.config
+    }
+
+    fn check_poison(&self) -> Result<()> {
+        if self.inner.shutdown.load(Ordering::Acquire) {
+            return Err(StorageError::Closed);
+        }
+        match &*self.inner.poison.lock() {
+            Some(why) => Err(StorageError::Poisoned(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn table(&self, id: Uuid) -> Result<Arc<TableStore>> {
+        self.inner
+            .tables
+            .read()
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| StorageError::UnknownTable(id.to_string()))
+    }
+
+    /// Create a table (idempotent for the same spec id).
+    pub fn create_table(&self, spec: TableSpec) -> Result<()> {
+        self.check_poison()?;
+        let mut tables = self.inner.tables.write();
+        if tables.contains_key(&spec.id) {
+            return Ok(());
+        }
+        let fs = &self.inner.fs;
+        let dir = self
+            .inner
+            .config
+            .data_dir
+            .join("data")
+            .join(&spec.keyspace)
+            .join(spec.dir_name());
+        create_dir_all_durably(fs.as_ref(), &dir).map_err(|e| StorageError::io(&dir, e))?;
+        write_file_durably(
+            fs.as_ref(),
+            &dir.join(TABLE_OPTIONS_FILE),
+            encode_spec(&spec, None).as_bytes(),
+        )
+        .map_err(|e| StorageError::io(&dir, e))?;
+        let position = self.inner.commitlog.current_position();
+        let t = TableStore::new(
+            spec.clone(),
+            dir,
+            fs.clone(),
+            self.inner.cache.clone(),
+            Vec::new(),
+            position,
+            None,
+        );
+        tables.insert(spec.id, Arc::new(t));
+        Ok(())
+    }
+
+    /// Change a table's storage options (compaction, gc grace, compression of new SSTables).
+    pub fn alter_table(&self, spec: TableSpec) -> Result<()> {
+        let t = self.table(spec.id)?;
+        let truncated = *t.truncated_at.lock();
+        write_file_durably(
+            self.inner.fs.as_ref(),
+            &t.dir.join(TABLE_OPTIONS_FILE),
+            encode_spec(&spec, truncated).as_bytes(),
+        )
+        .map_err(|e| StorageError::io(&t.dir, e))?;
+        *t.spec.write() = spec;
+        self.wake_compaction();
+        Ok(())
+    }
+
+    /// Drop a table and delete its files.
+    pub fn drop_table(&self, id: Uuid) -> Result<()> {
+        let t = self
+            .inner
+            .tables
+            .write()
+            .remove(&id)
+            .ok_or_else(|| StorageError::UnknownTable(id.to_string()))?;
+        t.dropped.store(true, Ordering::Release);
+        let _flush = t.flush_lock.lock();
+        for s in t.view().sstables.iter() {
+            s.mark_obsolete();
+        }
+        self.inner
+            .fs
+            .remove_dir_all(&t.dir)
+            .map_err(|e| StorageError::io(&t.dir, e))?;
+        if let Some(parent) = t.dir.parent() {
+            self.inner
+                .fs
+                .sync_dir(parent)
+                .map_err(|e| StorageError::io(parent, e))?;
+        }
+        Ok(())
+    }
+
+    /// Remove every row of a table. Commit-log records written before are ignored on replay.
+    pub fn truncate(&self, id: Uuid) -> Result<()> {
+        self.check_poison()?;
+        let t = self.table(id)?;
+        let _flush = t.flush_lock.lock();
+        let _switch = self.inner.switch.write();
+        let position = self.inner.commitlog.current_position();
+        let spec = t.spec.read().clone();
+        write_file_durably(
+            self.inner.fs.as_ref(),
+            &t.dir.join(TABLE_OPTIONS_FILE),
+            encode_spec(&spec, Some(position)).as_bytes(),
+        )
+        .map_err(|e| StorageError::io(&t.dir, e))?;
+        *t.truncated_at.lock() = Some(position);
+        let mut old = Vec::new();
+        t.update_view(|v| {
+            old = std::mem::take(&mut v.sstables);
+            v.sealed.clear();
+            v.active = Arc::new(crate::table::MemtableEntry {
+                memtable: crate::memtable::Memtable::new(),
+                lower_bound: position,
+            });
+        });
+        for s in old {
+            s.mark_obsolete();
+        }
+        Ok(())
+    }
+
+    /// The tables the engine holds.
+    pub fn tables(&self) -> Vec<TableSpec> {
+        self.inner
+            .tables
+            .read()
+            .values()
+            .map(|t| t.spec.read().clone())
+            .collect()
+    }
+
+    /// Apply one mutation.
+    pub fn apply(&self, mutation: Mutation) -> Result<()> {
+        self.apply_batch(vec![mutation], true)
+    }
+
+    /// Apply mutations atomically (one commit-log record). With `durable` false the commit log
+    /// is skipped (a keyspace with `durable_writes = false`).
+    pub fn apply_batch(&self, mutations: Vec<Mutation>, durable: bool) -> Result<()> {
+        self.check_poison()?;
+        let tables: Vec<Arc<TableStore>> = mutations
+            .iter()
+            .map(|m| self.table(m.table))
+            .collect::<Result<_>>()?;
+        self.wait_for_memory();
+        let record = durable.then(|| encode_record(&mutations));
+        {
+            let _shared = self.inner.switch.read();
+            if let Some(record) = &record {
+                self.inner
+                    .commitlog
+                    .append(record)
+                    .inspect_err(|e| self.poison_on(e))?;
+            }
+            for (m, t) in mutations.into_iter().zip(&tables) {
+                t.view().active.memtable.apply(&m.key, m.update);
+            }
+        }
+        for t in &tables {
+            if t.view().active.memtable.size_bytes() >= self.inner.config.memtable_flush_size_bytes
+            {
+                self.request_flush(t);
+            }
+        }
+        Ok(())
+    }
+
+    fn poison_on(&self, e: &StorageError) {
+        if let StorageError::Poisoned(why) = e {
+            self.inner.poison.lock().get_or_insert_with(|| why.clone());
+        }
+    }
+
+    fn wait_for_memory(&self) {
+        let limit = self.inner.config.memtable_space_bytes;
+        let mut flushed = self.inner.flushed.lock();
+        while self.sealed_bytes() > limit && !self.inner.shutdown.load(Ordering::Acquire) {
+            if !self.inner.config.background_threads {
+                break;
+            }
+            self.inner
+                .flushed_cv
+                .wait_for(&mut flushed, Duration::from_millis(100));
+        }
+    }
+
+    fn sealed_bytes(&self) -> usize {
+        self.inner
+            .tables
+            .read()
+            .values()
+            .map(|t| {
+                t.view()
+                    .sealed
+                    .iter()
+                    .map(|m| m.memtable.size_bytes())
+                    .sum::<usize>()
+            })
+            .sum()
+    }
+
+    fn request_flush(&self, t: &Arc<TableStore>) {
+        if !self.inner.config.background_threads {
+            // Without background threads, flush in the writer (tests; still bounded memory).
+            let _ = self
+                .flush_table(t)
+                .inspect_err(|e| error!(error = %e, "flush failed"));
+            return;
+        }
+        if t.flush_requested.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let id = t.spec.read().id;
+        {
+            let _switch = self.inner.switch.write();
+            t.seal(self.inner.commitlog.current_position());
+        }
+        self.inner.flush_queue.lock().push_back(id);
+        self.inner.flush_cv.notify_one();
+    }
+
+    /// Read one partition of a table, restricted to byte ranges of clustering keys.
+    pub fn read(
+        &self,
+        table: Uuid,
+        key: &DecoratedKey,
+        ranges: &[(Bytes, Bytes)],
+        reversed: bool,
+        row_limit: Option<usize>,
+        now: LocalTime,
+    ) -> Result<ReadResult> {
+        let ranges = normalize_ranges(ranges);
+        let t = self.table(table)?;
+        t.read(
+            key,
+            &ranges,
+            reversed,
+            self.inner.config.read_limits(row_limit),
+            now,
+        )
+    }
+
+    /// Scan a token range of a table (see [`TableStore::scan`]).
+    pub fn scan(
+        &self,
+        table: Uuid,
+        start: Bound<Token>,
+        end: Bound<Token>,
+        resume: Option<&ScanPosition>,
+        row_limit: usize,
+        now: LocalTime,
+    ) -> Result<ScanResult> {
+        let t = self.table(table)?;
+        t.scan(
+            start,
+            end,
+            resume,
+            row_limit,
+            self.inner.config.read_limits(None),
+            now,
+        )
+    }
+
+    /// Flush one table's memtables to SSTables now.
+    pub fn flush(&self, table: Uuid) -> Result<()> {
+        let t = self.table(table)?;
+        self.flush_table(&t)
+    }
+
+    /// Flush every table.
+    pub fn flush_all(&self) -> Result<()> {
+        let tables: Vec<_> = self.inner.tables.read().values().cloned().collect();
+        for t in tables {
+            self.flush_table(&t)?;
+        }
+        Ok(())
+    }
+
+    fn flush_table(&self, t: &Arc<TableStore>) -> Result<()> {
+        flush_table(&self.inner, t)
+    }
+
+    fn discard_commitlog(&self) -> Result<()> {
+        discard_commitlog(&self.inner)
+    }
+
+    fn wake_compaction(&self) {
+        *self.inner.compaction_wakeup.lock() = true;
+        self.inner.compaction_cv.notify_one();
+    }
+
+    /// Run background compaction tasks of a table until none is left (tests and `admin
+    /// compact` without `--major`). Returns what each task did.
+    pub fn compact_pending(&self, table: Uuid) -> Result<Vec<CompactionOutcome>> {
+        let t = self.table(table)?;
+        run_pending(&self.inner, &t)
+    }
+
+    /// A major compaction of a table (`admin compact`).
+    pub fn compact_major(&self, table: Uuid) -> Result<Vec<CompactionOutcome>> {
+        let t = self.table(table)?;
+        self.flush_table(&t)?;
+        let strategy = t.spec.read().options.compaction.clone();
+        let tasks = compaction::major_task(&strategy, &compactor::summaries(&t));
+        let now = self.inner.config.clock.now_seconds();
+        let mut out = Vec::new();
+        for task in tasks {
+            out.push(run_one(&self.inner, &t, &task, now)?);
+        }
+        Ok(out)
+    }
+
+    /// Hard-link every live SSTable of every table into `snapshots/<name>/` of its table
+    /// directory (after a flush, so the snapshot holds every acknowledged write).
+    pub fn snapshot(&self, name: &str) -> Result<Vec<PathBuf>> {
+        if name.is_empty() || name.contains('/') || name.contains("..") {
+            return Err(StorageError::InvalidArgument(format!(
+                "bad snapshot name {name:?}"
+            )));
+        }
+        self.flush_all()?;
+        let fs = &self.inner.fs;
+        let mut dirs = Vec::new();
+        let tables: Vec<_> = self.inner.tables.read().values().cloned().collect();
+        for t in tables {
+            let dir = t.dir.join("snapshots").join(name);
+            create_dir_all_durably(fs.as_ref(), &dir).map_err(|e| StorageError::io(&dir, e))?;
+            for s in t.view().sstables.iter() {
+                for path in s.component_paths() {
+                    let Some(file) = path.file_name() else {
+                        continue;
+                    };
+                    fs.hard_link(&path, &dir.join(file))
+                        .map_err(|e| StorageError::io(&path, e))?;
+                }
+            }
+            let opts = t.dir.join(TABLE_OPTIONS_FILE);
+            fs.hard_link(&opts, &dir.join(TABLE_OPTIONS_FILE))
+                .map_err(|e| StorageError::io(&opts, e))?;
+            fs.sync_dir(&dir).map_err(|e| StorageError::io(&dir, e))?;
+            dirs.push(dir);
+        }
+        Ok(dirs)
+    }
+
+    /// Statistics of one table.
+    pub fn table_stats(&self, table: Uuid) -> Result<TableStats> {
+        let t = self.table(table)?;
+        let spec = t.spec.read().clone();
+        let view = t.view();
+        let mut stats = TableStats {
+            keyspace: spec.keyspace.clone(),
+            name: spec.name.clone(),
+            memtable_bytes: view.active.memtable.size_bytes()
+                + view
+                    .sealed
+                    .iter()
+                    .map(|m| m.memtable.size_bytes())
+                    .sum::<usize>(),
+            memtable_partitions: view.active.memtable.partition_count(),
+            sstable_count: view.sstables.len(),
+            ..Default::default()
+        };
+        let mut largest = Vec::new();
+        for s in &view.sstables {
+            let st = s.stats();
+            let level = st.level as usize;
+            if stats.sstables_per_level.len() <= level {
+                stats.sstables_per_level.resize(level + 1, 0);
+            }
+            stats.sstables_per_level[level] += 1;
+            stats.live_data_bytes += st.data_size_bytes;
+            stats.partitions_estimate += st.partition_count;
+            stats.tombstones += st.tombstone_count();
+            largest.extend(
+                st.largest_partitions
+                    .iter()
+                    .map(|(k, size)| (k.key.clone(), *size)),
+            );
+        }
+        largest.sort_by_key(|b: &(Bytes, u64)| std::cmp::Reverse(b.1));
+        largest.truncate(10);
+        stats.largest_partitions = largest;
+        let now = self.inner.config.clock.now_seconds();
+        stats.pending_compactions = usize::from(
+            compaction::next_task(
+                &spec.options.compaction,
+                &compactor::summaries(&t),
+                now,
+                spec.options.gc_grace_seconds,
+            )
+            .is_some(),
+        );
+        Ok(stats)
+    }
+
+    /// The live SSTables of a table (tests and tools).
+    pub fn sstables(&self, table: Uuid) -> Result<Vec<Arc<SsTable>>> {
+        Ok(self.table(table)?.view().sstables.clone())
+    }
+
+    /// Number of compactions completed since open.
+    pub fn compactions_completed(&self) -> u64 {
+        self.inner.compactions_completed.load(Ordering::Relaxed)
+    }
+
+    /// Bytes the block cache holds.
+    pub fn block_cache_bytes(&self) -> u64 {
+        self.inner.cache.size_bytes()
+    }
+
+    /// Flush everything, stop the background threads and close the commit log. Idempotent.
+    pub fn close(&self) -> Result<()> {
+        if self.inner.shutdown.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let flushed = if self.inner.poison.lock().is_none() {
+            self.flush_all()
+        } else {
+            Ok(())
+        };
+        self.inner.shutdown.store(true, Ordering::Release);
+        self.inner.flush_cv.notify_all();
+        self.wake_compaction();
+        for w in self.workers.lock().drain(..) {
+            let _ = w.join();
+        }
+        flushed?;
+        self.discard_commitlog()?;
+        self.inner.commitlog.close()
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            warn!(error = %e, "closing the storage engine failed");
+        }
+    }
+}
+
+/// Sort and merge byte ranges so that they are disjoint and ascending; drop empty ones.
+fn normalize_ranges(ranges: &[(Bytes, Bytes)]) -> Vec<(Bytes, Bytes)> {
+    let mut v: Vec<(Bytes, Bytes)> = ranges.iter().filter(|(s, e)| s < e).cloned().collect();
+    v.sort();
+    let mut out: Vec<(Bytes, Bytes)> = Vec::with_capacity(v.len());
+    for (s, e) in v {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => {
+                if e > last.1 {
+                    last.1 = e;
+                }
+            }
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+fn load_tables(
+    fs: &Arc<dyn FileSystem>,
+    data: &Path,
+    cache: &Arc<BlockCache>,
+    position: CommitLogPosition,
+) -> Result<Tables> {
+    let mut tables: Tables = HashMap::new();
+    for ks_dir in fs.list_dir(data).map_err(|e| StorageError::io(data, e))? {
+        let Ok(entries) = fs.list_dir(&ks_dir) else {
+            continue;
+        };
+        for dir in entries {
+            let opts_path = dir.join(TABLE_OPTIONS_FILE);
+            if !fs.exists(&opts_path) {
+                continue;
+            }
+            let text = read_all(fs.as_ref(), &opts_path)?;
+            let (spec, truncated_at) = decode_spec(&String::from_utf8_lossy(&text))
+                .map_err(|e| StorageError::corrupt(&opts_path, 0, e))?;
+            for leftover in SsTable::remove_incomplete(fs.as_ref(), &dir)? {
+                warn!(path = %leftover.display(), "removed an incomplete SSTable file left by a crash");
+            }
+            let mut sstables = Vec::new();
+            for generation in SsTable::list_generations(fs.as_ref(), &dir)? {
+                sstables.push(SsTable::open(fs.clone(), &dir, generation, cache.clone())?);
+            }
+            info!(keyspace = %spec.keyspace, table = %spec.name, sstables = sstables.len(), "table opened");
+            let id = spec.id;
+            let t = TableStore::new(
+                spec,
+                dir,
+                fs.clone(),
+                cache.clone(),
+                sstables,
+                position,
+                truncated_at,
+            );
+            tables.insert(id, Arc::new(t));
+        }
+    }
+    Ok(tables)
+}
+
+fn read_all(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
+    let f = fs.open_read(path).map_err(|e| StorageError::io(path, e))?;
+    let len =
+        usize::try_from(f.len()).map_err(|_| StorageError::corrupt(path, 0, "file too large"))?;
+    f.read_vec(0, len).map_err(|e| StorageError::io(path, e))
+}
+
+fn flush_table(inner: &Inner, t: &Arc<TableStore>) -> Result<()> {
+    {
+        let _switch = inner.switch.write();
+        t.seal(inner.commitlog.current_position());
+    }
+    t.flush_requested.store(false, Ordering::Release);
+    if let Err(e) = t.flush_sealed() {
+        let why = format!("flush of {} failed: {e}", t.spec.read().name);
+        error!("{why}");
+        inner.poison.lock().get_or_insert(why);
+        return Err(e);
+    }
+    *inner.flushed.lock() += 1;
+    inner.flushed_cv.notify_all();
+    *inner.compaction_wakeup.lock() = true;
+    inner.compaction_cv.notify_one();
+    discard_commitlog(inner)
+}
+
+fn discard_commitlog(inner: &Inner) -> Result<()> {
+    let bound = {
+        let _switch = inner.switch.write();
+        let current = inner.commitlog.current_position();
+        inner
+            .tables
+            .read()
+            .values()
+            .filter_map(|t| t.commitlog_lower_bound())
+            .min()
+            .unwrap_or(current)
+    };
+    inner.commitlog.discard_before(bound)
+}
+
+fn flush_worker(inner: Arc<Inner>) {
+    loop {
+        let id = {
+            let mut q = inner.flush_queue.lock();
+            loop {
+                if let Some(id) = q.pop_front() {
+                    break Some(id);
+                }
+                if inner.shutdown.load(Ordering::Acquire) {
+                    break None;
+                }
+                inner.flush_cv.wait_for(&mut q, Duration::from_millis(500));
+            }
+        };
+        let Some(id) = id else { return };
+        let t = inner.tables.read().get(&id).cloned();
+        if let Some(t) = t {
+            if let Err(e) = t.flush_sealed() {
+                let why = format!("background flush of {} failed: {e}", t.spec.read().name);
+                error!("{why}");
+                inner.poison.lock().get_or_insert(why);
+            }
+            t.flush_requested.store(false, Ordering::Release);
+            *inner.flushed.lock() += 1;
+            inner.flushed_cv.notify_all();
+            if let Err(e) = discard_commitlog(&inner) {
+                warn!(error = %e, "discarding commit-log segments failed");
+            }
+            *inner.compaction_wakeup.lock() = true;
+            inner.compaction_cv.notify_one();
+        }
+    }
+}
+
+fn compaction_worker(inner: Arc<Inner>) {
+    loop {
+        {
+            let mut woken = inner.compaction_wakeup.lock();
+            if !*woken && !inner.shutdown.load(Ordering::Acquire) {
+                inner
+                    .compaction_cv
+                    .wait_for(&mut woken, Duration::from_secs(5));
+            }
+            *woken = false;
+        }
+        if inner.shutdown.load(Ordering::Acquire) {
+            return;
+        }
+        if inner.poison.lock().is_some() {
+            continue;
+        }
+        let tables: Vec<_> = inner.tables.read().values().cloned().collect();
+        for t in tables {
+            if inner.shutdown.load(Ordering::Acquire) {
+                return;
+            }
+            if let Err(e) = run_pending(&inner, &t) {
+                error!(table = %t.spec.read().name, error = %e, "compaction failed");
+            }
+        }
+    }
+}
+
+fn run_pending(inner: &Inner, t: &Arc<TableStore>) -> Result<Vec<CompactionOutcome>> {
+    let mut out = Vec::new();
+    // A bound on rounds keeps a picker that keeps proposing work from spinning forever.
+    for _ in 0..1000 {
+        if inner.shutdown.load(Ordering::Acquire) || t.dropped.load(Ordering::Acquire) {
+            break;
+        }
+        let spec = t.spec.read().clone();
+        let now = inner.config.clock.now_seconds();
+        let Some(task) = compaction::next_task(
+            &spec.options.compaction,
+            &compactor::summaries(t),
+            now,
+            spec.options.gc_grace_seconds,
+        ) else {
+            break;
+        };
+        let outcome = run_one(inner, t, &task, now)?;
+        if outcome.inputs.is_empty() {
+            break;
+        }
+        out.push(outcome);
+    }
+    Ok(out)
+}
+
+fn run_one(
+    inner: &Inner,
+    t: &Arc<TableStore>,
+    task: &compaction::CompactionTask,
+    now: LocalTime,
+) -> Result<CompactionOutcome> {
+    let clock = inner.config.clock.clone();
+    let mut throttle = inner.throttle.lock();
+    let outcome = compactor::run_task(t, task, now, &mut throttle, &|| clock.now_micros());
+    match &outcome {
+        Ok(o) if !o.inputs.is_empty() => {
+            inner.compactions_completed.fetch_add(1, Ordering::Relaxed);
+        }
+        Err(e @ (StorageError::Io { .. } | StorageError::Poisoned(_))) => {
+            let why = format!("compaction of {} failed: {e}", t.spec.read().name);
+            inner.poison.lock().get_or_insert(why);
+        }
+        _ => {}
+    }
+    outcome
+}

@@ -1,0 +1,164 @@
+//! Memtables: the in-memory, concurrently written part of a table.
+//!
+//! A memtable is a lock-free sorted map (`crossbeam_skiplist::SkipMap`) from
+//! [`DecoratedKey`] to a partition behind its own mutex, so writers to different partitions
+//! never contend and writers to one partition merge under a short lock. Updates are joined into
+//! the partition with [`Partition::merge`], so the memtable holds the reconciled, canonical
+//! version of every partition it has seen.
+//!
+//! Memory is accounted approximately (the estimated size of every update applied); the engine
+//! flushes a memtable when the accounted size passes its threshold. A memtable is never
+//! modified after it has been *sealed* for flushing: the engine switches writes to a fresh one
+//! first, so a flush can iterate a sealed memtable without locks held against writers.
+
+use std::ops::Bound;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+
+use bytes::Bytes;
+use crossbeam_skiplist::SkipMap;
+use khata_types::partition::{Partition, RangeTombstoneList};
+use khata_types::row::Row;
+use khata_types::token::DecoratedKey;
+use parking_lot::Mutex;
+
+/// One memtable.
+#[derive(Debug)]
+pub struct Memtable {
+    partitions: SkipMap<DecoratedKey, Mutex<Partition>>,
+    size_bytes: AtomicUsize,
+    min_timestamp: AtomicI64,
+    max_timestamp: AtomicI64,
+}
+
+impl Default for Memtable {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Memtable {
+    pub fn new() -> Self {
+        Memtable {
+            partitions: SkipMap::new(),
+            size_bytes: AtomicUsize::new(0),
+            min_timestamp: AtomicI64::new(i64::MAX),
+            max_timestamp: AtomicI64::new(i64::MIN),
+        }
+    }
+
+    /// Join `update` into the partition at `key`.
+    pub fn apply(&self, key: &DecoratedKey, update: Partition) {
+        let size = update.size_estimate() + key.key.len() + 48;
+        if let Some(ts) = update.max_timestamp() {
+            self.max_timestamp.fetch_max(ts, Ordering::Relaxed);
+        }
+        if let Some(ts) = min_timestamp(&update) {
+            self.min_timestamp.fetch_min(ts, Ordering::Relaxed);
+        }
+        let entry = match self.partitions.get(key) {
+            Some(e) => e,
+            None => self
+                .partitions
+                .get_or_insert(key.clone(), Mutex::new(Partition::new())),
+        };
+        entry.value().lock().merge(update);
+        self.size_bytes.fetch_add(size, Ordering::Relaxed);
+    }
+
+    /// Accounted size in bytes.
+    pub fn size_bytes(&self) -> usize {
+        self.size_bytes.load(Ordering::Relaxed)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.partitions.is_empty()
+    }
+
+    pub fn partition_count(&self) -> usize {
+        self.partitions.len()
+    }
+
+    /// Smallest write timestamp in the memtable (`i64::MAX` if empty): compaction may purge a
+    /// tombstone only if no memtable can hold data it shadows.
+    pub fn min_timestamp(&self) -> i64 {
+        self.min_timestamp.load(Ordering::Relaxed)
+    }
+
+    pub fn max_timestamp(&self) -> i64 {
+        self.max_timestamp.load(Ordering::Relaxed)
+    }
+
+    /// The part of a partition that falls in the sorted, disjoint byte `ranges`.
+    pub fn read(&self, key: &DecoratedKey, ranges: &[(Bytes, Bytes)]) -> Option<Partition> {
+        let entry = self.partitions.get(key)?;
+        let p = entry.value().lock();
+        Some(slice_partition(&p, ranges))
+    }
+
+    /// A copy of the whole partition at `key`.
+    pub fn get(&self, key: &DecoratedKey) -> Option<Partition> {
+        self.partitions.get(key).map(|e| e.value().lock().clone())
+    }
+
+    /// Partitions from `from` on, in key order, copied one at a time.
+    pub fn iter_from<'a>(
+        &'a self,
+        from: Bound<&'a DecoratedKey>,
+    ) -> impl Iterator<Item = (DecoratedKey, Partition)> + 'a {
+        self.partitions
+            .range((from, Bound::Unbounded))
+            .map(|e| (e.key().clone(), e.value().lock().clone()))
+    }
+}
+
+/// The smallest write timestamp anywhere in a partition.
+pub fn min_timestamp(p: &Partition) -> Option<i64> {
+    let mut m: Option<i64> = None;
+    let mut bump = |t: Option<i64>| {
+        if let Some(t) = t {
+            m = Some(m.map_or(t, |x| x.min(t)));
+        }
+    };
+    bump(p.deletion.map(|d| d.marked_for_delete_at));
+    bump(p.static_row.min_timestamp());
+    for rt in p.range_tombstones.iter() {
+        bump(Some(rt.deletion.marked_for_delete_at));
+    }
+    for r in p.rows.values() {
+        bump(r.min_timestamp());
+    }
+    m
+}
+
+/// Restrict a partition to sorted, disjoint byte ranges of clustering keys. The partition
+/// deletion and the static row are kept; range tombstones are clipped to the ranges.
+pub fn slice_partition(p: &Partition, ranges: &[(Bytes, Bytes)]) -> Partition {
+    let mut out = Partition {
+        deletion: p.deletion,
+        static_row: p.static_row.clone(),
+        range_tombstones: RangeTombstoneList::new(),
+        rows: Default::default(),
+    };
+    let mut rts = Vec::new();
+    for (start, end) in ranges {
+        rts.extend(p.range_tombstones.slice(start, end));
+        for (k, r) in p
+            .rows
+            .range::<Bytes, _>((Bound::Included(start), Bound::Excluded(end)))
+        {
+            out.rows.insert(k.clone(), r.clone());
+        }
+    }
+    out.range_tombstones = RangeTombstoneList::from_sorted(rts.clone()).unwrap_or_else(|| {
+        // Ranges that were not sorted and disjoint: build the list the slow, always-correct way.
+        let mut list = RangeTombstoneList::new();
+        for rt in rts {
+            list.add(rt.start, rt.end, rt.deletion);
+        }
+        list
+    });
+    out
+}
+
+/// A row copied out with its clustering key.
+pub type ClusteredRow = (Bytes, Row);

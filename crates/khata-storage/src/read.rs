@@ -1,0 +1,327 @@
+//! The read path: merging memtables and SSTables into one reconciled answer.
+//!
+//! Every source (a memtable or an SSTable) offers a [`SourcePartition`]: the partition-level
+//! deletion, static row and range tombstones, and a lazy stream of rows in clustering order
+//! (or reverse order) restricted to the requested slice. [`merge_partition`] joins the
+//! partition-level parts, then runs a k-way merge of the row streams, joining rows with equal
+//! clustering keys and removing what deletions shadow, until `limit` rows live at `now` have
+//! been produced. Rows are pulled lazily, so "the newest 50 rows" of a huge partition reads
+//! about 50 rows from each source, not the partition.
+//!
+//! The answer keeps tombstones (a coordinator reconciling replicas needs them); use
+//! [`ReadResult::live_rows`] for what a client sees. Tombstones met on the way are counted:
+//! past `tombstone_warn_threshold` the result carries a warning, past
+//! `tombstone_failure_threshold` the read fails with [`StorageError::TombstoneOverwhelm`],
+//! as Cassandra does.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use bytes::Bytes;
+use khata_types::LocalTime;
+use khata_types::cell::{DeletionTime, max_deletion};
+use khata_types::partition::{Partition, RangeTombstoneList};
+use khata_types::row::Row;
+use khata_types::token::DecoratedKey;
+
+use crate::error::{Result, StorageError};
+
+/// A stream of rows from one source.
+pub type RowStream = Box<dyn Iterator<Item = Result<(Bytes, Row)>> + Send>;
+
+/// One source's view of a partition, restricted to the slice being read.
+pub struct SourcePartition {
+    pub deletion: Option<DeletionTime>,
+    pub static_row: Row,
+    pub range_tombstones: RangeTombstoneList,
+    /// Rows in the slice, in clustering order, or reverse order for a reversed read.
+    pub rows: RowStream,
+}
+
+impl std::fmt::Debug for SourcePartition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SourcePartition")
+            .field("deletion", &self.deletion)
+            .field("range_tombstones", &self.range_tombstones.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SourcePartition {
+    /// A source over an in-memory partition (already sliced).
+    pub fn from_partition(p: Partition, reversed: bool) -> Self {
+        let rows: Vec<(Bytes, Row)> = p.rows.into_iter().collect();
+        let rows: RowStream = if reversed {
+            Box::new(rows.into_iter().rev().map(Ok))
+        } else {
+            Box::new(rows.into_iter().map(Ok))
+        };
+        SourcePartition {
+            deletion: p.deletion,
+            static_row: p.static_row,
+            range_tombstones: p.range_tombstones,
+            rows,
+        }
+    }
+}
+
+/// Limits and thresholds of one read.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadLimits {
+    /// Stop after this many rows live at `now` (None: no limit).
+    pub row_limit: Option<usize>,
+    pub tombstone_warn_threshold: usize,
+    pub tombstone_failure_threshold: usize,
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        ReadLimits {
+            row_limit: None,
+            tombstone_warn_threshold: 1000,
+            tombstone_failure_threshold: 100_000,
+        }
+    }
+}
+
+/// What a read of one partition found.
+#[derive(Debug, Clone, Default)]
+pub struct ReadResult {
+    /// The reconciled partition restricted to the slice (tombstones included), holding at most
+    /// `row_limit` live rows.
+    pub partition: Partition,
+    /// Tombstones met while reading.
+    pub tombstones_scanned: usize,
+    /// Live rows in `partition`.
+    pub live_rows: usize,
+    /// Whether the read stopped at the row limit with rows possibly left.
+    pub limit_reached: bool,
+    /// Warnings for the client (too many tombstones).
+    pub warnings: Vec<String>,
+}
+
+impl ReadResult {
+    /// Rows live at `now`, in clustering order.
+    pub fn live_rows(&self, now: LocalTime) -> impl DoubleEndedIterator<Item = (&Bytes, &Row)> {
+        self.partition.live_rows(now)
+    }
+}
+
+struct Head {
+    clustering: Bytes,
+    row: Row,
+    source: usize,
+    reversed: bool,
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Head {}
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Head {
+    /// BinaryHeap is a max-heap: the head to emit next must compare greatest.
+    fn cmp(&self, other: &Self) -> Ordering {
+        let by_key = self.clustering.cmp(&other.clustering);
+        let by_key = if self.reversed {
+            by_key
+        } else {
+            by_key.reverse()
+        };
+        by_key.then_with(|| other.source.cmp(&self.source))
+    }
+}
+
+/// Merge the sources' views of one partition (see the module documentation).
+pub fn merge_partition(
+    sources: Vec<SourcePartition>,
+    reversed: bool,
+    now: LocalTime,
+    limits: ReadLimits,
+) -> Result<ReadResult> {
+    let mut out = Partition::new();
+    let mut streams = Vec::with_capacity(sources.len());
+    for s in sources {
+        out.deletion = max_deletion(out.deletion, s.deletion);
+        out.static_row.merge(s.static_row);
+        out.range_tombstones.merge(&s.range_tombstones);
+        streams.push(s.rows);
+    }
+    if let Some(d) = out.deletion {
+        out.range_tombstones.remove_shadowed(d);
+    }
+    out.static_row.shadow(out.deletion);
+
+    let mut result = ReadResult::default();
+    let mut scanned = usize::from(out.deletion.is_some())
+        + out.range_tombstones.len()
+        + out.static_row.tombstone_count(now);
+
+    let mut heap = BinaryHeap::with_capacity(streams.len());
+    for (i, s) in streams.iter_mut().enumerate() {
+        if let Some(item) = s.next() {
+            let (clustering, row) = item?;
+            heap.push(Head {
+                clustering,
+                row,
+                source: i,
+                reversed,
+            });
+        }
+    }
+    while let Some(first) = heap.pop() {
+        let clustering = first.clustering;
+        let mut row = first.row;
+        let mut advance = vec![first.source];
+        while heap.peek().is_some_and(|h| h.clustering == clustering) {
+            let h = heap.pop().expect("peeked");
+            row.merge(h.row);
+            advance.push(h.source);
+        }
+        for i in advance {
+            if let Some(item) = streams[i].next() {
+                let (c, r) = item?;
+                heap.push(Head {
+                    clustering: c,
+                    row: r,
+                    source: i,
+                    reversed,
+                });
+            }
+        }
+        row.shadow(out.outer_deletion(&clustering));
+        scanned += row.tombstone_count(now);
+        if scanned > limits.tombstone_failure_threshold {
+            return Err(StorageError::TombstoneOverwhelm {
+                scanned,
+                threshold: limits.tombstone_failure_threshold,
+            });
+        }
+        if row.is_empty() {
+            continue;
+        }
+        let live = row.is_live(now);
+        out.rows.insert(clustering, row);
+        if live {
+            result.live_rows += 1;
+            if limits.row_limit.is_some_and(|l| result.live_rows >= l) {
+                result.limit_reached = !heap.is_empty();
+                break;
+            }
+        }
+    }
+    if scanned > limits.tombstone_warn_threshold {
+        result.warnings.push(format!(
+            "Read {} live rows and {} tombstone cells (see tombstone_warn_threshold)",
+            result.live_rows, scanned
+        ));
+    }
+    result.tombstones_scanned = scanned;
+    result.partition = out;
+    Ok(result)
+}
+
+/// A stream of whole partitions in key order from one source.
+pub type PartitionStream = Box<dyn Iterator<Item = Result<(DecoratedKey, Partition)>> + Send>;
+
+/// A k-way merge of partition streams by key, joining equal keys. Used by range scans and by
+/// compaction.
+pub struct MergedPartitions {
+    streams: Vec<PartitionStream>,
+    heap: BinaryHeap<PartitionHead>,
+    primed: bool,
+}
+
+impl std::fmt::Debug for MergedPartitions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MergedPartitions")
+            .field("streams", &self.streams.len())
+            .finish()
+    }
+}
+
+struct PartitionHead {
+    key: DecoratedKey,
+    partition: Partition,
+    source: usize,
+}
+
+impl PartialEq for PartitionHead {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for PartitionHead {}
+impl PartialOrd for PartitionHead {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for PartitionHead {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .key
+            .cmp(&self.key)
+            .then_with(|| other.source.cmp(&self.source))
+    }
+}
+
+impl MergedPartitions {
+    pub fn new(streams: Vec<PartitionStream>) -> Self {
+        MergedPartitions {
+            heap: BinaryHeap::with_capacity(streams.len()),
+            streams,
+            primed: false,
+        }
+    }
+
+    fn pull(&mut self, i: usize) -> Result<()> {
+        if let Some(item) = self.streams[i].next() {
+            let (key, partition) = item?;
+            self.heap.push(PartitionHead {
+                key,
+                partition,
+                source: i,
+            });
+        }
+        Ok(())
+    }
+
+    fn next_merged(&mut self) -> Result<Option<(DecoratedKey, Partition)>> {
+        if !self.primed {
+            self.primed = true;
+            for i in 0..self.streams.len() {
+                self.pull(i)?;
+            }
+        }
+        let Some(first) = self.heap.pop() else {
+            return Ok(None);
+        };
+        let key = first.key;
+        let mut partition = first.partition;
+        let mut advance = vec![first.source];
+        while self.heap.peek().is_some_and(|h| h.key == key) {
+            let h = self.heap.pop().expect("peeked");
+            partition.merge(h.partition);
+            advance.push(h.source);
+        }
+        for i in advance {
+            self.pull(i)?;
+        }
+        Ok(Some((key, partition)))
+    }
+}
+
+impl Iterator for MergedPartitions {
+    type Item = Result<(DecoratedKey, Partition)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_merged().transpose()
+    }
+}

@@ -1,0 +1,417 @@
+//! One table's storage: its memtables, its SSTables, and reads, scans and flushes over them.
+//!
+//! The table's state that readers need is a [`View`]: the active memtable, memtables sealed
+//! for flushing, and the live SSTables. A view is immutable and replaced as a whole (copy on
+//! write), so a read takes one `Arc<View>` and sees a consistent set of sources however long
+//! it runs; a flush or a compaction swaps in a new view. A flush adds its SSTable *before*
+//! dropping the memtable from the view, and a compaction adds its outputs in the same swap that
+//! removes its inputs, so no read ever misses data (it may see the same data twice, which
+//! reconciliation absorbs).
+
+use std::collections::HashSet;
+use std::ops::Bound;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use bytes::Bytes;
+use khata_env::FileSystem;
+use khata_types::LocalTime;
+use khata_types::partition::Partition;
+use khata_types::token::{DecoratedKey, Token};
+use parking_lot::{Mutex, RwLock};
+
+use crate::commitlog::CommitLogPosition;
+use crate::error::{Result, StorageError};
+use crate::memtable::{Memtable, slice_partition};
+use crate::read::{
+    MergedPartitions, PartitionStream, ReadLimits, ReadResult, SourcePartition, merge_partition,
+};
+use crate::sstable::{BlockCache, SsTable, SsTableWriter, WriterOptions};
+use crate::table_spec::TableSpec;
+
+/// A memtable with the commit-log position before its first write: the commit log must keep
+/// every segment from there on until this memtable is flushed.
+#[derive(Debug)]
+pub struct MemtableEntry {
+    pub memtable: Memtable,
+    pub lower_bound: CommitLogPosition,
+}
+
+/// The sources of a table at one moment.
+#[derive(Debug, Clone)]
+pub struct View {
+    pub active: Arc<MemtableEntry>,
+    /// Sealed memtables waiting to be flushed, oldest first.
+    pub sealed: Vec<Arc<MemtableEntry>>,
+    pub sstables: Vec<Arc<SsTable>>,
+}
+
+/// A position to resume a scan after: the last partition returned and, if the page ended
+/// inside it, the last clustering key returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanPosition {
+    pub key: DecoratedKey,
+    pub last_clustering: Option<Bytes>,
+}
+
+/// What a scan returned.
+#[derive(Clone, Debug, Default)]
+pub struct ScanResult {
+    /// Partitions in token order, reconciled, tombstones included.
+    pub partitions: Vec<(DecoratedKey, Partition)>,
+    /// Where the next page starts, if the row limit stopped the scan.
+    pub resume: Option<ScanPosition>,
+    pub live_rows: usize,
+    pub tombstones_scanned: usize,
+}
+
+/// One table.
+#[derive(Debug)]
+pub struct TableStore {
+    pub spec: RwLock<TableSpec>,
+    pub dir: PathBuf,
+    pub(crate) fs: Arc<dyn FileSystem>,
+    pub(crate) cache: Arc<BlockCache>,
+    view: RwLock<Arc<View>>,
+    next_generation: AtomicU64,
+    /// Serializes flushes of this table (so SSTables appear in memtable order).
+    pub(crate) flush_lock: Mutex<()>,
+    /// Generations being compacted.
+    pub(crate) compacting: Mutex<HashSet<u64>>,
+    pub(crate) truncated_at: Mutex<Option<CommitLogPosition>>,
+    pub(crate) flush_requested: AtomicBool,
+    pub(crate) dropped: AtomicBool,
+}
+
+impl TableStore {
+    pub(crate) fn new(
+        spec: TableSpec,
+        dir: PathBuf,
+        fs: Arc<dyn FileSystem>,
+        cache: Arc<BlockCache>,
+        sstables: Vec<Arc<SsTable>>,
+        position: CommitLogPosition,
+        truncated_at: Option<CommitLogPosition>,
+    ) -> Self {
+        let next = sstables.iter().map(|s| s.generation()).max().unwrap_or(0) + 1;
+        TableStore {
+            spec: RwLock::new(spec),
+            dir,
+            fs,
+            cache,
+            view: RwLock::new(Arc::new(View {
+                active: Arc::new(MemtableEntry {
+                    memtable: Memtable::new(),
+                    lower_bound: position,
+                }),
+                sealed: Vec::new(),
+                sstables,
+            })),
+            next_generation: AtomicU64::new(next),
+            flush_lock: Mutex::new(()),
+            compacting: Mutex::new(HashSet::new()),
+            truncated_at: Mutex::new(truncated_at),
+            flush_requested: AtomicBool::new(false),
+            dropped: AtomicBool::new(false),
+        }
+    }
+
+    pub fn view(&self) -> Arc<View> {
+        self.view.read().clone()
+    }
+
+    pub(crate) fn update_view(&self, f: impl FnOnce(&mut View)) {
+        let mut guard = self.view.write();
+        let mut v = (**guard).clone();
+        f(&mut v);
+        *guard = Arc::new(v);
+    }
+
+    pub(crate) fn next_generation(&self) -> u64 {
+        self.next_generation.fetch_add(1, Ordering::SeqCst)
+    }
+
+    pub(crate) fn writer_options(&self, level: u32, expected_partitions: u64) -> WriterOptions {
+        let spec = self.spec.read();
+        WriterOptions {
+            compression: spec.options.compression,
+            chunk_length_bytes: spec.options.chunk_length_bytes,
+            level,
+            expected_partitions: expected_partitions.max(1),
+            ..WriterOptions::default()
+        }
+    }
+
+    /// Seal the active memtable (the caller holds the engine's write switch exclusively, so no
+    /// write is half-applied) and start a new one whose lower bound is `position`.
+    pub(crate) fn seal(&self, position: CommitLogPosition) -> bool {
+        let mut sealed = false;
+        self.update_view(|v| {
+            if v.active.memtable.is_empty() {
+                return;
+            }
+            let old = std::mem::replace(
+                &mut v.active,
+                Arc::new(MemtableEntry {
+                    memtable: Memtable::new(),
+                    lower_bound: position,
+                }),
+            );
+            v.sealed.push(old);
+            sealed = true;
+        });
+        sealed
+    }
+
+    /// Write every sealed memtable to an SSTable, oldest first.
+    pub(crate) fn flush_sealed(&self) -> Result<()> {
+        let _guard = self.flush_lock.lock();
+        loop {
+            let Some(entry) = self.view().sealed.first().cloned() else {
+                return Ok(());
+            };
+            let sstable = if entry.memtable.is_empty() {
+                None
+            } else {
+                let generation = self.next_generation();
+                let opts = self.writer_options(0, entry.memtable.partition_count() as u64);
+                let mut writer =
+                    SsTableWriter::create(self.fs.clone(), &self.dir, generation, opts)?;
+                for (key, partition) in entry.memtable.iter_from(Bound::Unbounded) {
+                    if !partition.is_empty() {
+                        writer.append(&key, &partition)?;
+                    }
+                }
+                Some(writer.finish(self.cache.clone())?)
+            };
+            self.update_view(|v| {
+                if let Some(s) = sstable {
+                    v.sstables.push(s);
+                }
+                v.sealed.retain(|m| !Arc::ptr_eq(m, &entry));
+            });
+        }
+    }
+
+    /// The oldest commit-log position this table still needs.
+    pub(crate) fn commitlog_lower_bound(&self) -> Option<CommitLogPosition> {
+        let v = self.view();
+        let sealed = v.sealed.iter().map(|m| m.lower_bound).min();
+        let active = (!v.active.memtable.is_empty()).then_some(v.active.lower_bound);
+        match (sealed, active) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Read one partition restricted to sorted, disjoint byte `ranges` of clustering keys.
+    pub fn read(
+        &self,
+        key: &DecoratedKey,
+        ranges: &[(Bytes, Bytes)],
+        reversed: bool,
+        limits: ReadLimits,
+        now: LocalTime,
+    ) -> Result<ReadResult> {
+        let view = self.view();
+        let mut sources = Vec::new();
+        let mut deletion = None;
+        for m in std::iter::once(&view.active).chain(view.sealed.iter().rev()) {
+            if let Some(p) = m.memtable.read(key, ranges) {
+                deletion = khata_types::cell::max_deletion(deletion, p.deletion);
+                sources.push(SourcePartition::from_partition(p, reversed));
+            }
+        }
+        // Newest SSTables first, so that a partition deletion seen early lets older SSTables
+        // that hold nothing newer be skipped without reading them.
+        let mut ssts: Vec<&Arc<SsTable>> = view
+            .sstables
+            .iter()
+            .filter(|s| s.may_contain(key))
+            .collect();
+        ssts.sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp.unwrap_or(i64::MIN)));
+        for s in ssts {
+            if deletion.is_some_and(|d: khata_types::DeletionTime| {
+                s.stats()
+                    .max_timestamp
+                    .is_none_or(|t| t <= d.marked_for_delete_at)
+            }) {
+                break;
+            }
+            if let Some(r) = s.read(key, ranges, reversed)? {
+                deletion = khata_types::cell::max_deletion(deletion, r.deletion);
+                sources.push(SourcePartition {
+                    deletion: r.deletion,
+                    static_row: r.static_row,
+                    range_tombstones: r.range_tombstones,
+                    rows: r.rows,
+                });
+            }
+        }
+        merge_partition(sources, reversed, now, limits)
+    }
+
+    /// All sources as partition streams from `from` on (whole partitions).
+    pub(crate) fn partition_streams(
+        view: &View,
+        from: Bound<&DecoratedKey>,
+    ) -> Result<Vec<PartitionStream>> {
+        let mut streams: Vec<PartitionStream> = Vec::new();
+        for m in std::iter::once(&view.active).chain(view.sealed.iter()) {
+            let parts: Vec<_> = m.memtable.iter_from(from).map(Ok).collect();
+            streams.push(Box::new(parts.into_iter()));
+        }
+        for s in &view.sstables {
+            let start = match from {
+                Bound::Included(k) | Bound::Excluded(k) => Some(k),
+                Bound::Unbounded => None,
+            };
+            let excluded = match from {
+                Bound::Excluded(k) => Some(k.clone()),
+                _ => None,
+            };
+            let it = s.scan(start)?;
+            streams.push(Box::new(it.filter(move |r| match (&excluded, r) {
+                (Some(k), Ok((key, _))) => key != k,
+                _ => true,
+            })));
+        }
+        Ok(streams)
+    }
+
+    /// Scan partitions with tokens in `[start, end]` (as bounds), resuming after `resume`,
+    /// until `row_limit` live rows have been returned.
+    pub fn scan(
+        &self,
+        start: Bound<Token>,
+        end: Bound<Token>,
+        resume: Option<&ScanPosition>,
+        row_limit: usize,
+        limits: ReadLimits,
+        now: LocalTime,
+    ) -> Result<ScanResult> {
+        let row_limit = row_limit.max(1);
+        let view = self.view();
+        let from_key = match (resume, start) {
+            (Some(r), _) => Some(r.key.clone()),
+            (None, Bound::Included(t)) => Some(DecoratedKey {
+                token: t,
+                key: Bytes::new(),
+            }),
+            (None, Bound::Excluded(t)) if t == Token::MAX => return Ok(ScanResult::default()),
+            (None, Bound::Excluded(t)) => Some(DecoratedKey {
+                token: Token(t.0 + 1),
+                key: Bytes::new(),
+            }),
+            (None, Bound::Unbounded) => None,
+        };
+        let from = match (&from_key, resume) {
+            (Some(k), Some(r)) if r.last_clustering.is_none() => Bound::Excluded(k),
+            (Some(k), _) => Bound::Included(k),
+            (None, _) => Bound::Unbounded,
+        };
+        let merged = MergedPartitions::new(Self::partition_streams(&view, from)?);
+        let mut out = ScanResult::default();
+        for item in merged {
+            let (key, mut partition) = item?;
+            let past_end = match end {
+                Bound::Included(t) => key.token > t,
+                Bound::Excluded(t) => key.token >= t,
+                Bound::Unbounded => false,
+            };
+            if past_end {
+                break;
+            }
+            if let Some(r) = resume
+                && r.key == key
+            {
+                match &r.last_clustering {
+                    // The static row and earlier rows went out with the previous page.
+                    Some(c) => {
+                        let after = khata_types::clustering::after_prefix(c);
+                        partition = slice_partition(
+                            &partition,
+                            &[(after, khata_types::clustering::full_range().1)],
+                        );
+                        partition.static_row = Default::default();
+                    }
+                    None => continue,
+                }
+            }
+            out.tombstones_scanned += partition.tombstone_count(now);
+            if out.tombstones_scanned > limits.tombstone_failure_threshold {
+                return Err(StorageError::TombstoneOverwhelm {
+                    scanned: out.tombstones_scanned,
+                    threshold: limits.tombstone_failure_threshold,
+                });
+            }
+            let live: Vec<Bytes> = partition.live_rows(now).map(|(k, _)| k.clone()).collect();
+            let room = row_limit.saturating_sub(out.live_rows);
+            if live.len() > room {
+                // The page ends inside this partition: keep the rows up to the last one returned
+                // (`after_prefix(last)` sorts after `last` and before every later full key).
+                let last = live[room.saturating_sub(1)].clone();
+                let _later = partition
+                    .rows
+                    .split_off(&khata_types::clustering::after_prefix(&last));
+                out.live_rows += room;
+                out.partitions.push((key.clone(), partition));
+                out.resume = Some(ScanPosition {
+                    key,
+                    last_clustering: Some(last),
+                });
+                return Ok(out);
+            }
+            out.live_rows += live.len();
+            let key_for_resume = key.clone();
+            if !partition.is_empty() {
+                out.partitions.push((key, partition));
+            }
+            if out.live_rows >= row_limit {
+                out.resume = Some(ScanPosition {
+                    key: key_for_resume,
+                    last_clustering: None,
+                });
+                return Ok(out);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether any source may hold data older than `timestamp` for `key`, other than the
+    /// SSTables in `excluding`: the bound under which compaction may purge tombstones.
+    pub(crate) fn max_purgeable(
+        &self,
+        view: &View,
+        key: &DecoratedKey,
+        excluding: &HashSet<u64>,
+    ) -> i64 {
+        let mut min = i64::MAX;
+        for m in std::iter::once(&view.active).chain(view.sealed.iter()) {
+            min = min.min(m.memtable.min_timestamp());
+        }
+        for s in &view.sstables {
+            if excluding.contains(&s.generation()) {
+                continue;
+            }
+            let st = s.stats();
+            if st.first_key.as_ref().is_some_and(|f| key < f)
+                || st.last_key.as_ref().is_some_and(|l| key > l)
+            {
+                continue;
+            }
+            if s.may_contain(key) {
+                min = min.min(st.min_timestamp.unwrap_or(i64::MAX));
+            }
+        }
+        min
+    }
+
+    pub fn sstable_count(&self) -> usize {
+        self.view().sstables.len()
+    }
+}
+
+/// The engine-wide map of tables.
+pub type Tables = std::collections::HashMap<uuid::Uuid, Arc<TableStore>>;
