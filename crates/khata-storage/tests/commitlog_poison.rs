@@ -75,3 +75,37 @@ fn failed_background_sync_poisons_periodic_appends() {
         std::thread::sleep(Duration::from_millis(2));
     }
 }
+
+#[test]
+fn injected_sync_failure_in_fault_fs_poisons_and_acknowledged_records_survive() {
+    use khata_env::fault::FaultFs;
+
+    let fault = FaultFs::with_seed(7);
+    let fs: Arc<dyn FileSystem> = Arc::new(fault.clone());
+    let cfg = config(
+        SyncMode::Group {
+            window: Duration::from_millis(1),
+        },
+        8192,
+    );
+    let dir = std::path::Path::new("/log");
+    let (log, _) = open(&fs, dir, cfg);
+    for id in 0..10 {
+        log.append(&payload(id, 10)).unwrap();
+    }
+    fault.fail_next_syncs(1);
+    assert!(matches!(
+        log.append(&payload(10, 10)),
+        Err(StorageError::Poisoned(_))
+    ));
+    // The disk recovered, but the log stays poisoned: the failed sync's data may be gone.
+    assert!(matches!(
+        log.append(&payload(11, 10)),
+        Err(StorageError::Poisoned(_))
+    ));
+    fault.crash();
+    drop(log);
+    let (_log, replayed) = open(&fs, dir, cfg);
+    let ids: Vec<u64> = replayed.iter().map(|r| payload_id(&r.payload)).collect();
+    assert_eq!(ids, (0..10).collect::<Vec<_>>());
+}

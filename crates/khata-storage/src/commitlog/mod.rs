@@ -61,6 +61,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use khata_env::FileSystem;
+use khata_env::fs::create_dir_all_durably;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Result, StorageError};
@@ -185,8 +186,9 @@ impl CommitLog {
         config: CommitLogConfig,
     ) -> Result<(Arc<CommitLog>, Vec<ReplayedRecord>)> {
         config.validate()?;
-        fs.create_dir_all(dir)
-            .map_err(|e| StorageError::io(dir, e))?;
+        // Durably: a log directory created just before a power cut must not vanish with the
+        // records acknowledged into it.
+        create_dir_all_durably(&*fs, dir).map_err(|e| StorageError::io(dir, e))?;
         let segments = segment::list(&*fs, dir)?;
         let mut records = Vec::new();
         let mut finished = BTreeMap::new();
