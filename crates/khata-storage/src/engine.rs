@@ -5,7 +5,9 @@
 //! under the shared side of the engine's *switch* lock; sealing memtables for a flush takes the
 //! exclusive side, so when a memtable is sealed no write is half-applied, and the new memtable's
 //! commit-log lower bound is exact. A commit-log segment is discarded once no unflushed memtable
-//! of any table has a lower bound inside it.
+//! of any table has a lower bound inside it. The active segment is never discarded, so each
+//! table also keeps a *replay floor* in its `table.options` (raised after every flush, set by a
+//! truncate): on open, a table replays only the records after it (see `TableStore::replay_floor`).
 //!
 //! Memory is bounded: a table's active memtable is sealed and flushed in the background when it
 //! passes `memtable_flush_size_bytes`, and writers wait while sealed memtables waiting for a
@@ -200,7 +202,7 @@ impl Engine {
                         skipped += 1;
                         continue;
                     };
-                    if t.truncated_at.lock().is_some_and(|p| record.position <= p) {
+                    if t.replay_floor.lock().is_some_and(|p| record.position <= p) {
                         skipped += 1;
                         continue;
                     }
@@ -301,14 +303,11 @@ impl Engine {
     /// Change a table's storage options (compaction, gc grace, compression of new SSTables).
     pub fn alter_table(&self, spec: TableSpec) -> Result<()> {
         let t = self.table(spec.id)?;
-        let truncated = *t.truncated_at.lock();
-        write_file_durably(
-            self.inner.fs.as_ref(),
-            &t.dir.join(TABLE_OPTIONS_FILE),
-            encode_spec(&spec, truncated).as_bytes(),
-        )
-        .map_err(|e| StorageError::io(&t.dir, e))?;
-        *t.spec.write() = spec;
+        {
+            let floor = t.replay_floor.lock();
+            t.write_options(&spec, *floor)?;
+            *t.spec.write() = spec;
+        }
         self.wake_compaction();
         Ok(())
     }
@@ -346,14 +345,12 @@ impl Engine {
         let _flush = t.flush_lock.lock();
         let _switch = self.inner.switch.write();
         let position = self.inner.commitlog.current_position();
-        let spec = t.spec.read().clone();
-        write_file_durably(
-            self.inner.fs.as_ref(),
-            &t.dir.join(TABLE_OPTIONS_FILE),
-            encode_spec(&spec, Some(position)).as_bytes(),
-        )
-        .map_err(|e| StorageError::io(&t.dir, e))?;
-        *t.truncated_at.lock() = Some(position);
+        {
+            let mut floor = t.replay_floor.lock();
+            let spec = t.spec.read().clone();
+            t.write_options(&spec, Some(position))?;
+            *floor = Some(position);
+        }
         let mut old = Vec::new();
         t.update_view(|v| {
             old = std::mem::take(&mut v.sstables);
@@ -724,7 +721,7 @@ fn load_tables(
                 continue;
             }
             let text = read_all(fs.as_ref(), &opts_path)?;
-            let (spec, truncated_at) = decode_spec(&String::from_utf8_lossy(&text))
+            let (spec, replay_floor) = decode_spec(&String::from_utf8_lossy(&text))
                 .map_err(|e| StorageError::corrupt(&opts_path, 0, e))?;
             for leftover in SsTable::remove_incomplete(fs.as_ref(), &dir)? {
                 warn!(path = %leftover.display(), "removed an incomplete SSTable file left by a crash");
@@ -742,7 +739,7 @@ fn load_tables(
                 cache.clone(),
                 sstables,
                 position,
-                truncated_at,
+                replay_floor,
             );
             tables.insert(id, Arc::new(t));
         }

@@ -15,20 +15,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use bytes::Bytes;
-use khata_env::FileSystem;
+use khata_env::{FileSystem, write_file_durably};
 use khata_types::LocalTime;
 use khata_types::partition::Partition;
 use khata_types::token::{DecoratedKey, Token};
 use parking_lot::{Mutex, RwLock};
 
 use crate::commitlog::CommitLogPosition;
+use crate::engine::TABLE_OPTIONS_FILE;
 use crate::error::{Result, StorageError};
 use crate::memtable::{Memtable, slice_partition};
 use crate::read::{
     MergedPartitions, PartitionStream, ReadLimits, ReadResult, SourcePartition, merge_partition,
 };
 use crate::sstable::{BlockCache, SsTable, SsTableWriter, WriterOptions};
-use crate::table_spec::TableSpec;
+use crate::table_spec::{TableSpec, encode_spec};
 
 /// A memtable with the commit-log position before its first write: the commit log must keep
 /// every segment from there on until this memtable is flushed.
@@ -79,7 +80,14 @@ pub struct TableStore {
     pub(crate) flush_lock: Mutex<()>,
     /// Generations being compacted.
     pub(crate) compacting: Mutex<HashSet<u64>>,
-    pub(crate) truncated_at: Mutex<Option<CommitLogPosition>>,
+    /// The *replay floor*: commit-log records at or before this position are not replayed
+    /// into this table on open, because their data is already in SSTables (a flush moved it
+    /// there) or was removed (a truncate). Kept in `table.options` as `truncated_at`, which
+    /// means exactly that. Without it, a reopen would replay the commit log's active segment
+    /// again, and data that compaction has since purged together with the tombstone that
+    /// shadowed it would come back. The mutex also serializes every write of `table.options`
+    /// (lock order: `flush_lock`, the engine's switch, then this, then `spec`).
+    pub(crate) replay_floor: Mutex<Option<CommitLogPosition>>,
     pub(crate) flush_requested: AtomicBool,
     pub(crate) dropped: AtomicBool,
 }
@@ -92,7 +100,7 @@ impl TableStore {
         cache: Arc<BlockCache>,
         sstables: Vec<Arc<SsTable>>,
         position: CommitLogPosition,
-        truncated_at: Option<CommitLogPosition>,
+        replay_floor: Option<CommitLogPosition>,
     ) -> Self {
         let next = sstables.iter().map(|s| s.generation()).max().unwrap_or(0) + 1;
         TableStore {
@@ -111,7 +119,7 @@ impl TableStore {
             next_generation: AtomicU64::new(next),
             flush_lock: Mutex::new(()),
             compacting: Mutex::new(HashSet::new()),
-            truncated_at: Mutex::new(truncated_at),
+            replay_floor: Mutex::new(replay_floor),
             flush_requested: AtomicBool::new(false),
             dropped: AtomicBool::new(false),
         }
@@ -164,13 +172,16 @@ impl TableStore {
         sealed
     }
 
-    /// Write every sealed memtable to an SSTable, oldest first.
+    /// Write every sealed memtable to an SSTable, oldest first, then raise the replay floor
+    /// past what they held.
     pub(crate) fn flush_sealed(&self) -> Result<()> {
         let _guard = self.flush_lock.lock();
+        let mut flushed_any = false;
         loop {
             let Some(entry) = self.view().sealed.first().cloned() else {
-                return Ok(());
+                break;
             };
+            flushed_any = true;
             let sstable = if entry.memtable.is_empty() {
                 None
             } else {
@@ -192,6 +203,47 @@ impl TableStore {
                 v.sealed.retain(|m| !Arc::ptr_eq(m, &entry));
             });
         }
+        if !flushed_any || self.dropped.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // Every record of this table up to the oldest unflushed memtable's lower bound is now
+        // in an SSTable: memtables are sealed under the engine's exclusive switch, so a record
+        // before a memtable's lower bound went into an older memtable, and all of those are
+        // flushed. The SSTables are durable before the floor is written, so a crash in
+        // between only replays data again (which reconciliation absorbs).
+        let floor = {
+            let v = self.view();
+            v.sealed
+                .first()
+                .map_or(v.active.lower_bound, |m| m.lower_bound)
+        };
+        self.raise_replay_floor(floor)
+    }
+
+    /// Persist `floor` as the replay floor if it is above the current one.
+    pub(crate) fn raise_replay_floor(&self, floor: CommitLogPosition) -> Result<()> {
+        let mut current = self.replay_floor.lock();
+        if current.is_some_and(|c| c >= floor) {
+            return Ok(());
+        }
+        let spec = self.spec.read().clone();
+        self.write_options(&spec, Some(floor))?;
+        *current = Some(floor);
+        Ok(())
+    }
+
+    /// Write `table.options` durably. The caller holds the `replay_floor` lock.
+    pub(crate) fn write_options(
+        &self,
+        spec: &TableSpec,
+        replay_floor: Option<CommitLogPosition>,
+    ) -> Result<()> {
+        write_file_durably(
+            self.fs.as_ref(),
+            &self.dir.join(TABLE_OPTIONS_FILE),
+            encode_spec(spec, replay_floor).as_bytes(),
+        )
+        .map_err(|e| StorageError::io(&self.dir, e))
     }
 
     /// The oldest commit-log position this table still needs.
