@@ -721,8 +721,20 @@ fn load_tables(
                 continue;
             }
             let text = read_all(fs.as_ref(), &opts_path)?;
-            let (spec, replay_floor) = decode_spec(&String::from_utf8_lossy(&text))
+            let (spec, mut replay_floor) = decode_spec(&String::from_utf8_lossy(&text))
                 .map_err(|e| StorageError::corrupt(&opts_path, 0, e))?;
+            // `position` starts a segment whose id is above every segment on disk, and the
+            // newest segment is never deleted, so a replay floor set by this commit log is
+            // always below it. One at or above it comes from another log (a table restored
+            // from a snapshot, a commit-log directory that was replaced): it would skip
+            // records written from now on. Forget it, durably, before anything is written.
+            if replay_floor.is_some_and(|f| f >= position) {
+                warn!(keyspace = %spec.keyspace, table = %spec.name, ?replay_floor, ?position,
+                    "replay floor is from another commit log; replaying everything for this table");
+                replay_floor = None;
+                write_file_durably(fs.as_ref(), &opts_path, encode_spec(&spec, None).as_bytes())
+                    .map_err(|e| StorageError::io(&opts_path, e))?;
+            }
             for leftover in SsTable::remove_incomplete(fs.as_ref(), &dir)? {
                 warn!(path = %leftover.display(), "removed an incomplete SSTable file left by a crash");
             }
