@@ -141,46 +141,59 @@ fn run_marked(
         outcome.bytes_read += s.stats().data_size_bytes;
         streams.push(Box::new(s.scan(None)?));
     }
+    // Each output is pushed to `outputs` as soon as it is finished, so that if a later step
+    // fails they can be deleted: complete SSTables that nothing uses would otherwise be loaded
+    // by the next open beside the inputs they duplicate (for leveled compaction, overlapping
+    // those inputs in their level).
     let mut outputs: Vec<Arc<SsTable>> = Vec::new();
-    let mut writer: Option<SsTableWriter> = None;
-    for item in MergedPartitions::new(streams) {
-        let (key, mut partition) = item?;
-        let policy = PurgePolicy::new(now, gc_grace, table.max_purgeable(&view, &key, inputs));
-        outcome.tombstones_purged += purge_partition(&mut partition, &policy);
-        if partition.is_empty() {
-            continue;
-        }
-        let w = match writer.as_mut() {
-            Some(w) => w,
-            None => {
-                let opts = table.writer_options(task.output_level, expected);
-                writer.insert(SsTableWriter::create(
-                    table.fs.clone(),
-                    &table.dir,
-                    table.next_generation(),
-                    opts,
-                )?)
+    let mut merge = || -> Result<()> {
+        let mut writer: Option<SsTableWriter> = None;
+        for item in MergedPartitions::new(streams) {
+            let (key, mut partition) = item?;
+            let policy = PurgePolicy::new(now, gc_grace, table.max_purgeable(&view, &key, inputs));
+            outcome.tombstones_purged += purge_partition(&mut partition, &policy);
+            if partition.is_empty() {
+                continue;
             }
-        };
-        let before = w.bytes_written();
-        w.append(&key, &partition)?;
-        let wrote = w.bytes_written() - before;
-        let wait = throttle.acquire(wrote.max(1), clock_micros());
-        if !wait.is_zero() {
-            std::thread::sleep(wait);
+            let w = match writer.as_mut() {
+                Some(w) => w,
+                None => {
+                    let opts = table.writer_options(task.output_level, expected);
+                    writer.insert(SsTableWriter::create(
+                        table.fs.clone(),
+                        &table.dir,
+                        table.next_generation(),
+                        opts,
+                    )?)
+                }
+            };
+            let before = w.bytes_written();
+            w.append(&key, &partition)?;
+            let wrote = w.bytes_written() - before;
+            let wait = throttle.acquire(wrote.max(1), clock_micros());
+            if !wait.is_zero() {
+                std::thread::sleep(wait);
+            }
+            if task
+                .max_output_bytes
+                .is_some_and(|max| w.bytes_written() >= max)
+                && let Some(w) = writer.take()
+            {
+                outcome.bytes_written += w.bytes_written();
+                outputs.push(w.finish(table.cache.clone())?);
+            }
         }
-        if task
-            .max_output_bytes
-            .is_some_and(|max| w.bytes_written() >= max)
-            && let Some(w) = writer.take()
-        {
+        if let Some(w) = writer.take() {
             outcome.bytes_written += w.bytes_written();
             outputs.push(w.finish(table.cache.clone())?);
         }
-    }
-    if let Some(w) = writer.take() {
-        outcome.bytes_written += w.bytes_written();
-        outputs.push(w.finish(table.cache.clone())?);
+        Ok(())
+    };
+    if let Err(e) = merge() {
+        for s in &outputs {
+            s.mark_obsolete();
+        }
+        return Err(e);
     }
     outcome.outputs = outputs.iter().map(|s| s.generation()).collect();
     finish_swap(table, inputs, outputs);
