@@ -146,7 +146,7 @@ fn run_marked(
     // by the next open beside the inputs they duplicate (for leveled compaction, overlapping
     // those inputs in their level).
     let mut outputs: Vec<Arc<SsTable>> = Vec::new();
-    let mut merge = || -> Result<()> {
+    let merge = || -> Result<()> {
         let mut writer: Option<SsTableWriter> = None;
         for item in MergedPartitions::new(streams) {
             let (key, mut partition) = item?;
