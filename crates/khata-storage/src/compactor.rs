@@ -130,8 +130,10 @@ fn run_marked(
         if memtable_min <= newest_input {
             return Ok(CompactionOutcome::default());
         }
+        if !finish_swap(table, inputs, Vec::new()) {
+            return Ok(CompactionOutcome::default());
+        }
         outcome.dropped_whole = true;
-        finish_swap(table, inputs, Vec::new());
         return Ok(outcome);
     }
     let gc_grace = table.spec.read().options.gc_grace_seconds;
@@ -196,14 +198,31 @@ fn run_marked(
         return Err(e);
     }
     outcome.outputs = outputs.iter().map(|s| s.generation()).collect();
-    finish_swap(table, inputs, outputs);
+    if !finish_swap(table, inputs, outputs) {
+        // The inputs were truncated or dropped meanwhile; nothing was compacted.
+        return Ok(CompactionOutcome::default());
+    }
     Ok(outcome)
 }
 
 /// Replace the inputs by the outputs in one view swap; the inputs' files go when unused.
-fn finish_swap(table: &TableStore, inputs: &HashSet<u64>, outputs: Vec<Arc<SsTable>>) {
+///
+/// Only if every input is still live: a truncate (or a drop) that removed inputs while the
+/// compaction ran wins, and the outputs, made of the data it removed, are deleted instead of
+/// installed. Returns whether the swap happened.
+fn finish_swap(table: &TableStore, inputs: &HashSet<u64>, outputs: Vec<Arc<SsTable>>) -> bool {
     let mut removed = Vec::new();
+    let mut installed = false;
+    let mut outputs = Some(outputs);
     table.update_view(|v| {
+        let live = v
+            .sstables
+            .iter()
+            .filter(|s| inputs.contains(&s.generation()))
+            .count();
+        if live != inputs.len() {
+            return;
+        }
         v.sstables.retain(|s| {
             if inputs.contains(&s.generation()) {
                 removed.push(s.clone());
@@ -212,9 +231,14 @@ fn finish_swap(table: &TableStore, inputs: &HashSet<u64>, outputs: Vec<Arc<SsTab
                 true
             }
         });
-        v.sstables.extend(outputs);
+        v.sstables.extend(outputs.take().unwrap_or_default());
+        installed = true;
     });
     for s in removed {
         s.mark_obsolete();
     }
+    for s in outputs.into_iter().flatten() {
+        s.mark_obsolete();
+    }
+    installed
 }
