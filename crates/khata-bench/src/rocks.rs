@@ -24,7 +24,7 @@ impl RocksEngine {
     pub fn new(p: &Params) -> Self {
         let dir = PathBuf::from(&p.dir).join("rocksdb");
         let _ = std::fs::remove_dir_all(&dir);
-        let cache = Cache::new_lru_cache(128 << 20);
+        let cache = Cache::new_lru_cache(128 << 20).expect("block cache");
         let mut table = BlockBasedOptions::default();
         table.set_block_cache(&cache);
         table.set_bloom_filter(10.0, false);

@@ -169,10 +169,11 @@ fn run_marked(
                     )?)
                 }
             };
-            let before = w.bytes_written();
+            // Throttle on the partition's uncompressed size: the writer's byte count can go
+            // down when a chunk is compressed, so differences of it are not a measure of work.
+            let work = partition.size_estimate() as u64;
             w.append(&key, &partition)?;
-            let wrote = w.bytes_written() - before;
-            let wait = throttle.acquire(wrote.max(1), clock_micros());
+            let wait = throttle.acquire(work.max(1), clock_micros());
             if !wait.is_zero() {
                 std::thread::sleep(wait);
             }

@@ -17,10 +17,18 @@ pub enum StorageError {
     },
     /// A checksum or structural check failed: the file is damaged. Never retryable.
     #[error("corrupt file {path} at offset {offset}: {detail}")]
-    Corrupt { path: PathBuf, offset: u64, detail: String },
+    Corrupt {
+        path: PathBuf,
+        offset: u64,
+        detail: String,
+    },
     /// A file declares a format version this build cannot read.
     #[error("{path}: unsupported format version {version} (this build reads {supported})")]
-    UnsupportedVersion { path: PathBuf, version: u32, supported: String },
+    UnsupportedVersion {
+        path: PathBuf,
+        version: u32,
+        supported: String,
+    },
     /// An earlier fsync (or other durability step) failed, so the state on disk is unknown;
     /// the engine refuses writes until it is reopened.
     #[error("storage engine is poisoned after a failed sync ({0}); restart the node")]
@@ -44,11 +52,18 @@ pub enum StorageError {
 impl StorageError {
     /// Wrap an I/O error with the path it happened on.
     pub fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
-        StorageError::Io { path: path.into(), source }
+        StorageError::Io {
+            path: path.into(),
+            source,
+        }
     }
 
     pub fn corrupt(path: impl Into<PathBuf>, offset: u64, detail: impl Into<String>) -> Self {
-        StorageError::Corrupt { path: path.into(), offset, detail: detail.into() }
+        StorageError::Corrupt {
+            path: path.into(),
+            offset,
+            detail: detail.into(),
+        }
     }
 
     /// Whether retrying the same operation later may succeed.
