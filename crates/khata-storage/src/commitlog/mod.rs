@@ -438,8 +438,12 @@ impl Inner {
     fn run_periodic(&self, period: Duration) {
         let mut stop = self.stop.lock();
         while !*stop {
-            let deadline = Instant::now() + period;
-            while !*stop && Instant::now() < deadline {
+            let deadline = Instant::now() + period; // layering: allowed (paces the periodic sync)
+            loop {
+                let now = Instant::now(); // layering: allowed (paces the periodic sync)
+                if *stop || now >= deadline {
+                    break;
+                }
                 self.stop_signal.wait_until(&mut stop, deadline);
             }
             if *stop || self.durability.is_poisoned() {

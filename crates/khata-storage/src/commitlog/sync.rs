@@ -119,12 +119,12 @@ impl Durability {
             state.syncing = true;
             if let Some(last) = state.last_sync_start {
                 let wake = last + window;
-                let now = Instant::now();
+                let now = Instant::now(); // layering: allowed (group-commit window)
                 if now < wake {
                     MutexGuard::unlocked(&mut state, || std::thread::sleep(wake - now));
                 }
             }
-            state.last_sync_start = Some(Instant::now());
+            state.last_sync_start = Some(Instant::now()); // layering: allowed (group-commit window)
             let result = MutexGuard::unlocked(&mut state, &sync_active);
             state.syncing = false;
             match result {
