@@ -100,6 +100,18 @@ impl Memtable {
         self.partitions.get(key).map(|e| e.value().lock().clone())
     }
 
+    /// Visit every partition in key order without copying it (for flushing a sealed memtable;
+    /// each partition is locked while `f` runs). Stops at the first error.
+    pub fn try_for_each<E>(
+        &self,
+        mut f: impl FnMut(&DecoratedKey, &Partition) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for e in self.partitions.iter() {
+            f(e.key(), &e.value().lock())?;
+        }
+        Ok(())
+    }
+
     /// Partitions from `from` on, in key order, copied one at a time.
     pub fn iter_from<'a>(
         &'a self,

@@ -189,11 +189,13 @@ impl TableStore {
                 let opts = self.writer_options(0, entry.memtable.partition_count() as u64);
                 let mut writer =
                     SsTableWriter::create(self.fs.clone(), &self.dir, generation, opts)?;
-                for (key, partition) in entry.memtable.iter_from(Bound::Unbounded) {
-                    if !partition.is_empty() {
-                        writer.append(&key, &partition)?;
+                entry.memtable.try_for_each(|key, partition| {
+                    if partition.is_empty() {
+                        Ok(())
+                    } else {
+                        writer.append(key, partition)
                     }
-                }
+                })?;
                 Some(writer.finish(self.cache.clone())?)
             };
             self.update_view(|v| {
