@@ -237,7 +237,7 @@ pub fn decode_row(r: &mut Reader) -> Result<Row, CodecError> {
         }
     }
     let n = r.count()?;
-    let mut cells = BTreeMap::new();
+    let mut cells = crate::cell_map::CellMap::with_capacity(n);
     for _ in 0..n {
         let column = r.varint_u32()?;
         let kind = r.u8()?;

@@ -16,6 +16,7 @@
 //! deletion times are seconds since the epoch ([`LocalTime`]), as in Cassandra.
 
 pub mod cell;
+pub mod cell_map;
 pub mod clustering;
 pub mod codec;
 pub mod partition;
@@ -24,6 +25,7 @@ pub mod schema;
 pub mod token;
 
 pub use cell::{Cell, CellKind, DeletionTime, LivenessInfo};
+pub use cell_map::CellMap;
 pub use partition::{Partition, RangeTombstone, RangeTombstoneList};
 pub use row::{CellKey, ColumnId, Row};
 

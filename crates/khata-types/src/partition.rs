@@ -286,12 +286,12 @@ impl Partition {
             + self
                 .range_tombstones
                 .iter()
-                .map(|rt| 24 + rt.start.len() + rt.end.len())
+                .map(|rt| 64 + rt.start.len() + rt.end.len())
                 .sum::<usize>()
             + self
                 .rows
                 .iter()
-                .map(|(k, r)| k.len() + r.size_estimate())
+                .map(|(k, r)| k.len() + 16 + r.size_estimate())
                 .sum::<usize>()
     }
 

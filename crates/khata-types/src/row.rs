@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 
 use crate::LocalTime;
-use crate::cell::{Cell, DeletionTime, LivenessInfo, max_deletion};
+use crate::cell::{DeletionTime, LivenessInfo, max_deletion};
+use crate::cell_map::CellMap;
 
 /// A column's id within its table (see [`crate::schema::ColumnDef`]).
 pub type ColumnId = u32;
@@ -46,7 +47,7 @@ pub struct Row {
     pub deletion: Option<DeletionTime>,
     /// Deletions of whole non-frozen collections (written when a collection is overwritten).
     pub column_deletions: BTreeMap<ColumnId, DeletionTime>,
-    pub cells: BTreeMap<CellKey, Cell>,
+    pub cells: CellMap,
 }
 
 impl Row {
@@ -69,18 +70,7 @@ impl Row {
             let e = self.column_deletions.entry(col).or_insert(d);
             *e = (*e).max(d);
         }
-        for (key, cell) in other.cells {
-            match self.cells.get_mut(&key) {
-                Some(existing) => {
-                    if cell > *existing {
-                        *existing = cell;
-                    }
-                }
-                None => {
-                    self.cells.insert(key, cell);
-                }
-            }
-        }
+        self.cells.join(other.cells);
         self.shadow(None);
     }
 
@@ -158,13 +148,23 @@ impl Row {
             + self.cells.values().filter(|c| c.is_dead(now)).count()
     }
 
-    /// An estimate of the row's size in memory and on disk, in bytes.
+    /// An estimate of the row's size in memory, in bytes: the row in its partition's map
+    /// (with the map's typical slack), its cell vector, and each value's heap allocation.
+    /// Memtable accounting uses it, so it errs on the high side.
     pub fn size_estimate(&self) -> usize {
-        24 + self
-            .cells
-            .iter()
-            .map(|(k, c)| 24 + k.path.as_ref().map_or(0, |p| p.len()) + c.value_len())
-            .sum::<usize>()
-            + 16 * self.column_deletions.len()
+        const ALLOCATION_OVERHEAD: usize = 16;
+        let slot = std::mem::size_of::<(bytes::Bytes, Row)>() * 3 / 2;
+        let cells = self.cells.len() * std::mem::size_of::<(CellKey, crate::cell::Cell)>()
+            + self
+                .cells
+                .iter()
+                .map(|(k, c)| {
+                    k.path.as_ref().map_or(0, |p| p.len() + ALLOCATION_OVERHEAD)
+                        + c.value_len()
+                        + ALLOCATION_OVERHEAD
+                })
+                .sum::<usize>();
+        let deletions = self.column_deletions.len() * 64;
+        slot + cells + deletions
     }
 }

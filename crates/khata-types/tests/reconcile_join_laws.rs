@@ -97,7 +97,7 @@ fn raw_row() -> impl Strategy<Value = Row> {
             liveness,
             deletion,
             column_deletions,
-            cells,
+            cells: cells.into_iter().collect(),
         })
 }
 
