@@ -1,0 +1,1 @@
+//! The CQL native protocol frames (being written).

@@ -1,0 +1,1 @@
+//! The CQL language: lexer and parser (being written).
