@@ -217,27 +217,29 @@ impl Engine {
         }
         engine.discard_commitlog()?;
         if engine.inner.config.background_threads {
-            engine.start_workers();
+            engine.start_workers()?;
         }
         Ok(engine)
     }
 
-    fn start_workers(&self) {
+    fn start_workers(&self) -> Result<()> {
         let mut workers = self.workers.lock();
+        let spawn_failed = |e| StorageError::io(&self.inner.config.data_dir, e);
         let inner = self.inner.clone();
         workers.push(
             std::thread::Builder::new()
                 .name("khata-flush".into())
                 .spawn(move || flush_worker(inner))
-                .expect("spawning a thread"),
+                .map_err(spawn_failed)?,
         );
         let inner = self.inner.clone();
         workers.push(
             std::thread::Builder::new()
                 .name("khata-compaction".into())
                 .spawn(move || compaction_worker(inner))
-                .expect("spawning a thread"),
+                .map_err(spawn_failed)?,
         );
+        Ok(())
     }
 
     /// The engine's configuration.
@@ -420,6 +422,10 @@ impl Engine {
 
     fn wait_for_memory(&self) {
         let limit = self.inner.config.memtable_space_bytes;
+        if !self.inner.config.background_threads || self.sealed_bytes() <= limit {
+            // The common case takes no lock shared by all writers.
+            return;
+        }
         let mut flushed = self.inner.flushed.lock();
         while self.sealed_bytes() > limit && !self.inner.shutdown.load(Ordering::Acquire) {
             if !self.inner.config.background_threads {
