@@ -48,6 +48,32 @@ pub struct View {
     pub sstables: Vec<Arc<SsTable>>,
 }
 
+/// A lazy scan of a memtable from a bound: each step seeks past the last key returned and
+/// copies one partition, so a page of a scan copies what it returns, not the memtable.
+struct MemtableScan {
+    entry: Arc<MemtableEntry>,
+    from: Bound<DecoratedKey>,
+}
+
+impl MemtableScan {
+    fn new(entry: Arc<MemtableEntry>, from: Bound<&DecoratedKey>) -> Self {
+        MemtableScan {
+            entry,
+            from: from.cloned(),
+        }
+    }
+}
+
+impl Iterator for MemtableScan {
+    type Item = (DecoratedKey, Partition);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (key, partition) = self.entry.memtable.iter_from(self.from.as_ref()).next()?;
+        self.from = Bound::Excluded(key.clone());
+        Some((key, partition))
+    }
+}
+
 /// A position to resume a scan after: the last partition returned and, if the page ended
 /// inside it, the last clustering key returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -313,8 +339,7 @@ impl TableStore {
     ) -> Result<Vec<PartitionStream>> {
         let mut streams: Vec<PartitionStream> = Vec::new();
         for m in std::iter::once(&view.active).chain(view.sealed.iter()) {
-            let parts: Vec<_> = m.memtable.iter_from(from).map(Ok).collect();
-            streams.push(Box::new(parts.into_iter()));
+            streams.push(Box::new(MemtableScan::new(m.clone(), from).map(Ok)));
         }
         for s in &view.sstables {
             let start = match from {
