@@ -130,6 +130,13 @@ impl BenchEngine for KhataEngine {
             .expect("write");
     }
 
+    fn accounted_memory(&self) -> Option<(u64, u64)> {
+        Some((
+            self.engine.memtable_bytes() as u64,
+            self.engine.block_cache_bytes(),
+        ))
+    }
+
     fn compact(&self, table: &str) {
         self.engine
             .compact_major(self.tables[table])

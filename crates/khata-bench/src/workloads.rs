@@ -70,6 +70,10 @@ pub trait BenchEngine: Send + Sync {
     fn put_durable(&self, partition: u64, row: u64, value: &[u8]);
     /// Flush and compact everything into its final shape.
     fn compact(&self, table: &str);
+    /// Memory the engine accounts to memtables and its block cache, in bytes, if it says.
+    fn accounted_memory(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// A small deterministic PRNG (xorshift64*), so both engines see the same key sequence.
@@ -113,15 +117,28 @@ pub fn run_all(engine: &dyn BenchEngine, p: &Params) {
         let mut rng = Rng::new(42);
         let mut next_row = vec![0u64; p.partitions as usize];
         let start = Instant::now();
-        for _ in 0..p.rows {
+        let mut peak_accounted = (0u64, 0u64);
+        for i in 0..p.rows {
             let part = rng.below(p.partitions);
             let row = next_row[part as usize];
             next_row[part as usize] += 1;
             engine.put("main", part, row, &value);
+            if i % 4096 == 0
+                && let Some((m, c)) = engine.accounted_memory()
+            {
+                peak_accounted = (peak_accounted.0.max(m), peak_accounted.1.max(c));
+            }
         }
         let secs = start.elapsed().as_secs_f64();
         report("w1_ingest_rows_per_s", p.rows as f64 / secs);
         report("w1_peak_rss_mib", peak_rss_mib());
+        if engine.accounted_memory().is_some() {
+            report("w1_peak_memtable_mib", peak_accounted.0 as f64 / 1048576.0);
+            report(
+                "w1_peak_block_cache_mib",
+                peak_accounted.1 as f64 / 1048576.0,
+            );
+        }
         if has("w2") {
             engine.compact("main");
             let mut rng = Rng::new(7);

@@ -662,6 +662,23 @@ impl Engine {
         self.inner.cache.size_bytes()
     }
 
+    /// Bytes accounted to memtables (active and sealed) of every table.
+    pub fn memtable_bytes(&self) -> usize {
+        self.inner
+            .tables
+            .read()
+            .values()
+            .map(|t| {
+                let v = t.view();
+                v.active.memtable.size_bytes()
+                    + v.sealed
+                        .iter()
+                        .map(|m| m.memtable.size_bytes())
+                        .sum::<usize>()
+            })
+            .sum()
+    }
+
     /// Flush everything, stop the background threads and close the commit log. Idempotent.
     pub fn close(&self) -> Result<()> {
         if self.inner.shutdown.load(Ordering::Acquire) {
