@@ -34,6 +34,9 @@ macro_rules! keywords {
         }
 
         impl Keyword {
+            /// Every keyword.
+            pub const ALL: &[Keyword] = &[$(Keyword::$variant,)*];
+
             /// The keyword for a lower-cased word, if it is one.
             pub fn from_lowercase(word: &str) -> Option<Keyword> {
                 match word {

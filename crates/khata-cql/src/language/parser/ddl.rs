@@ -84,9 +84,9 @@ impl Parser<'_> {
         let mut columns = Vec::new();
         let mut primary_keys = Vec::new();
         loop {
-            if self.at_keyword(Keyword::Primary) {
+            if self.at_keyword(Keyword::Primary) && self.nth_is_keyword(1, Keyword::Key) {
                 self.advance();
-                self.expect_keyword(Keyword::Key)?;
+                self.advance();
                 primary_keys.push(self.primary_key_clause()?);
             } else {
                 let column = self.column_definition()?;

@@ -17,8 +17,8 @@ impl Parser<'_> {
         self.expect_keyword(Keyword::Select)?;
         // `json` and `distinct` are also column names: they are flags only if what follows
         // them parses as a selection (Parser.g's syntactic predicates).
-        let json = self.at_keyword(Keyword::Json) && self.flag_precedes_selection();
-        let distinct = self.at_keyword(Keyword::Distinct) && self.flag_precedes_selection();
+        let json = self.at_keyword(Keyword::Json) && self.flag_precedes_selection(true);
+        let distinct = self.at_keyword(Keyword::Distinct) && self.flag_precedes_selection(false);
         let selection = self.selection()?;
         self.expect_keyword(Keyword::From)?;
         let table = self.qualified_name()?;
@@ -76,17 +76,25 @@ impl Parser<'_> {
         })
     }
 
-    /// Consumes the flag keyword at the cursor if a selection parses after it.
-    fn flag_precedes_selection(&mut self) -> bool {
-        let checkpoint = self.checkpoint();
+    /// Consumes the flag keyword at the cursor if a selection parses after it (after
+    /// `JSON`, possibly `DISTINCT` and a selection).
+    fn flag_precedes_selection(&mut self, allow_distinct: bool) -> bool {
+        let before = self.checkpoint();
         self.advance();
         let after = self.checkpoint();
-        if self.at_keyword(Keyword::Distinct) {
-            self.advance();
+        let mut ok = self.selection().is_ok();
+        if !ok && allow_distinct && self.restore_then(after) && self.eat_keyword(Keyword::Distinct)
+        {
+            ok = self.selection().is_ok();
         }
-        let ok = self.selection().is_ok();
-        self.restore(if ok { after } else { checkpoint });
+        self.restore(if ok { after } else { before });
         ok
+    }
+
+    /// Restores `checkpoint`; true, to chain in conditions.
+    fn restore_then(&mut self, checkpoint: super::Checkpoint) -> bool {
+        self.restore(checkpoint);
+        true
     }
 
     fn selection(&mut self) -> Result<Selection> {
