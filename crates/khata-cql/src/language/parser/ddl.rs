@@ -5,11 +5,10 @@
 use super::super::ast::{
     AlterKeyspace, AlterTable, AlterTableAction, AlterType, AlterTypeAction, ColumnDefinition,
     CreateIndex, CreateKeyspace, CreateTable, CreateType, DropIndex, DropKeyspace, DropTable,
-    DropType, IndexTarget, IndexTargetKind, Literal, Name, OrderDirection, PrimaryKey, Property,
-    PropertyValue, Statement, Term, Truncate,
+    DropType, IndexTarget, IndexTargetKind, Name, OrderDirection, PrimaryKey, Statement, Truncate,
 };
 use super::super::error::ParseErrorKind;
-use super::super::keyword::{Keyword, KeywordClass};
+use super::super::keyword::Keyword;
 use super::super::token::TokenKind;
 use super::{Parser, Result};
 
@@ -204,96 +203,6 @@ impl Parser<'_> {
             ty,
             is_static,
         })
-    }
-
-    /// `properties`: `name = value AND ...`, refusing a name given twice.
-    fn properties(&mut self) -> Result<Vec<Property>> {
-        let mut properties = Vec::new();
-        loop {
-            self.property_into(&mut properties)?;
-            if !self.eat_keyword(Keyword::And) {
-                return Ok(properties);
-            }
-        }
-    }
-
-    /// `property`, appended to `properties`.
-    fn property_into(&mut self, properties: &mut Vec<Property>) -> Result<()> {
-        let index = self.pos;
-        let name = self.ident()?;
-        if properties.iter().any(|p| p.name == name) {
-            return Err(self.invalid_at(
-                index,
-                format!("Multiple definition for property {}", name.as_str()),
-            ));
-        }
-        self.expect(TokenKind::Equal)?;
-        let value = if self.at(&TokenKind::LeftBrace) {
-            PropertyValue::Map(self.property_map()?)
-        } else if let Some(literal) = self.signed_constant() {
-            PropertyValue::Constant(literal)
-        } else if let TokenKind::Word {
-            keyword: Some(keyword),
-            text,
-        } = &self.peek().kind
-            && keyword.class() != KeywordClass::Reserved
-        {
-            let text = text.clone();
-            self.advance();
-            PropertyValue::Word(text)
-        } else {
-            return Err(self.no_viable());
-        };
-        properties.push(Property { name, value });
-        Ok(())
-    }
-
-    /// `fullMapLiteral` of constants.
-    fn property_map(&mut self) -> Result<Vec<(Literal, Literal)>> {
-        self.expect(TokenKind::LeftBrace)?;
-        let mut entries: Vec<(Literal, Literal)> = Vec::new();
-        if self.eat(&TokenKind::RightBrace) {
-            return Ok(entries);
-        }
-        loop {
-            let key_index = self.pos;
-            let key = self.term()?;
-            self.expect(TokenKind::Colon)?;
-            let value_index = self.pos;
-            let value = self.term()?;
-            let key = match key {
-                Term::Literal(literal) if literal != Literal::Null => literal,
-                _ => return Err(self.invalid_at(key_index, "Invalid property name".to_string())),
-            };
-            let value = match value {
-                Term::Literal(literal) if literal != Literal::Null => literal,
-                Term::Marker(_) => {
-                    return Err(self.invalid_at(
-                        value_index,
-                        "Invalid property value (bind variables are not supported in DDL queries)"
-                            .to_string(),
-                    ));
-                }
-                _ => {
-                    return Err(self.invalid_at(value_index, "Invalid property value".to_string()));
-                }
-            };
-            if entries.iter().any(|(k, _)| k == &key) {
-                return Err(self.invalid_at(
-                    key_index,
-                    format!(
-                        "Multiple definition for property {}",
-                        self.offending(key_index)
-                    ),
-                ));
-            }
-            entries.push((key, value));
-            if !self.eat(&TokenKind::Comma) {
-                break;
-            }
-        }
-        self.expect(TokenKind::RightBrace)?;
-        Ok(entries)
     }
 
     /// What follows `CREATE`, for `[CUSTOM] INDEX`.

@@ -13,6 +13,7 @@ mod ddl;
 mod describe;
 mod modify;
 mod names;
+mod properties;
 mod select;
 mod term;
 mod types;
