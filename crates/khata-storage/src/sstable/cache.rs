@@ -1,14 +1,23 @@
 //! The block cache: decompressed Data chunks and verified Index pages, shared by every SSTable.
 //!
 //! Bounded by a capacity in bytes (each entry is charged its length plus a fixed overhead).
-//! The cache is split into shards, each an exact LRU behind its own mutex, so it is
-//! approximately LRU overall and threads rarely contend. Entries are keyed by a process-unique
-//! SSTable id (never the generation, which repeats across tables), so an entry can never be
-//! served for another file; the entries of a deleted SSTable simply age out.
+//! The cache is split into shards, each behind its own mutex, so threads rarely contend. Each
+//! shard evicts with CLOCK (second chance), an approximation of LRU whose hit path only sets a
+//! bit: a hit is one lock, one hash probe and one reference-count increment, with no
+//! allocation and no reordering of a recency list. Eviction sweeps a hand over the shard's
+//! slots, clearing reference bits, and evicts the first entry not used since the hand last
+//! passed it. Entries are keyed by a process-unique SSTable id (never the generation, which
+//! repeats across tables), so an entry can never be served for another file; the entries of a
+//! deleted SSTable simply age out.
+//!
+//! Keys are hashed with a multiplicative mix of their three integers instead of SipHash: they
+//! are not attacker-controlled (SSTable ids are a process counter, positions come from our own
+//! files), so a keyed hash would only cost time.
 //!
 //! Only checksum-verified bytes enter the cache.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
@@ -16,7 +25,7 @@ use parking_lot::Mutex;
 
 /// Number of independently locked shards.
 const SHARDS: usize = 16;
-/// Bytes charged per entry on top of its length (map and list bookkeeping).
+/// Bytes charged per entry on top of its length (map and slot bookkeeping).
 const ENTRY_OVERHEAD_BYTES: usize = 96;
 
 /// What a cache entry holds.
@@ -36,6 +45,47 @@ pub(crate) struct BlockKey {
     pub position: u64,
 }
 
+impl BlockKey {
+    /// A well-mixed 64-bit hash of the key (used for both the shard and the map).
+    fn mix(&self) -> u64 {
+        let h = self
+            .sstable
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(self.position.wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+            .wrapping_add(self.kind as u64);
+        h ^ (h >> 29)
+    }
+}
+
+/// A hasher that passes [`BlockKey::mix`] through.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only reached if a key type other than `BlockKey` hashes through here.
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01B3);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+/// Hashes a `BlockKey` as its premixed value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Prehashed(BlockKey);
+
+impl std::hash::Hash for Prehashed {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.0.mix());
+    }
+}
+
 /// Counters of a [`BlockCache`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BlockCacheStats {
@@ -48,16 +98,54 @@ pub struct BlockCacheStats {
     pub evictions: u64,
 }
 
+#[derive(Debug)]
+struct Slot {
+    key: BlockKey,
+    bytes: Bytes,
+    /// Used since the clock hand last passed.
+    referenced: bool,
+}
+
 #[derive(Debug, Default)]
 struct Shard {
-    map: HashMap<BlockKey, (Bytes, u64)>,
-    /// Last-use tick -> key; the first entry is the least recently used.
-    by_use: BTreeMap<u64, BlockKey>,
-    tick: u64,
+    map: HashMap<Prehashed, usize, BuildHasherDefault<KeyHasher>>,
+    /// Entries; `None` is a free slot (listed in `free`).
+    slots: Vec<Option<Slot>>,
+    free: Vec<usize>,
+    hand: usize,
     size_bytes: usize,
 }
 
-/// A shared, thread-safe, approximately-LRU cache of blocks, bounded in bytes.
+impl Shard {
+    /// Evict one entry by CLOCK; false if the shard is empty.
+    fn evict_one(&mut self) -> bool {
+        if self.map.is_empty() {
+            return false;
+        }
+        // Two sweeps at most: the first may only clear reference bits.
+        for _ in 0..2 * self.slots.len() {
+            if self.hand >= self.slots.len() {
+                self.hand = 0;
+            }
+            let index = self.hand;
+            self.hand += 1;
+            match &mut self.slots[index] {
+                Some(slot) if slot.referenced => slot.referenced = false,
+                Some(_) => {
+                    let slot = self.slots[index].take().expect("checked above");
+                    self.map.remove(&Prehashed(slot.key));
+                    self.free.push(index);
+                    self.size_bytes -= slot.bytes.len() + ENTRY_OVERHEAD_BYTES;
+                    return true;
+                }
+                None => {}
+            }
+        }
+        false
+    }
+}
+
+/// A shared, thread-safe, approximately-LRU (CLOCK) cache of blocks, bounded in bytes.
 #[derive(Debug)]
 pub struct BlockCache {
     shards: Vec<Mutex<Shard>>,
@@ -111,29 +199,29 @@ impl BlockCache {
     }
 
     fn shard(&self, key: &BlockKey) -> &Mutex<Shard> {
-        let mix = key
-            .sstable
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(key.position.wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
-            .wrapping_add(key.kind as u64);
-        let index = ((mix >> 32) as usize) % SHARDS;
+        let index = ((key.mix() >> 32) as usize) % SHARDS;
         &self.shards[index]
     }
 
     pub(crate) fn get(&self, key: &BlockKey) -> Option<Bytes> {
         let mut guard = self.shard(key).lock();
         let shard = &mut *guard;
-        shard.tick += 1;
-        let tick = shard.tick;
-        let Some((bytes, last_use)) = shard.map.get_mut(key) else {
-            self.misses.fetch_add(1, Ordering::Relaxed);
-            return None;
+        let found = shard
+            .map
+            .get(&Prehashed(*key))
+            .and_then(|&index| shard.slots[index].as_mut())
+            .map(|slot| {
+                slot.referenced = true;
+                slot.bytes.clone()
+            });
+        drop(guard);
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
         };
-        shard.by_use.remove(last_use);
-        *last_use = tick;
-        shard.by_use.insert(tick, *key);
-        self.hits.fetch_add(1, Ordering::Relaxed);
-        Some(bytes.clone())
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
     }
 
     pub(crate) fn insert(&self, key: BlockKey, bytes: Bytes) {
@@ -143,22 +231,36 @@ impl BlockCache {
         }
         let mut guard = self.shard(&key).lock();
         let shard = &mut *guard;
-        shard.tick += 1;
-        let tick = shard.tick;
-        if let Some((old, last_use)) = shard.map.insert(key, (bytes, tick)) {
-            shard.by_use.remove(&last_use);
-            shard.size_bytes -= old.len() + ENTRY_OVERHEAD_BYTES;
-        }
-        shard.by_use.insert(tick, key);
-        shard.size_bytes += charge;
-        while shard.size_bytes > self.shard_capacity_bytes {
-            let Some((_, victim)) = shard.by_use.pop_first() else {
-                break;
+        if let Some(&index) = shard.map.get(&Prehashed(key)) {
+            let slot = shard.slots[index].as_mut().expect("mapped slots are full");
+            shard.size_bytes = shard.size_bytes - slot.bytes.len() + bytes.len();
+            slot.bytes = bytes;
+            slot.referenced = true;
+        } else {
+            let slot = Slot {
+                key,
+                bytes,
+                referenced: false,
             };
-            if let Some((old, _)) = shard.map.remove(&victim) {
-                shard.size_bytes -= old.len() + ENTRY_OVERHEAD_BYTES;
-                self.evictions.fetch_add(1, Ordering::Relaxed);
-            }
+            let index = match shard.free.pop() {
+                Some(index) => {
+                    shard.slots[index] = Some(slot);
+                    index
+                }
+                None => {
+                    shard.slots.push(Some(slot));
+                    shard.slots.len() - 1
+                }
+            };
+            shard.map.insert(Prehashed(key), index);
+            shard.size_bytes += charge;
+        }
+        let mut evicted = 0;
+        while shard.size_bytes > self.shard_capacity_bytes && shard.evict_one() {
+            evicted += 1;
+        }
+        if evicted > 0 {
+            self.evictions.fetch_add(evicted, Ordering::Relaxed);
         }
     }
 }
@@ -185,6 +287,25 @@ mod tests {
         assert!(cache.get(&key(999)).is_some());
         assert!(cache.get(&key(0)).is_none());
         assert!(cache.stats().evictions > 0);
+    }
+
+    #[test]
+    fn a_hit_gives_an_entry_a_second_chance() {
+        let cache = BlockCache::new(16 * 4 * (1024 + ENTRY_OVERHEAD_BYTES as u64));
+        // Keys 0, 16, 32, ... land in one shard only if their mix says so; use one shard's keys.
+        let shard_of = |k: &BlockKey| (k.mix() >> 32) as usize % SHARDS;
+        let keys: Vec<BlockKey> = (0..10_000)
+            .map(key)
+            .filter(|k| shard_of(k) == shard_of(&key(0)))
+            .take(6)
+            .collect();
+        for k in &keys[..4] {
+            cache.insert(*k, Bytes::from(vec![0u8; 1024]));
+        }
+        assert!(cache.get(&keys[0]).is_some());
+        cache.insert(keys[4], Bytes::from(vec![0u8; 1024]));
+        assert!(cache.get(&keys[0]).is_some(), "the used entry survives");
+        assert!(cache.get(&keys[1]).is_none(), "an unused one goes first");
     }
 
     #[test]

@@ -1,17 +1,20 @@
 //! The partition index (Index component) and its in-memory summary (Summary component).
 //!
 //! The Index lists every partition in key order, in *pages* of at most
-//! [`PAGE_MAX_ENTRIES`] entries or about [`PAGE_TARGET_BYTES`], each page followed by the CRC32C
+//! [`PAGE_MAX_ENTRIES`] entries or about [`PAGE_TARGET_BYTES`], each page ending with the CRC32C
 //! of its bytes, so a page can be read and verified on its own:
 //!
 //! ```text
-//! page  := entry* crc32c:u32
+//! page  := entry{count} offset:u32{count} count:u32 crc32c:u32
 //! entry := token:i64 key:bytes position:varint header_length:varint rows_length:varint
 //!          row_index_length:varint
 //! ```
 //!
 //! `position` is the partition's logical offset in Data; the three lengths locate its header,
-//! rows and row index (see [`super::layout`]) without reading the partition first.
+//! rows and row index (see [`super::layout`]) without reading the partition first. The offsets
+//! say where each entry starts in the page, so a point lookup binary-searches a cached page
+//! comparing keys in place and decodes only the entry it finds ([`IndexPage::find`]); a scan
+//! decodes the page whole and checks its order ([`IndexPage::entries`]).
 //!
 //! The Summary holds the first key of every page and where the page is:
 //! `count:varint (token:i64 key:bytes page_offset:varint page_length:varint)*`. It is loaded
@@ -24,6 +27,7 @@ use khata_types::token::{DecoratedKey, Token};
 
 use super::chunk::TrackedFile;
 use super::format::{FormatError, get_i64};
+use super::slice::{SliceReader, u32_at};
 use crate::error::Result;
 
 /// Most entries in one index page.
@@ -73,7 +77,8 @@ pub struct SummaryEntry {
 pub struct IndexWriter {
     pub file: TrackedFile,
     page: Vec<u8>,
-    page_entries: usize,
+    /// Where each entry of the page starts.
+    page_starts: Vec<u32>,
     page_first: Option<DecoratedKey>,
     summary: Vec<SummaryEntry>,
 }
@@ -83,7 +88,7 @@ impl IndexWriter {
         IndexWriter {
             file,
             page: Vec::with_capacity(PAGE_TARGET_BYTES * 2),
-            page_entries: 0,
+            page_starts: Vec::with_capacity(PAGE_MAX_ENTRIES),
             page_first: None,
             summary: Vec::new(),
         }
@@ -93,14 +98,16 @@ impl IndexWriter {
         if self.page_first.is_none() {
             self.page_first = Some(entry.key.clone());
         }
+        // A page closes at PAGE_TARGET_BYTES, and a key is at most 64 KiB: offsets fit a u32.
+        let start = u32::try_from(self.page.len()).expect("an index page stays far below 4 GiB");
+        self.page_starts.push(start);
         self.page.put_i64_le(entry.key.token.0);
         put_bytes(&mut self.page, &entry.key.key);
         put_varint(&mut self.page, entry.position);
         put_varint(&mut self.page, entry.header_length);
         put_varint(&mut self.page, entry.rows_length);
         put_varint(&mut self.page, entry.row_index_length);
-        self.page_entries += 1;
-        if self.page_entries >= PAGE_MAX_ENTRIES || self.page.len() >= PAGE_TARGET_BYTES {
+        if self.page_starts.len() >= PAGE_MAX_ENTRIES || self.page.len() >= PAGE_TARGET_BYTES {
             self.flush_page()?;
         }
         Ok(())
@@ -110,6 +117,10 @@ impl IndexWriter {
         let Some(first) = self.page_first.take() else {
             return Ok(());
         };
+        for start in &self.page_starts {
+            self.page.put_u32_le(*start);
+        }
+        self.page.put_u32_le(self.page_starts.len() as u32);
         let crc = crc32c::crc32c(&self.page);
         self.page.put_u32_le(crc);
         let page_offset = self.file.length();
@@ -120,7 +131,7 @@ impl IndexWriter {
             page_length: self.page.len() as u64,
         });
         self.page.clear();
-        self.page_entries = 0;
+        self.page_starts.clear();
         Ok(())
     }
 
@@ -190,15 +201,58 @@ pub fn verify_page(raw: &[u8], page_offset: u64) -> Result<Bytes, FormatError> {
     Ok(Bytes::copy_from_slice(body))
 }
 
-/// Decode the entries of a verified page whose first key is `first`.
-pub fn decode_page(
+/// A verified index page, read in place.
+#[derive(Debug)]
+pub struct IndexPage {
     body: Bytes,
     page_offset: u64,
-    first: &DecoratedKey,
-) -> Result<Vec<IndexEntry>, FormatError> {
-    let mut r = Reader::new(body);
-    let mut entries: Vec<IndexEntry> = Vec::new();
-    while !r.is_empty() {
+    count: usize,
+    /// Where the table of entry starts begins.
+    table: usize,
+}
+
+impl IndexPage {
+    /// The page whose verified body (without its CRC32C) is `body`.
+    pub fn open(body: Bytes, page_offset: u64) -> Result<IndexPage, FormatError> {
+        let len = body.len();
+        let count = len
+            .checked_sub(4)
+            .and_then(|at| u32_at(&body, at))
+            .map(|c| c as usize)
+            .filter(|c| (1..=PAGE_MAX_ENTRIES).contains(c))
+            .ok_or_else(|| FormatError::new(page_offset, "bad index page entry count"))?;
+        let table = len
+            .checked_sub(4 + 4 * count)
+            .ok_or_else(|| FormatError::new(page_offset, "index page too short"))?;
+        Ok(IndexPage {
+            body,
+            page_offset,
+            count,
+            table,
+        })
+    }
+
+    /// Where entry `i` starts, checked to lie among the entries.
+    fn start(&self, i: usize) -> Result<usize, FormatError> {
+        u32_at(&self.body, self.table + 4 * i)
+            .map(|s| s as usize)
+            .filter(|&s| s < self.table)
+            .ok_or_else(|| FormatError::new(self.page_offset, "index entry offset out of range"))
+    }
+
+    /// The token and key bytes of entry `i`, borrowed.
+    fn key_at(&self, i: usize) -> Result<(Token, &[u8]), FormatError> {
+        let start = self.start(i)?;
+        let mut r = SliceReader::at(&self.body[..self.table], start);
+        let parsed =
+            (|| -> Result<(Token, &[u8]), CodecError> { Ok((Token(r.i64_le()?), r.bytes()?)) })();
+        parsed.map_err(|e| FormatError::new(self.page_offset + r.position() as u64, e.to_string()))
+    }
+
+    /// Decode entry `i` in full.
+    fn entry(&self, i: usize) -> Result<IndexEntry, FormatError> {
+        let start = self.start(i)?;
+        let mut r = Reader::new(self.body.slice(start..self.table));
         let parsed = (|| -> Result<IndexEntry, CodecError> {
             let token = Token(get_i64(&mut r)?);
             let key = DecoratedKey {
@@ -213,24 +267,77 @@ pub fn decode_page(
                 row_index_length: r.varint()?,
             })
         })();
-        let entry = parsed.map_err(|e| FormatError::codec(page_offset, &r, e))?;
-        let ordered = match entries.last() {
-            None => entry.key == *first,
-            Some(prev) => {
-                prev.key < entry.key
-                    && prev.position.saturating_add(prev.total_length()) == entry.position
-            }
-        };
-        if !ordered || entry.header_length == 0 || entries.len() >= PAGE_MAX_ENTRIES {
+        let entry =
+            parsed.map_err(|e| FormatError::codec(self.page_offset + start as u64, &r, e))?;
+        if entry.header_length == 0 {
             return Err(FormatError::new(
-                page_offset + r.position() as u64,
-                "index entries out of order",
+                self.page_offset + start as u64,
+                "index entry without a header",
             ));
         }
-        entries.push(entry);
+        Ok(entry)
     }
-    if entries.is_empty() {
-        return Err(FormatError::new(page_offset, "empty index page"));
+
+    /// The entry of `key`, found by binary search without decoding the other entries.
+    pub fn find(&self, key: &DecoratedKey) -> Result<Option<IndexEntry>, FormatError> {
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let (token, bytes) = self.key_at(mid)?;
+            match token.cmp(&key.token).then_with(|| bytes.cmp(&key.key[..])) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return self.entry(mid).map(Some),
+            }
+        }
+        Ok(None)
     }
-    Ok(entries)
+
+    /// Every entry, checked to start with the summary's `first` key, ascend, tile Data and
+    /// fill the page exactly.
+    pub fn entries(&self, first: &DecoratedKey) -> Result<Vec<IndexEntry>, FormatError> {
+        let mut entries: Vec<IndexEntry> = Vec::with_capacity(self.count);
+        let mut expected_start = 0;
+        for i in 0..self.count {
+            let start = self.start(i)?;
+            let entry = self.entry(i)?;
+            let ordered = start == expected_start
+                && match entries.last() {
+                    None => entry.key == *first,
+                    Some(prev) => {
+                        prev.key < entry.key
+                            && prev.position.saturating_add(prev.total_length()) == entry.position
+                    }
+                };
+            if !ordered {
+                return Err(FormatError::new(
+                    self.page_offset + start as u64,
+                    "index entries out of order",
+                ));
+            }
+            expected_start = start + encoded_entry_length(&entry);
+            entries.push(entry);
+        }
+        if expected_start != self.table {
+            return Err(FormatError::new(
+                self.page_offset,
+                "index entries do not fill the page",
+            ));
+        }
+        Ok(entries)
+    }
+}
+
+fn varint_length(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// Bytes the entry takes in a page.
+fn encoded_entry_length(e: &IndexEntry) -> usize {
+    8 + varint_length(e.key.key.len() as u64)
+        + e.key.key.len()
+        + varint_length(e.position)
+        + varint_length(e.header_length)
+        + varint_length(e.rows_length)
+        + varint_length(e.row_index_length)
 }

@@ -5,17 +5,25 @@
 //! header    := key:bytes flags:u8 [deletion] [static_row:row] [range_tombstones]
 //!              rows_length:varint row_index_length:varint
 //!              flags: 1 = partition deletion, 2 = static row, 4 = range tombstones
-//! rows      := (clustering:bytes row)*            -- rows_length bytes, clustering ascending
-//! row_index := count:varint (first:bytes last:bytes offset:varint length:varint)*
+//! rows      := (clustering:bytes body_length:varint body:row)*   -- rows_length bytes, ascending
+//! row_index := entry{count} offset:u32{count} count:u32
+//! entry     := first:bytes last:bytes offset:varint length:varint
 //! ```
 //!
-//! `row`, `deletion` and `range_tombstones` are the encodings of `khata_types::codec`. The row
-//! index cuts the rows into blocks of about `row_index_interval_bytes` at row boundaries;
-//! block offsets are relative to the start of `rows` and the blocks tile it exactly. It is
-//! written only when there are at least two blocks, so small partitions carry none.
+//! `row`, `deletion` and `range_tombstones` are the encodings of `khata_types::codec`. Each row
+//! carries the length of its body, so a reader looking for some rows steps over the others
+//! after comparing their clustering keys, without decoding them (see
+//! [`super::partition_reader`]). The row index cuts the rows into blocks of about
+//! `row_index_interval_bytes` at row boundaries; block offsets are relative to the start of
+//! `rows` and the blocks tile it exactly. Its entries are followed by a table of where each
+//! entry starts (relative to the row index), so a reader binary-searches it without decoding
+//! it ([`RowIndex`]). It is written only when there are at least two blocks, so small
+//! partitions carry none.
 //!
-//! Decoding checks every structural invariant (ascending keys, blocks that tile the rows,
-//! lengths inside the buffer) and reports a [`FormatError`] at the logical offset it failed.
+//! Decoding checks structural invariants and reports a [`FormatError`] at the logical offset
+//! it failed: a whole decode ([`decode_rows`]) checks everything; a lookup checks everything it
+//! touches (lengths inside the buffer, each block it reads against its neighbours' bounds, key
+//! order among the rows it returns).
 
 use bytes::{BufMut, Bytes};
 use khata_types::codec::{
@@ -25,6 +33,7 @@ use khata_types::codec::{
 use khata_types::{DeletionTime, Partition, RangeTombstoneList, Row};
 
 use super::format::FormatError;
+use super::slice::{SliceReader, u32_at};
 
 /// One block of rows in the row index.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,10 +86,13 @@ pub fn encode_partition(
     let mut block_start = 0u64;
     let mut block_first: Option<&Bytes> = None;
     let mut previous: Option<&Bytes> = None;
+    let mut body = Vec::new();
     for (clustering, row) in &partition.rows {
         block_first.get_or_insert(clustering);
         put_bytes(&mut rows, clustering);
-        encode_row(&mut rows, row);
+        body.clear();
+        encode_row(&mut body, row);
+        put_bytes(&mut rows, &body);
         previous = Some(clustering);
         let position = rows.len() as u64;
         if position - block_start >= interval_bytes
@@ -107,13 +119,20 @@ pub fn encode_partition(
     }
     let mut row_index = Vec::new();
     if blocks.len() >= 2 {
-        put_varint(&mut row_index, blocks.len() as u64);
+        let mut starts = Vec::with_capacity(blocks.len());
         for b in &blocks {
+            starts.push(row_index.len());
             put_bytes(&mut row_index, &b.first);
             put_bytes(&mut row_index, &b.last);
             put_varint(&mut row_index, b.offset);
             put_varint(&mut row_index, b.length);
         }
+        for start in starts {
+            let start = u32::try_from(start).expect("a row index entry starts within 4 GiB");
+            row_index.put_u32_le(start);
+        }
+        let count = u32::try_from(blocks.len()).expect("fewer than 2^32 row index blocks");
+        row_index.put_u32_le(count);
     }
 
     let mut out = Vec::with_capacity(rows.len() + row_index.len() + key.len() + 64);
@@ -199,59 +218,257 @@ pub fn decode_header(bytes: Bytes, base: u64, exact: bool) -> Result<(Header, u6
     }
 }
 
-/// Decode the row index of a partition whose rows are `rows_length` bytes long.
-pub fn decode_row_index(
+/// A row index, read in place: entries are parsed only when a lookup reaches them.
+#[derive(Debug)]
+pub struct RowIndex {
     bytes: Bytes,
+    /// Logical offset of the row index, for errors.
     base: u64,
+    count: usize,
+    /// Where the table of entry starts begins.
+    table: usize,
     rows_length: u64,
-) -> Result<Vec<RowIndexBlock>, FormatError> {
-    let mut r = Reader::new(bytes);
-    let parsed = (|| -> Result<Vec<RowIndexBlock>, CodecError> {
-        let count = r.count()?;
-        let mut blocks: Vec<RowIndexBlock> = Vec::with_capacity(count);
-        let mut expected_offset = 0u64;
-        for _ in 0..count {
-            let first = r.bytes()?;
-            let last = r.bytes()?;
-            let offset = r.varint()?;
-            let length = r.varint()?;
-            let ordered = first <= last && blocks.last().is_none_or(|prev| prev.last < first);
-            if !ordered || offset != expected_offset || length == 0 {
-                return Err(CodecError::Invalid("row index blocks out of order"));
+}
+
+/// One block of a [`RowIndex`], borrowed from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockRef<'a> {
+    pub first: &'a [u8],
+    pub last: &'a [u8],
+    pub offset: u64,
+    pub length: u64,
+}
+
+impl RowIndex {
+    /// The row index in `bytes` (at logical offset `base`) of rows `rows_length` bytes long.
+    pub fn open(bytes: Bytes, base: u64, rows_length: u64) -> Result<RowIndex, FormatError> {
+        let len = bytes.len();
+        let count = len
+            .checked_sub(4)
+            .and_then(|at| u32_at(&bytes, at))
+            .map(|c| c as usize)
+            .ok_or_else(|| FormatError::new(base, "row index too short"))?;
+        let table = count
+            .checked_mul(4)
+            .and_then(|t| len.checked_sub(4 + t))
+            .filter(|_| count >= 2)
+            .ok_or_else(|| FormatError::new(base, "row index count does not fit"))?;
+        Ok(RowIndex {
+            bytes,
+            base,
+            count,
+            table,
+            rows_length,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Block `i` (< `len()`), checked against the bounds a well-formed index gives it: the
+    /// first block starts the rows, the last ends them, and every block lies inside them.
+    pub fn block(&self, i: usize) -> Result<BlockRef<'_>, FormatError> {
+        let start = u32_at(&self.bytes, self.table + 4 * i)
+            .map(|s| s as usize)
+            .filter(|&s| s < self.table)
+            .ok_or_else(|| FormatError::new(self.base, "row index entry out of range"))?;
+        let mut r = SliceReader::at(&self.bytes[..self.table], start);
+        let parsed = (|| -> Result<BlockRef<'_>, CodecError> {
+            Ok(BlockRef {
+                first: r.bytes()?,
+                last: r.bytes()?,
+                offset: r.varint()?,
+                length: r.varint()?,
+            })
+        })();
+        let at = self.base + r.position() as u64;
+        let block = parsed.map_err(|e| FormatError::new(at, e.to_string()))?;
+        let end = block.offset.checked_add(block.length);
+        let tiled =
+            (i > 0 || block.offset == 0) && (i + 1 < self.count || end == Some(self.rows_length));
+        if block.first > block.last
+            || block.length == 0
+            || end.is_none_or(|e| e > self.rows_length)
+            || !tiled
+        {
+            return Err(FormatError::new(at, "row index block out of bounds"));
+        }
+        Ok(block)
+    }
+
+    /// The number of leading blocks for which `before` holds (which must hold for a prefix).
+    pub fn partition_point(
+        &self,
+        mut before: impl FnMut(&BlockRef<'_>) -> bool,
+    ) -> Result<usize, FormatError> {
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if before(&self.block(mid)?) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
-            expected_offset = offset
-                .checked_add(length)
-                .ok_or(CodecError::Invalid("row index length"))?;
-            blocks.push(RowIndexBlock {
-                first,
-                last,
-                offset,
-                length,
+        }
+        Ok(lo)
+    }
+
+    /// Every block, decoded and checked to tile the rows in key order.
+    #[cfg(test)]
+    pub fn blocks(&self) -> Result<Vec<RowIndexBlock>, FormatError> {
+        let mut out: Vec<RowIndexBlock> = Vec::with_capacity(self.count);
+        for i in 0..self.count {
+            let b = self.block(i)?;
+            let follows = out
+                .last()
+                .is_none_or(|p| *p.last < *b.first && p.offset + p.length == b.offset);
+            if !follows {
+                return Err(FormatError::new(self.base, "row index blocks out of order"));
+            }
+            out.push(RowIndexBlock {
+                first: Bytes::copy_from_slice(b.first),
+                last: Bytes::copy_from_slice(b.last),
+                offset: b.offset,
+                length: b.length,
             });
         }
-        if expected_offset != rows_length || !r.is_empty() {
-            return Err(CodecError::Invalid("row index does not cover the rows"));
-        }
-        Ok(blocks)
+        Ok(out)
+    }
+}
+
+/// Where one row is in a buffer of rows: its clustering key and its body, as ranges.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowFrame {
+    pub clustering: std::ops::Range<usize>,
+    pub body: std::ops::Range<usize>,
+}
+
+impl RowFrame {
+    /// The position just past the row.
+    pub fn end(&self) -> usize {
+        self.body.end
+    }
+}
+
+/// The row starting at `pos` in `buf`: `Ok(Some)` if it is all there, `Ok(None)` if `buf` ends
+/// before it does, an error if its framing is malformed.
+pub fn parse_row_frame(buf: &[u8], pos: usize) -> Result<Option<RowFrame>, CodecError> {
+    let mut r = SliceReader::at(buf, pos);
+    let frame = (|| -> Result<RowFrame, CodecError> {
+        let clustering_length = usize::try_from(r.varint()?).map_err(|_| CodecError::Truncated)?;
+        let clustering_start = r.position();
+        r.take(clustering_length)?;
+        let clustering = clustering_start..r.position();
+        let body_length = usize::try_from(r.varint()?).map_err(|_| CodecError::Truncated)?;
+        let body_start = r.position();
+        let body_end = body_start
+            .checked_add(body_length)
+            .ok_or(CodecError::Truncated)?;
+        Ok(RowFrame {
+            clustering,
+            body: body_start..body_end,
+        })
     })();
-    parsed.map_err(|e| FormatError::codec(base, &r, e))
+    match frame {
+        Ok(f) if f.body.end <= buf.len() => Ok(Some(f)),
+        Ok(_) | Err(CodecError::Truncated) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Decode the body of one row (`body_length` bytes at logical offset `base`).
+pub fn decode_row_body(body: Bytes, base: u64) -> Result<Row, FormatError> {
+    let mut r = Reader::new(body);
+    let row = decode_row(&mut r).map_err(|e| FormatError::codec(base, &r, e))?;
+    if !r.is_empty() {
+        return Err(FormatError::new(
+            base + r.position() as u64,
+            "row shorter than its body length",
+        ));
+    }
+    Ok(row)
 }
 
 /// Decode a run of rows starting at logical offset `base`; clustering keys must ascend.
 pub fn decode_rows(bytes: Bytes, base: u64) -> Result<Vec<(Bytes, Row)>, FormatError> {
-    let mut r = Reader::new(bytes);
     let mut rows: Vec<(Bytes, Row)> = Vec::new();
-    while !r.is_empty() {
-        let start = r.position() as u64;
-        let clustering = r.bytes().map_err(|e| FormatError::codec(base, &r, e))?;
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let frame = match parse_row_frame(&bytes, pos) {
+            Ok(Some(frame)) => frame,
+            Ok(None) => return Err(FormatError::new(base + pos as u64, "truncated row")),
+            Err(e) => return Err(FormatError::new(base + pos as u64, e.to_string())),
+        };
+        let clustering = bytes.slice(frame.clustering.clone());
         if rows.last().is_some_and(|(prev, _)| *prev >= clustering) {
             return Err(FormatError::new(
-                base + start,
+                base + pos as u64,
                 "rows out of clustering order",
             ));
         }
-        let row = decode_row(&mut r).map_err(|e| FormatError::codec(base, &r, e))?;
+        let body_base = base + frame.body.start as u64;
+        let row = decode_row_body(bytes.slice(frame.body.clone()), body_base)?;
         rows.push((clustering, row));
+        pos = frame.end();
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use khata_types::cell::{Cell, LivenessInfo};
+    use khata_types::row::CellKey;
+
+    fn partition(rows: u64) -> Partition {
+        let mut p = Partition::new();
+        for i in 0..rows {
+            let mut row = Row {
+                liveness: Some(LivenessInfo::new(i as i64, None)),
+                ..Row::default()
+            };
+            row.cells.insert(
+                CellKey::simple(1),
+                Cell::live(1, Bytes::from(vec![7u8; 100])),
+            );
+            p.rows.insert(Bytes::from(i.to_be_bytes().to_vec()), row);
+        }
+        p
+    }
+
+    #[test]
+    fn rows_and_row_index_round_trip() {
+        let p = partition(200);
+        let e = encode_partition(b"k", &p, 1000);
+        let bytes = Bytes::from(e.bytes);
+        let (h, consumed) = decode_header(bytes.clone(), 0, false).unwrap();
+        assert_eq!(consumed, e.header_length);
+        assert_eq!(h.rows_length, e.rows_length);
+        let rows_end = (e.header_length + e.rows_length) as usize;
+        let rows = decode_rows(bytes.slice(e.header_length as usize..rows_end), 0).unwrap();
+        assert_eq!(
+            rows.into_iter()
+                .collect::<std::collections::BTreeMap<_, _>>(),
+            p.rows
+        );
+        let index = RowIndex::open(bytes.slice(rows_end..), 0, e.rows_length).unwrap();
+        let blocks = index.blocks().unwrap();
+        assert!(blocks.len() > 10);
+        assert_eq!(blocks.len(), index.len());
+        let key = Bytes::from(150u64.to_be_bytes().to_vec());
+        let i = index.partition_point(|b| b.last < &key[..]).unwrap();
+        assert!(blocks[i].first <= key && key <= blocks[i].last);
+    }
+
+    #[test]
+    fn a_truncated_row_is_incomplete_not_an_error() {
+        let e = encode_partition(b"k", &partition(1), 1 << 20);
+        let rows = &e.bytes[e.header_length as usize..];
+        let frame = parse_row_frame(rows, 0).unwrap().unwrap();
+        assert_eq!(frame.end(), rows.len());
+        for cut in 0..rows.len() {
+            assert_eq!(parse_row_frame(&rows[..cut], 0), Ok(None));
+        }
+    }
 }

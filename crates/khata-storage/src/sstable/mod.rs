@@ -42,12 +42,13 @@ mod layout;
 mod partition_reader;
 mod reader;
 mod scan;
+mod slice;
 mod stats;
 mod writer;
 
 pub use cache::{BlockCache, BlockCacheStats};
 pub use format::FORMAT_VERSION;
-pub use partition_reader::PartitionReader;
+pub use partition_reader::{PartitionReader, validate_ranges};
 pub use reader::SsTable;
 pub use scan::SsTableScanner;
 pub use stats::{HISTOGRAM_BUCKETS, LARGEST_PARTITIONS, SsTableStats};

@@ -22,7 +22,7 @@ use super::bloom::BloomFilter;
 use super::cache::{BlockCache, BlockKey, BlockKind};
 use super::chunk::DataFile;
 use super::format::{Component, FORMAT_VERSION, Toc, component_path, parse_file_name};
-use super::index::{IndexEntry, SummaryEntry, decode_page, decode_summary, verify_page};
+use super::index::{IndexEntry, IndexPage, SummaryEntry, decode_summary, verify_page};
 use super::partition_reader::{PartitionReader, validate_ranges};
 use super::scan::SsTableScanner;
 use super::stats::SsTableStats;
@@ -263,9 +263,13 @@ impl SsTable {
     }
 
     /// Index page `page` of the summary, verified, through the cache.
-    pub(super) fn index_page(&self, page: usize) -> Result<Vec<IndexEntry>> {
+    pub(super) fn index_page(&self, page: usize) -> Result<IndexPage> {
         let Some(summary) = self.summary.get(page) else {
-            return Ok(Vec::new());
+            return Err(StorageError::corrupt(
+                &self.index_path,
+                0,
+                format!("no index page {page}"),
+            ));
         };
         let key = BlockKey {
             sstable: self.cache_id,
@@ -288,7 +292,14 @@ impl SsTable {
                 body
             }
         };
-        decode_page(body, summary.page_offset, &summary.first)
+        IndexPage::open(body, summary.page_offset).map_err(|e| e.in_file(&self.index_path))
+    }
+
+    /// Every entry of index page `page`, checked.
+    pub(super) fn index_page_entries(&self, page: usize) -> Result<Vec<IndexEntry>> {
+        let first = &self.summary[page].first;
+        self.index_page(page)?
+            .entries(first)
             .map_err(|e| e.in_file(&self.index_path))
     }
 
@@ -309,11 +320,9 @@ impl SsTable {
         let Some(page) = self.page_for(key) else {
             return Ok(None);
         };
-        let entries = self.index_page(page)?;
-        Ok(entries
-            .binary_search_by(|e| e.key.cmp(key))
-            .ok()
-            .and_then(|i| entries.into_iter().nth(i)))
+        self.index_page(page)?
+            .find(key)
+            .map_err(|e| e.in_file(&self.index_path))
     }
 
     /// The partition `key` restricted to `ranges`: sorted, disjoint, half-open byte ranges of
@@ -328,6 +337,17 @@ impl SsTable {
         reversed: bool,
     ) -> Result<Option<PartitionReader>> {
         let ranges = validate_ranges(ranges)?;
+        self.read_validated(key, ranges, reversed)
+    }
+
+    /// [`SsTable::read`] with ranges already checked by [`validate_ranges`] (so that a read
+    /// over several SSTables checks and copies them once).
+    pub fn read_validated(
+        self: &Arc<Self>,
+        key: &DecoratedKey,
+        ranges: Arc<[(Bytes, Bytes)]>,
+        reversed: bool,
+    ) -> Result<Option<PartitionReader>> {
         if !self.may_contain(key) {
             return Ok(None);
         }

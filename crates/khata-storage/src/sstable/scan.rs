@@ -88,7 +88,7 @@ impl SsTableScanner {
             if self.next_page >= self.table.page_count() {
                 return Ok(None);
             }
-            let page = self.table.index_page(self.next_page)?;
+            let page = self.table.index_page_entries(self.next_page)?;
             self.next_page += 1;
             let from = self.from.take();
             self.entries = page
