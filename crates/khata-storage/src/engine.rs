@@ -710,7 +710,12 @@ impl Drop for Engine {
 }
 
 /// Sort and merge byte ranges so that they are disjoint and ascending; drop empty ones.
-fn normalize_ranges(ranges: &[(Bytes, Bytes)]) -> Vec<(Bytes, Bytes)> {
+/// Ranges that are already so (a read's usual single range) are borrowed, not copied.
+fn normalize_ranges(ranges: &[(Bytes, Bytes)]) -> std::borrow::Cow<'_, [(Bytes, Bytes)]> {
+    let normal = ranges.iter().all(|(s, e)| s < e) && ranges.windows(2).all(|w| w[0].1 < w[1].0);
+    if normal {
+        return std::borrow::Cow::Borrowed(ranges);
+    }
     let mut v: Vec<(Bytes, Bytes)> = ranges.iter().filter(|(s, e)| s < e).cloned().collect();
     v.sort();
     let mut out: Vec<(Bytes, Bytes)> = Vec::with_capacity(v.len());
@@ -724,7 +729,7 @@ fn normalize_ranges(ranges: &[(Bytes, Bytes)]) -> Vec<(Bytes, Bytes)> {
             _ => out.push((s, e)),
         }
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 fn load_tables(

@@ -175,16 +175,18 @@ pub fn merge_partition(
             });
         }
     }
+    let mut advance = Vec::with_capacity(streams.len());
     while let Some(first) = heap.pop() {
         let clustering = first.clustering;
         let mut row = first.row;
-        let mut advance = vec![first.source];
+        advance.clear();
+        advance.push(first.source);
         while heap.peek().is_some_and(|h| h.clustering == clustering) {
             let h = heap.pop().expect("peeked");
             row.merge(h.row);
             advance.push(h.source);
         }
-        for i in advance {
+        for &i in &advance {
             if let Some(item) = streams[i].next() {
                 let (c, r) = item?;
                 heap.push(Head {

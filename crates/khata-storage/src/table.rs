@@ -28,7 +28,7 @@ use crate::memtable::{Memtable, slice_partition};
 use crate::read::{
     MergedPartitions, PartitionStream, ReadLimits, ReadResult, SourcePartition, merge_partition,
 };
-use crate::sstable::{BlockCache, SsTable, SsTableWriter, WriterOptions};
+use crate::sstable::{BlockCache, SsTable, SsTableWriter, WriterOptions, validate_ranges};
 use crate::table_spec::{TableSpec, encode_spec};
 
 /// A memtable with the commit-log position before its first write: the commit log must keep
@@ -295,7 +295,7 @@ impl TableStore {
         now: LocalTime,
     ) -> Result<ReadResult> {
         let view = self.view();
-        let mut sources = Vec::new();
+        let mut sources = Vec::with_capacity(1 + view.sealed.len() + view.sstables.len());
         let mut deletion = None;
         for m in std::iter::once(&view.active).chain(view.sealed.iter().rev()) {
             if let Some(p) = m.memtable.read(key, ranges) {
@@ -311,6 +311,12 @@ impl TableStore {
             .filter(|s| s.may_contain(key))
             .collect();
         ssts.sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp.unwrap_or(i64::MIN)));
+        // Checked and shared once for every SSTable's lazy row stream.
+        let shared_ranges = if ssts.is_empty() {
+            None
+        } else {
+            Some(validate_ranges(ranges)?)
+        };
         for s in ssts {
             if deletion.is_some_and(|d: khata_types::DeletionTime| {
                 s.stats()
@@ -319,7 +325,8 @@ impl TableStore {
             }) {
                 break;
             }
-            if let Some(r) = s.read(key, ranges, reversed)? {
+            let ranges = shared_ranges.clone().expect("set when there are SSTables");
+            if let Some(r) = s.read_validated(key, ranges, reversed)? {
                 deletion = khata_types::cell::max_deletion(deletion, r.deletion);
                 sources.push(SourcePartition {
                     deletion: r.deletion,
