@@ -370,37 +370,6 @@ impl DataFile {
         Ok(out.freeze())
     }
 
-    /// The logical bytes from `offset` to the end of its chunk or to `end`, whichever comes
-    /// first, without copying: a slice of the cached chunk. `offset` must be below `end`.
-    pub fn read_in_chunk(
-        &self,
-        offset: u64,
-        end: u64,
-        memo: &mut ChunkMemo,
-        fill_cache: bool,
-    ) -> Result<Bytes> {
-        if offset >= end || end > self.logical_length {
-            return Err(StorageError::corrupt(
-                &self.path,
-                offset,
-                format!("logical range to {end} is empty or runs past the end of Data"),
-            ));
-        }
-        let index = offset / self.chunk_length;
-        let chunk = self.memo_chunk(index, memo, fill_cache)?;
-        let chunk_start = index * self.chunk_length;
-        let from = (offset - chunk_start) as usize;
-        let to = ((end - chunk_start) as usize).min(chunk.len());
-        if from >= to {
-            return Err(StorageError::corrupt(
-                &self.path,
-                offset,
-                "chunk shorter than its length",
-            ));
-        }
-        Ok(chunk.slice(from..to))
-    }
-
     fn memo_chunk(&self, index: u64, memo: &mut ChunkMemo, fill_cache: bool) -> Result<Bytes> {
         if let Some((i, bytes)) = memo
             && *i == index

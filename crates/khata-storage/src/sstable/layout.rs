@@ -5,17 +5,20 @@
 //! header    := key:bytes flags:u8 [deletion] [static_row:row] [range_tombstones]
 //!              rows_length:varint row_index_length:varint
 //!              flags: 1 = partition deletion, 2 = static row, 4 = range tombstones
-//! rows      := (clustering:bytes body_length:varint body:row)*   -- rows_length bytes, ascending
+//! rows      := block*                          -- rows_length bytes, clustering ascending
+//! block     := count:u32 row_offset:u32{count} row{count}
+//! row       := clustering:bytes body_length:varint body:row
 //! row_index := entry{count} offset:u32{count} count:u32
 //! entry     := first:bytes last:bytes offset:varint length:varint
 //! ```
 //!
-//! `row`, `deletion` and `range_tombstones` are the encodings of `khata_types::codec`. Each row
-//! carries the length of its body, so a reader looking for some rows steps over the others
-//! after comparing their clustering keys, without decoding them (see
-//! [`super::partition_reader`]). The row index cuts the rows into blocks of about
-//! `row_index_interval_bytes` at row boundaries; block offsets are relative to the start of
-//! `rows` and the blocks tile it exactly. Its entries are followed by a table of where each
+//! `row`, `deletion` and `range_tombstones` are the encodings of `khata_types::codec`. The rows
+//! are cut into blocks of about `row_index_interval_bytes` at row boundaries (a small partition
+//! is one block). A block starts with the offset of each of its rows (relative to the block),
+//! so a reader binary-searches a block by clustering key and walks it in either direction
+//! touching only the rows it compares or returns, and each row carries the length of its body
+//! (see [`super::partition_reader`]). The row index lists the blocks; their offsets are
+//! relative to the start of `rows` and the blocks tile it exactly. Its entries are followed by a table of where each
 //! entry starts (relative to the row index), so a reader binary-searches it without decoding
 //! it ([`RowIndex`]). It is written only when there are at least two blocks, so small
 //! partitions carry none.
@@ -75,6 +78,45 @@ fn get_deletion(r: &mut Reader) -> Result<DeletionTime, CodecError> {
     Ok(DeletionTime::new(r.zigzag()?, r.varint_u32()?))
 }
 
+/// The block being written: its rows and where each starts.
+#[derive(Default)]
+struct BlockBuilder {
+    rows: Vec<u8>,
+    starts: Vec<usize>,
+    body: Vec<u8>,
+}
+
+impl BlockBuilder {
+    fn add(&mut self, clustering: &Bytes, row: &Row) {
+        self.starts.push(self.rows.len());
+        put_bytes(&mut self.rows, clustering);
+        self.body.clear();
+        encode_row(&mut self.body, row);
+        put_bytes(&mut self.rows, &self.body);
+    }
+
+    /// Append the block (count, row offsets, rows) to `out` and describe it.
+    fn finish(&mut self, out: &mut Vec<u8>, first: &Bytes, last: &Bytes) -> RowIndexBlock {
+        let offset = out.len() as u64;
+        let count = self.starts.len();
+        let table_length = 4 + 4 * count;
+        out.put_u32_le(u32::try_from(count).expect("fewer than 2^32 rows in a block"));
+        for start in &self.starts {
+            let at = u32::try_from(table_length + start).expect("a row block stays below 4 GiB");
+            out.put_u32_le(at);
+        }
+        out.extend_from_slice(&self.rows);
+        self.rows.clear();
+        self.starts.clear();
+        RowIndexBlock {
+            first: first.clone(),
+            last: last.clone(),
+            offset,
+            length: out.len() as u64 - offset,
+        }
+    }
+}
+
 /// Serialize `partition` under `key`, cutting row-index blocks every `interval_bytes`.
 pub fn encode_partition(
     key: &[u8],
@@ -83,39 +125,19 @@ pub fn encode_partition(
 ) -> EncodedPartition {
     let mut rows = Vec::new();
     let mut blocks: Vec<RowIndexBlock> = Vec::new();
-    let mut block_start = 0u64;
+    let mut block = BlockBuilder::default();
     let mut block_first: Option<&Bytes> = None;
-    let mut previous: Option<&Bytes> = None;
-    let mut body = Vec::new();
     for (clustering, row) in &partition.rows {
         block_first.get_or_insert(clustering);
-        put_bytes(&mut rows, clustering);
-        body.clear();
-        encode_row(&mut body, row);
-        put_bytes(&mut rows, &body);
-        previous = Some(clustering);
-        let position = rows.len() as u64;
-        if position - block_start >= interval_bytes
+        block.add(clustering, row);
+        if block.rows.len() as u64 >= interval_bytes
             && let Some(first) = block_first.take()
         {
-            let last = clustering.clone();
-            blocks.push(RowIndexBlock {
-                first: first.clone(),
-                last,
-                offset: block_start,
-                length: position - block_start,
-            });
-            block_start = position;
+            blocks.push(block.finish(&mut rows, first, clustering));
         }
     }
-    if let (Some(first), Some(last)) = (block_first, previous) {
-        let length = rows.len() as u64 - block_start;
-        blocks.push(RowIndexBlock {
-            first: first.clone(),
-            last: last.clone(),
-            offset: block_start,
-            length,
-        });
+    if let (Some(first), Some((last, _))) = (block_first, partition.rows.last_key_value()) {
+        blocks.push(block.finish(&mut rows, first, last));
     }
     let mut row_index = Vec::new();
     if blocks.len() >= 2 {
@@ -390,27 +412,43 @@ pub fn decode_row_body(body: Bytes, base: u64) -> Result<Row, FormatError> {
     Ok(row)
 }
 
-/// Decode a run of rows starting at logical offset `base`; clustering keys must ascend.
+/// Decode the rows of a partition (whole blocks) starting at logical offset `base`; every
+/// block's row table must point at its rows and clustering keys must ascend.
 pub fn decode_rows(bytes: Bytes, base: u64) -> Result<Vec<(Bytes, Row)>, FormatError> {
     let mut rows: Vec<(Bytes, Row)> = Vec::new();
     let mut pos = 0;
     while pos < bytes.len() {
-        let frame = match parse_row_frame(&bytes, pos) {
-            Ok(Some(frame)) => frame,
-            Ok(None) => return Err(FormatError::new(base + pos as u64, "truncated row")),
-            Err(e) => return Err(FormatError::new(base + pos as u64, e.to_string())),
-        };
-        let clustering = bytes.slice(frame.clustering.clone());
-        if rows.last().is_some_and(|(prev, _)| *prev >= clustering) {
-            return Err(FormatError::new(
-                base + pos as u64,
-                "rows out of clustering order",
-            ));
+        let block_start = pos;
+        let count = u32_at(&bytes, pos)
+            .map(|c| c as usize)
+            .filter(|&c| c >= 1 && c.saturating_mul(4) <= bytes.len() - pos - 4)
+            .ok_or_else(|| FormatError::new(base + pos as u64, "bad row block count"))?;
+        pos += 4 + 4 * count;
+        for i in 0..count {
+            let table_entry = u32_at(&bytes, block_start + 4 + 4 * i).map(|o| o as usize);
+            if table_entry != Some(pos - block_start) {
+                return Err(FormatError::new(
+                    base + pos as u64,
+                    "row table disagrees with the rows",
+                ));
+            }
+            let frame = match parse_row_frame(&bytes, pos) {
+                Ok(Some(frame)) => frame,
+                Ok(None) => return Err(FormatError::new(base + pos as u64, "truncated row")),
+                Err(e) => return Err(FormatError::new(base + pos as u64, e.to_string())),
+            };
+            let clustering = bytes.slice(frame.clustering.clone());
+            if rows.last().is_some_and(|(prev, _)| *prev >= clustering) {
+                return Err(FormatError::new(
+                    base + pos as u64,
+                    "rows out of clustering order",
+                ));
+            }
+            let body_base = base + frame.body.start as u64;
+            let row = decode_row_body(bytes.slice(frame.body.clone()), body_base)?;
+            rows.push((clustering, row));
+            pos = frame.end();
         }
-        let body_base = base + frame.body.start as u64;
-        let row = decode_row_body(bytes.slice(frame.body.clone()), body_base)?;
-        rows.push((clustering, row));
-        pos = frame.end();
     }
     Ok(rows)
 }
@@ -464,7 +502,8 @@ mod tests {
     #[test]
     fn a_truncated_row_is_incomplete_not_an_error() {
         let e = encode_partition(b"k", &partition(1), 1 << 20);
-        let rows = &e.bytes[e.header_length as usize..];
+        // One block of one row: count, one offset, the row.
+        let rows = &e.bytes[e.header_length as usize + 8..];
         let frame = parse_row_frame(rows, 0).unwrap().unwrap();
         assert_eq!(frame.end(), rows.len());
         for cut in 0..rows.len() {

@@ -6,15 +6,14 @@
 //! row index read in place; without one, the partition's rows form a single block of at most
 //! about `row_index_interval_bytes`.
 //!
-//! Inside a block, rows are walked chunk by chunk straight out of the block cache (no copy of
-//! the block; a row that straddles two chunks is stitched alone). Each row's clustering key is
-//! compared with the ranges and rows outside them are stepped over by their body length
-//! without being decoded; only rows that are returned are decoded, when the consumer asks for
-//! them. A forward read stops at the first row past the ranges, so a point read of one row
-//! decodes that row and compares the keys before it. A reversed read walks the blocks
-//! backwards; in each it notes where the rows in the ranges are (a forward pass over keys
-//! only), then decodes them last to first, so "the newest 50 rows" of a huge partition costs
-//! the header, a binary search in the row index, the last block's keys and 50 rows.
+//! A block starts with a table of where each of its rows starts. Within a block a read
+//! binary-searches the table for the first row of a range (comparing clustering keys in place)
+//! and then steps row by row, forwards or backwards, each row's extent given by the table, so
+//! it touches only the rows it compares or returns: a point read of one row costs a binary
+//! search in the index page, the header, and a binary search in one block; "the newest 50
+//! rows" of a huge partition costs the header, a binary search in the row index, one in the
+//! last block and 50 rows. Rows are sliced straight out of the cached chunks (a row that
+//! straddles two chunks is copied alone) and decoded only when the consumer asks for them.
 
 use std::fmt;
 use std::sync::Arc;
@@ -26,7 +25,7 @@ use super::chunk::{ChunkMemo, DataFile};
 use super::index::IndexEntry;
 use super::layout::{RowFrame, RowIndex, decode_header, decode_row_body, parse_row_frame};
 use super::reader::SsTable;
-use super::slice::SliceReader;
+use super::slice::u32_at;
 use crate::error::{Result, StorageError};
 
 /// One partition of an SSTable, restricted to clustering ranges.
@@ -118,9 +117,7 @@ impl PartitionReader {
             plan,
             ranges,
             reversed,
-            walk: None,
-            pending: Vec::new(),
-            bufs: Vec::new(),
+            cursor: None,
             last_returned: None,
             memo,
             failed: false,
@@ -223,174 +220,125 @@ impl BlockPlan {
     }
 }
 
-/// Where a row stands against the sorted ranges.
-enum Place {
-    Before,
-    Inside,
-    /// Past every range: no later row of the walk can match.
-    Past,
-}
-
-/// Where `clustering` stands against the sorted `ranges`, given that earlier rows of the walk
-/// are past the ranges before `*range` (which this advances).
-fn place(ranges: &[(Bytes, Bytes)], range: &mut usize, clustering: &[u8]) -> Place {
-    while ranges
-        .get(*range)
-        .is_some_and(|(_, end)| clustering >= &end[..])
-    {
-        *range += 1;
-    }
-    match ranges.get(*range) {
-        None => Place::Past,
-        Some((start, _)) if clustering < &start[..] => Place::Before,
-        Some(_) => Place::Inside,
-    }
-}
-
-/// A forward walk over the rows of one block, chunk by chunk.
-struct Walk {
-    /// Logical end of the block.
+/// One block of rows, opened: its row table read, its rows read on demand.
+struct RowBlock {
+    /// Logical offsets of the block and of its end.
+    start: u64,
     end: u64,
-    /// The bytes being walked: a slice of a cached chunk, or one stitched row.
-    seg: Bytes,
-    /// Logical offset of `seg[0]`.
-    seg_position: u64,
-    /// Bumped whenever `seg` is replaced.
-    seg_number: u64,
-    off: usize,
-    /// Logical offset of the bytes after `seg`.
-    next_position: u64,
-    /// The first range the walk has not passed.
-    range: usize,
+    count: usize,
+    /// `count` little-endian `u32` row offsets, relative to `start`.
+    table: Bytes,
 }
 
-impl Walk {
-    fn new(start: u64, length: u64) -> Walk {
-        Walk {
-            end: start.saturating_add(length),
-            seg: Bytes::new(),
-            seg_position: start,
-            seg_number: 0,
-            off: 0,
-            next_position: start,
-            range: 0,
-        }
-    }
-
-    /// The next row of the block within the ranges, as a frame in `self.seg`.
-    fn next_in_ranges(
-        &mut self,
-        ranges: &[(Bytes, Bytes)],
-        data: &DataFile,
-        memo: &mut ChunkMemo,
-    ) -> Result<Option<RowFrame>> {
-        while let Some(frame) = self.next_frame(data, memo)? {
-            match place(ranges, &mut self.range, &self.seg[frame.clustering.clone()]) {
-                Place::Before => continue,
-                Place::Inside => return Ok(Some(frame)),
-                Place::Past => {
-                    self.off = self.seg.len();
-                    self.next_position = self.end;
-                    return Ok(None);
-                }
-            }
-        }
-        Ok(None)
-    }
-
-    /// The next row of the block, whatever its key.
-    fn next_frame(&mut self, data: &DataFile, memo: &mut ChunkMemo) -> Result<Option<RowFrame>> {
-        if self.off >= self.seg.len() {
-            if self.next_position >= self.end {
-                return Ok(None);
-            }
-            self.seg = data.read_in_chunk(self.next_position, self.end, memo, true)?;
-            self.seg_position = self.next_position;
-            self.seg_number += 1;
-            self.next_position += self.seg.len() as u64;
-            self.off = 0;
-        }
-        match parse_row_frame(&self.seg, self.off) {
-            Ok(Some(frame)) => {
-                self.off = frame.end();
-                Ok(Some(frame))
-            }
-            Ok(None) => self.stitch(data, memo).map(Some),
-            Err(e) => Err(StorageError::corrupt(
+impl RowBlock {
+    fn open(data: &DataFile, memo: &mut ChunkMemo, start: u64, length: u64) -> Result<RowBlock> {
+        let end = start.saturating_add(length);
+        let head = data.read(start, 4.min(length), memo, true)?;
+        let count = u32_at(&head, 0).map_or(0, u64::from);
+        if count == 0 || 4 + 4 * count > length {
+            return Err(StorageError::corrupt(
                 &data.path,
-                self.seg_position + self.off as u64,
-                e.to_string(),
+                start,
+                "bad row block count",
+            ));
+        }
+        let table = data.read(start + 4, 4 * count, memo, true)?;
+        Ok(RowBlock {
+            start,
+            end,
+            count: count as usize,
+            table,
+        })
+    }
+
+    /// The logical extent of row `i`, checked to lie after the table and inside the block.
+    fn span(&self, data: &DataFile, i: usize) -> Result<(u64, u64)> {
+        let offset = |i: usize| u32_at(&self.table, 4 * i).map(|o| self.start + u64::from(o));
+        let from = offset(i);
+        let to = if i + 1 < self.count {
+            offset(i + 1)
+        } else {
+            Some(self.end)
+        };
+        let table_end = self.start + 4 + 4 * self.count as u64;
+        match (from, to) {
+            (Some(from), Some(to))
+                if from < to
+                    && to <= self.end
+                    && from >= table_end
+                    && (i > 0 || from == table_end) =>
+            {
+                Ok((from, to))
+            }
+            _ => Err(StorageError::corrupt(
+                &data.path,
+                self.start,
+                format!("row {i} of the block is out of bounds"),
             )),
         }
     }
 
-    /// Copy the row that starts at `off` and runs into the next chunks into a buffer of its
-    /// own, which becomes `seg`.
-    fn stitch(&mut self, data: &DataFile, memo: &mut ChunkMemo) -> Result<RowFrame> {
-        let row_position = self.seg_position + self.off as u64;
-        let mut row = self.seg[self.off..].to_vec();
-        let mut piece = Bytes::new();
-        let mut piece_position = self.next_position;
-        let mut piece_off = 0;
-        let frame = loop {
-            match parse_row_frame(&row, 0) {
-                Ok(Some(frame)) => break frame,
-                Ok(None) => {}
-                Err(e) => {
-                    return Err(StorageError::corrupt(
-                        &data.path,
-                        row_position,
-                        e.to_string(),
-                    ));
-                }
-            }
-            if piece_off == piece.len() {
-                let at = piece_position + piece.len() as u64;
-                if at >= self.end {
-                    return Err(StorageError::corrupt(
-                        &data.path,
-                        row_position,
-                        "row runs past the end of its block",
-                    ));
-                }
-                piece = data.read_in_chunk(at, self.end, memo, true)?;
-                piece_position = at;
-                piece_off = 0;
-            }
-            let want = frame_length_hint(&row).unwrap_or(row.len() + 16);
-            let take = want
-                .saturating_sub(row.len())
-                .max(1)
-                .min(piece.len() - piece_off);
-            row.extend_from_slice(&piece[piece_off..piece_off + take]);
-            piece_off += take;
+    /// Row `i`: the buffer holding exactly it (a slice of a chunk when it fits in one), its
+    /// logical offset, and its frame in the buffer.
+    fn row(
+        &self,
+        data: &DataFile,
+        memo: &mut ChunkMemo,
+        i: usize,
+    ) -> Result<(Bytes, u64, RowFrame)> {
+        let (from, to) = self.span(data, i)?;
+        let buf = data.read(from, to - from, memo, true)?;
+        match parse_row_frame(&buf, 0) {
+            Ok(Some(frame)) if frame.end() == buf.len() => Ok((buf, from, frame)),
+            Ok(_) => Err(StorageError::corrupt(
+                &data.path,
+                from,
+                "row does not fill its extent",
+            )),
+            Err(e) => Err(StorageError::corrupt(&data.path, from, e.to_string())),
+        }
+    }
+
+    /// The number of leading rows whose clustering key is below `key`. With `from_end` (a
+    /// reversed read's upper bound, usually past the whole block) the last row is compared
+    /// first, so reading a block from its end costs one comparison, not a search. (A forward
+    /// read gets no such check: its usual lower bound is a point read's key, mid-block.)
+    fn lower_bound(
+        &self,
+        data: &DataFile,
+        memo: &mut ChunkMemo,
+        key: &[u8],
+        from_end: bool,
+    ) -> Result<usize> {
+        let below = |memo: &mut ChunkMemo, i: usize| -> Result<bool> {
+            let (buf, _, frame) = self.row(data, memo, i)?;
+            Ok(&buf[frame.clustering] < key)
         };
-        // The last piece may have gone past the row (when its length was not yet known).
-        let excess = row.len() - frame.end();
-        row.truncate(frame.end());
-        self.seg = Bytes::from(row);
-        self.seg_position = row_position;
-        self.seg_number += 1;
-        self.off = self.seg.len();
-        self.next_position = piece_position + (piece_off - excess) as u64;
-        Ok(frame)
+        if from_end && below(memo, self.count - 1)? {
+            return Ok(self.count);
+        }
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if below(memo, mid)? {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
     }
 }
 
-/// The full length of the row at the start of `buf`, once its framing is there.
-fn frame_length_hint(buf: &[u8]) -> Option<usize> {
-    let mut r = SliceReader::new(buf);
-    let clustering = usize::try_from(r.varint().ok()?).ok()?;
-    r.take(clustering).ok()?;
-    let body = usize::try_from(r.varint().ok()?).ok()?;
-    r.position().checked_add(body)
-}
-
-/// A row noted by a reversed walk: which buffer, and where in it.
-struct Pending {
-    buf: usize,
-    position: u64,
-    frame: RowFrame,
+/// Where a read stands inside its current block.
+struct BlockCursor {
+    block: RowBlock,
+    /// Ranges passed so far, counted in the read's direction.
+    range: usize,
+    /// Whether `next` has been positioned for the current range.
+    positioned: bool,
+    /// Forward: the next row to consider. Reversed: one past it.
+    next: usize,
 }
 
 /// The lazy row iterator.
@@ -401,19 +349,14 @@ struct BlockRows {
     plan: BlockPlan,
     ranges: Arc<[(Bytes, Bytes)]>,
     reversed: bool,
-    /// Forward reads: the block being walked.
-    walk: Option<Walk>,
-    /// Reversed reads: the current block's rows in the ranges, ascending (taken from the back)
-    /// and the buffers they are in.
-    pending: Vec<Pending>,
-    bufs: Vec<Bytes>,
+    cursor: Option<BlockCursor>,
     last_returned: Option<Bytes>,
     memo: ChunkMemo,
     failed: bool,
 }
 
 impl BlockRows {
-    fn decode(&mut self, buf: &Bytes, seg_position: u64, frame: &RowFrame) -> Result<(Bytes, Row)> {
+    fn decode(&mut self, buf: &Bytes, position: u64, frame: &RowFrame) -> Result<(Bytes, Row)> {
         let data = &self.table.data;
         let clustering = buf.slice(frame.clustering.clone());
         let in_order = self.last_returned.as_ref().is_none_or(|last| {
@@ -426,55 +369,73 @@ impl BlockRows {
         if !in_order {
             return Err(StorageError::corrupt(
                 &data.path,
-                seg_position + frame.clustering.start as u64,
+                position + frame.clustering.start as u64,
                 "rows out of clustering order",
             ));
         }
-        let body_position = seg_position + frame.body.start as u64;
+        let body_position = position + frame.body.start as u64;
         let row = decode_row_body(buf.slice(frame.body.clone()), body_position)
             .map_err(|e| e.in_file(&data.path))?;
         self.last_returned = Some(clustering.clone());
         Ok((clustering, row))
     }
 
-    /// Note where the rows of block `(offset, length)` within the ranges are.
-    fn collect_block(&mut self, offset: u64, length: u64) -> Result<()> {
-        self.pending.clear();
-        self.bufs.clear();
-        let mut walk = Walk::new(self.rows_position.saturating_add(offset), length);
-        let mut buf_number = None;
+    /// The next row of the current block within the ranges, if any.
+    fn next_in_block(&mut self) -> Result<Option<(Bytes, Row)>> {
         let data = &self.table.data;
-        while let Some(frame) = walk.next_in_ranges(&self.ranges, data, &mut self.memo)? {
-            if buf_number != Some(walk.seg_number) {
-                buf_number = Some(walk.seg_number);
-                self.bufs.push(walk.seg.clone());
+        let Some(cursor) = &mut self.cursor else {
+            return Ok(None);
+        };
+        let ranges = &self.ranges;
+        while cursor.range < ranges.len() {
+            let (start, end) = if self.reversed {
+                &ranges[ranges.len() - 1 - cursor.range]
+            } else {
+                &ranges[cursor.range]
+            };
+            let block = &cursor.block;
+            if self.reversed {
+                if !cursor.positioned {
+                    let hi = block.lower_bound(data, &mut self.memo, end, true)?;
+                    cursor.next = cursor.next.min(hi);
+                    cursor.positioned = true;
+                }
+                if cursor.next == 0 {
+                    return Ok(None);
+                }
+                let (buf, position, frame) = block.row(data, &mut self.memo, cursor.next - 1)?;
+                if buf[frame.clustering.clone()] >= start[..] {
+                    cursor.next -= 1;
+                    return self.decode(&buf, position, &frame).map(Some);
+                }
+            } else {
+                if !cursor.positioned {
+                    let lo = block.lower_bound(data, &mut self.memo, start, false)?;
+                    cursor.next = cursor.next.max(lo);
+                    cursor.positioned = true;
+                }
+                if cursor.next >= block.count {
+                    return Ok(None);
+                }
+                let (buf, position, frame) = block.row(data, &mut self.memo, cursor.next)?;
+                if buf[frame.clustering.clone()] < end[..] {
+                    cursor.next += 1;
+                    return self.decode(&buf, position, &frame).map(Some);
+                }
             }
-            self.pending.push(Pending {
-                buf: self.bufs.len() - 1,
-                position: walk.seg_position,
-                frame,
-            });
+            // The row is outside the current range: it may be in the next one.
+            cursor.range += 1;
+            cursor.positioned = false;
         }
-        Ok(())
+        Ok(None)
     }
 
     fn next_row(&mut self) -> Result<Option<(Bytes, Row)>> {
         loop {
-            if self.reversed {
-                if let Some(p) = self.pending.pop() {
-                    let buf = self.bufs[p.buf].clone();
-                    return self.decode(&buf, p.position, &p.frame).map(Some);
-                }
-            } else if let Some(walk) = &mut self.walk {
-                let data = &self.table.data;
-                match walk.next_in_ranges(&self.ranges, data, &mut self.memo)? {
-                    Some(frame) => {
-                        let (buf, position) = (walk.seg.clone(), walk.seg_position);
-                        return self.decode(&buf, position, &frame).map(Some);
-                    }
-                    None => self.walk = None,
-                }
+            if let Some(row) = self.next_in_block()? {
+                return Ok(Some(row));
             }
+            self.cursor = None;
             let block = self.plan.next_block(
                 &self.ranges,
                 self.reversed,
@@ -484,11 +445,14 @@ impl BlockRows {
             let Some((offset, length)) = block else {
                 return Ok(None);
             };
-            if self.reversed {
-                self.collect_block(offset, length)?;
-            } else {
-                self.walk = Some(Walk::new(self.rows_position.saturating_add(offset), length));
-            }
+            let start = self.rows_position.saturating_add(offset);
+            let block = RowBlock::open(&self.table.data, &mut self.memo, start, length)?;
+            self.cursor = Some(BlockCursor {
+                next: if self.reversed { block.count } else { 0 },
+                block,
+                range: 0,
+                positioned: false,
+            });
         }
     }
 }

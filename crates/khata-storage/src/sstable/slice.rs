@@ -16,10 +16,6 @@ pub struct SliceReader<'a> {
 }
 
 impl<'a> SliceReader<'a> {
-    pub fn new(buf: &'a [u8]) -> Self {
-        SliceReader { buf, pos: 0 }
-    }
-
     /// A cursor at `pos` (which may be past the end: every read then fails as truncated).
     pub fn at(buf: &'a [u8], pos: usize) -> Self {
         SliceReader { buf, pos }
@@ -83,14 +79,14 @@ mod tests {
         put_varint(&mut buf, 300);
         put_bytes(&mut buf, b"abc");
         buf.extend_from_slice(&7u32.to_le_bytes());
-        let mut r = SliceReader::new(&buf);
+        let mut r = SliceReader::at(&buf, 0);
         assert_eq!(r.varint(), Ok(300));
         assert_eq!(r.bytes(), Ok(&b"abc"[..]));
         assert_eq!(u32_at(&buf, r.position()), Some(7));
         let mut r = SliceReader::at(&buf, buf.len());
         assert_eq!(r.varint(), Err(CodecError::Truncated));
         assert_eq!(
-            SliceReader::new(&[0x05, b'a']).bytes(),
+            SliceReader::at(&[0x05, b'a'], 0).bytes(),
             Err(CodecError::Truncated)
         );
         assert_eq!(u32_at(&buf, buf.len() - 4), Some(7));
