@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use commitlog_common::{config, payload, payload_id};
 use khata_env::FileSystem;
-use khata_env::fault::{FaultFs, TornWrites};
+use khata_env::fault::{FaultFs, FaultOp, PathFilter, TornWrites};
 use khata_storage::commitlog::{CommitLog, CommitLogConfig, SyncMode};
 
 const DIR: &str = "/data/commitlog";
@@ -26,6 +26,10 @@ fn open(fs: &FaultFs, cfg: CommitLogConfig) -> (Arc<CommitLog>, Vec<u64>) {
 }
 
 /// Several threads append until the plug is pulled; returns what each thread saw acknowledged.
+///
+/// The process dies before the power goes: every file operation fails from then on (a thread
+/// that happened to be rotating to a new segment would otherwise open a fresh file after the
+/// crash and append forever), and the threads stop when told.
 fn append_until_crash(
     fs: &FaultFs,
     cfg: CommitLogConfig,
@@ -33,12 +37,17 @@ fn append_until_crash(
     crash_after: Duration,
 ) -> Vec<u64> {
     let (log, _) = open(fs, cfg);
+    let crashed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let threads: Vec<_> = (0..4u64)
         .map(|t| {
             let log = log.clone();
+            let crashed = crashed.clone();
             std::thread::spawn(move || {
                 let mut acked = Vec::new();
                 for seq in 0.. {
+                    if crashed.load(std::sync::atomic::Ordering::SeqCst) {
+                        break;
+                    }
                     let id = round << 40 | t << 32 | seq;
                     match log.append(&payload(id, (seq % 300) as usize)) {
                         Ok(_) => acked.push(id),
@@ -50,12 +59,15 @@ fn append_until_crash(
         })
         .collect();
     std::thread::sleep(crash_after);
+    let dead = fs.inject(FaultOp::ALL, PathFilter::Any, None);
     fs.crash();
+    crashed.store(true, std::sync::atomic::Ordering::SeqCst);
     let acked = threads
         .into_iter()
         .flat_map(|t| t.join().unwrap())
         .collect();
     drop(log);
+    fs.remove_fault(dead);
     acked
 }
 

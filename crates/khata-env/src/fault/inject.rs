@@ -47,6 +47,25 @@ pub enum FaultOp {
 
 impl FaultOp {
     /// Every operation that asks the device to persist something.
+    /// Every operation: inject these for a path filter of `Any` to model a dead process, whose
+    /// file operations can no longer happen (do it *before* `crash()`, so that nothing the
+    /// dying process still runs lands on the disk after the power cut).
+    pub const ALL: &'static [FaultOp] = &[
+        FaultOp::Create,
+        FaultOp::OpenAppend,
+        FaultOp::Append,
+        FaultOp::Sync,
+        FaultOp::SyncDir,
+        FaultOp::Truncate,
+        FaultOp::OpenRead,
+        FaultOp::Read,
+        FaultOp::Rename,
+        FaultOp::RemoveFile,
+        FaultOp::RemoveDir,
+        FaultOp::HardLink,
+        FaultOp::CreateDir,
+        FaultOp::ListDir,
+    ];
     pub const SYNCS: &'static [FaultOp] = &[FaultOp::Sync, FaultOp::SyncDir, FaultOp::Truncate];
     /// Every operation that writes file data or creates a file.
     pub const WRITES: &'static [FaultOp] = &[FaultOp::Create, FaultOp::OpenAppend, FaultOp::Append];

@@ -267,8 +267,9 @@ pub fn read_keys(
 /// and the dying engine's destructor can touch nothing (every file operation fails while it
 /// runs), as a process that is gone could not.
 pub fn power_cut(fs: &FaultFs, engine: Engine) {
-    fs.crash();
+    // The process dies first (nothing it still runs may touch the disk), then the power goes.
     let dead = fs.inject(ALL_OPS, PathFilter::Any, None);
+    fs.crash();
     drop(engine);
     fs.remove_fault(dead);
 }
