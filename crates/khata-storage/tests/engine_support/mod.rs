@@ -28,24 +28,6 @@ pub const MICROS_PER_SECOND: i64 = 1_000_000;
 /// The one regular column the helpers write.
 pub const VALUE_COLUMN: u32 = 1;
 
-/// Every operation a [`FaultFs`] can fail: a dead process can do none of them.
-pub const ALL_OPS: &[FaultOp] = &[
-    FaultOp::Create,
-    FaultOp::OpenAppend,
-    FaultOp::Append,
-    FaultOp::Sync,
-    FaultOp::SyncDir,
-    FaultOp::Truncate,
-    FaultOp::OpenRead,
-    FaultOp::Read,
-    FaultOp::Rename,
-    FaultOp::RemoveFile,
-    FaultOp::RemoveDir,
-    FaultOp::HardLink,
-    FaultOp::CreateDir,
-    FaultOp::ListDir,
-];
-
 pub fn manual_clock() -> Arc<ManualClock> {
     Arc::new(ManualClock::new(START_MICROS))
 }
@@ -268,7 +250,7 @@ pub fn read_keys(
 /// runs), as a process that is gone could not.
 pub fn power_cut(fs: &FaultFs, engine: Engine) {
     // The process dies first (nothing it still runs may touch the disk), then the power goes.
-    let dead = fs.inject(ALL_OPS, PathFilter::Any, None);
+    let dead = fs.inject(FaultOp::ALL, PathFilter::Any, None);
     fs.crash();
     drop(engine);
     fs.remove_fault(dead);
