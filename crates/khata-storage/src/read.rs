@@ -175,6 +175,35 @@ pub fn merge_partition(
             });
         }
     }
+    if heap.len() == 1 {
+        // Only one source has rows in the slice (common after compaction): stream its rows
+        // straight through, with no heap and nothing to join.
+        let first = heap.pop().expect("one head");
+        let stream = &mut streams[first.source];
+        let mut current = (first.clustering, first.row);
+        loop {
+            // Pull the next row before accepting this one, as the merge below does, so that
+            // errors surface in the same order and `limit_reached` knows whether rows remain.
+            let next = stream.next().transpose()?;
+            let (clustering, row) = current;
+            if accept(
+                &mut out,
+                &mut result,
+                &mut scanned,
+                clustering,
+                row,
+                now,
+                &limits,
+            )? {
+                result.limit_reached = next.is_some();
+                break;
+            }
+            match next {
+                Some(n) => current = n,
+                None => break,
+            }
+        }
+    }
     let mut advance = Vec::with_capacity(streams.len());
     while let Some(first) = heap.pop() {
         let clustering = first.clustering;
@@ -197,25 +226,17 @@ pub fn merge_partition(
                 });
             }
         }
-        row.shadow(out.outer_deletion(&clustering));
-        scanned += row.tombstone_count(now);
-        if scanned > limits.tombstone_failure_threshold {
-            return Err(StorageError::TombstoneOverwhelm {
-                scanned,
-                threshold: limits.tombstone_failure_threshold,
-            });
-        }
-        if row.is_empty() {
-            continue;
-        }
-        let live = row.is_live(now);
-        out.rows.insert(clustering, row);
-        if live {
-            result.live_rows += 1;
-            if limits.row_limit.is_some_and(|l| result.live_rows >= l) {
-                result.limit_reached = !heap.is_empty();
-                break;
-            }
+        if accept(
+            &mut out,
+            &mut result,
+            &mut scanned,
+            clustering,
+            row,
+            now,
+            &limits,
+        )? {
+            result.limit_reached = !heap.is_empty();
+            break;
         }
     }
     if scanned > limits.tombstone_warn_threshold {
@@ -227,6 +248,40 @@ pub fn merge_partition(
     result.tombstones_scanned = scanned;
     result.partition = out;
     Ok(result)
+}
+
+/// Take one merged row into the answer: shadow it by the partition's deletions, count its
+/// tombstones (failing past the threshold), and keep it unless nothing is left of it. Returns
+/// whether the live-row limit has now been reached.
+fn accept(
+    out: &mut Partition,
+    result: &mut ReadResult,
+    scanned: &mut usize,
+    clustering: Bytes,
+    mut row: Row,
+    now: LocalTime,
+    limits: &ReadLimits,
+) -> Result<bool> {
+    row.shadow(out.outer_deletion(&clustering));
+    *scanned += row.tombstone_count(now);
+    if *scanned > limits.tombstone_failure_threshold {
+        return Err(StorageError::TombstoneOverwhelm {
+            scanned: *scanned,
+            threshold: limits.tombstone_failure_threshold,
+        });
+    }
+    if row.is_empty() {
+        return Ok(false);
+    }
+    let live = row.is_live(now);
+    out.rows.insert(clustering, row);
+    if live {
+        result.live_rows += 1;
+        if limits.row_limit.is_some_and(|l| result.live_rows >= l) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// A stream of whole partitions in key order from one source.
