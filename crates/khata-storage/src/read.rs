@@ -158,10 +158,12 @@ pub fn merge_partition(
     }
     out.static_row.shadow(out.deletion);
 
-    let mut result = ReadResult::default();
-    let mut scanned = usize::from(out.deletion.is_some())
-        + out.range_tombstones.len()
-        + out.static_row.tombstone_count(now);
+    let mut result = ReadResult {
+        tombstones_scanned: usize::from(out.deletion.is_some())
+            + out.range_tombstones.len()
+            + out.static_row.tombstone_count(now),
+        ..ReadResult::default()
+    };
 
     let mut heap = BinaryHeap::with_capacity(streams.len());
     for (i, s) in streams.iter_mut().enumerate() {
@@ -177,24 +179,20 @@ pub fn merge_partition(
     }
     if heap.len() == 1 {
         // Only one source has rows in the slice (common after compaction): stream its rows
-        // straight through, with no heap and nothing to join.
+        // straight through, with no heap and nothing to join, and build the result's map of
+        // rows at once from them (they come sorted and distinct).
         let first = heap.pop().expect("one head");
         let stream = &mut streams[first.source];
         let mut current = (first.clustering, first.row);
+        let mut kept = Vec::new();
         loop {
             // Pull the next row before accepting this one, as the merge below does, so that
             // errors surface in the same order and `limit_reached` knows whether rows remain.
             let next = stream.next().transpose()?;
             let (clustering, row) = current;
-            if accept(
-                &mut out,
-                &mut result,
-                &mut scanned,
-                clustering,
-                row,
-                now,
-                &limits,
-            )? {
+            let outer = max_deletion(out.deletion, out.range_tombstones.covering(&clustering));
+            let keep = |c, r| kept.push((c, r));
+            if accept(&mut result, outer, clustering, row, now, &limits, keep)? {
                 result.limit_reached = next.is_some();
                 break;
             }
@@ -203,6 +201,10 @@ pub fn merge_partition(
                 None => break,
             }
         }
+        if reversed {
+            kept.reverse();
+        }
+        out.rows = kept.into_iter().collect();
     }
     let mut advance = Vec::with_capacity(streams.len());
     while let Some(first) = heap.pop() {
@@ -226,47 +228,44 @@ pub fn merge_partition(
                 });
             }
         }
-        if accept(
-            &mut out,
-            &mut result,
-            &mut scanned,
-            clustering,
-            row,
-            now,
-            &limits,
-        )? {
+        let outer = max_deletion(out.deletion, out.range_tombstones.covering(&clustering));
+        let keep = |c, r| {
+            out.rows.insert(c, r);
+        };
+        if accept(&mut result, outer, clustering, row, now, &limits, keep)? {
             result.limit_reached = !heap.is_empty();
             break;
         }
     }
+    let scanned = result.tombstones_scanned;
     if scanned > limits.tombstone_warn_threshold {
         result.warnings.push(format!(
             "Read {} live rows and {} tombstone cells (see tombstone_warn_threshold)",
             result.live_rows, scanned
         ));
     }
-    result.tombstones_scanned = scanned;
     result.partition = out;
     Ok(result)
 }
 
-/// Take one merged row into the answer: shadow it by the partition's deletions, count its
-/// tombstones (failing past the threshold), and keep it unless nothing is left of it. Returns
-/// whether the live-row limit has now been reached.
+/// Take one merged row into the answer: shadow it by `outer` (the partition deletion and any
+/// range tombstone covering it), count its tombstones in `result` (failing past the
+/// threshold), and hand it to `keep` unless nothing is left of it. Returns whether the
+/// live-row limit has now been reached.
 fn accept(
-    out: &mut Partition,
     result: &mut ReadResult,
-    scanned: &mut usize,
+    outer: Option<DeletionTime>,
     clustering: Bytes,
     mut row: Row,
     now: LocalTime,
     limits: &ReadLimits,
+    keep: impl FnOnce(Bytes, Row),
 ) -> Result<bool> {
-    row.shadow(out.outer_deletion(&clustering));
-    *scanned += row.tombstone_count(now);
-    if *scanned > limits.tombstone_failure_threshold {
+    row.shadow(outer);
+    result.tombstones_scanned += row.tombstone_count(now);
+    if result.tombstones_scanned > limits.tombstone_failure_threshold {
         return Err(StorageError::TombstoneOverwhelm {
-            scanned: *scanned,
+            scanned: result.tombstones_scanned,
             threshold: limits.tombstone_failure_threshold,
         });
     }
@@ -274,7 +273,7 @@ fn accept(
         return Ok(false);
     }
     let live = row.is_live(now);
-    out.rows.insert(clustering, row);
+    keep(clustering, row);
     if live {
         result.live_rows += 1;
         if limits.row_limit.is_some_and(|l| result.live_rows >= l) {

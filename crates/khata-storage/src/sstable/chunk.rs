@@ -370,14 +370,18 @@ impl DataFile {
         Ok(out.freeze())
     }
 
-    fn memo_chunk(&self, index: u64, memo: &mut ChunkMemo, fill_cache: bool) -> Result<Bytes> {
-        if let Some((i, bytes)) = memo
-            && *i == index
-        {
-            return Ok(bytes.clone());
+    /// Chunk `index`, kept in `memo` and lent from it (no reference count taken for a read
+    /// that only slices it).
+    fn memo_chunk<'m>(
+        &self,
+        index: u64,
+        memo: &'m mut ChunkMemo,
+        fill_cache: bool,
+    ) -> Result<&'m Bytes> {
+        if !matches!(memo, Some((i, _)) if *i == index) {
+            let bytes = self.chunk(index, fill_cache)?;
+            *memo = Some((index, bytes));
         }
-        let bytes = self.chunk(index, fill_cache)?;
-        *memo = Some((index, bytes.clone()));
-        Ok(bytes)
+        Ok(&memo.as_ref().expect("set above").1)
     }
 }
