@@ -357,6 +357,7 @@ impl Engine {
         t.update_view(|v| {
             old = std::mem::take(&mut v.sstables);
             v.sealed.clear();
+            t.clear_sealed_bytes();
             v.active = Arc::new(crate::table::MemtableEntry {
                 memtable: crate::memtable::Memtable::new(),
                 lower_bound: position,
@@ -442,13 +443,7 @@ impl Engine {
             .tables
             .read()
             .values()
-            .map(|t| {
-                t.view()
-                    .sealed
-                    .iter()
-                    .map(|m| m.memtable.size_bytes())
-                    .sum::<usize>()
-            })
+            .map(|t| t.sealed_bytes())
             .sum()
     }
 

@@ -17,7 +17,6 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
 use khata_types::partition::{Partition, RangeTombstoneList};
-use khata_types::row::Row;
 use khata_types::token::DecoratedKey;
 use parking_lot::Mutex;
 
@@ -52,7 +51,7 @@ impl Memtable {
         if let Some(ts) = update.max_timestamp() {
             self.max_timestamp.fetch_max(ts, Ordering::Relaxed);
         }
-        if let Some(ts) = min_timestamp(&update) {
+        if let Some(ts) = update.min_timestamp() {
             self.min_timestamp.fetch_min(ts, Ordering::Relaxed);
         }
         let entry = match self.partitions.get(key) {
@@ -95,11 +94,6 @@ impl Memtable {
         Some(slice_partition(&p, ranges))
     }
 
-    /// A copy of the whole partition at `key`.
-    pub fn get(&self, key: &DecoratedKey) -> Option<Partition> {
-        self.partitions.get(key).map(|e| e.value().lock().clone())
-    }
-
     /// Visit every partition in key order without copying it (for flushing a sealed memtable;
     /// each partition is locked while `f` runs). Stops at the first error.
     pub fn try_for_each<E>(
@@ -121,25 +115,6 @@ impl Memtable {
             .range((from, Bound::Unbounded))
             .map(|e| (e.key().clone(), e.value().lock().clone()))
     }
-}
-
-/// The smallest write timestamp anywhere in a partition.
-pub fn min_timestamp(p: &Partition) -> Option<i64> {
-    let mut m: Option<i64> = None;
-    let mut bump = |t: Option<i64>| {
-        if let Some(t) = t {
-            m = Some(m.map_or(t, |x| x.min(t)));
-        }
-    };
-    bump(p.deletion.map(|d| d.marked_for_delete_at));
-    bump(p.static_row.min_timestamp());
-    for rt in p.range_tombstones.iter() {
-        bump(Some(rt.deletion.marked_for_delete_at));
-    }
-    for r in p.rows.values() {
-        bump(r.min_timestamp());
-    }
-    m
 }
 
 /// Restrict a partition to sorted, disjoint byte ranges of clustering keys. The partition
@@ -171,6 +146,3 @@ pub fn slice_partition(p: &Partition, ranges: &[(Bytes, Bytes)]) -> Partition {
     });
     out
 }
-
-/// A row copied out with its clustering key.
-pub type ClusteredRow = (Bytes, Row);

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::ops::Bound;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use khata_env::{FileSystem, write_file_durably};
@@ -116,6 +116,9 @@ pub struct TableStore {
     pub(crate) replay_floor: Mutex<Option<CommitLogPosition>>,
     pub(crate) flush_requested: AtomicBool,
     pub(crate) dropped: AtomicBool,
+    /// Bytes in memtables sealed and not yet flushed (they no longer grow), so writers can
+    /// check the memory bound without walking views.
+    sealed_bytes: AtomicUsize,
 }
 
 impl TableStore {
@@ -148,7 +151,18 @@ impl TableStore {
             replay_floor: Mutex::new(replay_floor),
             flush_requested: AtomicBool::new(false),
             dropped: AtomicBool::new(false),
+            sealed_bytes: AtomicUsize::new(0),
         }
+    }
+
+    /// Bytes in sealed memtables waiting for a flush.
+    pub(crate) fn sealed_bytes(&self) -> usize {
+        self.sealed_bytes.load(Ordering::Acquire)
+    }
+
+    /// Forget the sealed memtables' bytes (a truncate dropped them).
+    pub(crate) fn clear_sealed_bytes(&self) {
+        self.sealed_bytes.store(0, Ordering::Release);
     }
 
     pub fn view(&self) -> Arc<View> {
@@ -192,6 +206,8 @@ impl TableStore {
                     lower_bound: position,
                 }),
             );
+            self.sealed_bytes
+                .fetch_add(old.memtable.size_bytes(), Ordering::AcqRel);
             v.sealed.push(old);
             sealed = true;
         });
@@ -230,6 +246,8 @@ impl TableStore {
                 }
                 v.sealed.retain(|m| !Arc::ptr_eq(m, &entry));
             });
+            self.sealed_bytes
+                .fetch_sub(entry.memtable.size_bytes(), Ordering::AcqRel);
         }
         if !flushed_any || self.dropped.load(Ordering::Acquire) {
             return Ok(());

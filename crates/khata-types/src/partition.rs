@@ -295,23 +295,28 @@ impl Partition {
                 .sum::<usize>()
     }
 
+    /// Every write timestamp in the partition: deletions, range tombstones, every row's.
+    pub fn timestamps(&self) -> impl Iterator<Item = i64> + '_ {
+        self.deletion
+            .map(|d| d.marked_for_delete_at)
+            .into_iter()
+            .chain(self.static_row.timestamps())
+            .chain(
+                self.range_tombstones
+                    .iter()
+                    .map(|rt| rt.deletion.marked_for_delete_at),
+            )
+            .chain(self.rows.values().flat_map(Row::timestamps))
+    }
+
     /// Largest write timestamp in the partition.
     pub fn max_timestamp(&self) -> Option<i64> {
-        let mut m: Option<i64> = None;
-        let mut bump = |t: Option<i64>| {
-            if let Some(t) = t {
-                m = Some(m.map_or(t, |x| x.max(t)));
-            }
-        };
-        bump(self.deletion.map(|d| d.marked_for_delete_at));
-        bump(self.static_row.max_timestamp());
-        for rt in self.range_tombstones.iter() {
-            bump(Some(rt.deletion.marked_for_delete_at));
-        }
-        for r in self.rows.values() {
-            bump(r.max_timestamp());
-        }
-        m
+        self.timestamps().max()
+    }
+
+    /// Smallest write timestamp in the partition.
+    pub fn min_timestamp(&self) -> Option<i64> {
+        self.timestamps().min()
     }
 }
 

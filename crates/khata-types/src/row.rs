@@ -108,36 +108,28 @@ impl Row {
             || self.cells.values().any(|c| c.live_value(now).is_some())
     }
 
+    /// Every write timestamp in the row: the marker's, the deletions' and the cells'.
+    pub fn timestamps(&self) -> impl Iterator<Item = i64> + '_ {
+        self.liveness
+            .map(|l| l.timestamp)
+            .into_iter()
+            .chain(self.deletion.map(|d| d.marked_for_delete_at))
+            .chain(
+                self.column_deletions
+                    .values()
+                    .map(|d| d.marked_for_delete_at),
+            )
+            .chain(self.cells.values().map(|c| c.timestamp))
+    }
+
     /// The largest write timestamp anywhere in the row (for statistics).
     pub fn max_timestamp(&self) -> Option<i64> {
-        let mut m = self.liveness.map(|l| l.timestamp);
-        let mut bump = |t: i64| m = Some(m.map_or(t, |x: i64| x.max(t)));
-        if let Some(d) = self.deletion {
-            bump(d.marked_for_delete_at);
-        }
-        for d in self.column_deletions.values() {
-            bump(d.marked_for_delete_at);
-        }
-        for c in self.cells.values() {
-            bump(c.timestamp);
-        }
-        m
+        self.timestamps().max()
     }
 
     /// The smallest write timestamp anywhere in the row (for statistics and purge decisions).
     pub fn min_timestamp(&self) -> Option<i64> {
-        let mut m = self.liveness.map(|l| l.timestamp);
-        let mut bump = |t: i64| m = Some(m.map_or(t, |x: i64| x.min(t)));
-        if let Some(d) = self.deletion {
-            bump(d.marked_for_delete_at);
-        }
-        for d in self.column_deletions.values() {
-            bump(d.marked_for_delete_at);
-        }
-        for c in self.cells.values() {
-            bump(c.timestamp);
-        }
-        m
+        self.timestamps().min()
     }
 
     /// Number of tombstones in the row: a row deletion, collection deletions, cell tombstones
