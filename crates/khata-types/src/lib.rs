@@ -22,7 +22,9 @@ pub mod codec;
 pub mod partition;
 pub mod row;
 pub mod schema;
+pub mod table_options;
 pub mod token;
+pub mod type_text;
 
 pub use cell::{Cell, CellKind, DeletionTime, LivenessInfo};
 pub use cell_map::CellMap;

@@ -1,0 +1,25 @@
+//! khata's replica layer: what one node keeps and serves locally, below the coordinator.
+//!
+//! - [`replica::Replica`] owns the storage engine and the schema catalog; it applies and reads
+//!   data for the coordinator and applies schema changes, writing them to the `system_schema`
+//!   tables exactly as Cassandra keeps them, so that a restart reloads the schema and drivers
+//!   read it with ordinary queries.
+//! - [`schema`] is the catalog snapshot; [`system_tables`] the definitions of the `system` and
+//!   `system_schema` tables; [`schema_tables`] the mapping between the two; [`rows`] the
+//!   small row codec the replica uses to write and read its own tables.
+//!
+//! The replica knows nothing of networks or of other nodes: the cluster and coordinator layers
+//! above decide which replicas to ask.
+
+pub mod error;
+pub mod replica;
+pub mod rows;
+pub mod schema;
+pub mod schema_tables;
+pub mod system_tables;
+
+pub use error::{ReplicaError, Result};
+pub use replica::{
+    ChangeKind, ChangeTarget, NodeInfo, Replica, ReplicaConfig, SchemaChange, SchemaEvent,
+};
+pub use schema::{DroppedColumn, IndexDef, KeyspaceSchema, Schema, TableSchema, UserType};

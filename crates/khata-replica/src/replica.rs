@@ -1,0 +1,676 @@
+//! One node's local data service: the storage engine, the schema catalog kept in the
+//! `system_schema` tables, and the node's own row in `system.local`.
+//!
+//! Schema changes are serialized by one lock: each checks the request against the current
+//! schema, writes the `system_schema` rows (one commit-log record, so a crash leaves all or
+//! none of them), creates or drops the engine's tables, then publishes the new [`Schema`]
+//! snapshot and `schema_version`. At start-up the catalog is read back from those rows and any
+//! table the schema names but the engine lacks (a crash between the two) is created.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::ops::Bound;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use bytes::Bytes;
+use khata_env::{Clock, FileSystem};
+use khata_storage::{
+    Engine, EngineConfig, Mutation, ReadResult, ScanPosition, ScanResult, TableSpec,
+};
+use khata_types::LocalTime;
+use khata_types::schema::{KeyspaceDef, TableDef};
+use khata_types::token::{DecoratedKey, Token};
+use parking_lot::{Mutex, RwLock};
+use tracing::{info, warn};
+use uuid::Uuid;
+
+use crate::error::{ReplicaError, Result};
+use crate::rows::{ReadRowExt, RowWriter, SysValue, read_rows};
+use crate::schema::{KeyspaceSchema, Schema, TableSchema, UserType};
+use crate::schema_tables::{self, StoredRows, SystemWrite};
+use crate::system_tables;
+
+/// The Cassandra version khata reports (`release_version`): drivers pick their schema parser
+/// by it, and cqlsh 6 sends `DESCRIBE` to servers of 4.0 or later.
+pub const RELEASE_VERSION: &str = "4.1.0";
+/// The CQL language version khata reports.
+pub const CQL_VERSION: &str = "3.4.6";
+/// The partitioner khata uses (the only one).
+pub const PARTITIONER: &str = "org.apache.cassandra.dht.Murmur3Partitioner";
+
+/// Who this node is, as `system.local` reports it.
+#[derive(Clone, Debug)]
+pub struct NodeInfo {
+    pub cluster_name: String,
+    pub data_center: String,
+    pub rack: String,
+    pub listen_address: IpAddr,
+    pub internode_port: u16,
+    pub rpc_address: IpAddr,
+    pub native_port: u16,
+}
+
+/// How to open a replica.
+#[derive(Debug)]
+pub struct ReplicaConfig {
+    pub engine: EngineConfig,
+    pub node: NodeInfo,
+    /// The host id to take if this data directory has none yet.
+    pub new_host_id: Uuid,
+    /// The tokens to take if this data directory has none yet.
+    pub new_tokens: Vec<Token>,
+}
+
+/// What a schema change did, for `SCHEMA_CHANGE` results and events.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaEvent {
+    pub change: ChangeKind,
+    pub target: ChangeTarget,
+    pub keyspace: String,
+    /// The table or type name (empty for a keyspace).
+    pub name: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    Created,
+    Updated,
+    Dropped,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeTarget {
+    Keyspace,
+    Table,
+    Type,
+}
+
+/// A request to change the schema. The front end builds the new definitions; the replica
+/// checks them against the current schema under its lock.
+#[derive(Clone, Debug)]
+pub enum SchemaChange {
+    CreateKeyspace(KeyspaceDef),
+    AlterKeyspace(KeyspaceDef),
+    DropKeyspace(String),
+    CreateTable(TableSchema),
+    /// The table's new definition; its id must be the current one's.
+    AlterTable(TableSchema),
+    DropTable {
+        keyspace: String,
+        table: String,
+    },
+    CreateType(UserType),
+    AlterType(UserType),
+    DropType {
+        keyspace: String,
+        name: String,
+    },
+}
+
+/// The node's local services.
+#[derive(Debug)]
+pub struct Replica {
+    engine: Engine,
+    clock: Arc<dyn Clock>,
+    schema: RwLock<Arc<Schema>>,
+    schema_lock: Mutex<()>,
+    last_schema_timestamp: AtomicI64,
+    node: NodeInfo,
+    host_id: Uuid,
+    tokens: Vec<Token>,
+}
+
+impl Replica {
+    /// Open the engine, create the system tables, load the schema and write `system.local`.
+    pub fn open(fs: Arc<dyn FileSystem>, config: ReplicaConfig) -> Result<Replica> {
+        let clock = config.engine.clock.clone();
+        let engine = Engine::open(fs, config.engine)?;
+        let existing: BTreeMap<Uuid, TableSpec> =
+            engine.tables().into_iter().map(|s| (s.id, s)).collect();
+        for def in system_tables::all() {
+            if !existing.contains_key(&def.id) {
+                engine.create_table(spec_of(&def))?;
+            }
+        }
+        let now = clock.now_seconds();
+        let stored = read_schema_rows(&engine, now)?;
+        let user = schema_tables::load(&stored)?;
+        let (host_id, tokens) =
+            read_identity(&engine, now)?.unwrap_or((config.new_host_id, config.new_tokens));
+        let replica = Replica {
+            engine,
+            clock,
+            schema: RwLock::new(Arc::new(Schema::default())),
+            schema_lock: Mutex::new(()),
+            last_schema_timestamp: AtomicI64::new(0),
+            node: config.node,
+            host_id,
+            tokens,
+        };
+        for table in user.values().flat_map(|k| k.tables.values()) {
+            if !existing.contains_key(&table.def.id) {
+                warn!(
+                    keyspace = table.def.keyspace,
+                    table = table.def.name,
+                    "table in the schema had no storage; creating it"
+                );
+                replica.engine.create_table(spec_of(&table.def))?;
+            }
+        }
+        let known: std::collections::HashSet<Uuid> = user
+            .values()
+            .flat_map(|k| k.tables.values())
+            .map(|t| t.def.id)
+            .chain(system_tables::all().iter().map(|d| d.id))
+            .collect();
+        for spec in existing.values().filter(|s| !known.contains(&s.id)) {
+            warn!(
+                keyspace = spec.keyspace,
+                table = spec.name,
+                "storage of a table not in the schema is left alone"
+            );
+        }
+        replica.write_system_keyspaces()?;
+        replica.publish(user);
+        replica.write_local()?;
+        info!(
+            host_id = %replica.host_id,
+            tokens = replica.tokens.len(),
+            schema_version = %replica.schema().version,
+            "replica open"
+        );
+        Ok(replica)
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    pub fn node(&self) -> &NodeInfo {
+        &self.node
+    }
+
+    pub fn host_id(&self) -> Uuid {
+        self.host_id
+    }
+
+    pub fn tokens(&self) -> &[Token] {
+        &self.tokens
+    }
+
+    /// The current schema.
+    pub fn schema(&self) -> Arc<Schema> {
+        self.schema.read().clone()
+    }
+
+    fn publish(&self, user: BTreeMap<String, KeyspaceSchema>) {
+        let mut all = user;
+        for ks in system_tables::keyspace_defs() {
+            all.insert(ks.name.clone(), KeyspaceSchema::new(ks));
+        }
+        for def in system_tables::all() {
+            if let Some(ks) = all.get_mut(&def.keyspace) {
+                ks.tables.insert(
+                    def.name.clone(),
+                    Arc::new(TableSchema {
+                        def,
+                        dropped: Vec::new(),
+                        indexes: Vec::new(),
+                    }),
+                );
+            }
+        }
+        *self.schema.write() = Arc::new(Schema::new(all));
+    }
+
+    /// A timestamp for a schema change: the clock, but always after the previous change.
+    fn schema_timestamp(&self) -> i64 {
+        let now = self.clock.now_micros();
+        let mut last = self.last_schema_timestamp.load(Ordering::Relaxed);
+        loop {
+            let next = now.max(last + 2);
+            match self.last_schema_timestamp.compare_exchange(
+                last,
+                next,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return next,
+                Err(actual) => last = actual,
+            }
+        }
+    }
+
+    fn apply_system(&self, writes: Vec<SystemWrite>) -> Result<()> {
+        let mutations = writes
+            .into_iter()
+            .map(|w| Mutation::new(w.table.id, w.key, w.update))
+            .collect();
+        self.engine.apply_batch(mutations, true)?;
+        Ok(())
+    }
+
+    /// The system keyspaces' rows in `system_schema`, replaced on every start.
+    fn write_system_keyspaces(&self) -> Result<()> {
+        let ts = self.schema_timestamp();
+        let now = self.clock.now_seconds();
+        let mut writes = Vec::new();
+        for ks in system_tables::keyspace_defs() {
+            writes.extend(schema_tables::keyspace_drop(&ks.name, ts - 1, now));
+            writes.extend(schema_tables::keyspace_writes(&ks, ts, now)?);
+        }
+        for def in system_tables::all() {
+            let table = TableSchema {
+                def,
+                dropped: Vec::new(),
+                indexes: Vec::new(),
+            };
+            writes.extend(schema_tables::table_writes(&table, ts, now)?);
+        }
+        self.apply_system(writes)
+    }
+
+    /// This node's row in `system.local`.
+    fn write_local(&self) -> Result<()> {
+        let table = system_tables::local();
+        let n = &self.node;
+        let (key, update) = RowWriter::new(&table)
+            .set("key", SysValue::Text("local".into()))
+            .set("bootstrapped", SysValue::Text("COMPLETED".into()))
+            .set("broadcast_address", SysValue::Inet(n.listen_address))
+            .set("broadcast_port", SysValue::Int(i32::from(n.internode_port)))
+            .set("cluster_name", SysValue::Text(n.cluster_name.clone()))
+            .set("cql_version", SysValue::Text(CQL_VERSION.into()))
+            .set("data_center", SysValue::Text(n.data_center.clone()))
+            .set(
+                "gossip_generation",
+                SysValue::Int(self.clock.now_seconds() as i32),
+            )
+            .set("host_id", SysValue::Uuid(self.host_id))
+            .set("listen_address", SysValue::Inet(n.listen_address))
+            .set("listen_port", SysValue::Int(i32::from(n.internode_port)))
+            .set("native_protocol_version", SysValue::Text("4".into()))
+            .set("partitioner", SysValue::Text(PARTITIONER.into()))
+            .set("rack", SysValue::Text(n.rack.clone()))
+            .set("release_version", SysValue::Text(RELEASE_VERSION.into()))
+            .set("rpc_address", SysValue::Inet(n.rpc_address))
+            .set("rpc_port", SysValue::Int(i32::from(n.native_port)))
+            .set("schema_version", SysValue::Uuid(self.schema().version))
+            .set(
+                "tokens",
+                SysValue::Texts(self.tokens.iter().map(|t| t.0.to_string()).collect()),
+            )
+            .build(self.clock.now_micros(), self.clock.now_seconds())?;
+        self.engine
+            .apply_batch(vec![Mutation::new(table.id, key, update)], true)?;
+        Ok(())
+    }
+
+    /// Apply a schema change. `Ok(None)` when there was nothing to do is not returned: a
+    /// request for an object that exists (or does not) is an error the caller may ignore for
+    /// `IF [NOT] EXISTS`.
+    pub fn change_schema(&self, change: SchemaChange) -> Result<SchemaEvent> {
+        let _guard = self.schema_lock.lock();
+        let current = self.schema();
+        let mut keyspaces = current.keyspaces.clone();
+        for ks in system_tables::keyspace_defs() {
+            keyspaces.remove(&ks.name);
+        }
+        let ts = self.schema_timestamp();
+        let now = self.clock.now_seconds();
+        let (event, writes, storage) = plan(&mut keyspaces, &current, change, ts, now)?;
+        self.apply_system(writes)?;
+        match storage {
+            StorageChange::None => {}
+            StorageChange::Create(def) => self.engine.create_table(spec_of(&def))?,
+            StorageChange::Alter(def) => self.engine.alter_table(spec_of(&def))?,
+            StorageChange::Drop(ids) => {
+                for id in ids {
+                    self.engine.drop_table(id)?;
+                }
+            }
+        }
+        self.publish(keyspaces);
+        self.write_local()?;
+        info!(?event, "schema changed");
+        Ok(event)
+    }
+
+    /// Apply mutations atomically (one commit-log record); `durable` false skips the log.
+    pub fn apply(&self, mutations: Vec<Mutation>, durable: bool) -> Result<()> {
+        self.engine.apply_batch(mutations, durable)?;
+        Ok(())
+    }
+
+    /// Read one partition (see [`Engine::read`]).
+    pub fn read(
+        &self,
+        table: Uuid,
+        key: &DecoratedKey,
+        ranges: &[(Bytes, Bytes)],
+        reversed: bool,
+        row_limit: Option<usize>,
+        now: LocalTime,
+    ) -> Result<ReadResult> {
+        Ok(self
+            .engine
+            .read(table, key, ranges, reversed, row_limit, now)?)
+    }
+
+    /// Scan a token range (see [`Engine::scan`]).
+    pub fn scan(
+        &self,
+        table: Uuid,
+        start: Bound<Token>,
+        end: Bound<Token>,
+        resume: Option<&ScanPosition>,
+        row_limit: usize,
+        now: LocalTime,
+    ) -> Result<ScanResult> {
+        Ok(self
+            .engine
+            .scan(table, start, end, resume, row_limit, now)?)
+    }
+
+    /// Empty a table.
+    pub fn truncate(&self, table: Uuid) -> Result<()> {
+        Ok(self.engine.truncate(table)?)
+    }
+
+    /// Flush memtables and close the engine.
+    pub fn close(&self) -> Result<()> {
+        Ok(self.engine.close()?)
+    }
+}
+
+enum StorageChange {
+    None,
+    Create(TableDef),
+    Alter(TableDef),
+    Drop(Vec<Uuid>),
+}
+
+type Plan = (SchemaEvent, Vec<SystemWrite>, StorageChange);
+
+fn event(change: ChangeKind, target: ChangeTarget, keyspace: &str, name: &str) -> SchemaEvent {
+    SchemaEvent {
+        change,
+        target,
+        keyspace: keyspace.to_string(),
+        name: name.to_string(),
+    }
+}
+
+fn keyspace_mut<'a>(
+    keyspaces: &'a mut BTreeMap<String, KeyspaceSchema>,
+    name: &str,
+) -> Result<&'a mut KeyspaceSchema> {
+    if system_tables::is_system_keyspace(name) {
+        return Err(ReplicaError::Invalid(format!(
+            "{name} keyspace is not user-modifiable"
+        )));
+    }
+    keyspaces
+        .get_mut(name)
+        .ok_or_else(|| ReplicaError::NotFound(format!("Keyspace '{name}' doesn't exist")))
+}
+
+/// Check a change against the schema and work out its rows and storage effect, updating
+/// `keyspaces` to the new schema.
+fn plan(
+    keyspaces: &mut BTreeMap<String, KeyspaceSchema>,
+    current: &Schema,
+    change: SchemaChange,
+    ts: i64,
+    now: LocalTime,
+) -> Result<Plan> {
+    use ChangeKind::*;
+    use ChangeTarget::*;
+    Ok(match change {
+        SchemaChange::CreateKeyspace(def) => {
+            if current.keyspace(&def.name).is_some() {
+                return Err(ReplicaError::AlreadyExists {
+                    what: format!("Keyspace '{}'", def.name),
+                    keyspace: def.name.clone(),
+                    table: String::new(),
+                });
+            }
+            let writes = schema_tables::keyspace_writes(&def, ts, now)?;
+            let e = event(Created, Keyspace, &def.name, "");
+            keyspaces.insert(def.name.clone(), KeyspaceSchema::new(def));
+            (e, writes, StorageChange::None)
+        }
+        SchemaChange::AlterKeyspace(def) => {
+            let ks = keyspace_mut(keyspaces, &def.name)?;
+            let writes = schema_tables::keyspace_writes(&def, ts, now)?;
+            ks.def = def;
+            (
+                event(Updated, Keyspace, &ks.def.name, ""),
+                writes,
+                StorageChange::None,
+            )
+        }
+        SchemaChange::DropKeyspace(name) => {
+            let ks = keyspace_mut(keyspaces, &name)?;
+            let ids = ks.tables.values().map(|t| t.def.id).collect();
+            keyspaces.remove(&name);
+            (
+                event(Dropped, Keyspace, &name, ""),
+                schema_tables::keyspace_drop(&name, ts, now),
+                StorageChange::Drop(ids),
+            )
+        }
+        SchemaChange::CreateTable(table) => {
+            let (ks_name, name) = (table.def.keyspace.clone(), table.def.name.clone());
+            let ks = keyspace_mut(keyspaces, &ks_name)?;
+            if ks.tables.contains_key(&name) {
+                return Err(ReplicaError::AlreadyExists {
+                    what: format!("Table '{ks_name}.{name}'"),
+                    keyspace: ks_name,
+                    table: name,
+                });
+            }
+            check_column_ids(&table.def)?;
+            let writes = schema_tables::table_writes(&table, ts, now)?;
+            let def = table.def.clone();
+            ks.tables.insert(name.clone(), Arc::new(table));
+            (
+                event(Created, Table, &ks_name, &name),
+                writes,
+                StorageChange::Create(def),
+            )
+        }
+        SchemaChange::AlterTable(table) => {
+            let (ks_name, name) = (table.def.keyspace.clone(), table.def.name.clone());
+            let ks = keyspace_mut(keyspaces, &ks_name)?;
+            match ks.tables.get(&name) {
+                Some(old) if old.def.id == table.def.id => {}
+                _ => {
+                    return Err(ReplicaError::NotFound(format!(
+                        "Table '{ks_name}.{name}' doesn't exist"
+                    )));
+                }
+            }
+            check_column_ids(&table.def)?;
+            let writes = schema_tables::table_writes(&table, ts, now)?;
+            let def = table.def.clone();
+            ks.tables.insert(name.clone(), Arc::new(table));
+            (
+                event(Updated, Table, &ks_name, &name),
+                writes,
+                StorageChange::Alter(def),
+            )
+        }
+        SchemaChange::DropTable { keyspace, table } => {
+            let ks = keyspace_mut(keyspaces, &keyspace)?;
+            let Some(old) = ks.tables.remove(&table) else {
+                return Err(ReplicaError::NotFound(format!(
+                    "Table '{keyspace}.{table}' doesn't exist"
+                )));
+            };
+            (
+                event(Dropped, Table, &keyspace, &table),
+                schema_tables::table_drop(&keyspace, &table, ts, now)?,
+                StorageChange::Drop(vec![old.def.id]),
+            )
+        }
+        SchemaChange::CreateType(ty) => {
+            let ks = keyspace_mut(keyspaces, &ty.keyspace)?;
+            if ks.types.contains_key(&ty.name) {
+                return Err(ReplicaError::AlreadyExists {
+                    what: format!("A user type with name '{}' already exists", ty.name),
+                    keyspace: ty.keyspace.clone(),
+                    table: ty.name.clone(),
+                });
+            }
+            let writes = schema_tables::type_writes(&ty, ts, now)?;
+            let e = event(Created, Type, &ty.keyspace, &ty.name);
+            ks.types.insert(ty.name.clone(), ty);
+            (e, writes, StorageChange::None)
+        }
+        SchemaChange::AlterType(ty) => {
+            let ks = keyspace_mut(keyspaces, &ty.keyspace)?;
+            if !ks.types.contains_key(&ty.name) {
+                return Err(ReplicaError::NotFound(format!(
+                    "No user type named {} exists.",
+                    ty.name
+                )));
+            }
+            let writes = schema_tables::type_writes(&ty, ts, now)?;
+            let e = event(Updated, Type, &ty.keyspace, &ty.name);
+            ks.types.insert(ty.name.clone(), ty);
+            (e, writes, StorageChange::None)
+        }
+        SchemaChange::DropType { keyspace, name } => {
+            let ks = keyspace_mut(keyspaces, &keyspace)?;
+            if !ks.types.contains_key(&name) {
+                return Err(ReplicaError::NotFound(format!(
+                    "No user type named {name} exists."
+                )));
+            }
+            let used_by = ks.tables.values().find(|t| {
+                t.def
+                    .columns
+                    .iter()
+                    .any(|c| mentions_type(&c.ty, &keyspace, &name))
+            });
+            if let Some(t) = used_by {
+                return Err(ReplicaError::Invalid(format!(
+                    "Cannot drop user type {keyspace}.{name} as it is still used by table {}",
+                    t.def.name
+                )));
+            }
+            ks.types.remove(&name);
+            (
+                event(Dropped, Type, &keyspace, &name),
+                schema_tables::type_drop(&keyspace, &name, ts, now)?,
+                StorageChange::None,
+            )
+        }
+    })
+}
+
+fn mentions_type(ty: &khata_types::schema::CqlType, keyspace: &str, name: &str) -> bool {
+    use khata_types::schema::CqlType;
+    match ty {
+        CqlType::Udt {
+            keyspace: k,
+            name: n,
+            fields,
+            ..
+        } => {
+            (k == keyspace && n == name)
+                || fields.iter().any(|(_, t)| mentions_type(t, keyspace, name))
+        }
+        CqlType::List { element, .. }
+        | CqlType::Set { element, .. }
+        | CqlType::Vector { element, .. } => mentions_type(element, keyspace, name),
+        CqlType::Map { key, value, .. } => {
+            mentions_type(key, keyspace, name) || mentions_type(value, keyspace, name)
+        }
+        CqlType::Tuple(elements) => elements.iter().any(|t| mentions_type(t, keyspace, name)),
+        _ => false,
+    }
+}
+
+/// Column ids are hashes of names: two names of one table must not share one.
+fn check_column_ids(def: &TableDef) -> Result<()> {
+    let mut seen = std::collections::HashMap::new();
+    for c in &def.columns {
+        if let Some(other) = seen.insert(c.id, &c.name) {
+            return Err(ReplicaError::Invalid(format!(
+                "columns {other} and {} cannot be in one table (their ids collide); rename one",
+                c.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn spec_of(def: &TableDef) -> TableSpec {
+    TableSpec {
+        id: def.id,
+        keyspace: def.keyspace.clone(),
+        name: def.name.clone(),
+        options: def.options.clone(),
+    }
+}
+
+/// Every row of a table (small system tables only).
+fn read_all(engine: &Engine, def: &TableDef, now: LocalTime) -> Result<Vec<crate::rows::ReadRow>> {
+    let mut out = Vec::new();
+    let mut resume: Option<ScanPosition> = None;
+    loop {
+        let page = engine.scan(
+            def.id,
+            Bound::Unbounded,
+            Bound::Unbounded,
+            resume.as_ref(),
+            10_000,
+            now,
+        )?;
+        for (key, partition) in &page.partitions {
+            out.extend(read_rows(def, key, partition, now)?);
+        }
+        match page.resume {
+            Some(r) => resume = Some(r),
+            None => return Ok(out),
+        }
+    }
+}
+
+fn read_schema_rows(engine: &Engine, now: LocalTime) -> Result<StoredRows> {
+    let mut stored = StoredRows::new();
+    for def in schema_tables::schema_table_defs() {
+        stored.insert(def.name.clone(), read_all(engine, &def, now)?);
+    }
+    Ok(stored)
+}
+
+fn read_identity(engine: &Engine, now: LocalTime) -> Result<Option<(Uuid, Vec<Token>)>> {
+    let rows = read_all(engine, &system_tables::local(), now)?;
+    let Some(row) = rows.first() else {
+        return Ok(None);
+    };
+    let Some(host_id) = row.uuid_opt("host_id")? else {
+        return Ok(None);
+    };
+    let tokens = row
+        .texts("tokens")?
+        .iter()
+        .map(|t| {
+            t.parse::<i64>()
+                .map(Token)
+                .map_err(|_| ReplicaError::CorruptSchema(format!("token {t}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if tokens.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some((host_id, tokens)))
+}
