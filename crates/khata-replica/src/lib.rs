@@ -23,3 +23,10 @@ pub use replica::{
     ChangeKind, ChangeTarget, NodeInfo, Replica, ReplicaConfig, SchemaChange, SchemaEvent,
 };
 pub use schema::{DroppedColumn, IndexDef, KeyspaceSchema, Schema, TableSchema, UserType};
+
+/// The storage types the layers above see through the replica.
+pub mod storage {
+    pub use khata_storage::{
+        Mutation, ReadResult, ScanPosition, ScanResult, StorageError, TableStats,
+    };
+}

@@ -1,0 +1,291 @@
+//! The coordinator: every request of a front end goes through here.
+//!
+//! For each request it finds the keyspace's replicas, checks that enough are up for the
+//! consistency level (`Unavailable` otherwise, before anything is tried), sends the work to
+//! them, and waits for as many answers as the level needs within the request timeout
+//! (`ReadTimeout`/`WriteTimeout` otherwise). It also hands out write timestamps (microseconds,
+//! strictly increasing on this node) and applies schema changes, announcing each to
+//! subscribers (the CQL front end turns them into `SCHEMA_CHANGE` events).
+//!
+//! This is the single-node coordinator: the only replica is the local one. The cluster layer
+//! will add remote replicas behind the same methods, so the front ends do not change.
+
+use std::ops::Bound;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use khata_replica::storage::{Mutation, ReadResult, ScanPosition, ScanResult};
+use khata_replica::{NodeInfo, Replica, Schema, SchemaChange, SchemaEvent};
+use khata_types::LocalTime;
+use khata_types::token::{DecoratedKey, Token};
+use tokio::sync::broadcast;
+use uuid::Uuid;
+
+use crate::consistency::{Consistency, block_for, is_local, replication_factors};
+use crate::error::{CoordinatorError, Result, WriteType, read_failure, write_failure};
+
+/// Request timeouts, as `cassandra.yaml` names them.
+#[derive(Clone, Debug)]
+pub struct CoordinatorConfig {
+    pub read_request_timeout: Duration,
+    pub write_request_timeout: Duration,
+    pub range_request_timeout: Duration,
+    pub truncate_request_timeout: Duration,
+}
+
+impl Default for CoordinatorConfig {
+    fn default() -> Self {
+        CoordinatorConfig {
+            read_request_timeout: Duration::from_millis(5_000),
+            write_request_timeout: Duration::from_millis(2_000),
+            range_request_timeout: Duration::from_millis(10_000),
+            truncate_request_timeout: Duration::from_millis(60_000),
+        }
+    }
+}
+
+/// A read of one partition.
+#[derive(Clone, Debug)]
+pub struct ReadCommand {
+    pub table: Uuid,
+    pub key: DecoratedKey,
+    /// Clustering byte ranges, sorted and disjoint (see the storage engine's `read`).
+    pub ranges: Vec<(Bytes, Bytes)>,
+    pub reversed: bool,
+    pub row_limit: Option<usize>,
+    /// The time TTLs and tombstones are judged at.
+    pub now: LocalTime,
+}
+
+/// A read of a token range.
+#[derive(Clone, Debug)]
+pub struct ScanCommand {
+    pub table: Uuid,
+    pub start: Bound<Token>,
+    pub end: Bound<Token>,
+    pub resume: Option<ScanPosition>,
+    pub row_limit: usize,
+    pub now: LocalTime,
+}
+
+/// Coordinates requests for the front ends.
+#[derive(Debug)]
+pub struct Coordinator {
+    replica: Arc<Replica>,
+    config: CoordinatorConfig,
+    schema_events: broadcast::Sender<SchemaEvent>,
+    last_timestamp: AtomicI64,
+}
+
+/// Schema events kept for slow subscribers before they miss some.
+const SCHEMA_EVENT_QUEUE: usize = 1024;
+
+impl Coordinator {
+    pub fn new(replica: Arc<Replica>, config: CoordinatorConfig) -> Self {
+        Coordinator {
+            replica,
+            config,
+            schema_events: broadcast::channel(SCHEMA_EVENT_QUEUE).0,
+            last_timestamp: AtomicI64::new(0),
+        }
+    }
+
+    pub fn schema(&self) -> Arc<Schema> {
+        self.replica.schema()
+    }
+
+    pub fn node(&self) -> &NodeInfo {
+        self.replica.node()
+    }
+
+    pub fn host_id(&self) -> Uuid {
+        self.replica.host_id()
+    }
+
+    pub fn tokens(&self) -> &[Token] {
+        self.replica.tokens()
+    }
+
+    pub fn config(&self) -> &CoordinatorConfig {
+        &self.config
+    }
+
+    /// The local replica (for the admin API: flush, compaction, statistics).
+    pub fn replica(&self) -> &Arc<Replica> {
+        &self.replica
+    }
+
+    /// Schema changes as they happen.
+    pub fn subscribe_schema(&self) -> broadcast::Receiver<SchemaEvent> {
+        self.schema_events.subscribe()
+    }
+
+    /// A write timestamp: the clock in microseconds, strictly increasing on this node.
+    pub fn timestamp(&self) -> i64 {
+        let now = self.replica.clock().now_micros();
+        let mut last = self.last_timestamp.load(Ordering::Relaxed);
+        loop {
+            let next = now.max(last + 1);
+            match self.last_timestamp.compare_exchange_weak(
+                last,
+                next,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return next,
+                Err(actual) => last = actual,
+            }
+        }
+    }
+
+    /// The local time in seconds (TTL expiry, tombstone times).
+    pub fn now_seconds(&self) -> LocalTime {
+        self.replica.clock().now_seconds()
+    }
+
+    /// Apply a schema change and announce it.
+    pub async fn change_schema(&self, change: SchemaChange) -> Result<SchemaEvent> {
+        let replica = self.replica.clone();
+        let event = run_blocking(move || replica.change_schema(change))
+            .await?
+            .map_err(CoordinatorError::Schema)?;
+        // No subscriber is not an error.
+        let _ = self.schema_events.send(event.clone());
+        Ok(event)
+    }
+
+    /// Check that enough replicas of `table`'s keyspace are up for `cl`; returns `blockFor`.
+    fn check_available(&self, table: Uuid, cl: Consistency) -> Result<u32> {
+        let schema = self.schema();
+        let Some(t) = schema.table_by_id(table) else {
+            return Err(CoordinatorError::Invalid(format!("unknown table {table}")));
+        };
+        let Some(ks) = schema.keyspace(&t.def.keyspace) else {
+            return Err(CoordinatorError::Invalid(format!(
+                "unknown keyspace {}",
+                t.def.keyspace
+            )));
+        };
+        let (local_rf, total_rf) =
+            replication_factors(&ks.def.replication, &self.node().data_center);
+        let required = block_for(cl, local_rf, total_rf);
+        // One node: it holds a replica of everything its keyspace replicates to its DC.
+        let alive = if is_local(cl) || matches!(cl, Consistency::LocalOne) {
+            u32::from(local_rf > 0)
+        } else {
+            u32::from(total_rf > 0 && local_rf > 0)
+        };
+        let alive = if cl == Consistency::Any { 1 } else { alive };
+        if required > alive {
+            return Err(CoordinatorError::Unavailable {
+                consistency: cl,
+                required,
+                alive,
+            });
+        }
+        Ok(required)
+    }
+
+    /// Write mutations (of one or more tables) at consistency `cl`. A logged batch is
+    /// atomic: all its mutations go into one commit-log record.
+    pub async fn write(
+        &self,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+        write_type: WriteType,
+    ) -> Result<()> {
+        let mut required = 1;
+        let mut durable = true;
+        let schema = self.schema();
+        for m in &mutations {
+            required = required.max(self.check_available(m.table, cl)?);
+            if let Some(t) = schema.table_by_id(m.table)
+                && let Some(ks) = schema.keyspace(&t.def.keyspace)
+            {
+                durable &= ks.def.durable_writes;
+            }
+        }
+        let replica = self.replica.clone();
+        let work = run_blocking(move || replica.apply(mutations, durable));
+        match tokio::time::timeout(self.config.write_request_timeout, work).await {
+            Ok(done) => done?.map_err(|e| write_failure(e, cl, required, write_type)),
+            Err(_) => Err(CoordinatorError::WriteTimeout {
+                consistency: cl,
+                received: 0,
+                required,
+                write_type,
+            }),
+        }
+    }
+
+    /// Read one partition at consistency `cl`.
+    pub async fn read(&self, command: ReadCommand, cl: Consistency) -> Result<ReadResult> {
+        let required = self.check_available(command.table, cl)?;
+        let replica = self.replica.clone();
+        let work = run_blocking(move || {
+            replica.read(
+                command.table,
+                &command.key,
+                &command.ranges,
+                command.reversed,
+                command.row_limit,
+                command.now,
+            )
+        });
+        match tokio::time::timeout(self.config.read_request_timeout, work).await {
+            Ok(done) => done?.map_err(|e| read_failure(e, cl, required)),
+            Err(_) => Err(CoordinatorError::ReadTimeout {
+                consistency: cl,
+                received: 0,
+                required,
+                data_present: false,
+            }),
+        }
+    }
+
+    /// Read a token range at consistency `cl`.
+    pub async fn scan(&self, command: ScanCommand, cl: Consistency) -> Result<ScanResult> {
+        let required = self.check_available(command.table, cl)?;
+        let replica = self.replica.clone();
+        let work = run_blocking(move || {
+            replica.scan(
+                command.table,
+                command.start,
+                command.end,
+                command.resume.as_ref(),
+                command.row_limit,
+                command.now,
+            )
+        });
+        match tokio::time::timeout(self.config.range_request_timeout, work).await {
+            Ok(done) => done?.map_err(|e| read_failure(e, cl, required)),
+            Err(_) => Err(CoordinatorError::ReadTimeout {
+                consistency: cl,
+                received: 0,
+                required,
+                data_present: false,
+            }),
+        }
+    }
+
+    /// Empty a table on every replica.
+    pub async fn truncate(&self, table: Uuid) -> Result<()> {
+        let replica = self.replica.clone();
+        let work = run_blocking(move || replica.truncate(table));
+        match tokio::time::timeout(self.config.truncate_request_timeout, work).await {
+            Ok(done) => done?.map_err(CoordinatorError::Schema),
+            Err(_) => Err(CoordinatorError::Internal(
+                "Truncate timed out - received only 0 responses".into(),
+            )),
+        }
+    }
+}
+
+/// Run storage work off the async threads (the engine blocks on disk and on commit-log sync).
+async fn run_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| CoordinatorError::Internal(format!("storage task failed: {e}")))
+}
