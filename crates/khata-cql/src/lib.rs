@@ -11,3 +11,4 @@
 
 pub mod frame;
 pub mod language;
+pub mod value;

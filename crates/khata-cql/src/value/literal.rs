@@ -1,0 +1,394 @@
+//! Literal terms of a statement converted to values of the receiving column's type, with
+//! Cassandra's rules (`cql3.Constants.Literal.testAssignment` and `fromString` of each type;
+//! `Lists`, `Sets`, `Maps`, `Tuples`, `UserTypes`, `Vectors` `.Literal.prepare`).
+//!
+//! A constant must be of a kind the type takes before its text is read: strings for `ascii`,
+//! `text`, `inet`, `date`, `time`, `timestamp`; integers for every number type and `date`,
+//! `time`, `timestamp`, `duration`; floats (and `NaN`, `Infinity`) for `float`, `double`,
+//! `decimal`; UUIDs for `uuid`, `timeuuid`; `0x` blobs for `blob`; booleans and durations for
+//! their types. Anything else is `Invalid INTEGER constant (1) for "c" of type text`. Then the
+//! text is read as the type reads it, with its message on failure (`Unable to make byte from
+//! '300'`).
+//!
+//! Collection literals check that every element could be assigned before converting any
+//! (`Invalid list literal for l: value 'a' is not of type int`); sets are sorted and deduplicated,
+//! maps sorted by key with the last of repeated keys winning; `{}` is an empty set or map; a
+//! UDT literal's missing fields are null and an unknown field is refused; a tuple literal may
+//! have fewer elements than its type. Elements are named as Cassandra names them in messages:
+//! `value(l)`, `key(m)`, `t[0]`, `u.field`.
+//!
+//! Terms that are not literals (bind markers, function calls, arithmetic, casts) are handed to
+//! the caller's evaluator ([`from_term_with`]); [`from_term`] refuses them.
+
+use khata_types::schema::CqlType;
+
+use super::constant::{constant, kind, kind_accepts};
+use super::nested::{normalize_map, normalize_set};
+use super::{CqlValue, LiteralError, type_name};
+use crate::language::ast::{Literal, Name, Term};
+
+/// Converts a term that is not a literal (a marker, a function call, arithmetic) for a receiver
+/// named `&str` of type `&CqlType`: `Ok(None)` is null.
+pub type Evaluator<'a> =
+    dyn FnMut(&Term, &str, &CqlType) -> Result<Option<CqlValue>, LiteralError> + 'a;
+
+/// The value of a literal `term` for the receiver `receiver` (a column name, for messages) of
+/// type `ty`; `Ok(None)` for `null`. `now_millis` is the coordinator's clock, for the
+/// `'now'` timestamp. Terms that are not literals, anywhere inside `term`, are refused with
+/// [`LiteralError::NotALiteral`].
+pub fn from_term(
+    term: &Term,
+    receiver: &str,
+    ty: &CqlType,
+    now_millis: i64,
+) -> Result<Option<CqlValue>, LiteralError> {
+    let mut refuse = |t: &Term, _: &str, _: &CqlType| Err(LiteralError::NotALiteral(t.to_string()));
+    from_term_with(term, receiver, ty, now_millis, &mut refuse)
+}
+
+/// [`from_term`], with `evaluate` converting the terms that are not literals (for example
+/// `[?, now()]`): it is called with the term, the receiver's name and its type.
+pub fn from_term_with(
+    term: &Term,
+    receiver: &str,
+    ty: &CqlType,
+    now_millis: i64,
+    evaluate: &mut Evaluator<'_>,
+) -> Result<Option<CqlValue>, LiteralError> {
+    Converter {
+        now_millis,
+        evaluate,
+    }
+    .convert(term, receiver, ty)
+}
+
+struct Converter<'e, 'a> {
+    now_millis: i64,
+    evaluate: &'e mut Evaluator<'a>,
+}
+
+impl Converter<'_, '_> {
+    fn convert(
+        &mut self,
+        term: &Term,
+        receiver: &str,
+        ty: &CqlType,
+    ) -> Result<Option<CqlValue>, LiteralError> {
+        match term {
+            Term::Literal(Literal::Null) if *ty == CqlType::Counter => {
+                Err(LiteralError::NullCounter)
+            }
+            Term::Literal(Literal::Null) => Ok(None),
+            Term::Literal(literal) => constant(literal, receiver, ty, self.now_millis).map(Some),
+            Term::List(items) => self.list(items, receiver, ty).map(Some),
+            Term::Set(items) => self.set(items, receiver, ty).map(Some),
+            Term::Map(entries) => self.map(entries, receiver, ty).map(Some),
+            Term::Tuple(items) => self.tuple(items, receiver, ty).map(Some),
+            Term::UserType(fields) => self.udt(fields, receiver, ty).map(Some),
+            Term::TypeHint {
+                ty: hint,
+                term: inner,
+            } => {
+                if !hint_matches(hint, ty) {
+                    return Err(LiteralError::TypeHint {
+                        term: term.to_string(),
+                        receiver: receiver.to_string(),
+                        ty: type_name(ty),
+                    });
+                }
+                self.convert(inner, receiver, ty)
+            }
+            other => (self.evaluate)(other, receiver, ty),
+        }
+    }
+
+    /// An element of a collection or vector: never null.
+    fn element(
+        &mut self,
+        term: &Term,
+        receiver: &str,
+        ty: &CqlType,
+    ) -> Result<CqlValue, LiteralError> {
+        self.convert(term, receiver, ty)?
+            .ok_or(LiteralError::NullInCollection)
+    }
+
+    fn list(
+        &mut self,
+        items: &[Term],
+        receiver: &str,
+        ty: &CqlType,
+    ) -> Result<CqlValue, LiteralError> {
+        let (element, vector) = match ty {
+            CqlType::List { element, .. } => (&**element, None),
+            CqlType::Vector { element, dimension } => (&**element, Some(*dimension)),
+            _ => {
+                return Err(invalid(format!(
+                    "Invalid list literal for {receiver} of type {}",
+                    type_name(ty)
+                )));
+            }
+        };
+        let what = if vector.is_some() { "vector" } else { "list" };
+        if let Some(dimension) = vector
+            && usize::try_from(dimension) != Ok(items.len())
+        {
+            return Err(invalid(format!(
+                "Invalid vector literal for {receiver} of type {}; expected {dimension} elements, \
+                 but given {}",
+                type_name(ty),
+                items.len()
+            )));
+        }
+        check_elements(items, element, |t| {
+            format!(
+                "Invalid {what} literal for {receiver}: value {t} is not of type {}",
+                type_name(element)
+            )
+        })?;
+        let name = format!("value({receiver})");
+        let values = items
+            .iter()
+            .map(|t| self.element(t, &name, element))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(match vector {
+            Some(_) => CqlValue::Vector(values),
+            None => CqlValue::List(values),
+        })
+    }
+
+    fn set(
+        &mut self,
+        items: &[Term],
+        receiver: &str,
+        ty: &CqlType,
+    ) -> Result<CqlValue, LiteralError> {
+        let element = match ty {
+            CqlType::Set { element, .. } => &**element,
+            // `{}` is parsed as a set; it is also the empty map.
+            CqlType::Map { .. } if items.is_empty() => return Ok(CqlValue::Map(Vec::new())),
+            _ => {
+                return Err(invalid(format!(
+                    "Invalid set literal for {receiver} of type {}",
+                    type_name(ty)
+                )));
+            }
+        };
+        check_elements(items, element, |t| {
+            format!(
+                "Invalid set literal for {receiver}: value {t} is not of type {}",
+                type_name(element)
+            )
+        })?;
+        let name = format!("value({receiver})");
+        let values = items
+            .iter()
+            .map(|t| self.element(t, &name, element))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(CqlValue::Set(normalize_set(element, values)))
+    }
+
+    fn map(
+        &mut self,
+        entries: &[(Term, Term)],
+        receiver: &str,
+        ty: &CqlType,
+    ) -> Result<CqlValue, LiteralError> {
+        let CqlType::Map { key, value, .. } = ty else {
+            return Err(invalid(format!(
+                "Invalid map literal for {receiver} of type {}",
+                type_name(ty)
+            )));
+        };
+        for (k, v) in entries {
+            for (term, t, what) in [(k, key, "key"), (v, value, "value")] {
+                if !assignable(term, t) {
+                    return Err(invalid(format!(
+                        "Invalid map literal for {receiver}: {what} {term} is not of type {}",
+                        type_name(t)
+                    )));
+                }
+            }
+        }
+        let (key_name, value_name) = (format!("key({receiver})"), format!("value({receiver})"));
+        let mut values = Vec::with_capacity(entries.len());
+        for (k, v) in entries {
+            values.push((
+                self.element(k, &key_name, key)?,
+                self.element(v, &value_name, value)?,
+            ));
+        }
+        Ok(CqlValue::Map(normalize_map(key, values)))
+    }
+
+    fn tuple(
+        &mut self,
+        items: &[Term],
+        receiver: &str,
+        ty: &CqlType,
+    ) -> Result<CqlValue, LiteralError> {
+        let CqlType::Tuple(types) = ty else {
+            return Err(invalid(format!(
+                "Invalid tuple type literal for {receiver} of type {}",
+                type_name(ty)
+            )));
+        };
+        if items.len() > types.len() {
+            return Err(invalid(format!(
+                "Invalid tuple literal for {receiver}: too many elements. Type {} expects {} but \
+                 got {}",
+                type_name(ty),
+                types.len(),
+                items.len()
+            )));
+        }
+        for (i, (term, t)) in items.iter().zip(types).enumerate() {
+            if !assignable(term, t) {
+                return Err(invalid(format!(
+                    "Invalid tuple literal for {receiver}: component {i} is not of type {}",
+                    type_name(t)
+                )));
+            }
+        }
+        let fields = items
+            .iter()
+            .zip(types)
+            .enumerate()
+            .map(|(i, (term, t))| self.convert(term, &format!("{receiver}[{i}]"), t))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(CqlValue::Tuple(fields))
+    }
+
+    fn udt(
+        &mut self,
+        given: &[(Name, Term)],
+        receiver: &str,
+        ty: &CqlType,
+    ) -> Result<CqlValue, LiteralError> {
+        let CqlType::Udt { name, fields, .. } = ty else {
+            return Err(invalid(format!(
+                "Invalid user type literal for {receiver} of type {}",
+                type_name(ty)
+            )));
+        };
+        // The last of a repeated field wins, as in Cassandra's parser.
+        let term_of = |field: &str| given.iter().rev().find(|(n, _)| n.as_str() == field);
+        for (field, t) in fields {
+            if let Some((_, term)) = term_of(field)
+                && !assignable(term, t)
+            {
+                return Err(invalid(format!(
+                    "Invalid user type literal for {receiver}: field {} is not of type {}",
+                    Name(field.clone()),
+                    type_name(t)
+                )));
+            }
+        }
+        let mut values = Vec::with_capacity(fields.len());
+        for (field, t) in fields {
+            let value = match term_of(field) {
+                Some((_, term)) => self.convert(term, &format!("{receiver}.{field}"), t)?,
+                None => None,
+            };
+            values.push((field.clone(), value));
+        }
+        if let Some((unknown, _)) = given
+            .iter()
+            .find(|(n, _)| !fields.iter().any(|(f, _)| f == n.as_str()))
+        {
+            return Err(invalid(format!(
+                "Unknown field '{}' in value of user defined type {name}",
+                unknown.as_str()
+            )));
+        }
+        Ok(CqlValue::Udt(values))
+    }
+}
+
+fn invalid(message: String) -> LiteralError {
+    LiteralError::InvalidLiteral(message)
+}
+
+fn check_elements(
+    items: &[Term],
+    element: &CqlType,
+    message: impl Fn(&Term) -> String,
+) -> Result<(), LiteralError> {
+    match items.iter().find(|t| !assignable(t, element)) {
+        Some(t) => Err(invalid(message(t))),
+        None => Ok(()),
+    }
+}
+
+/// Cassandra's `testAssignment`, shallowly: whether `term` could be a value of `ty` (its
+/// text may still fail to read). Terms that are not literals are decided when evaluated.
+fn assignable(term: &Term, ty: &CqlType) -> bool {
+    match term {
+        Term::Literal(Literal::Null) => *ty != CqlType::Counter,
+        Term::Literal(literal) => kind_accepts(kind(literal), ty),
+        Term::List(items) => match ty {
+            CqlType::List { element, .. } | CqlType::Vector { element, .. } => {
+                items.iter().all(|t| assignable(t, element))
+            }
+            _ => false,
+        },
+        Term::Set(items) => match ty {
+            CqlType::Set { element, .. } => items.iter().all(|t| assignable(t, element)),
+            CqlType::Map { .. } => items.is_empty(),
+            _ => false,
+        },
+        Term::Map(entries) => match ty {
+            CqlType::Map { key, value, .. } => entries
+                .iter()
+                .all(|(k, v)| assignable(k, key) && assignable(v, value)),
+            _ => false,
+        },
+        Term::Tuple(items) => match ty {
+            CqlType::Tuple(types) => {
+                items.len() <= types.len()
+                    && items.iter().zip(types).all(|(t, ty)| assignable(t, ty))
+            }
+            _ => false,
+        },
+        Term::UserType(given) => match ty {
+            CqlType::Udt { fields, .. } => fields.iter().all(|(field, t)| {
+                given
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n.as_str() == field)
+                    .is_none_or(|(_, term)| assignable(term, t))
+            }),
+            _ => false,
+        },
+        Term::TypeHint { ty: hint, .. } => hint_matches(hint, ty),
+        _ => true,
+    }
+}
+
+/// Whether a type hint names the receiver's type (frozen or not). User types in hints are not
+/// resolved here, so they never match.
+fn hint_matches(hint: &crate::language::ast::TypeExpr, ty: &CqlType) -> bool {
+    hint.to_cql_type(&|_, _| None)
+        .is_ok_and(|hinted| thawed(&hinted) == thawed(ty))
+}
+
+/// `ty` with every frozen flag cleared.
+fn thawed(ty: &CqlType) -> CqlType {
+    match ty {
+        CqlType::List { element, .. } => CqlType::List {
+            element: Box::new(thawed(element)),
+            frozen: false,
+        },
+        CqlType::Set { element, .. } => CqlType::Set {
+            element: Box::new(thawed(element)),
+            frozen: false,
+        },
+        CqlType::Map { key, value, .. } => CqlType::Map {
+            key: Box::new(thawed(key)),
+            value: Box::new(thawed(value)),
+            frozen: false,
+        },
+        CqlType::Tuple(types) => CqlType::Tuple(types.iter().map(thawed).collect()),
+        other => other.clone(),
+    }
+}
