@@ -140,6 +140,18 @@ impl Coordinator {
         }
     }
 
+    /// A new version-1 (time-based) UUID, unique on this node: its time is a fresh
+    /// [`Coordinator::timestamp`] (in 100 ns units since 1582-10-15), its node and clock
+    /// sequence come from the host id. CQL's `now()` and list element paths use these.
+    pub fn timeuuid(&self) -> Uuid {
+        timeuuid_at(self.timestamp(), self.host_id())
+    }
+
+    /// A new random (version-4) UUID, for CQL's `uuid()`.
+    pub fn random_uuid(&self) -> Uuid {
+        Uuid::new_v4()
+    }
+
     /// The local time in seconds (TTL expiry, tombstone times).
     pub fn now_seconds(&self) -> LocalTime {
         self.replica.clock().now_seconds()
@@ -283,9 +295,50 @@ impl Coordinator {
     }
 }
 
+/// Gregorian-epoch offset of the Unix epoch, in 100 ns units.
+const UUID_EPOCH_OFFSET: u64 = 0x01B2_1DD2_1381_4000;
+
+/// A version-1 UUID for `micros` since the Unix epoch, with node bits from `host`.
+pub fn timeuuid_at(micros: i64, host: Uuid) -> Uuid {
+    let ticks = (micros.max(0) as u64)
+        .wrapping_mul(10)
+        .wrapping_add(UUID_EPOCH_OFFSET);
+    let host = host.as_bytes();
+    let clock_seq = u16::from_be_bytes([host[8], host[9]]) & 0x3FFF;
+    let mut node = [0u8; 6];
+    node.copy_from_slice(&host[10..16]);
+    node[0] |= 0x01; // a random node id has the multicast bit set (RFC 4122 4.5)
+    let time_low = (ticks & 0xFFFF_FFFF) as u32;
+    let time_mid = ((ticks >> 32) & 0xFFFF) as u16;
+    let time_hi = ((ticks >> 48) & 0x0FFF) as u16 | 0x1000;
+    let mut bytes = [0u8; 16];
+    bytes[0..4].copy_from_slice(&time_low.to_be_bytes());
+    bytes[4..6].copy_from_slice(&time_mid.to_be_bytes());
+    bytes[6..8].copy_from_slice(&time_hi.to_be_bytes());
+    bytes[8..10].copy_from_slice(&(clock_seq | 0x8000).to_be_bytes());
+    bytes[10..16].copy_from_slice(&node);
+    Uuid::from_bytes(bytes)
+}
+
 /// Run storage work off the async threads (the engine blocks on disk and on commit-log sync).
 async fn run_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| CoordinatorError::Internal(format!("storage task failed: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeuuids_carry_their_time() {
+        let host = Uuid::from_u128(0x1234_5678_9abc_def0_1122_3344_5566_7788);
+        let u = timeuuid_at(1_700_000_000_123_456, host);
+        assert_eq!(u.get_version_num(), 1);
+        let (secs, nanos) = u.get_timestamp().unwrap().to_unix();
+        assert_eq!(secs, 1_700_000_000);
+        assert_eq!(nanos, 123_456_000);
+        assert_ne!(u, timeuuid_at(1_700_000_000_123_457, host));
+    }
 }

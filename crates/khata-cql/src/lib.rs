@@ -9,6 +9,8 @@
 //! The server, the statements' execution and the system tables come on top of these, through
 //! the coordinator layer.
 
+pub mod exec;
 pub mod frame;
 pub mod language;
+pub mod server;
 pub mod value;

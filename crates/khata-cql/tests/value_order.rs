@@ -53,8 +53,13 @@ fn clustering_pair() -> impl Strategy<Value = (CqlType, CqlValue, CqlValue)> {
     column_type()
         .prop_filter("not a clustering type", clusterable)
         .prop_flat_map(|ty| {
+            // Whole tuples and UDTs only. A partial one is a known divergence: Cassandra's
+            // `TupleType` compares `(null, null)` equal to `(null)` (trailing nulls ignored),
+            // while the clustering encoding keeps a key's bytes exactly and orders the shorter
+            // first. Alone that only refines `compare`, but inside a collection it can reverse
+            // the order of two collections (found by this property); khata keeps exact keys.
             let g = Gen {
-                partial: true,
+                partial: false,
                 ..Gen::WIRE
             };
             (Just(ty.clone()), value_for(&ty, g), value_for(&ty, g))

@@ -15,6 +15,7 @@
 pub mod cli;
 pub mod config;
 mod error;
+pub mod node;
 
 pub use config::{CommitLogSync, Config, Seed};
 pub use error::ConfigError;

@@ -54,8 +54,46 @@ fn server(args: &ServerArgs) -> ExitCode {
         info!("configuration valid");
         return ExitCode::SUCCESS;
     }
-    eprintln!("khata server: node startup lands in the next commit");
-    ExitCode::from(2)
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("khata")
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("khata: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    runtime.block_on(async move {
+        let node = match khata_server::node::Node::start(&config).await {
+            Ok(node) => node,
+            Err(e) => {
+                eprintln!("khata: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        wait_for_signal().await;
+        node.shutdown().await;
+        ExitCode::SUCCESS
+    })
+}
+
+/// SIGTERM or SIGINT (Ctrl-C).
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot watch SIGTERM; stopping on Ctrl-C only");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => info!("SIGTERM received"),
+        _ = tokio::signal::ctrl_c() => info!("SIGINT received"),
+    }
 }
 
 fn admin(args: &AdminArgs) -> ExitCode {

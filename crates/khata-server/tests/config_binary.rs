@@ -47,14 +47,53 @@ fn debug_logging_prints_the_effective_config() {
     );
 }
 
+/// A free loopback port (bound, then released for the node to take).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 #[test]
-fn without_check_config_the_node_is_not_there_yet() {
-    let out = khata(&["server"], false);
-    assert_eq!(out.status.code(), Some(2));
+fn the_node_starts_serves_and_stops_cleanly_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let child = Command::new(env!("CARGO_BIN_EXE_khata"))
+        .args(["server", "--data-dir"])
+        .arg(dir.path())
+        .args([
+            "--cql-port",
+            &port.to_string(),
+            "--admin-port",
+            "0",
+            "--dynamo-port",
+            "0",
+        ])
+        .env("RUST_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the node did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
-        stderr(&out).contains("khata server: node startup lands in the next commit"),
-        "{}",
-        stderr(&out)
+        err.contains("node started") && err.contains("shut down cleanly"),
+        "{err}"
     );
 }
 

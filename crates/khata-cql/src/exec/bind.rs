@@ -1,0 +1,349 @@
+//! Terms to values: bind markers (validated against their column's type) and literals, and
+//! the metadata of a prepared statement's markers.
+
+use bytes::Bytes;
+use khata_coordinator::catalog::{Schema, TableSchema};
+use khata_types::schema::{ColumnKind, CqlType, TableDef};
+
+use super::error::ExecError;
+use super::types::column_type;
+use super::{Run, select};
+use crate::frame::{ColumnSpec, ColumnType, Value};
+use crate::language::ast::{
+    InValues, IntValue, Literal, ParsedStatement, Relation, Statement, Term,
+};
+use crate::value::{CqlValue, LiteralError, from_term_with};
+
+/// A term's value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Bound {
+    Value(Bytes),
+    Null,
+    /// An unset bind value: leave the column alone.
+    Unset,
+}
+
+/// The value of `term` for a column of type `ty` named `column`.
+pub(crate) fn value(
+    run: &Run<'_>,
+    term: &Term,
+    ty: &CqlType,
+    column: &str,
+) -> Result<Bound, ExecError> {
+    match term {
+        Term::Marker(m) => match run.values.get(m.index) {
+            Some(Value::Set(bytes)) => {
+                if let Err(e) = CqlValue::deserialize(ty, bytes) {
+                    return Err(ExecError::invalid(format!(
+                        "Invalid value for column {column}: {e}"
+                    )));
+                }
+                Ok(Bound::Value(bytes.clone()))
+            }
+            Some(Value::Null) => Ok(Bound::Null),
+            Some(Value::NotSet) => Ok(Bound::Unset),
+            None => Err(ExecError::invalid("missing bind value")),
+        },
+        Term::Literal(Literal::Null) => Ok(Bound::Null),
+        other => literal(run, other, ty, column),
+    }
+}
+
+/// A value that must be present (keys, limits).
+pub(crate) fn required(
+    run: &Run<'_>,
+    term: &Term,
+    ty: &CqlType,
+    column: &str,
+) -> Result<Bytes, ExecError> {
+    match value(run, term, ty, column)? {
+        Bound::Value(b) => Ok(b),
+        Bound::Null => Err(ExecError::invalid(format!(
+            "Invalid null value for column {column}"
+        ))),
+        Bound::Unset => Err(ExecError::invalid(format!(
+            "Invalid unset value for column {column}"
+        ))),
+    }
+}
+
+/// An integer parameter (LIMIT, TTL, TIMESTAMP).
+pub(crate) fn int_value(run: &Run<'_>, v: &IntValue, what: &str) -> Result<Option<i64>, ExecError> {
+    match v {
+        IntValue::Literal(i) => Ok(Some(*i)),
+        IntValue::Marker(m) => match run.values.get(m.index) {
+            Some(Value::Set(b)) => match b.len() {
+                4 => Ok(Some(i64::from(i32::from_be_bytes([
+                    b[0], b[1], b[2], b[3],
+                ])))),
+                8 => Ok(Some(i64::from_be_bytes([
+                    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+                ]))),
+                _ => Err(ExecError::invalid(format!("Invalid value for {what}"))),
+            },
+            Some(Value::Null) => Err(ExecError::invalid(format!("Invalid null value of {what}"))),
+            _ => Ok(None),
+        },
+    }
+}
+
+/// A literal (possibly with markers inside, as in `[?, ?]`) as the serialized value of `ty`.
+fn literal(run: &Run<'_>, term: &Term, ty: &CqlType, column: &str) -> Result<Bound, ExecError> {
+    let now_millis = run.now_micros / 1000;
+    let mut evaluate = |t: &Term,
+                        receiver: &str,
+                        ty: &CqlType|
+     -> Result<Option<CqlValue>, LiteralError> {
+        match t {
+            Term::Marker(m) => match run.values.get(m.index) {
+                Some(Value::Set(bytes)) => {
+                    CqlValue::deserialize(ty, bytes).map(Some).map_err(|e| {
+                        LiteralError::InvalidLiteral(format!("Invalid value for {receiver}: {e}"))
+                    })
+                }
+                Some(Value::Null) => Ok(None),
+                _ => Err(LiteralError::InvalidLiteral(format!(
+                    "Invalid unset value for {receiver}"
+                ))),
+            },
+            other => super::functions::evaluate(run, other, receiver, ty),
+        }
+    };
+    match from_term_with(term, column, ty, now_millis, &mut evaluate) {
+        Ok(Some(v)) => Ok(Bound::Value(Bytes::from(v.to_bytes(ty)))),
+        Ok(None) => Ok(Bound::Null),
+        Err(e) => Err(ExecError::invalid(e.to_string())),
+    }
+}
+
+/// What PREPARE tells the client about a statement.
+#[derive(Debug)]
+pub(crate) struct Described {
+    pub bind_specs: Vec<ColumnSpec>,
+    pub pk_indexes: Vec<u16>,
+    pub result: Option<Vec<ColumnSpec>>,
+}
+
+fn spec(def: &TableDef, name: &str, column_type: ColumnType) -> ColumnSpec {
+    ColumnSpec {
+        keyspace: def.keyspace.clone(),
+        table: def.name.clone(),
+        name: name.to_string(),
+        column_type,
+    }
+}
+
+fn find_table<'s>(
+    schema: &'s Schema,
+    keyspace: Option<&str>,
+    name: &crate::language::ast::QualifiedName,
+) -> Result<&'s std::sync::Arc<TableSchema>, ExecError> {
+    let ks = name
+        .keyspace
+        .as_ref()
+        .map(|k| k.0.as_str())
+        .or(keyspace)
+        .ok_or_else(|| {
+            ExecError::invalid(
+                "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename",
+            )
+        })?;
+    if schema.keyspace(ks).is_none() {
+        return Err(ExecError::invalid(format!("Keyspace {ks} does not exist")));
+    }
+    schema
+        .table(ks, &name.name.0)
+        .ok_or_else(|| ExecError::invalid(format!("table {} does not exist", name.name.0)))
+}
+
+/// Record the column a term's markers bind.
+fn mark(specs: &mut [Option<ColumnSpec>], def: &TableDef, column: &str, ty: &CqlType, term: &Term) {
+    match term {
+        Term::Marker(m) => {
+            if let Some(slot) = specs.get_mut(m.index) {
+                *slot = Some(spec(def, column, column_type(ty)));
+            }
+        }
+        Term::List(items) | Term::Set(items) => {
+            let element = match ty {
+                CqlType::List { element, .. } | CqlType::Set { element, .. } => element.as_ref(),
+                _ => ty,
+            };
+            for t in items {
+                mark(specs, def, column, element, t);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn mark_relations(specs: &mut [Option<ColumnSpec>], def: &TableDef, relations: &[Relation]) {
+    for r in relations {
+        match r {
+            Relation::Column { column, value, .. } => {
+                if let Some(c) = def.column(&column.0) {
+                    mark(specs, def, &c.name, &c.ty, value);
+                }
+            }
+            Relation::Between { column, low, high } => {
+                if let Some(c) = def.column(&column.0) {
+                    mark(specs, def, &c.name, &c.ty, low);
+                    mark(specs, def, &c.name, &c.ty, high);
+                }
+            }
+            Relation::In { column, values, .. } => {
+                if let Some(c) = def.column(&column.0) {
+                    match values {
+                        InValues::Terms(terms) => {
+                            for t in terms {
+                                mark(specs, def, &c.name, &c.ty, t);
+                            }
+                        }
+                        InValues::Marker(m) => {
+                            let list = CqlType::List {
+                                element: Box::new(c.ty.clone()),
+                                frozen: true,
+                            };
+                            if let Some(slot) = specs.get_mut(m.index) {
+                                *slot =
+                                    Some(spec(def, &format!("in({})", c.name), column_type(&list)));
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn mark_int(
+    specs: &mut [Option<ColumnSpec>],
+    def: &TableDef,
+    v: &Option<IntValue>,
+    name: &str,
+    ty: ColumnType,
+) {
+    if let Some(IntValue::Marker(m)) = v
+        && let Some(slot) = specs.get_mut(m.index)
+    {
+        *slot = Some(spec(def, name, ty));
+    }
+}
+
+/// The markers' columns, the partition key's markers and the result columns of a statement.
+pub(crate) fn describe(
+    schema: &Schema,
+    keyspace: Option<&str>,
+    parsed: &ParsedStatement,
+) -> Result<Described, ExecError> {
+    let mut specs: Vec<Option<ColumnSpec>> = vec![None; parsed.bind_markers.len()];
+    let mut result = None;
+    let mut table_def: Option<TableDef> = None;
+    match &parsed.statement {
+        Statement::Select(s) => {
+            let t = find_table(schema, keyspace, &s.table)?;
+            mark_relations(&mut specs, &t.def, &s.where_clause);
+            mark_int(&mut specs, &t.def, &s.limit, "[limit]", ColumnType::Int);
+            mark_int(
+                &mut specs,
+                &t.def,
+                &s.per_partition_limit,
+                "[per_partition_limit]",
+                ColumnType::Int,
+            );
+            result = Some(select::result_columns(t, s)?);
+            table_def = Some(t.def.clone());
+        }
+        Statement::Insert(i) => {
+            let t = find_table(schema, keyspace, &i.table)?;
+            if let crate::language::ast::InsertValues::Columns { columns, values } = &i.values {
+                for (c, v) in columns.iter().zip(values) {
+                    if let Some(col) = t.def.column(&c.0) {
+                        mark(&mut specs, &t.def, &col.name, &col.ty, v);
+                    }
+                }
+            }
+            mark_int(&mut specs, &t.def, &i.using.ttl, "[ttl]", ColumnType::Int);
+            mark_int(
+                &mut specs,
+                &t.def,
+                &i.using.timestamp,
+                "[timestamp]",
+                ColumnType::Bigint,
+            );
+            table_def = Some(t.def.clone());
+        }
+        Statement::Update(u) => {
+            let t = find_table(schema, keyspace, &u.table)?;
+            mark_int(&mut specs, &t.def, &u.using.ttl, "[ttl]", ColumnType::Int);
+            mark_int(
+                &mut specs,
+                &t.def,
+                &u.using.timestamp,
+                "[timestamp]",
+                ColumnType::Bigint,
+            );
+            for a in &u.assignments {
+                if let Some(col) = t.def.column(&a.column.0) {
+                    use crate::language::ast::AssignmentOp;
+                    match &a.op {
+                        AssignmentOp::Set(v)
+                        | AssignmentOp::Add(v)
+                        | AssignmentOp::Subtract(v)
+                        | AssignmentOp::Prepend(v) => {
+                            mark(&mut specs, &t.def, &col.name, &col.ty, v)
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            mark_relations(&mut specs, &t.def, &u.where_clause);
+            table_def = Some(t.def.clone());
+        }
+        Statement::Delete(d) => {
+            let t = find_table(schema, keyspace, &d.table)?;
+            mark_int(
+                &mut specs,
+                &t.def,
+                &d.timestamp,
+                "[timestamp]",
+                ColumnType::Bigint,
+            );
+            mark_relations(&mut specs, &t.def, &d.where_clause);
+            table_def = Some(t.def.clone());
+        }
+        _ => {}
+    }
+    let mut bind_specs = Vec::with_capacity(specs.len());
+    for (i, s) in specs.into_iter().enumerate() {
+        match s {
+            Some(s) => bind_specs.push(s),
+            None => {
+                return Err(ExecError::invalid(format!(
+                    "bind marker {} is not in a position khata can bind yet",
+                    i + 1
+                )));
+            }
+        }
+    }
+    // The partition key's markers, in key order, when every key column is bound once.
+    let mut pk_indexes = Vec::new();
+    if let Some(def) = &table_def {
+        for pk in def.partition_key() {
+            if let Some(i) = bind_specs.iter().position(|s| {
+                s.name == pk.name && matches!(pk.kind, ColumnKind::PartitionKey { .. })
+            }) {
+                pk_indexes.push(i as u16);
+            }
+        }
+        if pk_indexes.len() != def.partition_key().len() {
+            pk_indexes.clear();
+        }
+    }
+    Ok(Described {
+        bind_specs,
+        pk_indexes,
+        result,
+    })
+}

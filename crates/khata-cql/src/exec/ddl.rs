@@ -1,0 +1,738 @@
+//! Schema statements: keyspaces, tables, user types and TRUNCATE, checked here with
+//! Cassandra's messages and applied through the coordinator, which answers with the
+//! `SCHEMA_CHANGE` result drivers wait on.
+
+use std::collections::{BTreeMap, HashSet};
+
+use khata_coordinator::CoordinatorError;
+use khata_coordinator::catalog::{
+    ReplicaError, Schema, SchemaChange, TableSchema, UserType, column_id, system_tables,
+};
+use khata_types::schema::{
+    ClusteringOrder, ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication, TableDef,
+    TableOptions,
+};
+use khata_types::table_options::{compaction_from_map, compression_from_map};
+use uuid::Uuid;
+
+use super::error::ExecError;
+use super::{Executor, Run};
+use crate::frame::ResultBody;
+use crate::language::ast::{
+    AlterTableAction, AlterTypeAction, CreateTable, Literal, OrderDirection, Property,
+    PropertyValue, Statement, TypeExpr,
+};
+use crate::server::schema_change;
+
+/// Run a schema statement (or TRUNCATE).
+pub(crate) async fn run(
+    exec: &Executor,
+    statement: &Statement,
+    run: &mut Run<'_>,
+) -> Result<ResultBody, ExecError> {
+    let schema = exec.coordinator().schema();
+    let (change, tolerate) = match statement {
+        Statement::CreateKeyspace(c) => {
+            check_name(&c.name.0, "Keyspace")?;
+            (
+                SchemaChange::CreateKeyspace(keyspace_def(&c.name.0, &c.properties, None)?),
+                c.if_not_exists,
+            )
+        }
+        Statement::AlterKeyspace(a) => {
+            let Some(ks) = schema.keyspace(&a.name.0) else {
+                if a.if_exists {
+                    return Ok(ResultBody::Void);
+                }
+                return Err(ExecError::invalid(format!(
+                    "Keyspace '{}' does not exist",
+                    a.name.0
+                )));
+            };
+            (
+                SchemaChange::AlterKeyspace(keyspace_def(&a.name.0, &a.properties, Some(&ks.def))?),
+                false,
+            )
+        }
+        Statement::DropKeyspace(d) => (SchemaChange::DropKeyspace(d.name.0.clone()), d.if_exists),
+        Statement::CreateTable(c) => (
+            create_table(&schema, run, c, exec.config().default_gc_grace_seconds)?,
+            c.if_not_exists,
+        ),
+        Statement::AlterTable(a) => {
+            let keyspace = run.keyspace_of(&a.table)?;
+            let Some(t) = schema.table(&keyspace, &a.table.name.0) else {
+                if a.if_exists {
+                    return Ok(ResultBody::Void);
+                }
+                return Err(ExecError::invalid(format!(
+                    "Table '{keyspace}.{}' doesn't exist",
+                    a.table.name.0
+                )));
+            };
+            let ts = exec.coordinator().timestamp();
+            (alter_table(&schema, t, &a.action, ts)?, false)
+        }
+        Statement::DropTable(d) => {
+            let keyspace = run.keyspace_of(&d.table)?;
+            (
+                SchemaChange::DropTable {
+                    keyspace,
+                    table: d.table.name.0.clone(),
+                },
+                d.if_exists,
+            )
+        }
+        Statement::Truncate(t) => {
+            let table = run.table(&schema, &t.table)?;
+            if system_tables::is_system_keyspace(&table.def.keyspace) {
+                return Err(ExecError::invalid(format!(
+                    "Cannot truncate a table of the {} keyspace",
+                    table.def.keyspace
+                )));
+            }
+            exec.coordinator().truncate(table.def.id).await?;
+            return Ok(ResultBody::Void);
+        }
+        Statement::CreateType(c) => {
+            let keyspace = run.keyspace_of(&c.name)?;
+            let mut fields = Vec::new();
+            let mut seen = HashSet::new();
+            for (name, ty) in &c.fields {
+                if !seen.insert(name.0.clone()) {
+                    return Err(ExecError::invalid(format!(
+                        "Duplicate field name {} in type {}",
+                        name.0, c.name.name.0
+                    )));
+                }
+                fields.push((name.0.clone(), resolve_type(&schema, &keyspace, ty, true)?));
+            }
+            (
+                SchemaChange::CreateType(UserType {
+                    keyspace,
+                    name: c.name.name.0.clone(),
+                    fields,
+                }),
+                c.if_not_exists,
+            )
+        }
+        Statement::AlterType(a) => {
+            let keyspace = run.keyspace_of(&a.name)?;
+            let Some(existing) = schema.user_type(&keyspace, &a.name.name.0) else {
+                if a.if_exists {
+                    return Ok(ResultBody::Void);
+                }
+                return Err(ExecError::invalid(format!(
+                    "No user type named {} exists.",
+                    a.name.name.0
+                )));
+            };
+            let mut ty = existing.clone();
+            match &a.action {
+                AlterTypeAction::Add {
+                    if_not_exists,
+                    field,
+                    ty: field_ty,
+                } => {
+                    if ty.fields.iter().any(|(n, _)| *n == field.0) {
+                        if *if_not_exists {
+                            return Ok(ResultBody::Void);
+                        }
+                        return Err(ExecError::invalid(format!(
+                            "Cannot add new field {} to type {}: a field with name {} already exists",
+                            field.0, a.name.name.0, field.0
+                        )));
+                    }
+                    ty.fields.push((
+                        field.0.clone(),
+                        resolve_type(&schema, &keyspace, field_ty, true)?,
+                    ));
+                }
+                AlterTypeAction::Rename { renames, .. } => {
+                    for (from, to) in renames {
+                        let Some(f) = ty.fields.iter_mut().find(|(n, _)| *n == from.0) else {
+                            return Err(ExecError::invalid(format!(
+                                "Unknown field {} in user type {}",
+                                from.0, a.name.name.0
+                            )));
+                        };
+                        f.0 = to.0.clone();
+                    }
+                }
+                AlterTypeAction::AlterField { .. } => {
+                    return Err(ExecError::invalid(
+                        "Altering field types is no longer supported",
+                    ));
+                }
+            }
+            (SchemaChange::AlterType(ty), false)
+        }
+        Statement::DropType(d) => {
+            let keyspace = run.keyspace_of(&d.name)?;
+            (
+                SchemaChange::DropType {
+                    keyspace,
+                    name: d.name.name.0.clone(),
+                },
+                d.if_exists,
+            )
+        }
+        Statement::CreateIndex(_) | Statement::DropIndex(_) => {
+            return Err(ExecError::invalid(
+                "Secondary indexes are not supported by khata yet",
+            ));
+        }
+        Statement::Describe(_) => {
+            return Err(ExecError::invalid("DESCRIBE is not supported by khata yet"));
+        }
+        _ => return Err(ExecError::invalid("unexpected statement")),
+    };
+    match exec.coordinator().change_schema(change).await {
+        Ok(event) => Ok(ResultBody::SchemaChange(schema_change(&event))),
+        Err(CoordinatorError::Schema(ReplicaError::AlreadyExists { .. })) if tolerate => {
+            Ok(ResultBody::Void)
+        }
+        Err(CoordinatorError::Schema(ReplicaError::NotFound(_))) if tolerate => {
+            Ok(ResultBody::Void)
+        }
+        Err(CoordinatorError::Schema(ReplicaError::NotFound(m))) => Err(ExecError::invalid(m)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Keyspace and table names: 1..48 word characters, as Cassandra requires.
+fn check_name(name: &str, what: &str) -> Result<(), ExecError> {
+    if name.is_empty()
+        || name.len() > 48
+        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(ExecError::invalid(format!(
+            "{what} name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got \"{name}\")"
+        )));
+    }
+    Ok(())
+}
+
+fn literal_text(l: &Literal) -> String {
+    match l {
+        Literal::String(s) | Literal::Integer(s) | Literal::Float(s) | Literal::Duration(s) => {
+            s.clone()
+        }
+        Literal::Boolean(b) => b.to_string(),
+        Literal::Uuid(u) => u.to_string(),
+        Literal::Hex(h) => h.clone(),
+        Literal::NaN => "NaN".into(),
+        Literal::Infinity => "Infinity".into(),
+        Literal::NegativeInfinity => "-Infinity".into(),
+        Literal::Null => "null".into(),
+    }
+}
+
+fn property_text(p: &Property) -> Result<String, ExecError> {
+    match &p.value {
+        PropertyValue::Constant(l) => Ok(literal_text(l)),
+        PropertyValue::Word(w) => Ok(w.clone()),
+        PropertyValue::Map(_) => Err(ExecError::invalid(format!(
+            "Invalid value for property '{}'",
+            p.name.0
+        ))),
+    }
+}
+
+fn property_map(p: &Property) -> Result<BTreeMap<String, String>, ExecError> {
+    match &p.value {
+        PropertyValue::Map(entries) => Ok(entries
+            .iter()
+            .map(|(k, v)| (literal_text(k), literal_text(v)))
+            .collect()),
+        _ => Err(ExecError::invalid(format!(
+            "Invalid value for property '{}'",
+            p.name.0
+        ))),
+    }
+}
+
+fn keyspace_def(
+    name: &str,
+    properties: &[Property],
+    current: Option<&KeyspaceDef>,
+) -> Result<KeyspaceDef, ExecError> {
+    let mut replication = current.map(|k| k.replication.clone());
+    let mut durable_writes = current.is_none_or(|k| k.durable_writes);
+    for p in properties {
+        match p.name.0.to_ascii_lowercase().as_str() {
+            "replication" => {
+                let map = property_map(p)?;
+                let class = map.get("class").ok_or_else(|| {
+                    ExecError::Body(crate::frame::ErrorBody::new(
+                        crate::frame::ErrorKind::ConfigError,
+                        "Missing replication strategy class",
+                    ))
+                })?;
+                let short = class.rsplit('.').next().unwrap_or(class);
+                let rf = |k: &str, v: &str| {
+                    v.parse::<u32>().map_err(|_| {
+                        ExecError::Body(crate::frame::ErrorBody::new(
+                            crate::frame::ErrorKind::ConfigError,
+                            format!("Replication factor must be numeric; found {v} for {k}"),
+                        ))
+                    })
+                };
+                replication = Some(match short {
+                    "SimpleStrategy" => {
+                        let v = map.get("replication_factor").ok_or_else(|| {
+                            ExecError::Body(crate::frame::ErrorBody::new(
+                                crate::frame::ErrorKind::ConfigError,
+                                "SimpleStrategy requires a replication_factor strategy option.",
+                            ))
+                        })?;
+                        for k in map.keys() {
+                            if k != "class" && k != "replication_factor" {
+                                return Err(ExecError::Body(crate::frame::ErrorBody::new(
+                                    crate::frame::ErrorKind::ConfigError,
+                                    format!(
+                                        "Unrecognized strategy option {{{k}}} passed to SimpleStrategy for keyspace {name}"
+                                    ),
+                                )));
+                            }
+                        }
+                        Replication::Simple {
+                            replication_factor: rf("replication_factor", v)?,
+                        }
+                    }
+                    "NetworkTopologyStrategy" => {
+                        let mut datacenters = BTreeMap::new();
+                        for (k, v) in &map {
+                            if k != "class" {
+                                datacenters.insert(k.clone(), rf(k, v)?);
+                            }
+                        }
+                        Replication::NetworkTopology { datacenters }
+                    }
+                    other => {
+                        return Err(ExecError::Body(crate::frame::ErrorBody::new(
+                            crate::frame::ErrorKind::ConfigError,
+                            format!(
+                                "Unable to find replication strategy class 'org.apache.cassandra.locator.{other}'"
+                            ),
+                        )));
+                    }
+                });
+            }
+            "durable_writes" => {
+                durable_writes = property_text(p)?.eq_ignore_ascii_case("true");
+            }
+            other => {
+                return Err(ExecError::Body(crate::frame::ErrorBody::new(
+                    crate::frame::ErrorKind::SyntaxError,
+                    format!("Unknown property '{other}'"),
+                )));
+            }
+        }
+    }
+    let replication = replication.ok_or_else(|| {
+        ExecError::Body(crate::frame::ErrorBody::new(
+            crate::frame::ErrorKind::ConfigError,
+            "Missing mandatory option 'replication'",
+        ))
+    })?;
+    Ok(KeyspaceDef {
+        name: name.to_string(),
+        replication,
+        durable_writes,
+    })
+}
+
+/// Table options from `WITH` properties, starting from `options`.
+fn table_options(
+    mut options: TableOptions,
+    properties: &[Property],
+) -> Result<TableOptions, ExecError> {
+    for p in properties {
+        let int = |p: &Property| {
+            property_text(p)?.parse::<u32>().map_err(|_| {
+                ExecError::Body(crate::frame::ErrorBody::new(
+                    crate::frame::ErrorKind::ConfigError,
+                    format!("Invalid value for {}", p.name.0),
+                ))
+            })
+        };
+        match p.name.0.to_ascii_lowercase().as_str() {
+            "compaction" => {
+                options.compaction = compaction_from_map(&property_map(p)?).map_err(|m| {
+                    ExecError::Body(crate::frame::ErrorBody::new(
+                        crate::frame::ErrorKind::ConfigError,
+                        m,
+                    ))
+                })?
+            }
+            "compression" => {
+                let (c, chunk) = compression_from_map(&property_map(p)?).map_err(|m| {
+                    ExecError::Body(crate::frame::ErrorBody::new(
+                        crate::frame::ErrorKind::ConfigError,
+                        m,
+                    ))
+                })?;
+                options.compression = c;
+                options.chunk_length_bytes = chunk;
+            }
+            "gc_grace_seconds" => options.gc_grace_seconds = int(p)?,
+            "default_time_to_live" => {
+                let ttl = int(p)?;
+                if ttl > khata_types::MAX_TTL_SECONDS {
+                    return Err(ExecError::Body(crate::frame::ErrorBody::new(
+                        crate::frame::ErrorKind::ConfigError,
+                        format!(
+                            "default_time_to_live must be less than or equal to {} (got {ttl})",
+                            khata_types::MAX_TTL_SECONDS
+                        ),
+                    )));
+                }
+                options.default_time_to_live = ttl;
+            }
+            "comment" => options.comment = property_text(p)?,
+            // Accepted for compatibility with schemas written for Cassandra; khata has fixed
+            // behaviour for these.
+            "bloom_filter_fp_chance"
+            | "caching"
+            | "crc_check_chance"
+            | "speculative_retry"
+            | "additional_write_policy"
+            | "read_repair"
+            | "min_index_interval"
+            | "max_index_interval"
+            | "memtable_flush_period_in_ms"
+            | "cdc"
+            | "extensions"
+            | "dclocal_read_repair_chance"
+            | "read_repair_chance"
+            | "memtable" => {}
+            other => {
+                return Err(ExecError::Body(crate::frame::ErrorBody::new(
+                    crate::frame::ErrorKind::SyntaxError,
+                    format!("Unknown property '{other}'"),
+                )));
+            }
+        }
+    }
+    Ok(options)
+}
+
+/// A type expression resolved against the keyspace's user types.
+fn resolve_type(
+    schema: &Schema,
+    keyspace: &str,
+    ty: &TypeExpr,
+    in_udt: bool,
+) -> Result<CqlType, ExecError> {
+    let resolver = |ks: Option<&str>, name: &str| {
+        let ks = ks.unwrap_or(keyspace);
+        schema
+            .user_type(ks, name)
+            .map(|u| (u.keyspace.clone(), u.fields.clone()))
+    };
+    let resolved = ty
+        .to_cql_type(&resolver)
+        .map_err(|e| ExecError::invalid(e.to_string()))?;
+    if in_udt && resolved.is_multi_cell() {
+        return Err(ExecError::invalid(format!(
+            "Non-frozen UDTs and collections are not allowed inside collections or UDTs: {ty}"
+        )));
+    }
+    if let CqlType::Udt { keyspace: k, .. } = &resolved
+        && k != keyspace
+    {
+        return Err(ExecError::invalid(format!(
+            "Statement on keyspace {keyspace} cannot refer to a user type in keyspace {k}; user types can only be used in the keyspace they are defined in"
+        )));
+    }
+    Ok(resolved)
+}
+
+fn create_table(
+    schema: &Schema,
+    run: &Run<'_>,
+    c: &CreateTable,
+    default_gc_grace_seconds: u32,
+) -> Result<SchemaChange, ExecError> {
+    let keyspace = run.keyspace_of(&c.name)?;
+    let Some(ks) = schema.keyspace(&keyspace) else {
+        return Err(ExecError::invalid(format!(
+            "Keyspace '{keyspace}' doesn't exist"
+        )));
+    };
+    check_name(&c.name.name.0, "Table")?;
+    let mut types = BTreeMap::new();
+    let mut statics = HashSet::new();
+    for col in &c.columns {
+        if types
+            .insert(
+                col.name.0.clone(),
+                resolve_type(schema, &keyspace, &col.ty, false)?,
+            )
+            .is_some()
+        {
+            return Err(ExecError::invalid(format!(
+                "Multiple definition of identifier {}",
+                col.name.0
+            )));
+        }
+        if col.is_static {
+            statics.insert(col.name.0.clone());
+        }
+    }
+    let mut columns = Vec::new();
+    let mut in_key = HashSet::new();
+    for (i, name) in c.primary_key.partition_key.iter().enumerate() {
+        let ty = types.get(&name.0).ok_or_else(|| {
+            ExecError::invalid(format!(
+                "Unknown definition {} referenced in PRIMARY KEY",
+                name.0
+            ))
+        })?;
+        if ty.is_multi_cell() {
+            return Err(ExecError::invalid(format!(
+                "Invalid non-frozen collection type {} for PRIMARY KEY component {}",
+                khata_types::type_text::type_text(ty),
+                name.0
+            )));
+        }
+        if *ty == CqlType::Counter || *ty == CqlType::Duration {
+            return Err(ExecError::invalid(format!(
+                "{} type is not supported for PRIMARY KEY column '{}'",
+                khata_types::type_text::type_text(ty),
+                name.0
+            )));
+        }
+        if !in_key.insert(name.0.clone()) {
+            return Err(ExecError::invalid(format!(
+                "Duplicate column '{}' in PRIMARY KEY",
+                name.0
+            )));
+        }
+        columns.push(ColumnDef {
+            id: column_id(&name.0),
+            name: name.0.clone(),
+            ty: ty.clone(),
+            kind: ColumnKind::PartitionKey { position: i as u16 },
+        });
+    }
+    let order: BTreeMap<&str, OrderDirection> = c
+        .clustering_order
+        .iter()
+        .map(|(n, d)| (n.0.as_str(), *d))
+        .collect();
+    for (i, (n, _)) in c.clustering_order.iter().enumerate() {
+        if c.primary_key.clustering.get(i).map(|x| &x.0) != Some(&n.0) {
+            return Err(ExecError::invalid(
+                "Clustering key columns must exactly match columns in CLUSTERING ORDER BY directive",
+            ));
+        }
+    }
+    for (i, name) in c.primary_key.clustering.iter().enumerate() {
+        let ty = types.get(&name.0).ok_or_else(|| {
+            ExecError::invalid(format!(
+                "Unknown definition {} referenced in PRIMARY KEY",
+                name.0
+            ))
+        })?;
+        if ty.is_multi_cell() || *ty == CqlType::Counter || *ty == CqlType::Duration {
+            return Err(ExecError::invalid(format!(
+                "Invalid type {} for PRIMARY KEY component {}",
+                khata_types::type_text::type_text(ty),
+                name.0
+            )));
+        }
+        if !in_key.insert(name.0.clone()) {
+            return Err(ExecError::invalid(format!(
+                "Duplicate column '{}' in PRIMARY KEY",
+                name.0
+            )));
+        }
+        columns.push(ColumnDef {
+            id: column_id(&name.0),
+            name: name.0.clone(),
+            ty: ty.clone(),
+            kind: ColumnKind::Clustering {
+                position: i as u16,
+                order: match order.get(name.0.as_str()) {
+                    Some(OrderDirection::Desc) => ClusteringOrder::Desc,
+                    _ => ClusteringOrder::Asc,
+                },
+            },
+        });
+    }
+    for col in &c.columns {
+        if in_key.contains(&col.name.0) {
+            if col.is_static {
+                return Err(ExecError::invalid(format!(
+                    "Static column {} cannot be part of the PRIMARY KEY",
+                    col.name.0
+                )));
+            }
+            continue;
+        }
+        if col.is_static && c.primary_key.clustering.is_empty() {
+            return Err(ExecError::invalid(format!(
+                "Static column {} cannot be declared in a table without clustering columns",
+                col.name.0
+            )));
+        }
+        columns.push(ColumnDef {
+            id: column_id(&col.name.0),
+            name: col.name.0.clone(),
+            ty: types[&col.name.0].clone(),
+            kind: if col.is_static {
+                ColumnKind::Static
+            } else {
+                ColumnKind::Regular
+            },
+        });
+    }
+    let has_counter = columns
+        .iter()
+        .any(|c| c.kind == ColumnKind::Regular && c.ty == CqlType::Counter);
+    if has_counter
+        && columns.iter().any(|c| {
+            matches!(c.kind, ColumnKind::Regular | ColumnKind::Static) && c.ty != CqlType::Counter
+        })
+    {
+        return Err(ExecError::invalid(
+            "Cannot mix counter and non counter columns in the same table",
+        ));
+    }
+    let _ = ks;
+    let defaults = TableOptions {
+        gc_grace_seconds: default_gc_grace_seconds,
+        ..TableOptions::default()
+    };
+    let options = table_options(defaults, &c.properties)?;
+    Ok(SchemaChange::CreateTable(TableSchema {
+        def: TableDef {
+            id: Uuid::new_v4(),
+            keyspace,
+            name: c.name.name.0.clone(),
+            columns,
+            options,
+        },
+        dropped: Vec::new(),
+        indexes: Vec::new(),
+    }))
+}
+
+fn alter_table(
+    schema: &Schema,
+    t: &TableSchema,
+    action: &AlterTableAction,
+    ts: i64,
+) -> Result<SchemaChange, ExecError> {
+    let mut next = t.clone();
+    let keyspace = t.def.keyspace.clone();
+    if system_tables::is_system_keyspace(&keyspace) {
+        return Err(ExecError::invalid(format!(
+            "{keyspace} keyspace is not user-modifiable"
+        )));
+    }
+    match action {
+        AlterTableAction::Add {
+            if_not_exists,
+            columns,
+        } => {
+            for col in columns {
+                if t.def.column(&col.name.0).is_some() {
+                    if *if_not_exists {
+                        continue;
+                    }
+                    return Err(ExecError::invalid(format!(
+                        "Column with name '{}' already exists",
+                        col.name.0
+                    )));
+                }
+                if col.is_static && t.def.clustering().is_empty() {
+                    return Err(ExecError::invalid(
+                        "Static columns are only useful (and thus allowed) if the table has at least one clustering column",
+                    ));
+                }
+                next.def.columns.push(ColumnDef {
+                    id: column_id(&col.name.0),
+                    name: col.name.0.clone(),
+                    ty: resolve_type(schema, &keyspace, &col.ty, false)?,
+                    kind: if col.is_static {
+                        ColumnKind::Static
+                    } else {
+                        ColumnKind::Regular
+                    },
+                });
+            }
+        }
+        AlterTableAction::Drop {
+            if_exists,
+            columns,
+            timestamp,
+        } => {
+            for name in columns {
+                let Some(c) = t.def.column(&name.0) else {
+                    if *if_exists {
+                        continue;
+                    }
+                    return Err(ExecError::invalid(format!(
+                        "Column {} was not found in table {}",
+                        name.0, t.def.name
+                    )));
+                };
+                if matches!(
+                    c.kind,
+                    ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
+                ) {
+                    return Err(ExecError::invalid(format!(
+                        "Cannot drop PRIMARY KEY part {}",
+                        c.name
+                    )));
+                }
+                next.def.columns.retain(|x| x.name != c.name);
+                next.dropped.retain(|d| d.name != c.name);
+                next.dropped
+                    .push(khata_coordinator::catalog::DroppedColumn {
+                        name: c.name.clone(),
+                        ty: c.ty.clone(),
+                        dropped_time: timestamp.unwrap_or(ts),
+                    });
+            }
+        }
+        AlterTableAction::With(properties) => {
+            next.def.options = table_options(next.def.options.clone(), properties)?;
+        }
+        AlterTableAction::Rename { renames, .. } => {
+            for (from, to) in renames {
+                let Some(c) = next.def.columns.iter_mut().find(|c| c.name == from.0) else {
+                    return Err(ExecError::invalid(format!(
+                        "Column {} was not found in table {}",
+                        from.0, t.def.name
+                    )));
+                };
+                if !matches!(
+                    c.kind,
+                    ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
+                ) {
+                    return Err(ExecError::invalid(format!(
+                        "Cannot rename non PRIMARY KEY column {}",
+                        from.0
+                    )));
+                }
+                c.name = to.0.clone();
+                c.id = column_id(&to.0);
+            }
+        }
+        AlterTableAction::AlterColumnType { .. } => {
+            return Err(ExecError::invalid(
+                "Altering column types is no longer supported",
+            ));
+        }
+        AlterTableAction::DropCompactStorage => {
+            return Err(ExecError::invalid(
+                "Cannot DROP COMPACT STORAGE on a table that is not COMPACT STORAGE",
+            ));
+        }
+    }
+    Ok(SchemaChange::AlterTable(next))
+}

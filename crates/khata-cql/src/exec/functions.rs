@@ -1,0 +1,93 @@
+//! Native functions usable as terms: `now()`, `uuid()`, `currentTimestamp()` and friends, and
+//! the time conversions (`toTimestamp`, `toDate`, `toUnixTimestamp`) of their results.
+
+use khata_types::schema::CqlType;
+
+use super::Run;
+use crate::language::ast::Term;
+use crate::value::{CqlValue, LiteralError, type_name};
+
+/// Milliseconds of a version-1 UUID's time.
+fn uuid_millis(u: &uuid::Uuid) -> Option<i64> {
+    let (secs, nanos) = u.get_timestamp()?.to_unix();
+    Some(secs as i64 * 1000 + i64::from(nanos / 1_000_000))
+}
+
+fn days(millis: i64) -> u32 {
+    (millis.div_euclid(86_400_000) + (1i64 << 31)) as u32
+}
+
+/// The value of a function call, before it is fitted to the receiver's type.
+fn call(run: &Run<'_>, name: &str, args: &[Term]) -> Result<CqlValue, LiteralError> {
+    let now_millis = run.now_micros / 1000;
+    let arg = |i: usize| -> Result<CqlValue, LiteralError> {
+        match args.get(i) {
+            Some(Term::FunctionCall { name, args }) => {
+                call(run, &name.name.0.to_ascii_lowercase(), args)
+            }
+            Some(other) => Err(LiteralError::InvalidLiteral(format!(
+                "khata evaluates only function calls as arguments here, not {other}"
+            ))),
+            None => Err(LiteralError::InvalidLiteral(format!(
+                "{name} needs an argument"
+            ))),
+        }
+    };
+    let time_of = |v: CqlValue| -> Result<i64, LiteralError> {
+        match v {
+            CqlValue::Timeuuid(u) => uuid_millis(&u)
+                .ok_or_else(|| LiteralError::InvalidLiteral("not a time-based uuid".into())),
+            CqlValue::Timestamp(ms) => Ok(ms),
+            CqlValue::Date(d) => Ok((i64::from(d) - (1i64 << 31)) * 86_400_000),
+            other => Err(LiteralError::InvalidLiteral(format!(
+                "Invalid argument {other:?} for a time conversion"
+            ))),
+        }
+    };
+    Ok(match (name, args.len()) {
+        ("now" | "currenttimeuuid", 0) => CqlValue::Timeuuid(run.coordinator.timeuuid()),
+        ("uuid", 0) => CqlValue::Uuid(run.coordinator.random_uuid()),
+        ("currenttimestamp", 0) => CqlValue::Timestamp(now_millis),
+        ("currentdate", 0) => CqlValue::Date(days(now_millis)),
+        ("currenttime", 0) => CqlValue::Time(now_millis.rem_euclid(86_400_000) * 1_000_000),
+        ("totimestamp", 1) => CqlValue::Timestamp(time_of(arg(0)?)?),
+        ("todate", 1) => CqlValue::Date(days(time_of(arg(0)?)?)),
+        ("tounixtimestamp", 1) => CqlValue::Bigint(time_of(arg(0)?)?),
+        ("mintimeuuid" | "maxtimeuuid", 1) => {
+            return Err(LiteralError::InvalidLiteral(format!(
+                "{name}() takes a timestamp literal, which khata does not evaluate here yet"
+            )));
+        }
+        _ => {
+            return Err(LiteralError::InvalidLiteral(format!(
+                "Unknown function {name} called with {} arguments",
+                args.len()
+            )));
+        }
+    })
+}
+
+/// Evaluate a non-literal term (a function call) for a receiver of type `ty`.
+pub(crate) fn evaluate(
+    run: &Run<'_>,
+    term: &Term,
+    receiver: &str,
+    ty: &CqlType,
+) -> Result<Option<CqlValue>, LiteralError> {
+    let Term::FunctionCall { name, args } = term else {
+        return Err(LiteralError::NotALiteral(term.to_string()));
+    };
+    let value = call(run, &name.name.0.to_ascii_lowercase(), args)?;
+    let fits = match (&value, ty) {
+        (CqlValue::Timeuuid(u), CqlType::Uuid) => return Ok(Some(CqlValue::Uuid(*u))),
+        (v, ty) => v.conforms_to(ty),
+    };
+    if !fits {
+        return Err(LiteralError::TypeHint {
+            term: term.to_string(),
+            receiver: receiver.to_string(),
+            ty: type_name(ty),
+        });
+    }
+    Ok(Some(value))
+}

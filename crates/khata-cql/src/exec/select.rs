@@ -1,0 +1,801 @@
+//! SELECT: restrictions to partition reads or token-range scans, rows to result cells, and
+//! paging.
+//!
+//! Supported so far: partition key `=` and `IN`; clustering `=` on a prefix then one slice;
+//! `token(pk)` ranges and full scans; regular-column `=` with ALLOW FILTERING; `*`, columns,
+//! `WRITETIME`/`TTL`, `count(*)`; ORDER BY on the clustering order or its reverse; LIMIT and
+//! PER PARTITION LIMIT; paging with `result_page_size` and a paging state.
+
+use std::ops::Bound as RangeBound;
+use std::sync::Arc;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use khata_coordinator::catalog::{ScanPosition, TableSchema};
+use khata_coordinator::{ReadCommand, ScanCommand};
+use khata_types::clustering::{encode_key, end_bound, full_range, start_bound};
+use khata_types::partition::Partition;
+use khata_types::row::Row;
+use khata_types::schema::{ClusteringOrder, ColumnDef, ColumnKind, CqlType};
+use khata_types::token::{DecoratedKey, Token, serialize_partition_key};
+
+use super::bind::{self, required};
+use super::error::{ExecError, coordinator_consistency};
+use super::types::column_type;
+use super::{Executor, Run};
+use crate::frame::{ColumnSpec, ColumnType, ResultBody, Rows, RowsMetadata};
+use crate::language::ast::{
+    ComparisonOp, InValues, OrderDirection, Relation, Select, Selectable, Selection, WritetimeKind,
+};
+
+/// One output column.
+#[derive(Clone, Debug)]
+enum Output {
+    Column(ColumnDef),
+    Writetime(ColumnDef),
+    Ttl(ColumnDef),
+    Count,
+    /// `token(pk...)`: the partition's token.
+    Token,
+}
+
+fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecError> {
+    let def = &t.def;
+    let column = |name: &str| {
+        def.column(name)
+            .cloned()
+            .ok_or_else(|| ExecError::invalid(format!("Undefined column name {name}")))
+    };
+    match &s.selection {
+        Selection::Wildcard => {
+            let mut cols: Vec<ColumnDef> = def.partition_key().into_iter().cloned().collect();
+            cols.extend(def.clustering().into_iter().map(|(c, _)| c.clone()));
+            let mut rest: Vec<ColumnDef> = def
+                .columns
+                .iter()
+                .filter(|c| matches!(c.kind, ColumnKind::Static | ColumnKind::Regular))
+                .cloned()
+                .collect();
+            rest.sort_by(|a, b| {
+                (matches!(a.kind, ColumnKind::Regular), &a.name)
+                    .cmp(&(matches!(b.kind, ColumnKind::Regular), &b.name))
+            });
+            cols.extend(rest);
+            Ok(cols
+                .into_iter()
+                .map(|c| (c.name.clone(), Output::Column(c)))
+                .collect())
+        }
+        Selection::Selectors(selectors) => {
+            let mut out = Vec::new();
+            for sel in selectors {
+                let (name, output) = match &sel.selectable {
+                    Selectable::Column(n) => (n.0.clone(), Output::Column(column(&n.0)?)),
+                    Selectable::CountRows => ("count".to_string(), Output::Count),
+                    Selectable::FunctionCall { name, args }
+                        if name.name.0.eq_ignore_ascii_case("count") && args.len() == 1 =>
+                    {
+                        ("system.count(*)".to_string(), Output::Count)
+                    }
+                    Selectable::FunctionCall { name, args }
+                        if name.name.0.eq_ignore_ascii_case("token") =>
+                    {
+                        let pk: Vec<&str> = def
+                            .partition_key()
+                            .iter()
+                            .map(|c| c.name.as_str())
+                            .collect();
+                        let given: Vec<&str> = args
+                            .iter()
+                            .map(|a| match a {
+                                Selectable::Column(n) => Ok(n.0.as_str()),
+                                _ => Err(ExecError::invalid(
+                                    "token() takes the partition key columns",
+                                )),
+                            })
+                            .collect::<Result<_, _>>()?;
+                        if given != pk {
+                            return Err(ExecError::invalid(format!(
+                                "Invalid arguments for function token: the partition key is ({})",
+                                pk.join(", ")
+                            )));
+                        }
+                        (format!("system.token({})", pk.join(", ")), Output::Token)
+                    }
+                    Selectable::Writetime { kind, column: c } => {
+                        let Selectable::Column(n) = c.as_ref() else {
+                            return Err(ExecError::invalid("WRITETIME/TTL take a column"));
+                        };
+                        let col = column(&n.0)?;
+                        match kind {
+                            WritetimeKind::Ttl => (format!("ttl({})", n.0), Output::Ttl(col)),
+                            _ => (format!("writetime({})", n.0), Output::Writetime(col)),
+                        }
+                    }
+                    other => {
+                        return Err(ExecError::invalid(format!(
+                            "selector {other:?} is not supported by khata yet"
+                        )));
+                    }
+                };
+                out.push((sel.alias.as_ref().map_or(name, |a| a.0.clone()), output));
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// The result columns of a SELECT.
+pub(crate) fn result_columns(
+    t: &Arc<TableSchema>,
+    s: &Select,
+) -> Result<Vec<ColumnSpec>, ExecError> {
+    Ok(outputs(t, s)?
+        .into_iter()
+        .map(|(name, o)| ColumnSpec {
+            keyspace: t.def.keyspace.clone(),
+            table: t.def.name.clone(),
+            name,
+            column_type: match o {
+                Output::Column(c) => column_type(&c.ty),
+                Output::Writetime(_) | Output::Count | Output::Token => ColumnType::Bigint,
+                Output::Ttl(_) => ColumnType::Int,
+            },
+        })
+        .collect())
+}
+
+/// Where the rows come from.
+enum Source {
+    Partitions(Vec<DecoratedKey>),
+    Scan(RangeBound<Token>, RangeBound<Token>),
+}
+
+struct Plan {
+    source: Source,
+    range: (Bytes, Bytes),
+    reversed: bool,
+    filters: Vec<(ColumnDef, Bytes)>,
+}
+
+fn plan(t: &TableSchema, s: &Select, run: &Run<'_>) -> Result<Plan, ExecError> {
+    let def = &t.def;
+    let pk = def.partition_key();
+    let clustering = def.clustering();
+    let mut pk_values: Vec<Option<Vec<Bytes>>> = vec![None; pk.len()];
+    let mut ck_eq: Vec<Option<Bytes>> = vec![None; clustering.len()];
+    let mut ck_low: Option<(usize, Bytes, bool)> = None;
+    let mut ck_high: Option<(usize, Bytes, bool)> = None;
+    let mut token_low = RangeBound::Unbounded;
+    let mut token_high = RangeBound::Unbounded;
+    let mut filters = Vec::new();
+    for r in &s.where_clause {
+        match r {
+            Relation::Column { column, op, value } => {
+                let c = def.column(&column.0).ok_or_else(|| {
+                    ExecError::invalid(format!("Undefined column name {}", column.0))
+                })?;
+                let v = required(run, value, &c.ty, &c.name)?;
+                match (c.kind, op) {
+                    (ColumnKind::PartitionKey { position }, ComparisonOp::Equal) => {
+                        pk_values[position as usize] = Some(vec![v]);
+                    }
+                    (ColumnKind::Clustering { position, .. }, ComparisonOp::Equal) => {
+                        ck_eq[position as usize] = Some(v);
+                    }
+                    (ColumnKind::Clustering { position, .. }, op) => {
+                        let p = position as usize;
+                        match op {
+                            ComparisonOp::Greater => ck_low = Some((p, v, false)),
+                            ComparisonOp::GreaterEqual => ck_low = Some((p, v, true)),
+                            ComparisonOp::Less => ck_high = Some((p, v, false)),
+                            ComparisonOp::LessEqual => ck_high = Some((p, v, true)),
+                            _ => {
+                                return Err(ExecError::invalid(format!(
+                                    "Unsupported \"{}\" relation: {} {} ...",
+                                    op.symbol(),
+                                    c.name,
+                                    op.symbol()
+                                )));
+                            }
+                        }
+                    }
+                    (ColumnKind::Regular | ColumnKind::Static, ComparisonOp::Equal) => {
+                        filters.push((c.clone(), v));
+                    }
+                    _ => {
+                        return Err(ExecError::invalid(
+                            "Only EQ and IN relation are supported on the partition key (unless you use the token() function)",
+                        ));
+                    }
+                }
+            }
+            Relation::In {
+                column,
+                negated: false,
+                values,
+            } => {
+                let c = def.column(&column.0).ok_or_else(|| {
+                    ExecError::invalid(format!("Undefined column name {}", column.0))
+                })?;
+                let ColumnKind::PartitionKey { position } = c.kind else {
+                    return Err(ExecError::invalid(
+                        "IN is supported on partition key columns only, so far",
+                    ));
+                };
+                let InValues::Terms(terms) = values else {
+                    return Err(ExecError::invalid(
+                        "IN with a single marker is not supported yet",
+                    ));
+                };
+                let mut vs = Vec::new();
+                for term in terms {
+                    vs.push(required(run, term, &c.ty, &c.name)?);
+                }
+                pk_values[position as usize] = Some(vs);
+            }
+            Relation::Token { op, value, .. } => {
+                let v = required(run, value, &CqlType::Bigint, "partition key token")?;
+                let token = Token(i64::from_be_bytes(
+                    v[..]
+                        .try_into()
+                        .map_err(|_| ExecError::invalid("bad token"))?,
+                ));
+                match op {
+                    ComparisonOp::Greater => token_low = RangeBound::Excluded(token),
+                    ComparisonOp::GreaterEqual => token_low = RangeBound::Included(token),
+                    ComparisonOp::Less => token_high = RangeBound::Excluded(token),
+                    ComparisonOp::LessEqual => token_high = RangeBound::Included(token),
+                    ComparisonOp::Equal => {
+                        token_low = RangeBound::Included(token);
+                        token_high = RangeBound::Included(token);
+                    }
+                    _ => return Err(ExecError::invalid("bad token relation")),
+                }
+            }
+            other => {
+                return Err(ExecError::invalid(format!(
+                    "relation {other:?} is not supported by khata yet"
+                )));
+            }
+        }
+    }
+    let all_pk = pk_values.iter().all(Option::is_some);
+    let any_pk = pk_values.iter().any(Option::is_some);
+    if any_pk && !all_pk {
+        return Err(ExecError::invalid(
+            "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING",
+        ));
+    }
+    let needs_filtering = !filters.is_empty()
+        || (!all_pk
+            && (ck_eq.iter().any(Option::is_some) || ck_low.is_some() || ck_high.is_some()));
+    if needs_filtering && !s.allow_filtering {
+        return Err(ExecError::invalid(
+            "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING",
+        ));
+    }
+    // Clustering: an equal prefix, then at most one slice on the next column.
+    let prefix_len = ck_eq.iter().take_while(|v| v.is_some()).count();
+    if ck_eq.iter().skip(prefix_len).any(Option::is_some) {
+        return Err(ExecError::invalid(format!(
+            "PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{}\" is not restricted",
+            clustering
+                .iter()
+                .enumerate()
+                .skip(prefix_len)
+                .find(|(i, _)| ck_eq[*i].is_some())
+                .map_or("", |(_, (c, _))| c.name.as_str()),
+            clustering
+                .get(prefix_len)
+                .map_or("", |(c, _)| c.name.as_str())
+        )));
+    }
+    let types: Vec<(CqlType, ClusteringOrder)> =
+        clustering.iter().map(|(c, o)| (c.ty.clone(), *o)).collect();
+    let prefix: Vec<Bytes> = ck_eq.iter().take(prefix_len).flatten().cloned().collect();
+    let encode = |values: &[Bytes]| {
+        let refs: Vec<&[u8]> = values.iter().map(|b| &b[..]).collect();
+        encode_key(&types, &refs).map_err(|e| ExecError::invalid(e.to_string()))
+    };
+    let range = if prefix_len == 0 && ck_low.is_none() && ck_high.is_none() {
+        full_range()
+    } else {
+        let base = encode(&prefix)?;
+        let desc = clustering
+            .get(prefix_len)
+            .is_some_and(|(_, o)| *o == ClusteringOrder::Desc);
+        // A slice on a DESC column bounds the other end of the byte range.
+        let (low, high) = if desc {
+            (ck_high, ck_low)
+        } else {
+            (ck_low, ck_high)
+        };
+        let start = match low {
+            Some((p, v, incl)) if p == prefix_len => {
+                let mut vals = prefix.clone();
+                vals.push(v);
+                start_bound(&encode(&vals)?, incl)
+            }
+            Some(_) => {
+                return Err(ExecError::invalid(
+                    "Clustering column slice must follow the restricted prefix",
+                ));
+            }
+            None => start_bound(&base, true),
+        };
+        let end = match high {
+            Some((p, v, incl)) if p == prefix_len => {
+                let mut vals = prefix.clone();
+                vals.push(v);
+                end_bound(&encode(&vals)?, incl)
+            }
+            Some(_) => {
+                return Err(ExecError::invalid(
+                    "Clustering column slice must follow the restricted prefix",
+                ));
+            }
+            None => end_bound(&base, true),
+        };
+        (start, end)
+    };
+    let reversed = match s.order_by.first() {
+        None => false,
+        Some(o) => {
+            let first = clustering.first().ok_or_else(|| {
+                ExecError::invalid("Order by is currently only supported on the clustered columns of the PRIMARY KEY")
+            })?;
+            if o.column.0 != first.0.name {
+                return Err(ExecError::invalid(
+                    "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY",
+                ));
+            }
+            let asked_desc = o.direction == OrderDirection::Desc;
+            asked_desc != (first.1 == ClusteringOrder::Desc)
+        }
+    };
+    let source = if all_pk {
+        let mut keys: Vec<Vec<Bytes>> = vec![Vec::new()];
+        for values in pk_values.into_iter().flatten() {
+            let mut next = Vec::new();
+            for k in &keys {
+                for v in &values {
+                    let mut k2 = k.clone();
+                    k2.push(v.clone());
+                    next.push(k2);
+                }
+            }
+            keys = next;
+        }
+        let mut decorated = Vec::new();
+        for k in keys {
+            let refs: Vec<&[u8]> = k.iter().map(|b| &b[..]).collect();
+            let key = serialize_partition_key(&refs)
+                .map_err(|e| ExecError::invalid(format!("Invalid partition key: {e}")))?;
+            decorated.push(DecoratedKey::new(key));
+        }
+        decorated.sort_by(|a, b| (a.token, &a.key).cmp(&(b.token, &b.key)));
+        decorated.dedup();
+        Source::Partitions(decorated)
+    } else {
+        if reversed {
+            return Err(ExecError::invalid(
+                "ORDER BY is only supported when the partition key is restricted by an EQ or an IN.",
+            ));
+        }
+        Source::Scan(token_low, token_high)
+    };
+    Ok(Plan {
+        source,
+        range,
+        reversed,
+        filters,
+    })
+}
+
+/// Paging state: which partition (index or scan position) and the last row returned.
+#[derive(Debug, Default)]
+struct PagingState {
+    partition_index: u32,
+    key: Option<Bytes>,
+    last_clustering: Option<Bytes>,
+    returned: u64,
+}
+
+fn encode_paging(p: &PagingState) -> Bytes {
+    let mut b = BytesMut::new();
+    b.put_u8(1);
+    b.put_u32(p.partition_index);
+    for part in [&p.key, &p.last_clustering] {
+        match part {
+            Some(v) => {
+                b.put_u8(1);
+                b.put_u32(v.len() as u32);
+                b.put_slice(v);
+            }
+            None => b.put_u8(0),
+        }
+    }
+    b.put_u64(p.returned);
+    b.freeze()
+}
+
+fn decode_paging(bytes: &[u8]) -> Result<PagingState, ExecError> {
+    let bad = || ExecError::invalid("Invalid value for the paging state");
+    let mut r = bytes;
+    let take = |r: &mut &[u8], n: usize| -> Result<Vec<u8>, ExecError> {
+        if r.len() < n {
+            return Err(bad());
+        }
+        let (a, b) = r.split_at(n);
+        *r = b;
+        Ok(a.to_vec())
+    };
+    if take(&mut r, 1)? != [1] {
+        return Err(bad());
+    }
+    let index = u32::from_be_bytes(take(&mut r, 4)?.try_into().map_err(|_| bad())?);
+    let mut parts = [None, None];
+    for part in &mut parts {
+        if take(&mut r, 1)? == [1] {
+            let len = u32::from_be_bytes(take(&mut r, 4)?.try_into().map_err(|_| bad())?);
+            *part = Some(Bytes::from(take(&mut r, len as usize)?));
+        }
+    }
+    let returned = u64::from_be_bytes(take(&mut r, 8)?.try_into().map_err(|_| bad())?);
+    let [key, last_clustering] = parts;
+    Ok(PagingState {
+        partition_index: index,
+        key,
+        last_clustering,
+        returned,
+    })
+}
+
+fn split_key(t: &TableSchema, key: &DecoratedKey) -> Vec<Bytes> {
+    let n = t.def.partition_key().len();
+    if n == 1 {
+        return vec![key.key.clone()];
+    }
+    let mut out = Vec::new();
+    let mut rest = &key.key[..];
+    while rest.len() >= 2 {
+        let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;
+        if rest.len() < 2 + len + 1 {
+            break;
+        }
+        out.push(key.key.slice_ref(&rest[2..2 + len]));
+        rest = &rest[2 + len + 1..];
+    }
+    out
+}
+
+/// A column's value in a row: a simple cell, or a non-frozen collection assembled.
+fn cell_value(c: &ColumnDef, row: &Row, now: u32) -> Option<Bytes> {
+    if !c.ty.is_multi_cell() {
+        return row
+            .cells
+            .get(&khata_types::row::CellKey::simple(c.id))
+            .and_then(|cell| cell.live_value(now).cloned());
+    }
+    let mut items: Vec<(&Bytes, &Bytes)> = Vec::new();
+    for (k, cell) in row.cells.iter() {
+        if k.column == c.id
+            && let (Some(path), Some(v)) = (&k.path, cell.live_value(now))
+        {
+            items.push((path, v));
+        }
+    }
+    if items.is_empty() {
+        return None;
+    }
+    let mut out = BytesMut::new();
+    out.put_i32(items.len() as i32);
+    for (path, value) in items {
+        match &c.ty {
+            CqlType::Set { .. } => {
+                out.put_i32(path.len() as i32);
+                out.put_slice(path);
+            }
+            CqlType::Map { .. } => {
+                out.put_i32(path.len() as i32);
+                out.put_slice(path);
+                out.put_i32(value.len() as i32);
+                out.put_slice(value);
+            }
+            _ => {
+                out.put_i32(value.len() as i32);
+                out.put_slice(value);
+            }
+        }
+    }
+    Some(out.freeze())
+}
+
+fn cell_meta(c: &ColumnDef, row: &Row, now: u32, ttl: bool) -> Option<Bytes> {
+    let cell = row.cells.get(&khata_types::row::CellKey::simple(c.id))?;
+    cell.live_value(now)?;
+    if ttl {
+        match &cell.kind {
+            khata_types::cell::CellKind::Expiring { expiry, .. } => {
+                let left = expiry.local_expiry.saturating_sub(now) as i32;
+                Some(Bytes::copy_from_slice(&left.to_be_bytes()))
+            }
+            _ => None,
+        }
+    } else {
+        Some(Bytes::copy_from_slice(&cell.timestamp.to_be_bytes()))
+    }
+}
+
+/// Run a SELECT.
+pub(crate) async fn run(
+    exec: &Executor,
+    s: &Select,
+    run: &mut Run<'_>,
+) -> Result<ResultBody, ExecError> {
+    let schema = exec.coordinator().schema();
+    let t = run.table(&schema, &s.table)?.clone();
+    let outs = outputs(&t, s)?;
+    let specs = result_columns(&t, s)?;
+    let plan = plan(&t, s, run)?;
+    let cl = coordinator_consistency(run.params.consistency);
+    let now = match run.params.now_in_seconds {
+        Some(n) if n > 0 => n as u32,
+        _ => exec.coordinator().now_seconds(),
+    };
+    let limit = match &s.limit {
+        Some(v) => match bind::int_value(run, v, "limit")? {
+            Some(l) if l <= 0 => return Err(ExecError::invalid("LIMIT must be strictly positive")),
+            Some(l) => Some(l as u64),
+            None => None,
+        },
+        None => None,
+    };
+    let per_partition = match &s.per_partition_limit {
+        Some(v) => bind::int_value(run, v, "per partition limit")?.map(|l| l.max(1) as usize),
+        None => None,
+    };
+    let aggregate = outs.iter().any(|(_, o)| matches!(o, Output::Count));
+    let page_size = match run.params.page_size {
+        Some(p) if p > 0 && !aggregate => Some(p as u64),
+        _ => None,
+    };
+    let mut state = match &run.params.paging_state {
+        Some(b) => decode_paging(b)?,
+        None => PagingState::default(),
+    };
+    let mut rows: Vec<Vec<Option<Bytes>>> = Vec::new();
+    let mut count: i64 = 0;
+    let remaining = |state: &PagingState, got: usize| -> Option<u64> {
+        let mut left: Option<u64> = None;
+        if let Some(l) = limit {
+            left = Some(l.saturating_sub(state.returned + got as u64));
+        }
+        if let Some(p) = page_size {
+            left = Some(left.map_or(p.saturating_sub(got as u64), |l| {
+                l.min(p.saturating_sub(got as u64))
+            }));
+        }
+        left
+    };
+    let mut more = false;
+    let emit = |key: &DecoratedKey,
+                partition: &Partition,
+                rows: &mut Vec<Vec<Option<Bytes>>>,
+                count: &mut i64,
+                budget: Option<u64>|
+     -> (usize, Option<Bytes>) {
+        let pk_values = split_key(&t, key);
+        let clustering = t.def.clustering();
+        let types: Vec<(CqlType, ClusteringOrder)> =
+            clustering.iter().map(|(c, o)| (c.ty.clone(), *o)).collect();
+        let mut emitted = 0usize;
+        let mut last = None;
+        let live: Vec<(&Bytes, &Row)> = if plan.reversed {
+            partition.live_rows(now).rev().collect()
+        } else {
+            partition.live_rows(now).collect()
+        };
+        let static_only =
+            live.is_empty() && partition.static_row.is_live(now) && !clustering.is_empty();
+        let candidates: Vec<(Option<&Bytes>, Option<&Row>)> = if static_only {
+            vec![(None, None)]
+        } else {
+            live.into_iter().map(|(k, r)| (Some(k), Some(r))).collect()
+        };
+        for (ck, row) in candidates {
+            if budget.is_some_and(|b| emitted as u64 >= b)
+                || per_partition.is_some_and(|p| emitted >= p)
+            {
+                break;
+            }
+            let ck_values = match ck {
+                Some(ck) => khata_types::clustering::decode_key(&types, ck).unwrap_or_default(),
+                None => Vec::new(),
+            };
+            let empty = Row::default();
+            let row_ref = row.unwrap_or(&empty);
+            let passes = plan.filters.iter().all(|(c, v)| {
+                let source = if c.kind == ColumnKind::Static {
+                    &partition.static_row
+                } else {
+                    row_ref
+                };
+                cell_value(c, source, now).as_ref() == Some(v)
+            });
+            if !passes {
+                continue;
+            }
+            emitted += 1;
+            last = ck.cloned();
+            if aggregate {
+                *count += 1;
+                continue;
+            }
+            let mut out = Vec::with_capacity(outs.len());
+            for (_, o) in &outs {
+                out.push(match o {
+                    Output::Column(c) => match c.kind {
+                        ColumnKind::PartitionKey { position } => {
+                            pk_values.get(position as usize).cloned()
+                        }
+                        ColumnKind::Clustering { position, .. } => {
+                            ck_values.get(position as usize).cloned()
+                        }
+                        ColumnKind::Static => cell_value(c, &partition.static_row, now),
+                        ColumnKind::Regular => cell_value(c, row_ref, now),
+                    },
+                    Output::Writetime(c) => cell_meta(
+                        c,
+                        if c.kind == ColumnKind::Static {
+                            &partition.static_row
+                        } else {
+                            row_ref
+                        },
+                        now,
+                        false,
+                    ),
+                    Output::Ttl(c) => cell_meta(
+                        c,
+                        if c.kind == ColumnKind::Static {
+                            &partition.static_row
+                        } else {
+                            row_ref
+                        },
+                        now,
+                        true,
+                    ),
+                    Output::Count => None,
+                    Output::Token => Some(Bytes::copy_from_slice(&key.token.0.to_be_bytes())),
+                });
+            }
+            rows.push(out);
+        }
+        (emitted, last)
+    };
+    match &plan.source {
+        Source::Partitions(keys) => {
+            let mut index = state.partition_index as usize;
+            while index < keys.len() {
+                let budget = remaining(&state, rows.len());
+                if budget == Some(0) {
+                    more = limit.is_none_or(|l| state.returned + (rows.len() as u64) < l);
+                    break;
+                }
+                let key = &keys[index];
+                let mut range = plan.range.clone();
+                if let Some(last) = state.last_clustering.take() {
+                    if plan.reversed {
+                        let end = end_bound(&last, false);
+                        if end < range.1 {
+                            range.1 = end;
+                        }
+                    } else {
+                        let start = start_bound(&last, false);
+                        if start > range.0 {
+                            range.0 = start;
+                        }
+                    }
+                }
+                let row_limit = match (budget, per_partition) {
+                    (Some(b), Some(p)) => Some((b as usize).min(p)),
+                    (Some(b), None) => Some(b as usize),
+                    (None, p) => p,
+                };
+                let row_limit = if plan.filters.is_empty() {
+                    row_limit
+                } else {
+                    None
+                };
+                let result = exec
+                    .coordinator()
+                    .read(
+                        ReadCommand {
+                            table: t.def.id,
+                            key: key.clone(),
+                            ranges: vec![range],
+                            reversed: plan.reversed,
+                            row_limit,
+                            now,
+                        },
+                        cl,
+                    )
+                    .await?;
+                run.warnings.extend(result.warnings.iter().cloned());
+                let before = rows.len();
+                let (emitted, last) = emit(key, &result.partition, &mut rows, &mut count, budget);
+                let _ = before;
+                if budget.is_some_and(|b| emitted as u64 >= b) && result.limit_reached {
+                    state.partition_index = index as u32;
+                    state.last_clustering = last;
+                    more = true;
+                    break;
+                }
+                index += 1;
+            }
+        }
+        Source::Scan(low, high) => {
+            let mut resume = state.key.take().map(|k| ScanPosition {
+                key: DecoratedKey::new(k),
+                last_clustering: state.last_clustering.take(),
+            });
+            loop {
+                let budget = remaining(&state, rows.len());
+                if budget == Some(0) {
+                    more = limit.is_none_or(|l| state.returned + (rows.len() as u64) < l);
+                    break;
+                }
+                let chunk = budget.unwrap_or(5000).clamp(1, 5000) as usize;
+                let page = exec
+                    .coordinator()
+                    .scan(
+                        ScanCommand {
+                            table: t.def.id,
+                            start: *low,
+                            end: *high,
+                            resume: resume.clone(),
+                            row_limit: chunk,
+                            now,
+                        },
+                        cl,
+                    )
+                    .await?;
+                for (key, partition) in &page.partitions {
+                    let mut p = partition.clone();
+                    let (lo, hi) = &plan.range;
+                    p.rows.retain(|k, _| k >= lo && k < hi);
+                    emit(key, &p, &mut rows, &mut count, None);
+                }
+                match page.resume {
+                    Some(r) => resume = Some(r),
+                    None => break,
+                }
+            }
+            if more && let Some(r) = resume {
+                state.key = Some(r.key.key.clone());
+                state.last_clustering = r.last_clustering;
+            }
+        }
+    }
+    if aggregate {
+        rows = vec![
+            outs.iter()
+                .map(|_| Some(Bytes::copy_from_slice(&count.to_be_bytes())))
+                .collect(),
+        ];
+        more = false;
+    }
+    // More pages only when the page filled, not when LIMIT was reached.
+    let total = state.returned + rows.len() as u64;
+    if page_size.is_none() || limit.is_some_and(|l| total >= l) {
+        more = false;
+    }
+    let mut metadata = RowsMetadata::new(specs);
+    if more {
+        state.returned += rows.len() as u64;
+        metadata.paging_state = Some(encode_paging(&state));
+    }
+    let rows = Rows::from_cells(metadata, &rows)
+        .map_err(|e| ExecError::invalid(format!("result could not be encoded: {e}")))?;
+    Ok(ResultBody::Rows(rows))
+}

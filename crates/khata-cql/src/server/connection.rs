@@ -1,0 +1,189 @@
+//! One client connection: frames in, responses out, many requests in flight.
+//!
+//! A reader decodes frames from the socket and starts a task per request; each task sends its
+//! encoded response to a single writer, which owns the socket's write half. Responses go out
+//! in the order they finish, tagged with their stream id, as the protocol allows. The number
+//! of requests in flight per connection is bounded ([`MAX_IN_FLIGHT_PER_CONNECTION`]): past
+//! it the reader waits, which pushes back on the client through TCP.
+//!
+//! A frame the decoder rejects gets a protocol error on its stream; the connection closes only
+//! when the decoder cannot find the next frame boundary ([`FrameError::is_fatal`]). Nothing a
+//! client sends can stop the server or other connections.
+
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{Semaphore, mpsc};
+use tracing::debug;
+
+use crate::frame::{
+    DecoderConfig, FrameDecoder, FrameError, ProtocolVersion, RequestFrame, Response,
+    ResponseFrame, encode_frame_error,
+};
+
+use super::CqlServer;
+use super::session::Session;
+
+/// Requests one connection may have in flight (Cassandra's
+/// `native_transport_max_requests_per_connection` is unbounded by default; a bound keeps one
+/// client from holding all memory).
+pub const MAX_IN_FLIGHT_PER_CONNECTION: usize = 1024;
+/// Encoded responses queued for the writer.
+const WRITE_QUEUE: usize = 256;
+/// Bytes read from the socket at a time.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// What the writer is told to do.
+pub(crate) enum Outgoing {
+    /// Bytes of one or more whole frames.
+    Frames(bytes::Bytes),
+    /// Close after what was queued before.
+    Close,
+}
+
+/// Handle a connection until the client closes it or a fatal protocol error.
+pub(crate) async fn serve<S>(server: Arc<CqlServer>, stream: S)
+where
+    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+{
+    let (mut read_half, mut write_half) = tokio::io::split(stream);
+    let (tx, mut rx) = mpsc::channel::<Outgoing>(WRITE_QUEUE);
+    let writer = tokio::spawn(async move {
+        while let Some(out) = rx.recv().await {
+            match out {
+                Outgoing::Frames(bytes) => {
+                    if write_half.write_all(&bytes).await.is_err() {
+                        break;
+                    }
+                }
+                Outgoing::Close => break,
+            }
+        }
+        let _ = write_half.shutdown().await;
+    });
+
+    let session = Arc::new(Session::new(tx.clone()));
+    let mut decoder = FrameDecoder::new(DecoderConfig {
+        max_frame_size_bytes: server.config.max_frame_size_bytes,
+        accept_v5: false,
+    });
+    let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT_PER_CONNECTION));
+    let mut buf = BytesMut::with_capacity(READ_CHUNK_BYTES);
+    let _connection = server.connections.enter();
+    let mut stopping = server.stopping.subscribe();
+    'read: loop {
+        if *stopping.borrow_and_update() {
+            break;
+        }
+        loop {
+            match decoder.decode(&mut buf) {
+                Ok(Some(frame)) => {
+                    let request = match RequestFrame::decode(frame) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            if !answer_frame_error(&tx, &e, session.version()).await {
+                                break 'read;
+                            }
+                            continue;
+                        }
+                    };
+                    if session.version().is_none() {
+                        session.set_version(request.version);
+                        decoder.pin_version(request.version);
+                    }
+                    let is_startup = matches!(request.request, crate::frame::Request::Startup(_));
+                    let Ok(permit) = in_flight.clone().acquire_owned().await else {
+                        break 'read;
+                    };
+                    if is_startup {
+                        // STARTUP switches compression for the frames that follow, so it is
+                        // answered before the next frame is decoded.
+                        let response = server.handle(&session, request).await;
+                        if send(&tx, &session, response).await.is_err() {
+                            break 'read;
+                        }
+                        decoder.set_compression(session.compression());
+                        drop(permit);
+                        continue;
+                    }
+                    let server = server.clone();
+                    let session = session.clone();
+                    let tx = tx.clone();
+                    tokio::spawn(async move {
+                        let response = server.handle(&session, request).await;
+                        let _ = send(&tx, &session, response).await;
+                        drop(permit);
+                    });
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    if !answer_frame_error(&tx, &e, session.version()).await {
+                        break 'read;
+                    }
+                }
+            }
+        }
+        buf.reserve(READ_CHUNK_BYTES);
+        tokio::select! {
+            read = read_half.read_buf(&mut buf) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            },
+            _ = stopping.changed() => break,
+        }
+    }
+    debug!("connection closed");
+    // Let requests in flight finish before the writer stops.
+    let _ = in_flight
+        .acquire_many(MAX_IN_FLIGHT_PER_CONNECTION as u32)
+        .await;
+    let _ = tx.send(Outgoing::Close).await;
+    drop(tx);
+    let _ = writer.await;
+}
+
+/// Answer a frame the decoder refused; `false` when the connection must close.
+async fn answer_frame_error(
+    tx: &mpsc::Sender<Outgoing>,
+    e: &FrameError,
+    version: Option<ProtocolVersion>,
+) -> bool {
+    debug!(error = %e, "bad frame");
+    let mut out = BytesMut::new();
+    encode_frame_error(e, version, &mut out);
+    let sent = tx.send(Outgoing::Frames(out.freeze())).await.is_ok();
+    sent && !e.is_fatal()
+}
+
+/// Encode a response in the connection's version and compression and queue it.
+pub(crate) async fn send(
+    tx: &mpsc::Sender<Outgoing>,
+    session: &Session,
+    response: ResponseFrame,
+) -> Result<(), ()> {
+    let version = session.version().unwrap_or(ProtocolVersion::V4);
+    let compression = if matches!(response.response, Response::Ready) {
+        None
+    } else {
+        session.compression()
+    };
+    let mut out = BytesMut::new();
+    if let Err(e) = response.encode(version, compression, &mut out) {
+        // A response too large for a frame becomes a server error on the same stream.
+        let error = ResponseFrame::new(
+            response.stream,
+            Response::Error(crate::frame::ErrorBody::new(
+                crate::frame::ErrorKind::ServerError,
+                format!("response could not be encoded: {e}"),
+            )),
+        );
+        out.clear();
+        if error.encode(version, compression, &mut out).is_err() {
+            return Err(());
+        }
+    }
+    tx.send(Outgoing::Frames(out.freeze()))
+        .await
+        .map_err(|_| ())
+}

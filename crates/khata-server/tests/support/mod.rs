@@ -1,0 +1,50 @@
+//! A node started inside the test, on a free loopback port, in a temporary directory.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use khata_server::config::Config;
+use khata_server::node::Node;
+
+/// A running node and its data directory (removed on drop).
+pub struct TestNode {
+    pub node: Option<Node>,
+    pub dir: tempfile::TempDir,
+}
+
+/// A configuration for a test node: loopback, OS-chosen ports, data in `dir`.
+pub fn test_config(dir: &Path) -> Config {
+    Config {
+        data_dir: PathBuf::from(dir),
+        native_transport_port: 0,
+        admin_port: 0,
+        dynamo_port: 0,
+        storage_port: 0,
+        ..Config::default()
+    }
+}
+
+impl TestNode {
+    pub async fn start() -> TestNode {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let node = Node::start(&test_config(dir.path()))
+            .await
+            .expect("node starts");
+        TestNode {
+            node: Some(node),
+            dir,
+        }
+    }
+
+    pub fn cql_address(&self) -> SocketAddr {
+        self.node.as_ref().expect("running").cql_address()
+    }
+
+    pub async fn stop(&mut self) {
+        if let Some(node) = self.node.take() {
+            node.shutdown().await;
+        }
+    }
+}
