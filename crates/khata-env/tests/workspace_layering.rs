@@ -75,6 +75,8 @@ const RULES: &[(&str, Allowed)] = &[
     ),
     ("khata-sim", Allowed::AllExcept(&["khata-bench"])),
     ("khata-bench", Allowed::AllExcept(&[])),
+    // The workspace's root package: the `khata` binary, a thin `main` over khata-server.
+    ("khata", Allowed::Only(&["khata-server"])),
 ];
 
 /// Crates whose `src` may touch the real clock and randomness.

@@ -1,8 +1,8 @@
 //! khata-server: assembles a node and owns the `khata` binary.
 //!
-//! So far it holds the node's configuration and command line; the node itself (storage
-//! engine, coordinator, CQL and DynamoDB servers, admin API) is wired here next.
-//!
+//! - [`node`]: a running node: replica, coordinator and the CQL listener, with clean shutdown.
+//! - [`run`]: the `khata` binary's `main` (the binary itself is the workspace's root package,
+//!   so that `cargo run --release` starts a node).
 //! - [`config`]: [`Config`], every setting with its `cassandra.yaml` name and Cassandra 4.1
 //!   default, Cassandra's unit syntax, and the layering of file, `--set` and flags.
 //! - [`cli`]: the `khata` command line (`server`, `admin`).
@@ -16,6 +16,7 @@ pub mod cli;
 pub mod config;
 mod error;
 pub mod node;
+pub mod run;
 
 pub use config::{CommitLogSync, Config, Seed};
 pub use error::ConfigError;

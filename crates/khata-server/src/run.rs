@@ -1,19 +1,21 @@
-//! The `khata` binary: parse the command line, build the configuration, set up logging, run.
+//! What the `khata` binary does (its `main` is this module's [`main`]): parse the command line,
+//! build the configuration, set up logging, run.
 //!
 //! Exit codes: 0 success, 1 configuration error, 2 usage error (clap) or a command that is not
 //! available yet.
 
 use std::process::ExitCode;
 
+use crate::cli::{AdminArgs, Cli, Command, ServerArgs};
 use clap::Parser;
-use khata_server::cli::{AdminArgs, Cli, Command, ServerArgs};
 use tracing::{debug, info};
 use tracing_subscriber::EnvFilter;
 
 /// `KHATA_CHECK_CONFIG=1 khata server ...` validates the configuration and exits.
 const CHECK_CONFIG_ENV: &str = "KHATA_CHECK_CONFIG";
 
-fn main() -> ExitCode {
+/// The `khata` binary.
+pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
     match cli.into_command() {
@@ -42,7 +44,7 @@ fn init_logging() {
 }
 
 fn server(args: &ServerArgs) -> ExitCode {
-    let config = match khata_server::load_config(args) {
+    let config = match crate::load_config(args) {
         Ok(config) => config,
         Err(e) => {
             eprintln!("khata: {e}");
@@ -66,7 +68,7 @@ fn server(args: &ServerArgs) -> ExitCode {
         }
     };
     runtime.block_on(async move {
-        let node = match khata_server::node::Node::start(&config).await {
+        let node = match crate::node::Node::start(&config).await {
             Ok(node) => node,
             Err(e) => {
                 eprintln!("khata: {e}");
