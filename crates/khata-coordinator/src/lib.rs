@@ -5,6 +5,7 @@
 //! schema and storage vocabulary through the re-exports below and never reach past this
 //! crate (checked by `crates/khata-env/tests/workspace_layering.rs`).
 
+pub mod cas;
 pub mod consistency;
 pub mod coordinator;
 pub mod error;

@@ -119,7 +119,12 @@ pub struct Replica {
     node: NodeInfo,
     host_id: Uuid,
     tokens: Vec<Token>,
+    /// Serializes [`Replica::cas`] per partition (by stripe).
+    cas_locks: Vec<Mutex<()>>,
 }
+
+/// Lock stripes for compare-and-set: partitions share a stripe by hash.
+const CAS_STRIPES: usize = 1024;
 
 impl Replica {
     /// Open the engine, create the system tables, load the schema and write `system.local`.
@@ -147,6 +152,7 @@ impl Replica {
             node: config.node,
             host_id,
             tokens,
+            cas_locks: (0..CAS_STRIPES).map(|_| Mutex::new(())).collect(),
         };
         for table in user.values().flat_map(|k| k.tables.values()) {
             if !existing.contains_key(&table.def.id) {
@@ -375,6 +381,33 @@ impl Replica {
         Ok(self
             .engine
             .scan(table, start, end, resume, row_limit, now)?)
+    }
+
+    /// Compare-and-set on one partition: read it, let `decide` look at what was read and
+    /// return the mutations to apply (or none), and apply them, with no other `cas` on the
+    /// same partition in between. Returns what was read and whether anything was applied.
+    ///
+    /// This serializes lightweight transactions per partition on this node; a cluster replaces
+    /// it with Paxos across the replicas. (Plain writes do not take the lock, as in
+    /// Cassandra, where mixing LWT and non-LWT writes to one partition is not linearizable.)
+    pub fn cas(
+        &self,
+        table: Uuid,
+        key: &DecoratedKey,
+        ranges: &[(Bytes, Bytes)],
+        now: LocalTime,
+        decide: impl FnOnce(&ReadResult) -> Option<Vec<Mutation>>,
+    ) -> Result<(ReadResult, bool)> {
+        let stripe = (key.token.0 as u64 ^ table.as_u64_pair().0) as usize % CAS_STRIPES;
+        let _serial = self.cas_locks[stripe].lock();
+        let read = self.engine.read(table, key, ranges, false, None, now)?;
+        match decide(&read) {
+            Some(mutations) => {
+                self.engine.apply_batch(mutations, true)?;
+                Ok((read, true))
+            }
+            None => Ok((read, false)),
+        }
     }
 
     /// Empty a table.

@@ -5,9 +5,11 @@
 //! message ([`error::to_error_body`]); nothing here ends the connection.
 
 mod bind;
+mod cells;
 mod ddl;
 mod error;
 mod functions;
+mod lwt;
 mod modify;
 mod select;
 mod types;

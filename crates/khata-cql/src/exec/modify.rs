@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use khata_coordinator::WriteType;
 use khata_coordinator::catalog::{Mutation, TableSchema};
-use khata_types::cell::{Cell, DeletionTime, LivenessInfo};
+use khata_types::cell::DeletionTime;
 use khata_types::clustering::{encode_key, end_bound, start_bound};
 use khata_types::partition::Partition;
 use khata_types::row::{CellKey, Row};
@@ -20,50 +20,15 @@ use khata_types::token::{DecoratedKey, serialize_partition_key};
 use khata_types::{MAX_TTL_SECONDS, Timestamp};
 
 use super::bind::{self, Bound, required};
+use super::cells::{Deferred, WriteTime, add_elements, field_path, remove_elements, set_column};
 use super::error::{ExecError, coordinator_consistency};
-use super::{Executor, Run};
+use super::{Executor, Run, lwt};
 use crate::frame::{self, BatchType, ResultBody, Value};
 use crate::language::ast::{
-    AssignmentOp, Batch as AstBatch, BatchKind, BatchStatement, ComparisonOp, Delete, Insert,
-    InsertValues, Relation, Statement, Term, Update, Using,
+    AssignmentOp, Batch as AstBatch, BatchKind, BatchStatement, ComparisonOp, Delete,
+    ElementSelector, Insert, InsertValues, Relation, Statement, Term, Update, Using,
 };
 use crate::server::Session;
-
-/// Time and TTL of a write.
-#[derive(Clone, Copy, Debug)]
-struct WriteTime {
-    timestamp: Timestamp,
-    now: u32,
-    ttl: Option<u32>,
-}
-
-impl WriteTime {
-    fn cell(&self, value: Bytes) -> Cell {
-        match self.ttl {
-            Some(ttl) if ttl > 0 => {
-                Cell::expiring(self.timestamp, value, ttl, self.now.saturating_add(ttl))
-            }
-            _ => Cell::live(self.timestamp, value),
-        }
-    }
-
-    fn liveness(&self) -> LivenessInfo {
-        match self.ttl {
-            Some(ttl) if ttl > 0 => LivenessInfo::new(
-                self.timestamp,
-                Some(khata_types::cell::Expiry::new(
-                    ttl,
-                    self.now.saturating_add(ttl),
-                )),
-            ),
-            _ => LivenessInfo::new(self.timestamp, None),
-        }
-    }
-
-    fn tombstone(&self) -> Cell {
-        Cell::tombstone(self.timestamp, self.now)
-    }
-}
 
 fn write_time(
     exec: &Executor,
@@ -274,94 +239,6 @@ fn encode_clustering(t: &TableSchema, values: &[Bytes]) -> Result<Bytes, ExecErr
     encode_key(&types, &refs).map_err(|e| ExecError::invalid(e.to_string()))
 }
 
-/// Set a column of `row` to a value (or null), as INSERT and `UPDATE ... SET c = v` do.
-fn set_column(row: &mut Row, c: &ColumnDef, value: Bound, wt: &WriteTime) -> Result<(), ExecError> {
-    match value {
-        Bound::Unset => {}
-        Bound::Null if c.ty.is_multi_cell() => {
-            row.column_deletions
-                .insert(c.id, DeletionTime::new(wt.timestamp, wt.now));
-        }
-        Bound::Null => {
-            row.cells.insert(CellKey::simple(c.id), wt.tombstone());
-        }
-        Bound::Value(bytes) if c.ty.is_multi_cell() => {
-            row.column_deletions
-                .insert(c.id, DeletionTime::new(wt.timestamp - 1, wt.now));
-            for (path, value) in collection_cells(c, &bytes, wt)? {
-                row.cells
-                    .insert(CellKey::element(c.id, path), wt.cell(value));
-            }
-        }
-        Bound::Value(bytes) => {
-            if c.ty == CqlType::Counter {
-                return Err(ExecError::invalid(format!(
-                    "Cannot set the value of counter column {} (counters can only be incremented/decremented, not set)",
-                    c.name
-                )));
-            }
-            row.cells.insert(CellKey::simple(c.id), wt.cell(bytes));
-        }
-    }
-    Ok(())
-}
-
-/// The element cells of a serialized non-frozen collection: set elements and map keys are
-/// their own paths; list elements get time-ordered paths.
-fn collection_cells(
-    c: &ColumnDef,
-    bytes: &[u8],
-    wt: &WriteTime,
-) -> Result<Vec<(Bytes, Bytes)>, ExecError> {
-    let bad = || ExecError::invalid(format!("Invalid collection value for {}", c.name));
-    let mut r = bytes;
-    let read_i32 = |r: &mut &[u8]| -> Result<i32, ExecError> {
-        if r.len() < 4 {
-            return Err(bad());
-        }
-        let v = i32::from_be_bytes([r[0], r[1], r[2], r[3]]);
-        *r = &r[4..];
-        Ok(v)
-    };
-    let count = read_i32(&mut r)?;
-    let mut items = Vec::new();
-    let per = if matches!(c.ty, CqlType::Map { .. }) {
-        2
-    } else {
-        1
-    };
-    for _ in 0..count.max(0) * per {
-        let len = read_i32(&mut r)?;
-        let len = usize::try_from(len).map_err(|_| bad())?;
-        if r.len() < len {
-            return Err(bad());
-        }
-        items.push(Bytes::copy_from_slice(&r[..len]));
-        r = &r[len..];
-    }
-    Ok(match &c.ty {
-        CqlType::Set { .. } => items.into_iter().map(|k| (k, Bytes::new())).collect(),
-        CqlType::Map { .. } => items
-            .chunks(2)
-            .map(|kv| (kv[0].clone(), kv[1].clone()))
-            .collect(),
-        _ => items
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| (list_path(wt.timestamp, i as u64), v))
-            .collect(),
-    })
-}
-
-/// A list element's path: increasing with the write timestamp and the element's place, so
-/// elements sort in list order (Cassandra uses a timeuuid).
-fn list_path(timestamp: Timestamp, index: u64) -> Bytes {
-    let mut p = Vec::with_capacity(16);
-    p.extend_from_slice(&((timestamp as u64) ^ (1 << 63)).to_be_bytes());
-    p.extend_from_slice(&index.to_be_bytes());
-    Bytes::from(p)
-}
-
 fn insert_mutations(
     exec: &Executor,
     run: &Run<'_>,
@@ -370,9 +247,9 @@ fn insert_mutations(
 ) -> Result<Vec<Mutation>, ExecError> {
     let schema = exec.coordinator().schema();
     let t = run.table(&schema, &i.table)?;
-    if i.if_not_exists {
+    if t.def.columns.iter().any(|c| c.ty == CqlType::Counter) {
         return Err(ExecError::invalid(
-            "Conditional updates (IF NOT EXISTS) are not supported by khata yet",
+            "INSERT statements are not allowed on counter tables, use UPDATE instead",
         ));
     }
     let InsertValues::Columns { columns, values } = &i.values else {
@@ -449,14 +326,9 @@ fn update_mutations(
     run: &Run<'_>,
     u: &Update,
     batch_ts: Option<Timestamp>,
-) -> Result<Vec<Mutation>, ExecError> {
+) -> Result<Planned, ExecError> {
     let schema = exec.coordinator().schema();
     let t = run.table(&schema, &u.table)?;
-    if u.if_clause.is_some() {
-        return Err(ExecError::invalid(
-            "Conditional updates are not supported by khata yet",
-        ));
-    }
     let wt = write_time(exec, run, t, &u.using, batch_ts)?;
     let target = target(t, run, &u.where_clause)?;
     if target.slice.is_some() || target.clustering.len() != t.def.clustering().len() {
@@ -470,6 +342,7 @@ fn update_mutations(
     }
     let mut row = Row::default();
     let mut static_row = Row::default();
+    let mut deferred = Vec::new();
     for a in &u.assignments {
         let c = t
             .def
@@ -489,40 +362,140 @@ fn update_mutations(
         } else {
             &mut row
         };
+        let counter = c.ty == CqlType::Counter;
         match &a.op {
+            AssignmentOp::Set(term) if counter => {
+                // `c = c + n` parses as Add; a plain `c = n` is refused by set_column.
+                set_column(target_row, c, bind::value(run, term, &c.ty, &c.name)?, &wt)?
+            }
             AssignmentOp::Set(term) => {
                 set_column(target_row, c, bind::value(run, term, &c.ty, &c.name)?, &wt)?
             }
-            AssignmentOp::Add(term) if c.ty.is_multi_cell() => {
+            AssignmentOp::Add(term) | AssignmentOp::Subtract(term) if counter => {
+                let Bound::Value(bytes) = bind::value(run, term, &CqlType::Bigint, &c.name)? else {
+                    return Err(ExecError::invalid(
+                        "Invalid null value for counter increment/decrement",
+                    ));
+                };
+                let delta = <[u8; 8]>::try_from(&bytes[..])
+                    .map(i64::from_be_bytes)
+                    .map_err(|_| ExecError::invalid("Invalid counter increment"))?;
+                let delta = if matches!(a.op, AssignmentOp::Subtract(_)) {
+                    delta.wrapping_neg()
+                } else {
+                    delta
+                };
+                deferred.push(Deferred::CounterAdd {
+                    column: c.clone(),
+                    delta,
+                });
+            }
+            AssignmentOp::Add(term) | AssignmentOp::Prepend(term) if c.ty.is_multi_cell() => {
                 if let Bound::Value(bytes) = bind::value(run, term, &c.ty, &c.name)? {
-                    for (path, value) in collection_cells(c, &bytes, &wt)? {
-                        target_row
-                            .cells
-                            .insert(CellKey::element(c.id, path), wt.cell(value));
+                    let prepend = matches!(a.op, AssignmentOp::Prepend(_));
+                    if prepend && !matches!(c.ty, CqlType::List { .. }) {
+                        return Err(ExecError::invalid(format!(
+                            "Invalid operation (prepend) for non-list column {}",
+                            c.name
+                        )));
+                    }
+                    add_elements(target_row, c, &bytes, &wt, prepend)?;
+                }
+            }
+            AssignmentOp::Subtract(term) if c.ty.is_multi_cell() => {
+                if let Bound::Value(bytes) = bind::value(run, term, &c.ty, &c.name)? {
+                    if let CqlType::List { element, .. } = &c.ty {
+                        let values = match crate::value::CqlValue::deserialize(&c.ty, &bytes) {
+                            Ok(crate::value::CqlValue::List(items)) => items
+                                .into_iter()
+                                .map(|v| Bytes::from(v.to_bytes(element)))
+                                .collect(),
+                            _ => Vec::new(),
+                        };
+                        deferred.push(Deferred::ListRemove {
+                            column: c.clone(),
+                            values,
+                        });
+                    } else {
+                        remove_elements(target_row, c, &bytes, &wt)?;
                     }
                 }
             }
-            AssignmentOp::Subtract(term)
-                if c.ty.is_multi_cell() && !matches!(c.ty, CqlType::List { .. }) =>
-            {
-                if let Bound::Value(bytes) = bind::value(run, term, &c.ty, &c.name)? {
-                    for (path, _) in collection_cells(c, &bytes, &wt)? {
-                        target_row
-                            .cells
-                            .insert(CellKey::element(c.id, path), wt.tombstone());
-                    }
+            AssignmentOp::SetElement { key, value } if c.ty.is_multi_cell() => match &c.ty {
+                CqlType::Map {
+                    key: key_ty,
+                    value: value_ty,
+                    ..
+                } => {
+                    let k = required(run, key, key_ty, &c.name)?;
+                    let cell = match bind::value(run, value, value_ty, &c.name)? {
+                        Bound::Value(v) => wt.cell(v),
+                        Bound::Null => wt.tombstone(),
+                        Bound::Unset => continue,
+                    };
+                    target_row.cells.insert(CellKey::element(c.id, k), cell);
                 }
+                CqlType::List { element, .. } => {
+                    let index = required(run, key, &CqlType::Int, &c.name)?;
+                    let index = <[u8; 4]>::try_from(&index[..])
+                        .map(i32::from_be_bytes)
+                        .map_err(|_| ExecError::invalid("Invalid list index"))?;
+                    let value = match bind::value(run, value, element, &c.name)? {
+                        Bound::Value(v) => Some(v),
+                        Bound::Null => None,
+                        Bound::Unset => continue,
+                    };
+                    deferred.push(Deferred::ListSet {
+                        column: c.clone(),
+                        index,
+                        value,
+                    });
+                }
+                _ => {
+                    return Err(ExecError::invalid(format!(
+                        "Invalid operation for column {}",
+                        c.name
+                    )));
+                }
+            },
+            AssignmentOp::SetField { field, value } => {
+                let CqlType::Udt {
+                    fields,
+                    frozen: false,
+                    ..
+                } = &c.ty
+                else {
+                    return Err(ExecError::invalid(format!(
+                        "Invalid operation {}.{} = ... for frozen UDT column {}",
+                        c.name, field.0, c.name
+                    )));
+                };
+                let Some(index) = fields.iter().position(|(n, _)| *n == field.0) else {
+                    return Err(ExecError::invalid(format!(
+                        "UDT column {} does not have a field named {}",
+                        c.name, field.0
+                    )));
+                };
+                let cell = match bind::value(run, value, &fields[index].1, &c.name)? {
+                    Bound::Value(v) => wt.cell(v),
+                    Bound::Null => wt.tombstone(),
+                    Bound::Unset => continue,
+                };
+                target_row
+                    .cells
+                    .insert(CellKey::element(c.id, field_path(index)), cell);
             }
             _ => {
                 return Err(ExecError::invalid(format!(
-                    "this operation on column {} is not supported by khata yet",
-                    c.name
+                    "Invalid operation for column {} of type {}",
+                    c.name,
+                    khata_types::type_text::type_text(&c.ty)
                 )));
             }
         }
     }
     let clustering = encode_clustering(t, &target.clustering)?;
-    let mut out = Vec::new();
+    let mut planned = Planned::default();
     for key in target.keys {
         let mut update = Partition::new();
         if !static_row.is_empty() {
@@ -531,9 +504,17 @@ fn update_mutations(
         if !row.is_empty() {
             update.add_row(clustering.clone(), row.clone());
         }
-        out.push(Mutation::new(t.def.id, key, update));
+        if !deferred.is_empty() {
+            planned.deferred.push(DeferredWrite {
+                key: key.clone(),
+                clustering: clustering.clone(),
+                ops: deferred.clone(),
+                wt,
+            });
+        }
+        planned.mutations.push(Mutation::new(t.def.id, key, update));
     }
-    Ok(out)
+    Ok(planned)
 }
 
 fn delete_mutations(
@@ -541,14 +522,9 @@ fn delete_mutations(
     run: &Run<'_>,
     d: &Delete,
     batch_ts: Option<Timestamp>,
-) -> Result<Vec<Mutation>, ExecError> {
+) -> Result<Planned, ExecError> {
     let schema = exec.coordinator().schema();
     let t = run.table(&schema, &d.table)?;
-    if d.if_clause.is_some() {
-        return Err(ExecError::invalid(
-            "Conditional deletions are not supported by khata yet",
-        ));
-    }
     let using = Using {
         ttl: None,
         timestamp: d.timestamp.clone(),
@@ -557,9 +533,10 @@ fn delete_mutations(
     let deletion = DeletionTime::new(wt.timestamp, wt.now);
     let target = target(t, run, &d.where_clause)?;
     let full = target.clustering.len() == t.def.clustering().len() && target.slice.is_none();
-    let mut out = Vec::new();
+    let mut planned = Planned::default();
     for key in target.keys {
         let mut update = Partition::new();
+        let mut deferred = Vec::new();
         if !d.targets.is_empty() {
             if !full {
                 return Err(ExecError::invalid(
@@ -577,10 +554,66 @@ fn delete_mutations(
                 } else {
                     &mut row
                 };
-                if c.ty.is_multi_cell() {
-                    r.column_deletions.insert(c.id, deletion);
-                } else {
-                    r.cells.insert(CellKey::simple(c.id), wt.tombstone());
+                match (&target_col.selector, &c.ty) {
+                    (None, ty) if ty.is_multi_cell() => {
+                        r.column_deletions.insert(c.id, deletion);
+                    }
+                    (None, _) => {
+                        r.cells.insert(CellKey::simple(c.id), wt.tombstone());
+                    }
+                    (
+                        Some(ElementSelector::Element(term)),
+                        CqlType::Map {
+                            key, frozen: false, ..
+                        },
+                    ) => {
+                        let k = required(run, term, key, &c.name)?;
+                        r.cells.insert(CellKey::element(c.id, k), wt.tombstone());
+                    }
+                    (
+                        Some(ElementSelector::Element(term)),
+                        CqlType::Set {
+                            element,
+                            frozen: false,
+                        },
+                    ) => {
+                        let k = required(run, term, element, &c.name)?;
+                        r.cells.insert(CellKey::element(c.id, k), wt.tombstone());
+                    }
+                    (Some(ElementSelector::Element(term)), CqlType::List { frozen: false, .. }) => {
+                        let index = required(run, term, &CqlType::Int, &c.name)?;
+                        let index = <[u8; 4]>::try_from(&index[..])
+                            .map(i32::from_be_bytes)
+                            .map_err(|_| ExecError::invalid("Invalid list index"))?;
+                        deferred.push(Deferred::ListSet {
+                            column: c.clone(),
+                            index,
+                            value: None,
+                        });
+                    }
+                    (
+                        Some(ElementSelector::Field(f)),
+                        CqlType::Udt {
+                            fields,
+                            frozen: false,
+                            ..
+                        },
+                    ) => {
+                        let Some(index) = fields.iter().position(|(n, _)| *n == f.0) else {
+                            return Err(ExecError::invalid(format!(
+                                "UDT column {} does not have a field named {}",
+                                c.name, f.0
+                            )));
+                        };
+                        r.cells
+                            .insert(CellKey::element(c.id, field_path(index)), wt.tombstone());
+                    }
+                    _ => {
+                        return Err(ExecError::invalid(format!(
+                            "Invalid deletion operation for frozen or non-collection column {}",
+                            c.name
+                        )));
+                    }
                 }
             }
             update.static_row = static_row;
@@ -609,9 +642,33 @@ fn delete_mutations(
                 deletion,
             );
         }
-        out.push(Mutation::new(t.def.id, key, update));
+        if !deferred.is_empty() {
+            planned.deferred.push(DeferredWrite {
+                key: key.clone(),
+                clustering: encode_clustering(t, &target.clustering)?,
+                ops: deferred,
+                wt,
+            });
+        }
+        planned.mutations.push(Mutation::new(t.def.id, key, update));
     }
-    Ok(out)
+    Ok(planned)
+}
+
+/// What a statement writes: mutations, and operations that need the stored row first.
+#[derive(Debug, Default)]
+pub(crate) struct Planned {
+    pub mutations: Vec<Mutation>,
+    pub deferred: Vec<DeferredWrite>,
+}
+
+/// Operations on one row that run on the row as stored.
+#[derive(Clone, Debug)]
+pub(crate) struct DeferredWrite {
+    pub key: DecoratedKey,
+    pub clustering: Bytes,
+    pub ops: Vec<Deferred>,
+    pub wt: WriteTime,
 }
 
 fn mutations_of(
@@ -619,9 +676,12 @@ fn mutations_of(
     run: &Run<'_>,
     statement: &Statement,
     batch_ts: Option<Timestamp>,
-) -> Result<Vec<Mutation>, ExecError> {
+) -> Result<Planned, ExecError> {
     match statement {
-        Statement::Insert(i) => insert_mutations(exec, run, i, batch_ts),
+        Statement::Insert(i) => insert_mutations(exec, run, i, batch_ts).map(|mutations| Planned {
+            mutations,
+            deferred: Vec::new(),
+        }),
         Statement::Update(u) => update_mutations(exec, run, u, batch_ts),
         Statement::Delete(d) => delete_mutations(exec, run, d, batch_ts),
         _ => Err(ExecError::invalid(
@@ -630,21 +690,164 @@ fn mutations_of(
     }
 }
 
+/// The condition of a conditional statement, if it is one.
+fn condition(
+    exec: &Executor,
+    run: &Run<'_>,
+    statement: &Statement,
+) -> Result<Option<(std::sync::Arc<TableSchema>, lwt::Check)>, ExecError> {
+    let schema = exec.coordinator().schema();
+    let (table, check, timestamp) = match statement {
+        Statement::Insert(i) if i.if_not_exists => {
+            (&i.table, lwt::Check::NotExists, i.using.timestamp.is_some())
+        }
+        Statement::Update(u) => match &u.if_clause {
+            Some(c) => {
+                let t = run.table(&schema, &u.table)?;
+                (
+                    &u.table,
+                    lwt::bind_check(t, run, c)?,
+                    u.using.timestamp.is_some(),
+                )
+            }
+            None => return Ok(None),
+        },
+        Statement::Delete(d) => match &d.if_clause {
+            Some(c) => {
+                let t = run.table(&schema, &d.table)?;
+                (&d.table, lwt::bind_check(t, run, c)?, d.timestamp.is_some())
+            }
+            None => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    if timestamp {
+        return Err(ExecError::invalid(
+            "Cannot provide custom timestamp for conditional updates",
+        ));
+    }
+    let t = run.table(&schema, table)?.clone();
+    Ok(Some((t, check)))
+}
+
 /// Run one INSERT, UPDATE or DELETE.
 pub(crate) async fn run_single(
     exec: &Executor,
     statement: &Statement,
     run: &mut Run<'_>,
 ) -> Result<ResultBody, ExecError> {
-    let mutations = mutations_of(exec, run, statement, None)?;
-    exec.coordinator()
-        .write(
-            mutations,
-            coordinator_consistency(run.params.consistency),
-            WriteType::Simple,
-        )
-        .await?;
+    if let Some((t, check)) = condition(exec, run, statement)? {
+        // A conditional write takes the coordinator's timestamp, as Cassandra's ballot does.
+        let ts = exec.coordinator().timestamp();
+        let planned = mutations_of(exec, run, statement, Some(ts))?;
+        if !planned.deferred.is_empty() {
+            return Err(ExecError::invalid(
+                "Counter updates and list operations by index or value cannot be conditional in khata yet",
+            ));
+        }
+        return lwt::run(exec, &t, run, planned.mutations, check).await;
+    }
+    let planned = mutations_of(exec, run, statement, None)?;
+    let write_type = if planned.deferred.iter().any(|d| {
+        d.ops
+            .iter()
+            .any(|o| matches!(o, Deferred::CounterAdd { .. }))
+    }) {
+        WriteType::Counter
+    } else {
+        WriteType::Simple
+    };
+    write_planned(exec, planned, run.params.consistency, write_type).await?;
     Ok(ResultBody::Void)
+}
+
+/// Write what a statement (or an unlogged batch) planned: the plain mutations at once, and
+/// each row with deferred operations as a read-modify-write of its partition.
+async fn write_planned(
+    exec: &Executor,
+    planned: Planned,
+    consistency: frame::Consistency,
+    write_type: WriteType,
+) -> Result<(), ExecError> {
+    let cl = coordinator_consistency(consistency);
+    let Planned {
+        mut mutations,
+        deferred,
+    } = planned;
+    let mut rmw = Vec::new();
+    for d in deferred {
+        // The row's own plain changes go with its deferred ones, in one write.
+        let own = mutations
+            .iter()
+            .position(|m| m.key == d.key)
+            .map(|i| mutations.remove(i));
+        rmw.push((d, own));
+    }
+    if !mutations.is_empty() {
+        exec.coordinator().write(mutations, cl, write_type).await?;
+    }
+    for (d, own) in rmw {
+        let table = match &own {
+            Some(m) => m.table,
+            None => continue,
+        };
+        let now = exec.coordinator().now_seconds();
+        let ranges = if d.clustering.is_empty() {
+            vec![khata_types::clustering::full_range()]
+        } else {
+            vec![(
+                start_bound(&d.clustering, true),
+                end_bound(&d.clustering, true),
+            )]
+        };
+        let failure = std::sync::Arc::new(parking_lot::Mutex::new(None::<String>));
+        let failed = failure.clone();
+        exec.coordinator()
+            .read_modify_write(
+                table,
+                d.key.clone(),
+                ranges,
+                now,
+                cl,
+                write_type,
+                move |read| {
+                    let mut mutation = own?;
+                    let empty = Row::default();
+                    let current_row = read.partition.rows.get(&d.clustering).unwrap_or(&empty);
+                    let current_static = &read.partition.static_row;
+                    let mut row = mutation
+                        .update
+                        .rows
+                        .get(&d.clustering)
+                        .cloned()
+                        .unwrap_or_default();
+                    let mut static_row = mutation.update.static_row.clone();
+                    for op in &d.ops {
+                        let is_static = op.column().kind == ColumnKind::Static;
+                        let (current, out) = if is_static {
+                            (current_static, &mut static_row)
+                        } else {
+                            (current_row, &mut row)
+                        };
+                        if let Err(e) = op.apply(current, out, &d.wt, now) {
+                            *failed.lock() = Some(e);
+                            return None;
+                        }
+                    }
+                    mutation.update.static_row = static_row;
+                    if !row.is_empty() {
+                        mutation.update.rows.remove(&d.clustering);
+                        mutation.update.add_row(d.clustering.clone(), row);
+                    }
+                    Some(vec![mutation])
+                },
+            )
+            .await?;
+        if let Some(e) = failure.lock().take() {
+            return Err(ExecError::invalid(e));
+        }
+    }
+    Ok(())
 }
 
 /// Bytes of a batch's mutations, as the batch size thresholds count them.
@@ -652,16 +855,50 @@ fn batch_size(mutations: &[Mutation]) -> usize {
     mutations.iter().map(|m| m.update.size_estimate()).sum()
 }
 
+/// Check a batch's kind against its statements and its size against the thresholds, then
+/// write it: a logged batch in one commit-log record (all or nothing).
 async fn write_batch(
     exec: &Executor,
-    mutations: Vec<Mutation>,
-    logged: bool,
+    planned: Planned,
+    kind: BatchKind,
     consistency: frame::Consistency,
     warnings: &mut Vec<String>,
 ) -> Result<(), ExecError> {
-    let size = batch_size(&mutations);
+    let counters = planned.deferred.iter().any(|d| {
+        d.ops
+            .iter()
+            .any(|o| matches!(o, Deferred::CounterAdd { .. }))
+    });
+    let only_counters = planned.deferred.iter().all(|d| {
+        d.ops
+            .iter()
+            .all(|o| matches!(o, Deferred::CounterAdd { .. }))
+    }) && planned
+        .mutations
+        .iter()
+        .all(|m| planned.deferred.iter().any(|d| d.key == m.key) || m.update.is_empty());
+    match kind {
+        BatchKind::Counter if !(planned.mutations.is_empty() || counters && only_counters) => {
+            return Err(ExecError::invalid(
+                "Only counter mutations are allowed in COUNTER batches",
+            ));
+        }
+        BatchKind::Logged | BatchKind::Unlogged if counters => {
+            return Err(ExecError::invalid(
+                "Counter mutations are only allowed in COUNTER batches",
+            ));
+        }
+        BatchKind::Logged if !planned.deferred.is_empty() => {
+            return Err(ExecError::invalid(
+                "List operations by index or value are not supported in logged batches by khata yet",
+            ));
+        }
+        _ => {}
+    }
+    let size = batch_size(&planned.mutations);
     let config = exec.config();
-    let partitions: std::collections::BTreeSet<_> = mutations
+    let partitions: std::collections::BTreeSet<_> = planned
+        .mutations
         .iter()
         .map(|m| (m.table, m.key.key.clone()))
         .collect();
@@ -680,18 +917,12 @@ async fn write_batch(
             size - config.batch_size_warn_threshold_bytes
         ));
     }
-    if mutations.is_empty() {
-        return Ok(());
-    }
-    let write_type = if logged {
-        WriteType::Batch
-    } else {
-        WriteType::UnloggedBatch
+    let write_type = match kind {
+        BatchKind::Logged => WriteType::Batch,
+        BatchKind::Unlogged => WriteType::UnloggedBatch,
+        BatchKind::Counter => WriteType::Counter,
     };
-    exec.coordinator()
-        .write(mutations, coordinator_consistency(consistency), write_type)
-        .await?;
-    Ok(())
+    write_planned(exec, planned, consistency, write_type).await
 }
 
 /// `BEGIN BATCH ... APPLY BATCH` sent as one statement.
@@ -700,31 +931,31 @@ pub(crate) async fn run_text_batch(
     batch: &AstBatch,
     run: &mut Run<'_>,
 ) -> Result<ResultBody, ExecError> {
-    if batch.kind == BatchKind::Counter {
-        return Err(ExecError::invalid(
-            "Counter batches are not supported by khata yet",
-        ));
-    }
     let ts = match &batch.using.timestamp {
         Some(v) => bind::int_value(run, v, "timestamp")?,
         None => None,
     }
     .or(run.params.default_timestamp)
     .unwrap_or_else(|| exec.coordinator().timestamp());
-    let mut mutations = Vec::new();
+    let mut planned = Planned::default();
     for s in &batch.statements {
         let statement = match s {
             BatchStatement::Insert(i) => Statement::Insert(Box::new(i.clone())),
             BatchStatement::Update(u) => Statement::Update(Box::new(u.clone())),
             BatchStatement::Delete(d) => Statement::Delete(Box::new(d.clone())),
         };
-        mutations.extend(mutations_of(exec, run, &statement, Some(ts))?);
+        if condition(exec, run, &statement)?.is_some() {
+            return Err(ExecError::invalid(
+                "Conditional batches are not supported by khata yet",
+            ));
+        }
+        planned.append(mutations_of(exec, run, &statement, Some(ts))?);
     }
     let mut warnings = Vec::new();
     write_batch(
         exec,
-        mutations,
-        batch.kind == BatchKind::Logged,
+        planned,
+        batch.kind,
         run.params.consistency,
         &mut warnings,
     )
@@ -739,18 +970,14 @@ pub(crate) async fn run_batch(
     session: &Session,
     batch: &frame::Batch,
 ) -> Result<(ResultBody, Vec<String>), ExecError> {
-    if batch.batch_type == BatchType::Counter {
-        return Err(ExecError::invalid(
-            "Counter batches are not supported by khata yet",
-        ));
-    }
     let ts = batch
         .default_timestamp
         .unwrap_or_else(|| exec.coordinator().timestamp());
     let mut params = frame::QueryParameters::new(batch.consistency);
     params.default_timestamp = Some(ts);
+    params.serial_consistency = batch.serial_consistency;
     let keyspace = batch.keyspace.clone().or_else(|| session.keyspace());
-    let mut mutations = Vec::new();
+    let mut planned = Planned::default();
     for s in &batch.statements {
         let (parsed, values, ks) = match s {
             frame::BatchStatement::Query { query, values } => {
@@ -774,16 +1001,26 @@ pub(crate) async fn run_batch(
             params: &params,
             warnings: Vec::new(),
         };
-        mutations.extend(mutations_of(exec, &run, &parsed.statement, Some(ts))?);
+        if condition(exec, &run, &parsed.statement)?.is_some() {
+            return Err(ExecError::invalid(
+                "Conditional batches are not supported by khata yet",
+            ));
+        }
+        planned.append(mutations_of(exec, &run, &parsed.statement, Some(ts))?);
     }
+    let kind = match batch.batch_type {
+        BatchType::Logged => BatchKind::Logged,
+        BatchType::Unlogged => BatchKind::Unlogged,
+        BatchType::Counter => BatchKind::Counter,
+    };
     let mut warnings = Vec::new();
-    write_batch(
-        exec,
-        mutations,
-        batch.batch_type == BatchType::Logged,
-        batch.consistency,
-        &mut warnings,
-    )
-    .await?;
+    write_batch(exec, planned, kind, batch.consistency, &mut warnings).await?;
     Ok((ResultBody::Void, warnings))
+}
+
+impl Planned {
+    fn append(&mut self, other: Planned) {
+        self.mutations.extend(other.mutations);
+        self.deferred.extend(other.deferred);
+    }
 }

@@ -15,7 +15,7 @@ use khata_coordinator::{ReadCommand, ScanCommand};
 use khata_types::clustering::{encode_key, end_bound, full_range, start_bound};
 use khata_types::partition::Partition;
 use khata_types::row::Row;
-use khata_types::schema::{ClusteringOrder, ColumnDef, ColumnKind, CqlType};
+use khata_types::schema::{ClusteringOrder, ColumnDef, ColumnKind, CqlType, TableDef};
 use khata_types::token::{DecoratedKey, Token, serialize_partition_key};
 
 use super::bind::{self, required};
@@ -38,6 +38,54 @@ enum Output {
     Token,
 }
 
+/// The columns of `SELECT *`, in Cassandra's order: partition key, clustering, then static
+/// and regular columns by name.
+pub(crate) fn wildcard_columns(def: &TableDef) -> Vec<ColumnDef> {
+    let mut cols: Vec<ColumnDef> = def.partition_key().into_iter().cloned().collect();
+    cols.extend(def.clustering().into_iter().map(|(c, _)| c.clone()));
+    let mut rest: Vec<ColumnDef> = def
+        .columns
+        .iter()
+        .filter(|c| matches!(c.kind, ColumnKind::Static | ColumnKind::Regular))
+        .cloned()
+        .collect();
+    rest.sort_by(|a, b| {
+        (matches!(a.kind, ColumnKind::Regular), &a.name)
+            .cmp(&(matches!(b.kind, ColumnKind::Regular), &b.name))
+    });
+    cols.extend(rest);
+    cols
+}
+
+/// A column's value in a row of a partition (key columns from the keys).
+pub(crate) fn column_value(
+    t: &TableSchema,
+    c: &ColumnDef,
+    key: &DecoratedKey,
+    clustering: &Bytes,
+    row: &Row,
+    statics: &Row,
+    now: u32,
+) -> Option<Bytes> {
+    match c.kind {
+        ColumnKind::PartitionKey { position } => split_key(t, key).get(position as usize).cloned(),
+        ColumnKind::Clustering { position, .. } => {
+            let types: Vec<(CqlType, ClusteringOrder)> = t
+                .def
+                .clustering()
+                .iter()
+                .map(|(c, o)| (c.ty.clone(), *o))
+                .collect();
+            khata_types::clustering::decode_key(&types, clustering)
+                .ok()?
+                .get(position as usize)
+                .cloned()
+        }
+        ColumnKind::Static => cell_value(c, statics, now),
+        ColumnKind::Regular => cell_value(c, row, now),
+    }
+}
+
 fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecError> {
     let def = &t.def;
     let column = |name: &str| {
@@ -46,25 +94,10 @@ fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecErr
             .ok_or_else(|| ExecError::invalid(format!("Undefined column name {name}")))
     };
     match &s.selection {
-        Selection::Wildcard => {
-            let mut cols: Vec<ColumnDef> = def.partition_key().into_iter().cloned().collect();
-            cols.extend(def.clustering().into_iter().map(|(c, _)| c.clone()));
-            let mut rest: Vec<ColumnDef> = def
-                .columns
-                .iter()
-                .filter(|c| matches!(c.kind, ColumnKind::Static | ColumnKind::Regular))
-                .cloned()
-                .collect();
-            rest.sort_by(|a, b| {
-                (matches!(a.kind, ColumnKind::Regular), &a.name)
-                    .cmp(&(matches!(b.kind, ColumnKind::Regular), &b.name))
-            });
-            cols.extend(rest);
-            Ok(cols
-                .into_iter()
-                .map(|c| (c.name.clone(), Output::Column(c)))
-                .collect())
-        }
+        Selection::Wildcard => Ok(wildcard_columns(def)
+            .into_iter()
+            .map(|c| (c.name.clone(), Output::Column(c)))
+            .collect()),
         Selection::Selectors(selectors) => {
             let mut out = Vec::new();
             for sel in selectors {
@@ -470,12 +503,32 @@ fn split_key(t: &TableSchema, key: &DecoratedKey) -> Vec<Bytes> {
 }
 
 /// A column's value in a row: a simple cell, or a non-frozen collection assembled.
-fn cell_value(c: &ColumnDef, row: &Row, now: u32) -> Option<Bytes> {
+pub(crate) fn cell_value(c: &ColumnDef, row: &Row, now: u32) -> Option<Bytes> {
     if !c.ty.is_multi_cell() {
         return row
             .cells
             .get(&khata_types::row::CellKey::simple(c.id))
             .and_then(|cell| cell.live_value(now).cloned());
+    }
+    if let CqlType::Udt { fields, .. } = &c.ty {
+        // One cell per field, the path being the field's position; absent fields are null.
+        let mut out = BytesMut::new();
+        let mut any = false;
+        for i in 0..fields.len() {
+            let key = khata_types::row::CellKey::element(
+                c.id,
+                Bytes::copy_from_slice(&(i as u16).to_be_bytes()),
+            );
+            match row.cells.get(&key).and_then(|cell| cell.live_value(now)) {
+                Some(v) => {
+                    any = true;
+                    out.put_i32(v.len() as i32);
+                    out.put_slice(v);
+                }
+                None => out.put_i32(-1),
+            }
+        }
+        return any.then(|| out.freeze());
     }
     let mut items: Vec<(&Bytes, &Bytes)> = Vec::new();
     for (k, cell) in row.cells.iter() {

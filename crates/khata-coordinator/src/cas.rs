@@ -1,0 +1,145 @@
+//! Lightweight transactions: compare-and-set on one partition.
+//!
+//! On one node the replica serializes conditional writes per partition ([`Replica::cas`]):
+//! read, check the condition, write, with no other conditional write to the partition in
+//! between. The serial consistency level is checked like any other (`SERIAL` needs a quorum
+//! of the replication factor, so RF 3 on one node is `Unavailable`, as in Cassandra). The
+//! cluster layer will put Paxos behind this method without changing its callers.
+//!
+//! [`Replica::cas`]: khata_replica::Replica::cas
+
+use bytes::Bytes;
+use khata_replica::storage::{Mutation, ReadResult};
+use khata_types::LocalTime;
+use khata_types::token::DecoratedKey;
+use uuid::Uuid;
+
+use crate::consistency::{Consistency, block_for, is_local, replication_factors};
+use crate::coordinator::Coordinator;
+use crate::error::{CoordinatorError, Result, WriteType, write_failure};
+
+impl Coordinator {
+    /// Read `ranges` of a partition and, if `decide` returns mutations, apply them atomically
+    /// with respect to other `cas` calls on the partition. `serial` is the serial consistency
+    /// (`SERIAL` or `LOCAL_SERIAL`), `commit` the consistency of the write. Returns what was
+    /// read (for the `[applied]` result) and whether the write happened.
+    pub async fn cas<F>(
+        &self,
+        table: Uuid,
+        key: DecoratedKey,
+        ranges: Vec<(Bytes, Bytes)>,
+        now: LocalTime,
+        serial: Consistency,
+        commit: Consistency,
+        decide: F,
+    ) -> Result<(ReadResult, bool)>
+    where
+        F: FnOnce(&ReadResult) -> Option<Vec<Mutation>> + Send + 'static,
+    {
+        if !serial.is_serial() {
+            return Err(CoordinatorError::Invalid(format!(
+                "Invalid consistency for conditional update. Must be one of SERIAL or LOCAL_SERIAL, got {}",
+                serial.name()
+            )));
+        }
+        if commit.is_serial() {
+            return Err(CoordinatorError::Invalid(
+                "Cannot use a serial consistency level as the commit consistency".into(),
+            ));
+        }
+        let required = self.replicas_up(table, serial)?;
+        self.serialized(
+            table,
+            key,
+            ranges,
+            now,
+            serial,
+            required,
+            WriteType::Cas,
+            decide,
+        )
+        .await
+    }
+
+    /// A write that needs the partition's current state: counter increments and list
+    /// operations by index or value. Like [`Coordinator::cas`], serialized per partition, but
+    /// at the ordinary consistency level `cl` and with no condition.
+    pub async fn read_modify_write<F>(
+        &self,
+        table: Uuid,
+        key: DecoratedKey,
+        ranges: Vec<(Bytes, Bytes)>,
+        now: LocalTime,
+        cl: Consistency,
+        write_type: WriteType,
+        modify: F,
+    ) -> Result<()>
+    where
+        F: FnOnce(&ReadResult) -> Option<Vec<Mutation>> + Send + 'static,
+    {
+        let required = self.replicas_up(table, cl)?;
+        self.serialized(table, key, ranges, now, cl, required, write_type, modify)
+            .await
+            .map(|_| ())
+    }
+
+    /// Whether enough replicas of the table's keyspace are up for `cl` (`Unavailable` if not);
+    /// returns how many answers `cl` needs.
+    fn replicas_up(&self, table: Uuid, cl: Consistency) -> Result<u32> {
+        let schema = self.schema();
+        let t = schema
+            .table_by_id(table)
+            .ok_or_else(|| CoordinatorError::Invalid(format!("unknown table {table}")))?;
+        let ks = schema.keyspace(&t.def.keyspace).ok_or_else(|| {
+            CoordinatorError::Invalid(format!("unknown keyspace {}", t.def.keyspace))
+        })?;
+        let (local_rf, total_rf) =
+            replication_factors(&ks.def.replication, &self.node().data_center);
+        let required = block_for(cl, local_rf, total_rf);
+        let alive = if is_local(cl) {
+            u32::from(local_rf > 0)
+        } else {
+            u32::from(total_rf > 0 && local_rf > 0)
+        };
+        if required > alive {
+            return Err(CoordinatorError::Unavailable {
+                consistency: cl,
+                required,
+                alive,
+            });
+        }
+        Ok(required)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn serialized<F>(
+        &self,
+        table: Uuid,
+        key: DecoratedKey,
+        ranges: Vec<(Bytes, Bytes)>,
+        now: LocalTime,
+        cl: Consistency,
+        required: u32,
+        write_type: WriteType,
+        decide: F,
+    ) -> Result<(ReadResult, bool)>
+    where
+        F: FnOnce(&ReadResult) -> Option<Vec<Mutation>> + Send + 'static,
+    {
+        let replica = self.replica().clone();
+        let work =
+            tokio::task::spawn_blocking(move || replica.cas(table, &key, &ranges, now, decide));
+        match tokio::time::timeout(self.config().write_request_timeout, work).await {
+            Ok(Ok(done)) => done.map_err(|e| write_failure(e, cl, required, write_type)),
+            Ok(Err(e)) => Err(CoordinatorError::Internal(format!(
+                "storage task failed: {e}"
+            ))),
+            Err(_) => Err(CoordinatorError::WriteTimeout {
+                consistency: cl,
+                received: 0,
+                required,
+                write_type,
+            }),
+        }
+    }
+}

@@ -1,0 +1,423 @@
+//! Conditional statements (lightweight transactions): `INSERT ... IF NOT EXISTS`,
+//! `UPDATE/DELETE ... IF EXISTS` and `IF <conditions>`, with Cassandra's `[applied]` result.
+//!
+//! The statement's mutations are built as for a plain write, then handed to the coordinator's
+//! compare-and-set with a check that runs on what the replica reads under the partition's
+//! serialization. When the check fails nothing is written and the result carries the current
+//! values: the whole row for `IF [NOT] EXISTS`, the conditioned columns otherwise.
+
+use std::cmp::Ordering;
+
+use bytes::Bytes;
+use khata_coordinator::catalog::{Mutation, ReadResult, TableSchema};
+use khata_types::clustering::{end_bound, full_range, start_bound};
+use khata_types::partition::Partition;
+use khata_types::row::{CellKey, Row};
+use khata_types::schema::{ColumnDef, ColumnKind, CqlType};
+
+use super::bind::{self, Bound};
+use super::error::{ExecError, coordinator_consistency};
+use super::select::{cell_value, wildcard_columns};
+use super::types::column_type;
+use super::{Executor, Run};
+use crate::frame::{ColumnSpec, ColumnType, Consistency, ResultBody, Rows, RowsMetadata};
+use crate::language::ast::{ComparisonOp, ConditionPredicate, ElementSelector, IfClause, InValues};
+use crate::value::{CqlValue, compare};
+
+/// What must hold for the write to happen.
+#[derive(Clone, Debug)]
+pub(crate) enum Check {
+    /// `IF NOT EXISTS`
+    NotExists,
+    /// `IF EXISTS`
+    Exists,
+    /// `IF c1 op v1 AND ...`
+    Conditions(Vec<ColumnCheck>),
+}
+
+/// One `IF` condition, with its values bound.
+#[derive(Clone, Debug)]
+pub(crate) struct ColumnCheck {
+    column: ColumnDef,
+    /// `m['k']`, `l[0]` (the serialized key or index) or `u.f`.
+    element: Option<Element>,
+    predicate: Predicate,
+}
+
+#[derive(Clone, Debug)]
+enum Element {
+    Key(Bytes),
+    Field(String),
+}
+
+#[derive(Clone, Debug)]
+enum Predicate {
+    Compare(ComparisonOp, Option<Bytes>),
+    In(Vec<Option<Bytes>>),
+}
+
+/// The type of what a condition looks at.
+fn checked_type(c: &ColumnCheck) -> Result<CqlType, ExecError> {
+    Ok(match (&c.element, &c.column.ty) {
+        (None, ty) => ty.clone(),
+        (Some(Element::Key(_)), CqlType::Map { value, .. }) => value.as_ref().clone(),
+        (Some(Element::Key(_)), CqlType::List { element, .. }) => element.as_ref().clone(),
+        (Some(Element::Field(f)), CqlType::Udt { fields, .. }) => fields
+            .iter()
+            .find(|(n, _)| n == f)
+            .map(|(_, t)| t.clone())
+            .ok_or_else(|| ExecError::invalid(format!("Unknown field {f}")))?,
+        _ => {
+            return Err(ExecError::invalid(format!(
+                "Invalid element access on column {}",
+                c.column.name
+            )));
+        }
+    })
+}
+
+/// Bind the conditions of an `IF` clause.
+pub(crate) fn bind_check(
+    t: &TableSchema,
+    run: &Run<'_>,
+    clause: &IfClause,
+) -> Result<Check, ExecError> {
+    let IfClause::Conditions(conditions) = clause else {
+        return Ok(Check::Exists);
+    };
+    let mut out = Vec::new();
+    for cond in conditions {
+        let column = t
+            .def
+            .column(&cond.column.0)
+            .ok_or_else(|| ExecError::invalid(format!("Undefined column name {}", cond.column.0)))?
+            .clone();
+        if matches!(
+            column.kind,
+            ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
+        ) {
+            return Err(ExecError::invalid(format!(
+                "PRIMARY KEY column '{}' cannot have IF conditions",
+                column.name
+            )));
+        }
+        let element = match &cond.selector {
+            None => None,
+            Some(ElementSelector::Field(f)) => Some(Element::Field(f.0.clone())),
+            Some(ElementSelector::Element(term)) => {
+                let key_ty = match &column.ty {
+                    CqlType::Map { key, .. } => key.as_ref().clone(),
+                    CqlType::List { .. } => CqlType::Int,
+                    _ => {
+                        return Err(ExecError::invalid(format!(
+                            "Invalid element access on column {}",
+                            column.name
+                        )));
+                    }
+                };
+                Some(Element::Key(bind::required(
+                    run,
+                    term,
+                    &key_ty,
+                    &column.name,
+                )?))
+            }
+        };
+        let mut check = ColumnCheck {
+            column,
+            element,
+            predicate: Predicate::In(Vec::new()),
+        };
+        let ty = checked_type(&check)?;
+        let value = |term| -> Result<Option<Bytes>, ExecError> {
+            Ok(match bind::value(run, term, &ty, &check.column.name)? {
+                Bound::Value(b) => Some(b),
+                Bound::Null => None,
+                Bound::Unset => {
+                    return Err(ExecError::invalid(format!(
+                        "Invalid unset value for column {}",
+                        check.column.name
+                    )));
+                }
+            })
+        };
+        check.predicate = match &cond.predicate {
+            ConditionPredicate::Compare(op, term) => {
+                let v = value(term)?;
+                if v.is_none() && !matches!(op, ComparisonOp::Equal | ComparisonOp::NotEqual) {
+                    return Err(ExecError::invalid(format!(
+                        "Invalid comparison with null for operator \"{}\"",
+                        op.symbol()
+                    )));
+                }
+                Predicate::Compare(*op, v)
+            }
+            ConditionPredicate::In(InValues::Terms(terms)) => {
+                Predicate::In(terms.iter().map(value).collect::<Result<_, _>>()?)
+            }
+            ConditionPredicate::In(InValues::Marker(_)) => {
+                return Err(ExecError::invalid(
+                    "IN with a single marker in a condition is not supported by khata yet",
+                ));
+            }
+        };
+        out.push(check);
+    }
+    Ok(Check::Conditions(out))
+}
+
+/// The current value a condition looks at.
+fn current(c: &ColumnCheck, row: &Row, statics: &Row, now: u32) -> Option<Bytes> {
+    let source = if c.column.kind == ColumnKind::Static {
+        statics
+    } else {
+        row
+    };
+    match &c.element {
+        None => cell_value(&c.column, source, now),
+        Some(Element::Key(key)) if c.column.ty.is_multi_cell() => match &c.column.ty {
+            CqlType::Map { .. } => source
+                .cells
+                .get(&CellKey::element(c.column.id, key.clone()))
+                .and_then(|cell| cell.live_value(now).cloned()),
+            _ => {
+                let index = <[u8; 4]>::try_from(&key[..]).ok().map(i32::from_be_bytes)?;
+                let live: Vec<Bytes> = source
+                    .cells
+                    .iter()
+                    .filter(|(k, _)| k.column == c.column.id && k.path.is_some())
+                    .filter_map(|(_, cell)| cell.live_value(now).cloned())
+                    .collect();
+                usize::try_from(index)
+                    .ok()
+                    .and_then(|i| live.get(i).cloned())
+            }
+        },
+        Some(Element::Key(key)) => {
+            // A frozen map or list: look inside the value.
+            let whole = cell_value(&c.column, source, now)?;
+            let value = CqlValue::deserialize(&c.column.ty, &whole).ok()?;
+            match (value, &c.column.ty) {
+                (
+                    CqlValue::Map(entries),
+                    CqlType::Map {
+                        key: kt, value: vt, ..
+                    },
+                ) => {
+                    let k = CqlValue::deserialize(kt, key).ok()?;
+                    entries
+                        .into_iter()
+                        .find(|(ek, _)| compare(kt, ek, &k) == Ordering::Equal)
+                        .map(|(_, v)| Bytes::from(v.to_bytes(vt)))
+                }
+                (CqlValue::List(items), CqlType::List { element, .. }) => {
+                    let index = <[u8; 4]>::try_from(&key[..]).ok().map(i32::from_be_bytes)?;
+                    let item = items.into_iter().nth(usize::try_from(index).ok()?)?;
+                    Some(Bytes::from(item.to_bytes(element)))
+                }
+                _ => None,
+            }
+        }
+        Some(Element::Field(f)) => {
+            let whole = cell_value(&c.column, source, now)?;
+            let CqlValue::Udt(fields) = CqlValue::deserialize(&c.column.ty, &whole).ok()? else {
+                return None;
+            };
+            let CqlType::Udt { fields: types, .. } = &c.column.ty else {
+                return None;
+            };
+            let (_, ty) = types.iter().find(|(n, _)| n == f)?;
+            fields
+                .into_iter()
+                .find(|(n, _)| n == f)
+                .and_then(|(_, v)| v)
+                .map(|v| Bytes::from(v.to_bytes(ty)))
+        }
+    }
+}
+
+fn holds(c: &ColumnCheck, current: Option<&Bytes>) -> bool {
+    let Ok(ty) = checked_type(c) else {
+        return false;
+    };
+    let cmp = |a: &Bytes, b: &Bytes| -> Option<Ordering> {
+        let a = CqlValue::deserialize(&ty, a).ok()?;
+        let b = CqlValue::deserialize(&ty, b).ok()?;
+        Some(compare(&ty, &a, &b))
+    };
+    let equal = |expected: Option<&Bytes>| match (current, expected) {
+        (None, None) => true,
+        (Some(a), Some(b)) => cmp(a, b) == Some(Ordering::Equal),
+        _ => false,
+    };
+    match &c.predicate {
+        Predicate::In(values) => values.iter().any(|v| equal(v.as_ref())),
+        Predicate::Compare(ComparisonOp::Equal, v) => equal(v.as_ref()),
+        Predicate::Compare(ComparisonOp::NotEqual, v) => !equal(v.as_ref()),
+        Predicate::Compare(op, Some(v)) => {
+            let Some(current) = current else {
+                return false;
+            };
+            match (op, cmp(current, v)) {
+                (ComparisonOp::Less, Some(o)) => o == Ordering::Less,
+                (ComparisonOp::LessEqual, Some(o)) => o != Ordering::Greater,
+                (ComparisonOp::Greater, Some(o)) => o == Ordering::Greater,
+                (ComparisonOp::GreaterEqual, Some(o)) => o != Ordering::Less,
+                _ => false,
+            }
+        }
+        Predicate::Compare(_, None) => false,
+    }
+}
+
+/// The row the statement targets, as read (`None` when it does not exist).
+fn target_row<'p>(partition: &'p Partition, clustering: &Bytes, now: u32) -> Option<&'p Row> {
+    partition.rows.get(clustering).filter(|r| r.is_live(now))
+}
+
+/// Whether the check holds on what was read.
+fn check_holds(check: &Check, partition: &Partition, clustering: &Bytes, now: u32) -> bool {
+    let row = target_row(partition, clustering, now);
+    match check {
+        Check::NotExists => row.is_none(),
+        Check::Exists => row.is_some(),
+        Check::Conditions(conditions) => {
+            let empty = Row::default();
+            let row = row.unwrap_or(&empty);
+            conditions
+                .iter()
+                .all(|c| holds(c, current(c, row, &partition.static_row, now).as_ref()))
+        }
+    }
+}
+
+/// Run a conditional statement whose mutations (one partition) are already built.
+pub(crate) async fn run(
+    exec: &Executor,
+    t: &TableSchema,
+    run: &Run<'_>,
+    mutations: Vec<Mutation>,
+    check: Check,
+) -> Result<ResultBody, ExecError> {
+    let [mutation] = <[Mutation; 1]>::try_from(mutations).map_err(|_| {
+        ExecError::invalid("IN on the partition key is not supported with conditional updates")
+    })?;
+    let clustering = match mutation.update.rows.keys().next() {
+        Some(k) => k.clone(),
+        None if t.def.clustering().is_empty() => Bytes::new(),
+        None => {
+            if matches!(check, Check::Conditions(ref cs) if cs.iter().all(|c| c.column.kind == ColumnKind::Static))
+            {
+                Bytes::new()
+            } else {
+                return Err(ExecError::invalid(
+                    "Some clustering keys are missing (a conditional statement needs the full primary key)",
+                ));
+            }
+        }
+    };
+    let ranges = if clustering.is_empty() {
+        vec![full_range()]
+    } else {
+        vec![(start_bound(&clustering, true), end_bound(&clustering, true))]
+    };
+    let now = exec.coordinator().now_seconds();
+    let serial =
+        coordinator_consistency(run.params.serial_consistency.unwrap_or(Consistency::Serial));
+    let commit = coordinator_consistency(run.params.consistency);
+    let key = mutation.key.clone();
+    let decide_check = check.clone();
+    let decide_clustering = clustering.clone();
+    let (read, applied) = exec
+        .coordinator()
+        .cas(
+            t.def.id,
+            key.clone(),
+            ranges,
+            now,
+            serial,
+            commit,
+            move |read: &ReadResult| {
+                check_holds(&decide_check, &read.partition, &decide_clustering, now)
+                    .then(|| vec![mutation])
+            },
+        )
+        .await?;
+    result(t, &key, &read, &clustering, &check, applied, now)
+}
+
+fn applied_spec(t: &TableSchema) -> ColumnSpec {
+    ColumnSpec {
+        keyspace: t.def.keyspace.clone(),
+        table: t.def.name.clone(),
+        name: "[applied]".into(),
+        column_type: ColumnType::Boolean,
+    }
+}
+
+fn spec_of(t: &TableSchema, c: &ColumnDef) -> ColumnSpec {
+    ColumnSpec {
+        keyspace: t.def.keyspace.clone(),
+        table: t.def.name.clone(),
+        name: c.name.clone(),
+        column_type: column_type(&c.ty),
+    }
+}
+
+/// The `[applied]` result: just `true`, or `false` with the current values.
+fn result(
+    t: &TableSchema,
+    key: &khata_types::token::DecoratedKey,
+    read: &ReadResult,
+    clustering: &Bytes,
+    check: &Check,
+    applied: bool,
+    now: u32,
+) -> Result<ResultBody, ExecError> {
+    let flag = |b: bool| Some(Bytes::copy_from_slice(&[u8::from(b)]));
+    let mut specs = vec![applied_spec(t)];
+    let mut row = vec![flag(applied)];
+    if !applied {
+        let partition = &read.partition;
+        let existing = target_row(partition, clustering, now);
+        let empty = Row::default();
+        match check {
+            Check::NotExists | Check::Exists => {
+                if let Some(r) = existing {
+                    for c in wildcard_columns(&t.def) {
+                        specs.push(spec_of(t, &c));
+                        row.push(super::select::column_value(
+                            t,
+                            &c,
+                            key,
+                            clustering,
+                            r,
+                            &partition.static_row,
+                            now,
+                        ));
+                    }
+                }
+            }
+            Check::Conditions(conditions) => {
+                let r = existing.unwrap_or(&empty);
+                let mut seen = Vec::new();
+                for cond in conditions {
+                    if seen.contains(&cond.column.name) {
+                        continue;
+                    }
+                    seen.push(cond.column.name.clone());
+                    specs.push(spec_of(t, &cond.column));
+                    let source = if cond.column.kind == ColumnKind::Static {
+                        &partition.static_row
+                    } else {
+                        r
+                    };
+                    row.push(cell_value(&cond.column, source, now));
+                }
+            }
+        }
+    }
+    let rows = Rows::from_cells(RowsMetadata::new(specs), &[row])
+        .map_err(|e| ExecError::invalid(format!("result could not be encoded: {e}")))?;
+    Ok(ResultBody::Rows(rows))
+}
