@@ -1,0 +1,376 @@
+"""Collections (list, set, map; frozen and not), tuples and user-defined types.
+
+Non-frozen collections are stored cell by cell, so appends, removals and element writes are
+blind writes; frozen ones are single values that can only be replaced whole.
+"""
+
+from __future__ import annotations
+
+import itertools
+import struct
+
+import pytest
+from cassandra import InvalidRequest
+
+_keys = itertools.count(1)
+
+ELEMENT_DELETE_BUG = (
+    "khata bug: element delete `DELETE {col}[{elem}] FROM t WHERE k = ?` deletes the whole "
+    "{kind} instead of one element (data loss); the read returns null")
+
+
+@pytest.fixture(scope="module")
+def tables(session, keyspace):
+    session.execute(f"CREATE TYPE {keyspace}.address (street text, zip int)")
+    session.execute(f"""
+        CREATE TABLE {keyspace}.c (
+          k      int PRIMARY KEY,
+          l      list<int>,
+          s      set<text>,
+          m      map<text, int>,
+          fl     frozen<list<int>>,
+          fs     frozen<set<text>>,
+          fm     frozen<map<text, int>>,
+          nested map<text, frozen<list<int>>>,
+          t      tuple<int, text, boolean>,
+          addr   address,
+          faddr  frozen<address>,
+          addrs  list<frozen<address>>)""")
+    session.execute(
+        f"CREATE TABLE {keyspace}.frozen_keys (k frozen<list<int>>, c frozen<set<text>>, "
+        "v frozen<map<int, text>>, PRIMARY KEY (k, c))")
+    session.execute(f"CREATE TABLE {keyspace}.set_keys (k frozen<set<text>> PRIMARY KEY, v int)")
+    return keyspace
+
+
+@pytest.fixture
+def k(session, tables):
+    """A fresh row: l = [1, 2, 3, 2], s = {a, b}, m = {x: 1, y: 2}."""
+    key = next(_keys)
+    session.execute(
+        f"INSERT INTO {tables}.c (k, l, s, m) VALUES (%s, [1, 2, 3, 2], {{'a', 'b'}}, "
+        "{'x': 1, 'y': 2})", (key,))
+    return key
+
+
+def read(session, tables, key, column):
+    value = getattr(session.execute(
+        f"SELECT {column} FROM {tables}.c WHERE k = %s", (key,)).one(), column)
+    if value is None or isinstance(value, (list, tuple, int, str)):
+        return value
+    if hasattr(value, "items"):
+        return dict(value.items())
+    return set(value)
+
+
+def test_whole_collections_round_trip(session, tables, k):
+    assert read(session, tables, k, "l") == [1, 2, 3, 2]
+    assert read(session, tables, k, "s") == {"a", "b"}
+    assert read(session, tables, k, "m") == {"x": 1, "y": 2}
+
+
+def test_whole_collections_through_a_prepared_statement(session, tables):
+    key = next(_keys)
+    insert = session.prepare(f"INSERT INTO {tables}.c (k, l, s, m) VALUES (?, ?, ?, ?)")
+    session.execute(insert, (key, [3, 1, 3], {"z", "y", "z"}, {"b": 2, "a": 1}))
+    row = session.execute(f"SELECT l, s, m FROM {tables}.c WHERE k = %s", (key,)).one()
+    assert row.l == [3, 1, 3]
+    assert list(row.s) == ["y", "z"]  # sets come back sorted and deduplicated
+    assert list(row.m.items()) == [("a", 1), ("b", 2)]  # maps sorted by key
+
+
+def test_setting_a_whole_collection_replaces_it(session, tables, k):
+    session.execute(f"UPDATE {tables}.c SET l = [9], s = {{'c'}}, m = {{'z': 26}} WHERE k = %s",
+                    (k,))
+    assert read(session, tables, k, "l") == [9]
+    assert read(session, tables, k, "s") == {"c"}
+    assert read(session, tables, k, "m") == {"z": 26}
+
+
+def test_an_empty_collection_reads_as_null(session, tables, k):
+    session.execute(f"UPDATE {tables}.c SET l = [], s = {{}}, m = {{}} WHERE k = %s", (k,))
+    row = session.execute(f"SELECT l, s, m FROM {tables}.c WHERE k = %s", (k,)).one()
+    assert (row.l, row.s, row.m) == (None, None, None)
+
+
+def test_list_append(session, tables, k):
+    session.execute(f"UPDATE {tables}.c SET l = l + [4, 5] WHERE k = %s", (k,))
+    assert read(session, tables, k, "l") == [1, 2, 3, 2, 4, 5]
+
+
+def test_list_append_to_a_missing_row_creates_it(session, tables):
+    key = next(_keys)
+    session.execute(f"UPDATE {tables}.c SET l = l + [7] WHERE k = %s", (key,))
+    session.execute(f"UPDATE {tables}.c SET l = l + [8] WHERE k = %s", (key,))
+    assert read(session, tables, key, "l") == [7, 8]
+
+
+@pytest.mark.xfail(strict=True, raises=InvalidRequest,
+                   reason="khata: list prepend `SET l = [x] + l` is not implemented "
+                          "('this operation on column l is not supported by khata yet')")
+def test_list_prepend(session, tables, k):
+    session.execute(f"UPDATE {tables}.c SET l = [-1, 0] + l WHERE k = %s", (k,))
+    assert read(session, tables, k, "l") == [-1, 0, 1, 2, 3, 2]
+
+
+@pytest.mark.xfail(strict=True, raises=InvalidRequest,
+                   reason="khata: list element removal `SET l = l - [x]` is not implemented "
+                          "('this operation on column l is not supported by khata yet')")
+def test_list_remove_every_occurrence(session, tables, k):
+    session.execute(f"UPDATE {tables}.c SET l = l - [2] WHERE k = %s", (k,))
+    assert read(session, tables, k, "l") == [1, 3]
+
+
+@pytest.mark.xfail(strict=True, raises=InvalidRequest,
+                   reason="khata: list element set by index `SET l[i] = x` is not implemented "
+                          "('this operation on column l is not supported by khata yet')")
+def test_list_set_by_index(session, tables, k):
+    session.execute(f"UPDATE {tables}.c SET l[0] = 100 WHERE k = %s", (k,))
+    session.execute(f"UPDATE {tables}.c SET l[3] = 400 WHERE k = %s", (k,))
+    assert read(session, tables, k, "l") == [100, 2, 3, 400]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="khata: list element set by index `SET l[i] = x` is not implemented, "
+                          "so an index out of bound gets 'this operation on column l is not "
+                          "supported by khata yet' instead of Cassandra's 'List index 10 out of "
+                          "bound, list has size 4'")
+def test_list_set_by_index_out_of_bound(session, tables, k):
+    with pytest.raises(InvalidRequest) as error:
+        session.execute(f"UPDATE {tables}.c SET l[10] = 1 WHERE k = %s", (k,))
+    assert "List index 10 out of bound, list has size 4" in str(error.value)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason=ELEMENT_DELETE_BUG.format(col="l", elem="0", kind="list"))
+def test_list_delete_by_index(session, tables, k):
+    session.execute(f"DELETE l[0] FROM {tables}.c WHERE k = %s", (k,))
+    assert read(session, tables, k, "l") == [2, 3, 2]
+    session.execute(f"DELETE l[2] FROM {tables}.c WHERE k = %s", (k,))
+    assert read(session, tables, k, "l") == [2, 3]
+
+
+def test_set_add_and_remove(session, tables, k):
+    session.execute(f"UPDATE {tables}.c SET s = s + {{'c', 'a'}} WHERE k = %s", (k,))
+    assert read(session, tables, k, "s") == {"a", "b", "c"}
+    session.execute(f"UPDATE {tables}.c SET s = s - {{'a', 'nope'}} WHERE k = %s", (k,))
+    assert read(session, tables, k, "s") == {"b", "c"}
+    session.execute(f"UPDATE {tables}.c SET s = s - {{'b', 'c'}} WHERE k = %s", (k,))
+    assert read(session, tables, k, "s") is None
+
+
+def test_set_add_with_a_bound_value(session, tables, k):
+    add = session.prepare(f"UPDATE {tables}.c SET s = s + ? WHERE k = ?")
+    session.execute(add, ({"q"}, k))
+    assert read(session, tables, k, "s") == {"a", "b", "q"}
+
+
+def test_map_put_all(session, tables, k):
+    session.execute(f"UPDATE {tables}.c SET m = m + {{'y': 20, 'z': 3}} WHERE k = %s", (k,))
+    assert read(session, tables, k, "m") == {"x": 1, "y": 20, "z": 3}
+
+
+@pytest.mark.xfail(strict=True, raises=InvalidRequest,
+                   reason="khata: map element set `SET m['k'] = v` is not implemented "
+                          "('this operation on column m is not supported by khata yet')")
+def test_map_element_set(session, tables, k):
+    session.execute(f"UPDATE {tables}.c SET m['y'] = 22 WHERE k = %s", (k,))
+    session.execute(f"UPDATE {tables}.c SET m['new'] = 5 WHERE k = %s", (k,))
+    assert read(session, tables, k, "m") == {"x": 1, "y": 22, "new": 5}
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason=ELEMENT_DELETE_BUG.format(col="m", elem="'x'", kind="map"))
+def test_map_element_delete(session, tables, k):
+    session.execute(f"DELETE m['x'] FROM {tables}.c WHERE k = %s", (k,))
+    assert read(session, tables, k, "m") == {"y": 2}
+
+
+@pytest.mark.xfail(strict=True, raises=InvalidRequest,
+                   reason="khata bug: map key removal `SET m = m - {'k'}` (a set of keys, as "
+                          "Cassandra defines it) is refused as 'Invalid set literal for m of type "
+                          "map<text, int>'")
+def test_map_remove_keys(session, tables, k):
+    session.execute(f"UPDATE {tables}.c SET m = m - {{'x', 'absent'}} WHERE k = %s", (k,))
+    assert read(session, tables, k, "m") == {"y": 2}
+
+
+@pytest.mark.xfail(strict=True, raises=InvalidRequest,
+                   reason="khata: selecting one element of a collection, `SELECT m['x']` and "
+                          "`SELECT s['a']` (Cassandra 4.0+), is not implemented")
+def test_select_a_map_element(session, tables, k):
+    row = session.execute(f"SELECT m['x'], m['absent'], s['a'] FROM {tables}.c WHERE k = %s",
+                          (k,)).one()
+    assert tuple(row) == (1, None, "a")
+
+
+def test_frozen_collections_round_trip_and_replace(session, tables):
+    key = next(_keys)
+    session.execute(
+        f"INSERT INTO {tables}.c (k, fl, fs, fm) VALUES (%s, [3, 1, 3], {{'b', 'a'}}, "
+        "{'k': 1})", (key,))
+    row = session.execute(f"SELECT fl, fs, fm FROM {tables}.c WHERE k = %s", (key,)).one()
+    assert (row.fl, list(row.fs), dict(row.fm)) == ([3, 1, 3], ["a", "b"], {"k": 1})
+    session.execute(f"UPDATE {tables}.c SET fl = [7] WHERE k = %s", (key,))
+    assert read(session, tables, key, "fl") == [7]
+
+
+def test_frozen_collections_cannot_be_updated_in_place(session, tables):
+    key = next(_keys)
+    with pytest.raises(InvalidRequest):
+        session.execute(f"UPDATE {tables}.c SET fl = fl + [1] WHERE k = %s", (key,))
+    with pytest.raises(InvalidRequest):
+        session.execute(f"UPDATE {tables}.c SET fs = fs - {{'a'}} WHERE k = %s", (key,))
+    with pytest.raises(InvalidRequest):
+        session.execute(f"UPDATE {tables}.c SET fm['a'] = 1 WHERE k = %s", (key,))
+
+
+def test_frozen_collections_as_primary_key(session, tables):
+    table = f"{tables}.frozen_keys"
+    session.execute(f"INSERT INTO {table} (k, c, v) VALUES ([1, 2], {{'b'}}, {{1: 'one'}})")
+    session.execute(f"INSERT INTO {table} (k, c, v) VALUES ([1, 2], {{'c', 'a'}}, {{2: 'two'}})")
+    session.execute(f"INSERT INTO {table} (k, c, v) VALUES ([2], {{'a'}}, null)")
+    rows = list(session.execute(f"SELECT c, v FROM {table} WHERE k = [1, 2]"))
+    # Clustering order of frozen<set<text>>: element by element, {a, c} before {b}.
+    assert [list(r.c) for r in rows] == [["a", "c"], ["b"]]
+    assert dict(rows[1].v) == {1: "one"}
+    select = session.prepare(f"SELECT v FROM {table} WHERE k = ? AND c = ?")
+    assert dict(session.execute(select, ([1, 2], {"b"})).one().v) == {1: "one"}
+    assert session.execute(f"SELECT v FROM {table} WHERE k = [1, 2] AND c = {{'a', 'c'}}"
+                           ).one() is not None
+
+
+def serialized_text_set(elements):
+    """A set<text> as the protocol encodes it, with the elements in the order given."""
+    out = struct.pack(">i", len(elements))
+    for element in elements:
+        data = element.encode()
+        out += struct.pack(">i", len(data)) + data
+    return out
+
+
+BOUND_SET_ORDER_BUG = (
+    "khata bug: a bound frozen<set> key value whose elements are not in ascending order (the "
+    "driver sends a Python set in iteration order) is not sorted as Cassandra does "
+    "(Sets.Value.fromSerialized): {where}")
+
+
+@pytest.mark.xfail(strict=True, raises=InvalidRequest, reason=BOUND_SET_ORDER_BUG.format(
+    where="as a clustering column it is refused with 'clustering column 0: invalid "
+          "frozen<set<text>> value: set elements or map keys not in ascending order, or "
+          "repeated'"))
+def test_a_bound_set_in_a_clustering_key_is_sorted(session, tables):
+    table = f"{tables}.frozen_keys"
+    insert = session.prepare(f"INSERT INTO {table} (k, c, v) VALUES (?, ?, ?)")
+    bound = insert.bind(([3], {"x"}, None))
+    bound.values[1] = serialized_text_set(["z", "y"])
+    session.execute(bound)
+    row = session.execute(f"SELECT c FROM {table} WHERE k = [3] AND c = {{'y', 'z'}}").one()
+    assert row is not None and list(row.c) == ["y", "z"]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=BOUND_SET_ORDER_BUG.format(
+    where="as a partition key it is stored unsorted, so `WHERE k = {'y', 'z'}` does not find "
+          "the row written with k bound as [z, y]"))
+def test_a_bound_set_in_a_partition_key_is_sorted(session, tables):
+    table = f"{tables}.set_keys"
+    insert = session.prepare(f"INSERT INTO {table} (k, v) VALUES (?, ?)")
+    bound = insert.bind(({"x"}, 1))
+    bound.values[0] = serialized_text_set(["z", "y"])
+    session.execute(bound)
+    row = session.execute(f"SELECT v FROM {table} WHERE k = {{'y', 'z'}}").one()
+    assert row is not None and row.v == 1
+
+
+def test_map_of_frozen_lists(session, tables):
+    key = next(_keys)
+    session.execute(
+        f"INSERT INTO {tables}.c (k, nested) VALUES (%s, {{'a': [1, 2], 'b': []}})", (key,))
+    session.execute(f"UPDATE {tables}.c SET nested = nested + {{'c': [3]}} WHERE k = %s", (key,))
+    assert read(session, tables, key, "nested") == {"a": [1, 2], "b": [], "c": [3]}
+
+
+def test_null_inside_a_collection_literal_is_refused(session, tables):
+    with pytest.raises(InvalidRequest):
+        session.execute(f"INSERT INTO {tables}.c (k, l) VALUES (1, [1, null])")
+
+
+def test_tuple_round_trip(session, tables):
+    key = next(_keys)
+    session.execute(f"INSERT INTO {tables}.c (k, t) VALUES (%s, (1, 'one', true))", (key,))
+    assert read(session, tables, key, "t") == (1, "one", True)
+    update = session.prepare(f"UPDATE {tables}.c SET t = ? WHERE k = ?")
+    session.execute(update, ((2, None, False), key))
+    assert read(session, tables, key, "t") == (2, None, False)
+
+
+def test_frozen_udt_round_trip(session, cluster, tables):
+    key = next(_keys)
+    session.execute(
+        f"INSERT INTO {tables}.c (k, faddr) VALUES (%s, "
+        "{street: '1 Main St', zip: 411001})", (key,))
+    value = read(session, tables, key, "faddr")
+    assert (value.street, value.zip) == ("1 Main St", 411001)
+    assert cluster.metadata.keyspaces[tables].user_types["address"].field_names == [
+        "street", "zip"]
+
+
+def test_frozen_udt_with_missing_fields_reads_them_as_null(session, tables):
+    key = next(_keys)
+    session.execute(f"INSERT INTO {tables}.c (k, faddr) VALUES (%s, {{zip: 1}})", (key,))
+    value = read(session, tables, key, "faddr")
+    assert (value.street, value.zip) == (None, 1)
+
+
+@pytest.mark.xfail(strict=True, raises=InvalidRequest,
+                   reason="khata bug: CREATE TYPE with a collection field, `CREATE TYPE tagged "
+                          "(name text, tags set<text>)`, is refused with 'Non-frozen UDTs and "
+                          "collections are not allowed inside collections or UDTs: set<text>' "
+                          "(Cassandra accepts collection fields in a UDT)")
+def test_udt_with_a_collection_field(session, tables):
+    session.execute(f"CREATE TYPE {tables}.tagged (name text, tags set<text>)")
+    session.execute(f"CREATE TABLE {tables}.tagged_things (k int PRIMARY KEY, v frozen<tagged>)")
+    session.execute(
+        f"INSERT INTO {tables}.tagged_things (k, v) VALUES (1, {{name: 'n', tags: {{'b', 'a'}}}})")
+    value = session.execute(f"SELECT v FROM {tables}.tagged_things WHERE k = 1").one().v
+    assert (value.name, sorted(value.tags)) == ("n", ["a", "b"])
+
+
+def test_list_of_frozen_udts(session, tables):
+    key = next(_keys)
+    session.execute(
+        f"INSERT INTO {tables}.c (k, addrs) VALUES (%s, [{{street: 'a', zip: 1}}, "
+        "{street: 'b', zip: 2}])", (key,))
+    session.execute(
+        f"UPDATE {tables}.c SET addrs = addrs + [{{street: 'c', zip: 3}}] WHERE k = %s", (key,))
+    assert [(a.street, a.zip) for a in read(session, tables, key, "addrs")] == [
+        ("a", 1), ("b", 2), ("c", 3)]
+
+
+@pytest.mark.xfail(strict=True, raises=InvalidRequest,
+                   reason="khata bug: a non-frozen UDT column cannot be written: "
+                          "`INSERT ... (k, addr) VALUES (1, {street: 'y', zip: 2})` fails with "
+                          "'Invalid collection value for addr'")
+def test_non_frozen_udt_round_trip(session, tables):
+    key = next(_keys)
+    session.execute(
+        f"INSERT INTO {tables}.c (k, addr) VALUES (%s, {{street: 'y', zip: 2}})", (key,))
+    value = read(session, tables, key, "addr")
+    assert (value.street, value.zip) == ("y", 2)
+
+
+@pytest.mark.xfail(strict=True, raises=InvalidRequest,
+                   reason="khata: UDT field update `SET addr.zip = 3` on a non-frozen UDT is not "
+                          "implemented ('this operation on column addr is not supported by khata "
+                          "yet')")
+def test_non_frozen_udt_field_update(session, tables):
+    key = next(_keys)
+    session.execute(f"UPDATE {tables}.c SET addr.zip = 3 WHERE k = %s", (key,))
+    session.execute(f"UPDATE {tables}.c SET addr.street = 'z' WHERE k = %s", (key,))
+    value = read(session, tables, key, "addr")
+    assert (value.street, value.zip) == ("z", 3)
+
+
+def test_frozen_udt_fields_cannot_be_updated(session, tables):
+    with pytest.raises(InvalidRequest):
+        session.execute(f"UPDATE {tables}.c SET faddr.zip = 3 WHERE k = 1")
