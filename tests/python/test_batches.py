@@ -165,6 +165,22 @@ def test_a_small_batch_does_not_warn(session, tables):
     assert not warnings
 
 
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="khata bug: the batch size is overestimated (about 545 bytes per row: "
+                          "11 rows of an int key and a one-character text are reported as "
+                          "'Batch for 11 partitions is of size 5995, exceeding specified threshold "
+                          "of 5120 by 875.'), so small batches get a warning Cassandra would not "
+                          "give; Cassandra counts the mutations' data size (values, timestamps, "
+                          "TTLs), a few dozen bytes per such row")
+def test_a_batch_of_small_rows_does_not_warn(session, tables):
+    insert = session.prepare(f"INSERT INTO {tables}.b (k, v) VALUES (?, ?)")
+    batch = BatchStatement(batch_type=BatchType.LOGGED)
+    for k in range(200, 211):
+        batch.add(insert, (k, "s"))
+    _, warnings = execute_with_warnings(session, batch)
+    assert not warnings
+
+
 def test_batch_over_the_fail_threshold_is_refused(session, tables):
     """About 60 KiB over two partitions: refused, and nothing of it is written."""
     batch = big_batch(session, tables, [70, 71], 60, 512)
@@ -190,10 +206,6 @@ def test_unlogged_batch_across_many_partitions_warns(session, tables):
         for w in warnings), warnings
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata: counter updates (`SET n = n + 1`) are not implemented ('this "
-                          "operation on column n is not supported by khata yet'), so COUNTER "
-                          "batches cannot run")
 def test_counter_batch(session, tables):
     session.execute(
         f"BEGIN COUNTER BATCH "
@@ -206,10 +218,10 @@ def test_counter_batch(session, tables):
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="khata: counter updates are not implemented, so a counter update in a "
-                          "logged batch gets 'this operation on column n is not supported by "
-                          "khata yet' instead of 'Cannot include a counter statement in a logged "
-                          "batch'")
+                   reason="khata bug: a counter update in a logged batch is refused with "
+                          "'Counter mutations are only allowed in COUNTER batches' (Cassandra "
+                          "2.0's wording) instead of Cassandra 4.1's 'Cannot include a counter "
+                          "statement in a logged batch'")
 def test_counter_updates_are_refused_in_a_logged_batch(session, tables):
     with pytest.raises(InvalidRequest, match="Cannot include a counter statement in a logged batch"):
         session.execute(

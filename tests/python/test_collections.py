@@ -14,10 +14,6 @@ from cassandra import InvalidRequest
 
 _keys = itertools.count(1)
 
-ELEMENT_DELETE_BUG = (
-    "khata bug: element delete `DELETE {col}[{elem}] FROM t WHERE k = ?` deletes the whole "
-    "{kind} instead of one element (data loss); the read returns null")
-
 
 @pytest.fixture(scope="module")
 def tables(session, keyspace):
@@ -105,44 +101,28 @@ def test_list_append_to_a_missing_row_creates_it(session, tables):
     assert read(session, tables, key, "l") == [7, 8]
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata: list prepend `SET l = [x] + l` is not implemented "
-                          "('this operation on column l is not supported by khata yet')")
 def test_list_prepend(session, tables, k):
     session.execute(f"UPDATE {tables}.c SET l = [-1, 0] + l WHERE k = %s", (k,))
     assert read(session, tables, k, "l") == [-1, 0, 1, 2, 3, 2]
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata: list element removal `SET l = l - [x]` is not implemented "
-                          "('this operation on column l is not supported by khata yet')")
 def test_list_remove_every_occurrence(session, tables, k):
     session.execute(f"UPDATE {tables}.c SET l = l - [2] WHERE k = %s", (k,))
     assert read(session, tables, k, "l") == [1, 3]
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata: list element set by index `SET l[i] = x` is not implemented "
-                          "('this operation on column l is not supported by khata yet')")
 def test_list_set_by_index(session, tables, k):
     session.execute(f"UPDATE {tables}.c SET l[0] = 100 WHERE k = %s", (k,))
     session.execute(f"UPDATE {tables}.c SET l[3] = 400 WHERE k = %s", (k,))
     assert read(session, tables, k, "l") == [100, 2, 3, 400]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="khata: list element set by index `SET l[i] = x` is not implemented, "
-                          "so an index out of bound gets 'this operation on column l is not "
-                          "supported by khata yet' instead of Cassandra's 'List index 10 out of "
-                          "bound, list has size 4'")
 def test_list_set_by_index_out_of_bound(session, tables, k):
     with pytest.raises(InvalidRequest) as error:
         session.execute(f"UPDATE {tables}.c SET l[10] = 1 WHERE k = %s", (k,))
     assert "List index 10 out of bound, list has size 4" in str(error.value)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason=ELEMENT_DELETE_BUG.format(col="l", elem="0", kind="list"))
 def test_list_delete_by_index(session, tables, k):
     session.execute(f"DELETE l[0] FROM {tables}.c WHERE k = %s", (k,))
     assert read(session, tables, k, "l") == [2, 3, 2]
@@ -170,17 +150,12 @@ def test_map_put_all(session, tables, k):
     assert read(session, tables, k, "m") == {"x": 1, "y": 20, "z": 3}
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata: map element set `SET m['k'] = v` is not implemented "
-                          "('this operation on column m is not supported by khata yet')")
 def test_map_element_set(session, tables, k):
     session.execute(f"UPDATE {tables}.c SET m['y'] = 22 WHERE k = %s", (k,))
     session.execute(f"UPDATE {tables}.c SET m['new'] = 5 WHERE k = %s", (k,))
     assert read(session, tables, k, "m") == {"x": 1, "y": 22, "new": 5}
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason=ELEMENT_DELETE_BUG.format(col="m", elem="'x'", kind="map"))
 def test_map_element_delete(session, tables, k):
     session.execute(f"DELETE m['x'] FROM {tables}.c WHERE k = %s", (k,))
     assert read(session, tables, k, "m") == {"y": 2}
@@ -347,10 +322,6 @@ def test_list_of_frozen_udts(session, tables):
         ("a", 1), ("b", 2), ("c", 3)]
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata bug: a non-frozen UDT column cannot be written: "
-                          "`INSERT ... (k, addr) VALUES (1, {street: 'y', zip: 2})` fails with "
-                          "'Invalid collection value for addr'")
 def test_non_frozen_udt_round_trip(session, tables):
     key = next(_keys)
     session.execute(
@@ -359,10 +330,6 @@ def test_non_frozen_udt_round_trip(session, tables):
     assert (value.street, value.zip) == ("y", 2)
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata: UDT field update `SET addr.zip = 3` on a non-frozen UDT is not "
-                          "implemented ('this operation on column addr is not supported by khata "
-                          "yet')")
 def test_non_frozen_udt_field_update(session, tables):
     key = next(_keys)
     session.execute(f"UPDATE {tables}.c SET addr.zip = 3 WHERE k = %s", (key,))

@@ -8,11 +8,6 @@ Cassandra 4.1 answers a conditional statement with a row whose first column is `
 from __future__ import annotations
 
 import pytest
-from cassandra import InvalidRequest
-
-LWT_MISSING = ("khata: lightweight transactions are not implemented: conditional INSERT/UPDATE/"
-               "DELETE (IF NOT EXISTS, IF EXISTS, IF col = x) are refused with Invalid "
-               "'Conditional updates/deletions ... are not supported by khata yet'")
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +25,6 @@ def row_dict(result):
     return dict(zip(result.column_names, row))
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest, reason=LWT_MISSING)
 def test_claim_a_free_username(session, usernames):
     result = session.execute(
         f"INSERT INTO {usernames} (username, user_id, email) VALUES ('ana', 1, 'ana@x') "
@@ -49,7 +43,6 @@ def test_claim_a_free_username(session, usernames):
     assert (row.user_id, row.email) == (1, "ana@x")
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest, reason=LWT_MISSING)
 def test_claim_with_a_prepared_statement(session, usernames):
     claim = session.prepare(
         f"INSERT INTO {usernames} (username, user_id) VALUES (?, ?) IF NOT EXISTS")
@@ -59,7 +52,6 @@ def test_claim_with_a_prepared_statement(session, usernames):
     assert lost.one().user_id == 10
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest, reason=LWT_MISSING)
 def test_concurrent_claims_have_exactly_one_winner(session, usernames):
     claim = session.prepare(
         f"INSERT INTO {usernames} (username, user_id) VALUES (?, ?) IF NOT EXISTS")
@@ -74,7 +66,6 @@ def test_concurrent_claims_have_exactly_one_winner(session, usernames):
     assert row.user_id == winners[0]
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest, reason=LWT_MISSING)
 def test_update_if_column_equals(session, usernames):
     session.execute(f"INSERT INTO {usernames} (username, user_id) VALUES ('cy', 20)")
     result = session.execute(
@@ -90,7 +81,6 @@ def test_update_if_column_equals(session, usernames):
         f"SELECT user_id FROM {usernames} WHERE username = 'cy'").one().user_id == 21
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest, reason=LWT_MISSING)
 def test_update_if_exists_on_a_missing_row(session, usernames):
     result = session.execute(
         f"UPDATE {usernames} SET user_id = 1 WHERE username = 'nobody' IF EXISTS")
@@ -98,7 +88,6 @@ def test_update_if_exists_on_a_missing_row(session, usernames):
     assert list(session.execute(f"SELECT * FROM {usernames} WHERE username = 'nobody'")) == []
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest, reason=LWT_MISSING)
 def test_delete_if_exists(session, usernames):
     session.execute(f"INSERT INTO {usernames} (username, user_id) VALUES ('di', 30)")
     result = session.execute(f"DELETE FROM {usernames} WHERE username = 'di' IF EXISTS")
@@ -108,7 +97,6 @@ def test_delete_if_exists(session, usernames):
     assert result.was_applied is False
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest, reason=LWT_MISSING)
 def test_delete_if_column_equals(session, usernames):
     """Releasing a username only if it is still yours."""
     session.execute(f"INSERT INTO {usernames} (username, user_id) VALUES ('ed', 40)")
@@ -120,7 +108,6 @@ def test_delete_if_column_equals(session, usernames):
     assert list(session.execute(f"SELECT * FROM {usernames} WHERE username = 'ed'")) == []
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest, reason=LWT_MISSING)
 def test_a_released_username_can_be_claimed_again(session, usernames):
     claim = f"INSERT INTO {usernames} (username, user_id) VALUES ('fi', %s) IF NOT EXISTS"
     assert session.execute(claim, (50,)).was_applied

@@ -16,7 +16,6 @@ import uuid
 from decimal import Decimal
 
 import pytest
-from cassandra import InvalidRequest
 from cassandra.encoder import Encoder
 from cassandra.query import UNSET_VALUE
 from cassandra.util import Date, Duration, Time, uuid_from_time
@@ -213,9 +212,6 @@ def test_result_metadata_types(cluster, session, all_types):
         c: ("text" if t == "varchar" else t) for c, t in expected.items()}
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata: counter updates `SET n = n + x` are not implemented ('this "
-                          "operation on column n is not supported by khata yet')")
 def test_counter(session, keyspace):
     session.execute(f"CREATE TABLE {keyspace}.counters (k int PRIMARY KEY, n counter)")
     update = session.prepare(f"UPDATE {keyspace}.counters SET n = n + ? WHERE k = ?")
