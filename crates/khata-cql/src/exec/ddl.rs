@@ -182,9 +182,7 @@ pub(crate) async fn run(
                 "Secondary indexes are not supported by khata yet",
             ));
         }
-        Statement::Describe(_) => {
-            return Err(ExecError::invalid("DESCRIBE is not supported by khata yet"));
-        }
+        Statement::Describe(d) => return super::describe::run(exec, d, run),
         _ => return Err(ExecError::invalid("unexpected statement")),
     };
     match exec.coordinator().change_schema(change).await {

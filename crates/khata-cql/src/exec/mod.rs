@@ -7,6 +7,7 @@
 mod bind;
 mod cells;
 mod ddl;
+mod describe;
 mod error;
 mod functions;
 mod lwt;
