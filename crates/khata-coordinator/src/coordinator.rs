@@ -25,6 +25,7 @@ use uuid::Uuid;
 
 use crate::consistency::{Consistency, block_for, is_local, replication_factors};
 use crate::error::{CoordinatorError, Result, WriteType, read_failure, write_failure};
+use crate::metrics::{CoordinatorMetrics, Op};
 
 /// Request timeouts, as `cassandra.yaml` names them.
 #[derive(Clone, Debug)]
@@ -77,6 +78,7 @@ pub struct Coordinator {
     config: CoordinatorConfig,
     schema_events: broadcast::Sender<SchemaEvent>,
     last_timestamp: AtomicI64,
+    metrics: CoordinatorMetrics,
 }
 
 /// Schema events kept for slow subscribers before they miss some.
@@ -89,6 +91,7 @@ impl Coordinator {
             config,
             schema_events: broadcast::channel(SCHEMA_EVENT_QUEUE).0,
             last_timestamp: AtomicI64::new(0),
+            metrics: CoordinatorMetrics::default(),
         }
     }
 
@@ -115,6 +118,11 @@ impl Coordinator {
     /// The local replica (for the admin API: flush, compaction, statistics).
     pub fn replica(&self) -> &Arc<Replica> {
         &self.replica
+    }
+
+    /// Request counts, latencies and tombstones scanned (for the admin API's `/metrics`).
+    pub fn metrics(&self) -> &CoordinatorMetrics {
+        &self.metrics
     }
 
     /// Schema changes as they happen.
@@ -208,6 +216,16 @@ impl Coordinator {
         cl: Consistency,
         write_type: WriteType,
     ) -> Result<()> {
+        let request = self.write_unobserved(mutations, cl, write_type);
+        self.metrics.observe(Op::Write, request).await
+    }
+
+    async fn write_unobserved(
+        &self,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+        write_type: WriteType,
+    ) -> Result<()> {
         let mut required = 1;
         let mut durable = true;
         let schema = self.schema();
@@ -234,6 +252,11 @@ impl Coordinator {
 
     /// Read one partition at consistency `cl`.
     pub async fn read(&self, command: ReadCommand, cl: Consistency) -> Result<ReadResult> {
+        let request = self.read_unobserved(command, cl);
+        self.metrics.observe(Op::Read, request).await
+    }
+
+    async fn read_unobserved(&self, command: ReadCommand, cl: Consistency) -> Result<ReadResult> {
         let required = self.check_available(command.table, cl)?;
         let replica = self.replica.clone();
         let work = run_blocking(move || {
@@ -259,6 +282,11 @@ impl Coordinator {
 
     /// Read a token range at consistency `cl`.
     pub async fn scan(&self, command: ScanCommand, cl: Consistency) -> Result<ScanResult> {
+        let request = self.scan_unobserved(command, cl);
+        self.metrics.observe(Op::Range, request).await
+    }
+
+    async fn scan_unobserved(&self, command: ScanCommand, cl: Consistency) -> Result<ScanResult> {
         let required = self.check_available(command.table, cl)?;
         let replica = self.replica.clone();
         let work = run_blocking(move || {

@@ -9,6 +9,7 @@ pub mod cas;
 pub mod consistency;
 pub mod coordinator;
 pub mod error;
+pub mod metrics;
 
 pub use consistency::Consistency;
 pub use coordinator::{Coordinator, CoordinatorConfig, ReadCommand, ScanCommand};

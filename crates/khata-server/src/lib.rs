@@ -1,6 +1,9 @@
 //! khata-server: assembles a node and owns the `khata` binary.
 //!
-//! - [`node`]: a running node: replica, coordinator and the CQL listener, with clean shutdown.
+//! - [`node`]: a running node: replica, coordinator, the CQL listener and the admin API, with
+//!   clean shutdown.
+//! - [`admin`]: the admin HTTP API (`/status`, `/info`, `/flush`, `/compact`, `/tablestats`,
+//!   `/metrics`) and the client `khata admin` uses.
 //! - [`run`]: the `khata` binary's `main` (the binary itself is the workspace's root package,
 //!   so that `cargo run --release` starts a node).
 //! - [`config`]: [`Config`], every setting with its `cassandra.yaml` name and Cassandra 4.1
@@ -12,6 +15,7 @@
 //! This crate, with `khata-env`, is where the real clock, sockets and files may be touched
 //! (DESIGN.md §2); the configuration code touches only the `--config` file.
 
+pub mod admin;
 pub mod cli;
 pub mod config;
 mod error;

@@ -2,8 +2,9 @@
 //! the front ends, assembled from a [`Config`].
 //!
 //! Start-up opens the data directory (replaying the commit log), then binds the CQL listener
-//! on `listen_address:native_transport_port`. Shutdown stops accepting, lets connections
-//! finish the requests they have in flight (up to [`SHUTDOWN_GRACE`]), then flushes the
+//! on `listen_address:native_transport_port` and the admin HTTP API (`crate::admin`) on
+//! `listen_address:admin_port`. Shutdown stops accepting, lets connections and admin
+//! requests finish what they have in flight (up to [`SHUTDOWN_GRACE`]), then flushes the
 //! memtables and closes the engine, so a clean restart replays nothing.
 
 use std::net::SocketAddr;
@@ -23,6 +24,7 @@ use tokio::task::JoinHandle;
 use tracing::{info, warn};
 use uuid::Uuid;
 
+use crate::admin::{AdminContext, AdminServer};
 use crate::config::{CommitLogSync, Config};
 
 /// How long shutdown waits for connections to finish the requests they have in flight.
@@ -96,6 +98,7 @@ pub struct Node {
     coordinator: Arc<Coordinator>,
     cql: Arc<CqlServer>,
     cql_address: SocketAddr,
+    admin: AdminServer,
     stop: watch::Sender<bool>,
     accept_tasks: Vec<JoinHandle<()>>,
 }
@@ -164,9 +167,34 @@ impl Node {
         let max_connections = config
             .native_transport_max_concurrent_connections
             .map(|n| n as usize);
+        let admin_address = config.admin_address();
+        let admin_listener =
+            TcpListener::bind(admin_address)
+                .await
+                .map_err(|source| NodeError::Listen {
+                    what: "admin",
+                    address: admin_address,
+                    source,
+                })?;
+        let admin_context = AdminContext::new(
+            coordinator.clone(),
+            cql.clone(),
+            config.clone(),
+            cql_address,
+            started,
+        );
+        let admin =
+            AdminServer::start(admin_listener, Arc::new(admin_context)).map_err(|source| {
+                NodeError::Listen {
+                    what: "admin",
+                    address: admin_address,
+                    source,
+                }
+            })?;
         let accept = tokio::spawn(accept_cql(listener, cql.clone(), stopped, max_connections));
         info!(
             %cql_address,
+            admin_address = %admin.address(),
             host_id = %replica.host_id(),
             elapsed_ms = started.elapsed().as_millis() as u64,
             "node started"
@@ -176,6 +204,7 @@ impl Node {
             coordinator,
             cql,
             cql_address,
+            admin,
             stop,
             accept_tasks: vec![accept],
         })
@@ -184,6 +213,11 @@ impl Node {
     /// Where the CQL listener is (its port is the OS's choice when configured as 0).
     pub fn cql_address(&self) -> SocketAddr {
         self.cql_address
+    }
+
+    /// Where the admin HTTP API is (its port is the OS's choice when configured as 0).
+    pub fn admin_address(&self) -> SocketAddr {
+        self.admin.address()
     }
 
     pub fn coordinator(&self) -> &Arc<Coordinator> {
@@ -201,6 +235,8 @@ impl Node {
         for t in self.accept_tasks {
             let _ = t.await;
         }
+        // Admin requests (a flush, a major compaction) end before the engine closes.
+        self.admin.shutdown(SHUTDOWN_GRACE).await;
         // Connections finish what they are doing and close.
         self.cql.stop();
         let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;

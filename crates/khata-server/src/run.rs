@@ -1,12 +1,16 @@
 //! What the `khata` binary does (its `main` is this module's [`main`]): parse the command line,
 //! build the configuration, set up logging, run.
 //!
-//! Exit codes: 0 success, 1 configuration error, 2 usage error (clap) or a command that is not
-//! available yet.
+//! Exit codes: 0 success; 1 a configuration error (`server`), or a node that cannot be
+//! reached or refused the request (`admin`); 2 a usage error (clap).
 
 use std::process::ExitCode;
+use std::time::Duration;
 
-use crate::cli::{AdminArgs, Cli, Command, ServerArgs};
+use crate::admin::api::{CompactReport, FlushReport, Info, Scope, Status, TableStatsReport};
+use crate::admin::client::{AdminClient, ClientError};
+use crate::admin::report;
+use crate::cli::{AdminArgs, AdminVerb, Cli, Command, ServerArgs, TableScope};
 use clap::Parser;
 use tracing::{debug, info};
 use tracing_subscriber::EnvFilter;
@@ -98,8 +102,54 @@ async fn wait_for_signal() {
     }
 }
 
+/// How long `khata admin` waits for an answer to a question (`status`, `info`,
+/// `tablestats`). `flush` and `compact` wait as long as the work takes, as nodetool does.
+const ADMIN_READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `khata admin <verb>`: ask the node's admin API, print the answer as nodetool would.
 fn admin(args: &AdminArgs) -> ExitCode {
     debug!(host = %args.host, port = args.port, verb = ?args.verb, "admin");
-    eprintln!("khata admin: the admin API lands with the node");
-    ExitCode::from(2)
+    let client = AdminClient::new(args.host.clone(), args.port);
+    match admin_verb(&client, &args.verb) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("khata admin: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The text `khata admin` prints for `verb` (empty for `flush` and `compact`, which print
+/// nothing on success, as nodetool's).
+fn admin_verb(client: &AdminClient, verb: &AdminVerb) -> Result<String, ClientError> {
+    let ask = Some(ADMIN_READ_TIMEOUT);
+    Ok(match verb {
+        AdminVerb::Status => report::status(&client.get_json::<Status>("/status", ask)?),
+        AdminVerb::Info => report::info(&client.get_json::<Info>("/info", ask)?),
+        AdminVerb::Flush(scope) => {
+            let path = format!("/flush{}", scope_of(scope).query());
+            client.post_json::<FlushReport>(&path, None)?;
+            String::new()
+        }
+        AdminVerb::Compact(scope) => {
+            let path = format!("/compact{}", scope_of(scope).query());
+            client.post_json::<CompactReport>(&path, None)?;
+            String::new()
+        }
+        AdminVerb::Tablestats { target } => {
+            let scope = target.as_ref().map(scope_of).unwrap_or_default();
+            let path = format!("/tablestats{}", scope.query());
+            report::tablestats(&client.get_json::<TableStatsReport>(&path, ask)?)
+        }
+    })
+}
+
+fn scope_of(scope: &TableScope) -> Scope {
+    Scope {
+        keyspace: scope.keyspace.clone(),
+        table: scope.table.clone(),
+    }
 }

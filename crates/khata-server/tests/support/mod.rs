@@ -42,6 +42,10 @@ impl TestNode {
         self.node.as_ref().expect("running").cql_address()
     }
 
+    pub fn admin_address(&self) -> SocketAddr {
+        self.node.as_ref().expect("running").admin_address()
+    }
+
     pub async fn stop(&mut self) {
         if let Some(node) = self.node.take() {
             node.shutdown().await;

@@ -1,0 +1,351 @@
+//! The admin API's endpoints: each reads the node through [`AdminContext`] and answers JSON
+//! (or Prometheus text for `/metrics`). Work that touches the disk or walks every SSTable runs
+//! on a blocking thread.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use khata_replica::{Replica, Schema};
+use uuid::Uuid;
+
+use super::AdminContext;
+use super::api::{
+    ApiError, CommitLogInfo, CompactReport, FlushReport, Info, LargePartition, NodeState,
+    NodeStatus, Scope, Status, TableCompaction, TableName, TableStats, TableStatsReport,
+};
+use super::prometheus::{self, MetricsInput};
+
+/// Why an admin request failed; each maps to an HTTP status and `{"error": ...}`.
+#[derive(Debug)]
+pub(super) enum AdminError {
+    /// The request itself is wrong (400).
+    BadRequest(String),
+    /// An unknown keyspace, table or path (404).
+    NotFound(String),
+    /// The node failed (500).
+    Internal(String),
+}
+
+impl IntoResponse for AdminError {
+    fn into_response(self) -> Response {
+        let (status, error) = match self {
+            AdminError::BadRequest(e) => (StatusCode::BAD_REQUEST, e),
+            AdminError::NotFound(e) => (StatusCode::NOT_FOUND, e),
+            AdminError::Internal(e) => (StatusCode::INTERNAL_SERVER_ERROR, e),
+        };
+        (status, Json(ApiError { error })).into_response()
+    }
+}
+
+type Answer<T> = Result<Json<T>, AdminError>;
+
+/// A table the request acts on.
+#[derive(Clone, Debug)]
+struct Target {
+    keyspace: String,
+    table: String,
+    id: Uuid,
+}
+
+/// The tables a scope names, in keyspace then table order.
+fn resolve(schema: &Schema, scope: &Scope) -> Result<Vec<Target>, AdminError> {
+    let keyspaces: Vec<_> = match (&scope.keyspace, &scope.table) {
+        (None, Some(table)) => {
+            return Err(AdminError::BadRequest(format!(
+                "table {table} given without its keyspace"
+            )));
+        }
+        (None, None) => schema.keyspaces.values().collect(),
+        (Some(name), _) => match schema.keyspaces.get(name) {
+            Some(ks) => vec![ks],
+            None => {
+                return Err(AdminError::NotFound(format!(
+                    "keyspace {name} does not exist"
+                )));
+            }
+        },
+    };
+    let mut targets = Vec::new();
+    for ks in keyspaces {
+        for (name, t) in &ks.tables {
+            if scope.table.as_ref().is_none_or(|wanted| wanted == name) {
+                targets.push(Target {
+                    keyspace: ks.def.name.clone(),
+                    table: name.clone(),
+                    id: t.def.id,
+                });
+            }
+        }
+    }
+    if let (Some(ks), Some(table)) = (&scope.keyspace, &scope.table)
+        && targets.is_empty()
+    {
+        return Err(AdminError::NotFound(format!(
+            "table {ks}.{table} does not exist"
+        )));
+    }
+    Ok(targets)
+}
+
+/// Run disk work on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, AdminError> + Send + 'static,
+) -> Result<T, AdminError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| AdminError::Internal(format!("admin task failed: {e}")))?
+}
+
+fn storage_error(target: &Target, e: impl std::fmt::Display) -> AdminError {
+    AdminError::Internal(format!("{}.{}: {e}", target.keyspace, target.table))
+}
+
+/// Statistics of each target; a table dropped meanwhile is left out.
+fn table_stats(
+    replica: &Replica,
+    targets: &[Target],
+) -> Result<Vec<(Target, khata_storage::TableStats)>, AdminError> {
+    let mut out = Vec::with_capacity(targets.len());
+    for t in targets {
+        match replica.engine().table_stats(t.id) {
+            Ok(stats) => out.push((t.clone(), stats)),
+            Err(khata_storage::StorageError::UnknownTable(_)) => {}
+            Err(e) => return Err(storage_error(t, e)),
+        }
+    }
+    Ok(out)
+}
+
+/// Every table's statistics (for the node-wide figures).
+async fn all_table_stats(
+    ctx: &AdminContext,
+) -> Result<Vec<(Target, khata_storage::TableStats)>, AdminError> {
+    let replica = ctx.coordinator.replica().clone();
+    blocking(move || {
+        let targets = resolve(&replica.schema(), &Scope::default())?;
+        table_stats(&replica, &targets)
+    })
+    .await
+}
+
+fn load_bytes(stats: &[(Target, khata_storage::TableStats)]) -> u64 {
+    stats.iter().map(|(_, s)| s.live_data_bytes).sum()
+}
+
+fn pending_compactions(stats: &[(Target, khata_storage::TableStats)]) -> usize {
+    stats.iter().map(|(_, s)| s.pending_compactions).sum()
+}
+
+pub(super) async fn status(State(ctx): State<Arc<AdminContext>>) -> Answer<Status> {
+    let stats = all_table_stats(&ctx).await?;
+    let replica = ctx.coordinator.replica();
+    let node = replica.node();
+    Ok(Json(Status {
+        cluster_name: node.cluster_name.clone(),
+        nodes: vec![NodeStatus {
+            address: node.listen_address,
+            up: true,
+            state: NodeState::Normal,
+            host_id: replica.host_id(),
+            data_center: node.data_center.clone(),
+            rack: node.rack.clone(),
+            tokens: replica.tokens().len(),
+            load_bytes: load_bytes(&stats),
+            schema_version: replica.schema().version,
+        }],
+    }))
+}
+
+pub(super) async fn info(State(ctx): State<Arc<AdminContext>>) -> Answer<Info> {
+    let stats = all_table_stats(&ctx).await?;
+    let replica = ctx.coordinator.replica();
+    let engine = replica.engine();
+    let node = replica.node();
+    let config = &ctx.config;
+    Ok(Json(Info {
+        host_id: replica.host_id(),
+        cluster_name: node.cluster_name.clone(),
+        data_center: node.data_center.clone(),
+        rack: node.rack.clone(),
+        release_version: khata_replica::replica::RELEASE_VERSION.to_owned(),
+        khata_version: env!("CARGO_PKG_VERSION").to_owned(),
+        uptime_seconds: ctx.started.elapsed().as_secs(),
+        native_transport_address: ctx.cql_address,
+        cql_connections: ctx.cql.open_connections(),
+        tokens: replica.tokens().len(),
+        schema_version: replica.schema().version,
+        data_dir: config.data_dir.display().to_string(),
+        load_bytes: load_bytes(&stats),
+        resident_memory_bytes: resident_memory_bytes(),
+        memtable_bytes: engine.memtable_bytes() as u64,
+        memtable_space_bytes: config.memtable_heap_space_bytes,
+        block_cache_bytes: engine.block_cache_bytes(),
+        block_cache_capacity_bytes: config.file_cache_size_bytes,
+        pending_compactions: pending_compactions(&stats),
+        compactions_completed: engine.compactions_completed(),
+        commitlog: CommitLogInfo {
+            sync: config.commitlog_sync.to_string(),
+            sync_period_ms: millis(config.commitlog_sync_period),
+            sync_group_window_ms: millis(config.commitlog_sync_group_window),
+            segment_size_bytes: config.commitlog_segment_size_bytes,
+        },
+    }))
+}
+
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The process's resident set size, from `/proc/self/status` (Linux); `None` elsewhere.
+pub(super) fn resident_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line
+        .trim_start_matches("VmRSS:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+pub(super) async fn flush(
+    State(ctx): State<Arc<AdminContext>>,
+    Query(scope): Query<Scope>,
+) -> Answer<FlushReport> {
+    let replica = ctx.coordinator.replica().clone();
+    let targets = resolve(&replica.schema(), &scope)?;
+    let flushed = blocking(move || {
+        let mut flushed = Vec::with_capacity(targets.len());
+        for t in targets {
+            match replica.engine().flush(t.id) {
+                Ok(()) => flushed.push(TableName {
+                    keyspace: t.keyspace,
+                    table: t.table,
+                }),
+                Err(khata_storage::StorageError::UnknownTable(_)) => {}
+                Err(e) => return Err(storage_error(&t, e)),
+            }
+        }
+        Ok(flushed)
+    })
+    .await?;
+    Ok(Json(FlushReport { tables: flushed }))
+}
+
+pub(super) async fn compact(
+    State(ctx): State<Arc<AdminContext>>,
+    Query(scope): Query<Scope>,
+) -> Answer<CompactReport> {
+    let replica = ctx.coordinator.replica().clone();
+    let targets = resolve(&replica.schema(), &scope)?;
+    let _one_at_a_time = ctx.compaction.lock().await;
+    let tables = blocking(move || {
+        let engine = replica.engine();
+        let mut tables = Vec::with_capacity(targets.len());
+        for t in targets {
+            let before = match engine.sstables(t.id) {
+                Ok(s) => s.len(),
+                Err(khata_storage::StorageError::UnknownTable(_)) => continue,
+                Err(e) => return Err(storage_error(&t, e)),
+            };
+            let outcomes = engine
+                .compact_major(t.id)
+                .map_err(|e| storage_error(&t, e))?;
+            let after = engine
+                .sstables(t.id)
+                .map_err(|e| storage_error(&t, e))?
+                .len();
+            tables.push(TableCompaction {
+                tasks: outcomes.len(),
+                sstables_before: before,
+                sstables_after: after,
+                bytes_read: outcomes.iter().map(|o| o.bytes_read).sum(),
+                bytes_written: outcomes.iter().map(|o| o.bytes_written).sum(),
+                tombstones_purged: outcomes.iter().map(|o| o.tombstones_purged).sum(),
+                keyspace: t.keyspace,
+                table: t.table,
+            });
+        }
+        Ok(tables)
+    })
+    .await?;
+    Ok(Json(CompactReport { tables }))
+}
+
+pub(super) async fn tablestats(
+    State(ctx): State<Arc<AdminContext>>,
+    Query(scope): Query<Scope>,
+) -> Answer<TableStatsReport> {
+    let replica = ctx.coordinator.replica().clone();
+    let targets = resolve(&replica.schema(), &scope)?;
+    let stats = blocking(move || table_stats(&replica, &targets)).await?;
+    let tables = stats
+        .into_iter()
+        .map(|(t, s)| TableStats {
+            keyspace: t.keyspace,
+            table: t.table,
+            id: t.id,
+            sstable_count: s.sstable_count,
+            sstables_per_level: s.sstables_per_level,
+            space_used_bytes: s.live_data_bytes,
+            partitions_estimate: s.partitions_estimate,
+            memtable_bytes: s.memtable_bytes as u64,
+            memtable_partitions: s.memtable_partitions,
+            tombstones: s.tombstones,
+            pending_compactions: s.pending_compactions,
+            largest_partitions: s
+                .largest_partitions
+                .iter()
+                .map(|(key, size)| LargePartition {
+                    key_hex: hex(key),
+                    size_bytes: *size,
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(Json(TableStatsReport { tables }))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+pub(super) async fn metrics(State(ctx): State<Arc<AdminContext>>) -> Result<Response, AdminError> {
+    let stats = all_table_stats(&ctx).await?;
+    let engine = ctx.coordinator.replica().engine();
+    let input = MetricsInput {
+        coordinator: ctx.coordinator.metrics().snapshot(),
+        tables: stats
+            .iter()
+            .map(|(t, s)| (t.keyspace.as_str(), t.table.as_str(), s))
+            .collect(),
+        memtable_bytes: engine.memtable_bytes() as u64,
+        block_cache_bytes: engine.block_cache_bytes(),
+        compactions_completed: engine.compactions_completed(),
+        cql_connections: ctx.cql.open_connections(),
+        uptime_seconds: ctx.started.elapsed().as_secs_f64(),
+        resident_memory_bytes: resident_memory_bytes(),
+        khata_version: env!("CARGO_PKG_VERSION"),
+        release_version: khata_replica::replica::RELEASE_VERSION,
+    };
+    let text = prometheus::render(&input);
+    Ok(([(header::CONTENT_TYPE, prometheus::CONTENT_TYPE)], text).into_response())
+}
+
+pub(super) async fn unknown_path() -> AdminError {
+    AdminError::NotFound(
+        "no such endpoint; the admin API serves GET /status, /info, /tablestats, /metrics \
+         and POST /flush, /compact"
+            .into(),
+    )
+}

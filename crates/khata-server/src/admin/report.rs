@@ -1,0 +1,279 @@
+//! What `khata admin` prints: the admin API's answers laid out as `nodetool` lays out the
+//! same facts, so an operator's eyes (and scripts written for nodetool's layout) carry over.
+//! Sizes in `status` and `info` are human (`81.18 KiB`, as nodetool's `FileUtils`); in
+//! `tablestats` they are bytes, as nodetool prints them without `-H`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::api::{Info, NodeStatus, Status, TableStatsReport};
+
+/// `khata admin status`: per data center, one line per node.
+pub fn status(status: &Status) -> String {
+    let mut by_dc: BTreeMap<&str, Vec<&NodeStatus>> = BTreeMap::new();
+    for node in &status.nodes {
+        by_dc.entry(&node.data_center).or_default().push(node);
+    }
+    let mut out = String::new();
+    for (dc, nodes) in by_dc {
+        let title = format!("Datacenter: {dc}");
+        let _ = writeln!(out, "{title}");
+        let _ = writeln!(out, "{}", "=".repeat(title.len()));
+        let _ = writeln!(out, "Status=Up/Down");
+        let _ = writeln!(out, "|/ State=Normal/Leaving/Joining/Moving");
+        let mut rows = vec![[
+            "--".to_owned(),
+            "Address".to_owned(),
+            "Load".to_owned(),
+            "Tokens".to_owned(),
+            "Host ID".to_owned(),
+            "Rack".to_owned(),
+        ]];
+        for n in nodes {
+            rows.push([
+                format!("{}{}", if n.up { 'U' } else { 'D' }, n.state.letter()),
+                n.address.to_string(),
+                human_bytes(n.load_bytes),
+                n.tokens.to_string(),
+                n.host_id.to_string(),
+                n.rack.clone(),
+            ]);
+        }
+        write_columns(&mut out, &rows);
+    }
+    out
+}
+
+/// Rows as left-aligned columns two spaces apart (the last column unpadded).
+fn write_columns<const N: usize>(out: &mut String, rows: &[[String; N]]) {
+    let mut widths = [0usize; N];
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == N {
+                line.push_str(cell);
+            } else {
+                let _ = write!(line, "{cell:<width$}  ", width = widths[i]);
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+/// `khata admin info`: `Name : value` lines, as `nodetool info`.
+pub fn info(info: &Info) -> String {
+    let c = &info.commitlog;
+    let commitlog = match c.sync.as_str() {
+        "periodic" => format!("periodic, fsync every {} ms", c.sync_period_ms),
+        "group" => format!("group, fsync window {} ms", c.sync_group_window_ms),
+        other => other.to_owned(),
+    };
+    let lines: Vec<(&str, String)> = vec![
+        ("ID", info.host_id.to_string()),
+        ("Cluster Name", info.cluster_name.clone()),
+        (
+            "Release Version",
+            format!("{} (khata {})", info.release_version, info.khata_version),
+        ),
+        (
+            "Native Transport",
+            format!(
+                "{} ({} connections)",
+                info.native_transport_address, info.cql_connections
+            ),
+        ),
+        ("Load", human_bytes(info.load_bytes)),
+        ("Uptime (seconds)", info.uptime_seconds.to_string()),
+        (
+            "Resident Memory",
+            info.resident_memory_bytes
+                .map_or_else(|| "unknown".to_owned(), human_bytes),
+        ),
+        (
+            "Memtables",
+            format!(
+                "{} used of {}",
+                human_bytes(info.memtable_bytes),
+                human_bytes(info.memtable_space_bytes)
+            ),
+        ),
+        (
+            "Block Cache",
+            format!(
+                "{} used of {}",
+                human_bytes(info.block_cache_bytes),
+                human_bytes(info.block_cache_capacity_bytes)
+            ),
+        ),
+        (
+            "Compactions",
+            format!(
+                "{} pending, {} completed",
+                info.pending_compactions, info.compactions_completed
+            ),
+        ),
+        (
+            "Commit Log",
+            format!(
+                "{commitlog}, segments of {}",
+                human_bytes(c.segment_size_bytes)
+            ),
+        ),
+        ("Data Center", info.data_center.clone()),
+        ("Rack", info.rack.clone()),
+        ("Schema Version", info.schema_version.to_string()),
+        ("Data Directory", info.data_dir.clone()),
+        ("Tokens", info.tokens.to_string()),
+    ];
+    let width = lines.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (key, value) in lines {
+        let _ = writeln!(out, "{key:<width$} : {value}");
+    }
+    out
+}
+
+/// `khata admin tablestats`: per keyspace, then per table, as `nodetool tablestats`.
+pub fn tablestats(report: &TableStatsReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "Total number of tables: {}", report.tables.len());
+    let _ = writeln!(out, "----------------");
+    let mut keyspace: Option<&str> = None;
+    for t in &report.tables {
+        if keyspace != Some(t.keyspace.as_str()) {
+            if keyspace.is_some() {
+                let _ = writeln!(out, "----------------");
+            }
+            keyspace = Some(&t.keyspace);
+            let _ = writeln!(out, "Keyspace : {}", t.keyspace);
+        }
+        let _ = writeln!(out, "\t\tTable: {}", t.table);
+        let _ = writeln!(out, "\t\tSSTable count: {}", t.sstable_count);
+        if t.sstables_per_level.len() > 1 {
+            let _ = writeln!(
+                out,
+                "\t\tSSTables in each level: {:?}",
+                t.sstables_per_level
+            );
+        }
+        let _ = writeln!(out, "\t\tSpace used (live): {}", t.space_used_bytes);
+        let _ = writeln!(
+            out,
+            "\t\tNumber of partitions (estimate): {}",
+            t.partitions_estimate
+        );
+        let _ = writeln!(out, "\t\tMemtable data size: {}", t.memtable_bytes);
+        let _ = writeln!(out, "\t\tMemtable partitions: {}", t.memtable_partitions);
+        let _ = writeln!(out, "\t\tTombstones: {}", t.tombstones);
+        let _ = writeln!(out, "\t\tPending compactions: {}", t.pending_compactions);
+        match t.largest_partitions.iter().map(|p| p.size_bytes).max() {
+            Some(max) => {
+                let _ = writeln!(out, "\t\tLargest partition size: {max}");
+                let _ = writeln!(out, "\t\tLargest partitions:");
+                for p in &t.largest_partitions {
+                    let _ = writeln!(out, "\t\t\t0x{}: {}", p.key_hex, p.size_bytes);
+                }
+            }
+            None => {
+                let _ = writeln!(out, "\t\tLargest partition size: 0");
+            }
+        }
+        let _ = writeln!(out);
+    }
+    if keyspace.is_some() {
+        let _ = writeln!(out, "----------------");
+    }
+    out
+}
+
+/// A size as nodetool prints it: `512 bytes`, `81.18 KiB`, `1.50 GiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.2} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::api::{LargePartition, NodeState, TableStats};
+    use super::*;
+    use uuid::Uuid;
+
+    #[test]
+    fn sizes_read_as_nodetool_prints_them() {
+        assert_eq!(human_bytes(0), "0 bytes");
+        assert_eq!(human_bytes(1023), "1023 bytes");
+        assert_eq!(human_bytes(83_128), "81.18 KiB");
+        assert_eq!(human_bytes(3 * 1024 * 1024 * 1024 / 2), "1.50 GiB");
+    }
+
+    #[test]
+    fn status_is_a_table_per_data_center() {
+        let host = Uuid::from_u128(0x2f3a);
+        let text = status(&Status {
+            cluster_name: "Test Cluster".into(),
+            nodes: vec![NodeStatus {
+                address: "127.0.0.1".parse().unwrap(),
+                up: true,
+                state: NodeState::Normal,
+                host_id: host,
+                data_center: "datacenter1".into(),
+                rack: "rack1".into(),
+                tokens: 16,
+                load_bytes: 83_128,
+                schema_version: Uuid::nil(),
+            }],
+        });
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "Datacenter: datacenter1");
+        assert_eq!(lines[1], "=======================");
+        assert!(lines[4].starts_with("--  Address    Load       Tokens  Host ID"));
+        assert_eq!(
+            lines[5],
+            format!("UN  127.0.0.1  81.18 KiB  16      {host}  rack1")
+        );
+    }
+
+    #[test]
+    fn tablestats_groups_tables_by_keyspace() {
+        let table = |ks: &str, name: &str| TableStats {
+            keyspace: ks.into(),
+            table: name.into(),
+            id: Uuid::nil(),
+            sstable_count: 1,
+            sstables_per_level: vec![1],
+            space_used_bytes: 5120,
+            partitions_estimate: 3,
+            memtable_bytes: 0,
+            memtable_partitions: 0,
+            tombstones: 2,
+            pending_compactions: 0,
+            largest_partitions: vec![LargePartition {
+                key_hex: "00000007".into(),
+                size_bytes: 4000,
+            }],
+        };
+        let text = tablestats(&TableStatsReport {
+            tables: vec![table("a", "t1"), table("a", "t2"), table("b", "t3")],
+        });
+        assert!(text.starts_with("Total number of tables: 3\n"));
+        assert_eq!(text.matches("Keyspace : a\n").count(), 1);
+        assert_eq!(text.matches("Keyspace : b\n").count(), 1);
+        assert!(text.contains("\t\tTable: t2\n\t\tSSTable count: 1\n"));
+        assert!(text.contains("\t\tSpace used (live): 5120\n"));
+        assert!(text.contains("\t\t\t0x00000007: 4000\n"));
+    }
+}

@@ -1,0 +1,568 @@
+//! The admin HTTP API of a node started in the test: data written through the `scylla`
+//! driver, then every endpoint checked (status, info, flush, compact, tablestats, errors), and
+//! `/metrics` parsed as Prometheus text with the requests made counted.
+
+mod support;
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use khata_coordinator::metrics::{Op, Outcome};
+use khata_server::admin::api::{
+    CompactReport, FlushReport, Info, NodeState, Status, TableStats, TableStatsReport,
+};
+use khata_server::admin::client::{AdminClient, ClientError, Response};
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use support::TestNode;
+
+const TIMEOUT: Option<Duration> = Some(Duration::from_secs(60));
+
+/// The blocking client, off the test's async threads.
+struct Admin(AdminClient);
+
+impl Admin {
+    fn of(node: &TestNode) -> Admin {
+        let address = node.admin_address();
+        Admin(AdminClient::new(address.ip().to_string(), address.port()))
+    }
+
+    async fn get<T: serde::de::DeserializeOwned + Send + 'static>(
+        &self,
+        path: &str,
+    ) -> Result<T, ClientError> {
+        let (client, path) = (self.0.clone(), path.to_owned());
+        tokio::task::spawn_blocking(move || client.get_json(&path, TIMEOUT))
+            .await
+            .unwrap()
+    }
+
+    async fn post<T: serde::de::DeserializeOwned + Send + 'static>(
+        &self,
+        path: &str,
+    ) -> Result<T, ClientError> {
+        let (client, path) = (self.0.clone(), path.to_owned());
+        tokio::task::spawn_blocking(move || client.post_json(&path, TIMEOUT))
+            .await
+            .unwrap()
+    }
+
+    async fn raw(&self, method: &str, path: &str) -> Response {
+        let (client, method, path) = (self.0.clone(), method.to_owned(), path.to_owned());
+        tokio::task::spawn_blocking(move || client.request(&method, &path, TIMEOUT))
+            .await
+            .unwrap()
+            .unwrap()
+    }
+
+    async fn table(&self, keyspace: &str, table: &str) -> TableStats {
+        let report: TableStatsReport = self
+            .get(&format!("/tablestats?keyspace={keyspace}&table={table}"))
+            .await
+            .unwrap();
+        assert_eq!(report.tables.len(), 1);
+        report.tables.into_iter().next().unwrap()
+    }
+}
+
+async fn connect(node: &TestNode) -> Session {
+    SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .expect("driver connects")
+}
+
+/// Writes made by [`write_chat`]: 5 partitions of 10 rows, then a row deleted in each.
+const CHAT_WRITES: u64 = 5 * 10 + 5;
+
+async fn write_chat(session: &Session) {
+    session
+        .query_unpaged(
+            "CREATE KEYSPACE chat WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+            &[],
+        )
+        .await
+        .unwrap();
+    session
+        .query_unpaged(
+            "CREATE TABLE chat.messages (channel int, seq int, body text, PRIMARY KEY (channel, seq))",
+            &[],
+        )
+        .await
+        .unwrap();
+    let insert = session
+        .prepare("INSERT INTO chat.messages (channel, seq, body) VALUES (?, ?, ?)")
+        .await
+        .unwrap();
+    for channel in 0..5i32 {
+        for seq in 0..10i32 {
+            let body = "x".repeat(100 * (channel as usize + 1));
+            session
+                .execute_unpaged(&insert, (channel, seq, body))
+                .await
+                .unwrap();
+        }
+    }
+    let delete = session
+        .prepare("DELETE FROM chat.messages WHERE channel = ? AND seq = 0")
+        .await
+        .unwrap();
+    for channel in 0..5i32 {
+        session.execute_unpaged(&delete, (channel,)).await.unwrap();
+    }
+}
+
+/// Reads of one partition each; every one meets the deleted row's tombstone.
+async fn read_chat(session: &Session, reads: i32) {
+    let select = session
+        .prepare("SELECT seq FROM chat.messages WHERE channel = ?")
+        .await
+        .unwrap();
+    for i in 0..reads {
+        let rows = session
+            .execute_unpaged(&select, (i % 5,))
+            .await
+            .unwrap()
+            .into_rows_result()
+            .unwrap();
+        assert_eq!(rows.rows_num(), 9);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_and_info_describe_the_node() {
+    let mut node = TestNode::start().await;
+    let admin = Admin::of(&node);
+    let session = connect(&node).await;
+
+    let status: Status = admin.get("/status").await.unwrap();
+    assert_eq!(status.cluster_name, "Test Cluster");
+    assert_eq!(status.nodes.len(), 1);
+    let me = &status.nodes[0];
+    let coordinator = node.node.as_ref().unwrap().coordinator().clone();
+    assert!(me.up);
+    assert_eq!(me.state, NodeState::Normal);
+    assert_eq!(me.address.to_string(), "127.0.0.1");
+    assert_eq!(me.host_id, coordinator.host_id());
+    assert_eq!(me.data_center, "datacenter1");
+    assert_eq!(me.rack, "rack1");
+    assert_eq!(me.tokens, 16);
+    assert_eq!(me.schema_version, coordinator.schema().version);
+
+    let info: Info = admin.get("/info").await.unwrap();
+    assert_eq!(info.host_id, coordinator.host_id());
+    assert_eq!(info.release_version, "4.1.0");
+    assert_eq!(info.native_transport_address, node.cql_address());
+    assert!(info.cql_connections >= 1, "the driver is connected");
+    assert_eq!(info.commitlog.sync, "periodic");
+    assert_eq!(info.commitlog.sync_period_ms, 10_000);
+    assert!(info.block_cache_capacity_bytes > 0);
+    assert!(info.memtable_space_bytes > 0);
+    assert!(
+        info.memtable_bytes > 0,
+        "system tables are written at start"
+    );
+    assert!(info.resident_memory_bytes.is_some_and(|b| b > 0));
+    assert_eq!(info.data_dir, node.dir.path().display().to_string());
+    drop(session);
+    node.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flush_compact_and_tablestats_follow_the_data() {
+    let mut node = TestNode::start().await;
+    let admin = Admin::of(&node);
+    let session = connect(&node).await;
+    write_chat(&session).await;
+
+    let before = admin.table("chat", "messages").await;
+    assert_eq!(before.sstable_count, 0);
+    assert_eq!(before.memtable_partitions, 5);
+    assert!(before.memtable_bytes > 0);
+    assert!(before.largest_partitions.is_empty());
+
+    let flushed: FlushReport = admin.post("/flush?keyspace=chat").await.unwrap();
+    assert_eq!(flushed.tables.len(), 1);
+    assert_eq!(
+        (
+            flushed.tables[0].keyspace.as_str(),
+            flushed.tables[0].table.as_str()
+        ),
+        ("chat", "messages")
+    );
+    let after = admin.table("chat", "messages").await;
+    assert_eq!(after.sstable_count, 1);
+    assert_eq!(after.memtable_bytes, 0);
+    assert_eq!(after.partitions_estimate, 5);
+    assert!(after.space_used_bytes > 0);
+    assert_eq!(after.tombstones, 5, "one row deletion per partition");
+    // Channel 4 has the longest bodies; its key is the int 4, big-endian.
+    assert_eq!(after.largest_partitions[0].key_hex, "00000004");
+    assert!(
+        after
+            .largest_partitions
+            .windows(2)
+            .all(|w| w[0].size_bytes >= w[1].size_bytes)
+    );
+
+    // A second SSTable, then a major compaction merges them.
+    session
+        .query_unpaged(
+            "INSERT INTO chat.messages (channel, seq, body) VALUES (9, 1, 'late')",
+            &[],
+        )
+        .await
+        .unwrap();
+    let _: FlushReport = admin
+        .post("/flush?keyspace=chat&table=messages")
+        .await
+        .unwrap();
+    assert_eq!(admin.table("chat", "messages").await.sstable_count, 2);
+    let compacted: CompactReport = admin
+        .post("/compact?keyspace=chat&table=messages")
+        .await
+        .unwrap();
+    assert_eq!(compacted.tables.len(), 1);
+    let c = &compacted.tables[0];
+    assert_eq!((c.sstables_before, c.sstables_after), (2, 1));
+    assert!(c.tasks >= 1 && c.bytes_read > 0 && c.bytes_written > 0);
+    let merged = admin.table("chat", "messages").await;
+    assert_eq!(merged.sstable_count, 1);
+    assert_eq!(merged.partitions_estimate, 6);
+
+    // Without a scope: every table, system ones included, in keyspace order.
+    let all: TableStatsReport = admin.get("/tablestats").await.unwrap();
+    let names: Vec<(String, String)> = all
+        .tables
+        .iter()
+        .map(|t| (t.keyspace.clone(), t.table.clone()))
+        .collect();
+    assert!(names.contains(&("chat".into(), "messages".into())));
+    assert!(names.contains(&("system".into(), "local".into())));
+    assert!(names.windows(2).all(|w| w[0] <= w[1]));
+    let flushed_all: FlushReport = admin.post("/flush").await.unwrap();
+    assert_eq!(flushed_all.tables.len(), all.tables.len());
+    let keyspace: TableStatsReport = admin.get("/tablestats?keyspace=system").await.unwrap();
+    assert!(keyspace.tables.iter().all(|t| t.keyspace == "system"));
+
+    // The load is the live data on disk.
+    let status: Status = admin.get("/status").await.unwrap();
+    let load: u64 = all.tables.iter().map(|t| t.space_used_bytes).sum();
+    assert!(status.nodes[0].load_bytes >= load && load > 0);
+    drop(session);
+    node.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_json_errors() {
+    let mut node = TestNode::start().await;
+    let admin = Admin::of(&node);
+
+    let err = admin
+        .get::<TableStatsReport>("/tablestats?keyspace=nope")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Api { status: 404, message } if message.contains("keyspace nope does not exist")),
+        "{err}"
+    );
+    let err = admin
+        .post::<FlushReport>("/flush?keyspace=system&table=nope")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Api { status: 404, message } if message.contains("system.nope")),
+        "{err}"
+    );
+    let err = admin
+        .post::<CompactReport>("/compact?table=local")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Api { status: 400, .. }),
+        "{err}"
+    );
+    assert_eq!(admin.raw("GET", "/flush").await.status, 405);
+    let unknown = admin.raw("GET", "/nodetool").await;
+    assert_eq!(unknown.status, 404);
+    assert!(String::from_utf8_lossy(&unknown.body).contains("/tablestats"));
+    node.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_are_prometheus_text_and_count_the_requests() {
+    let mut node = TestNode::start().await;
+    let admin = Admin::of(&node);
+    let session = connect(&node).await;
+    let coordinator = node.node.as_ref().unwrap().coordinator().clone();
+    let writes_before = coordinator.metrics().requests(Op::Write, Outcome::Ok);
+    let reads_before = coordinator.metrics().requests(Op::Read, Outcome::Ok);
+    write_chat(&session).await;
+    read_chat(&session, 12).await;
+    let _: FlushReport = admin.post("/flush?keyspace=chat").await.unwrap();
+
+    let response = admin.raw("GET", "/metrics").await;
+    assert_eq!(response.status, 200);
+    assert!(
+        response
+            .header("content-type")
+            .is_some_and(|v| v.starts_with("text/plain; version=0.0.4")),
+        "{:?}",
+        response.headers
+    );
+    let text = String::from_utf8(response.body).unwrap();
+    let metrics = parse_prometheus(&text);
+
+    // Only this test writes: exactly its writes, all ok.
+    let writes = metrics.value("khata_requests_total", &[("op", "write"), ("result", "ok")]);
+    assert_eq!(writes as u64, writes_before + CHAT_WRITES, "{text}");
+    assert_eq!(
+        metrics.value(
+            "khata_requests_total",
+            &[("op", "write"), ("result", "error")]
+        ),
+        0.0
+    );
+    // The driver reads system tables too, so reads are at least the test's.
+    let reads = metrics.value("khata_requests_total", &[("op", "read"), ("result", "ok")]);
+    assert!(reads as u64 >= reads_before + 12, "{reads}");
+    assert!(metrics.has("khata_requests_total", &[("op", "range"), ("result", "ok")]));
+    let write_count = metrics.value("khata_request_latency_seconds_count", &[("op", "write")]);
+    assert_eq!(write_count, writes);
+    assert!(metrics.value("khata_request_latency_seconds_sum", &[("op", "write")]) > 0.0);
+    assert_eq!(
+        metrics.value(
+            "khata_request_latency_seconds_bucket",
+            &[("op", "write"), ("le", "+Inf")]
+        ),
+        writes
+    );
+
+    // Each of the 12 reads met its partition's row tombstone.
+    assert!(metrics.value("khata_tombstones_scanned_total", &[]) >= 12.0);
+    assert!(metrics.value("khata_cql_connections", &[]) >= 1.0);
+    assert!(metrics.value("khata_memtable_bytes", &[]) >= 0.0);
+    assert!(metrics.has("khata_block_cache_bytes", &[]));
+    assert!(metrics.has("khata_pending_compactions", &[]));
+    assert!(metrics.has("khata_compactions_completed_total", &[]));
+    assert!(metrics.value("khata_live_data_bytes", &[]) > 0.0);
+    let chat = [("keyspace", "chat"), ("table", "messages")];
+    assert_eq!(metrics.value("khata_table_sstables", &chat), 1.0);
+    assert_eq!(metrics.value("khata_table_tombstones", &chat), 5.0);
+    assert_eq!(metrics.value("khata_table_partitions_estimate", &chat), 5.0);
+    let largest = metrics.value("khata_table_largest_partition_bytes", &chat);
+    let stats = admin.table("chat", "messages").await;
+    assert_eq!(largest as u64, stats.largest_partitions[0].size_bytes);
+    assert!(metrics.has(
+        "khata_build_info",
+        &[
+            ("version", env!("CARGO_PKG_VERSION")),
+            ("release_version", "4.1.0")
+        ]
+    ));
+    drop(session);
+    node.stop().await;
+}
+
+/// One sample of the text format.
+#[derive(Debug)]
+struct Sample {
+    name: String,
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// Samples by name and labels.
+struct Metrics(Vec<Sample>);
+
+impl Metrics {
+    fn find(&self, name: &str, labels: &[(&str, &str)]) -> Option<&Sample> {
+        let want: BTreeMap<String, String> = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        self.0.iter().find(|s| s.name == name && s.labels == want)
+    }
+
+    fn has(&self, name: &str, labels: &[(&str, &str)]) -> bool {
+        self.find(name, labels).is_some()
+    }
+
+    fn value(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        self.find(name, labels)
+            .unwrap_or_else(|| panic!("no sample {name}{labels:?}"))
+            .value
+    }
+}
+
+/// A strict reader of the Prometheus text format 0.0.4: every line is a `# HELP`, a
+/// `# TYPE` or a sample; names and labels are well-formed; every sample belongs to a family
+/// declared before it (once); no series twice; histograms have increasing `le`, cumulative
+/// counts and a `+Inf` bucket equal to `_count`. Panics on the first violation.
+fn parse_prometheus(text: &str) -> Metrics {
+    assert!(text.ends_with('\n'), "the text ends with a newline");
+    let mut types: BTreeMap<String, String> = BTreeMap::new();
+    let mut helps = HashSet::new();
+    let mut samples = Vec::new();
+    let mut seen = HashSet::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# ") {
+            let mut parts = rest.splitn(3, ' ');
+            let (keyword, name) = (parts.next().unwrap(), parts.next().unwrap_or(""));
+            assert!(valid_name(name), "bad family name in {line:?}");
+            match keyword {
+                "HELP" => assert!(helps.insert(name.to_owned()), "HELP twice: {line:?}"),
+                "TYPE" => {
+                    let kind = parts.next().unwrap_or("");
+                    assert!(
+                        ["counter", "gauge", "histogram", "summary", "untyped"].contains(&kind),
+                        "bad type in {line:?}"
+                    );
+                    assert!(
+                        types.insert(name.to_owned(), kind.to_owned()).is_none(),
+                        "TYPE twice: {line:?}"
+                    );
+                }
+                _ => {}
+            }
+            continue;
+        }
+        assert!(!line.is_empty(), "empty line");
+        let sample = parse_sample(line);
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|suffix| {
+                let base = sample.name.strip_suffix(suffix)?;
+                (types.get(base).map(String::as_str) == Some("histogram")).then_some(base)
+            })
+            .unwrap_or(&sample.name);
+        assert!(
+            types.contains_key(family),
+            "sample before its TYPE: {line:?}"
+        );
+        assert!(
+            seen.insert((sample.name.clone(), sample.labels.clone())),
+            "series twice: {line:?}"
+        );
+        if types[family] == "counter" {
+            assert!(sample.value >= 0.0, "negative counter: {line:?}");
+        }
+        samples.push(sample);
+    }
+    let metrics = Metrics(samples);
+    for (family, kind) in &types {
+        if kind != "histogram" {
+            continue;
+        }
+        let bucket = format!("{family}_bucket");
+        let mut series: BTreeMap<BTreeMap<String, String>, Vec<(f64, f64)>> = BTreeMap::new();
+        for s in metrics.0.iter().filter(|s| s.name == bucket) {
+            let mut labels = s.labels.clone();
+            let le = labels.remove("le").expect("a bucket has le");
+            let le = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().unwrap()
+            };
+            series.entry(labels).or_default().push((le, s.value));
+        }
+        assert!(!series.is_empty(), "histogram {family} has no buckets");
+        for (labels, buckets) in series {
+            assert!(
+                buckets
+                    .windows(2)
+                    .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1),
+                "{family}{labels:?}: buckets not increasing/cumulative"
+            );
+            let (last_le, last) = *buckets.last().unwrap();
+            assert_eq!(last_le, f64::INFINITY, "{family}{labels:?}: no +Inf bucket");
+            let pairs: Vec<(&str, &str)> = labels
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            assert_eq!(metrics.value(&format!("{family}_count"), &pairs), last);
+            assert!(metrics.has(&format!("{family}_sum"), &pairs));
+        }
+    }
+    metrics
+}
+
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == ':')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+}
+
+fn parse_sample(line: &str) -> Sample {
+    let name_end = line
+        .find(['{', ' '])
+        .unwrap_or_else(|| panic!("no value: {line:?}"));
+    let name = &line[..name_end];
+    assert!(valid_name(name), "bad metric name: {line:?}");
+    let mut labels = BTreeMap::new();
+    let mut rest = &line[name_end..];
+    if let Some(body) = rest.strip_prefix('{') {
+        let mut chars = body.char_indices().peekable();
+        let end;
+        loop {
+            let (start, c) = chars.next().unwrap_or_else(|| panic!("unclosed: {line:?}"));
+            if c == '}' {
+                end = start;
+                break;
+            }
+            let eq = body[start..].find('=').expect("label=") + start;
+            let label = &body[start..eq];
+            assert!(
+                valid_name(label) && !label.contains(':'),
+                "bad label name: {line:?}"
+            );
+            while chars.peek().is_some_and(|(i, _)| *i <= eq) {
+                chars.next();
+            }
+            assert_eq!(chars.next().map(|(_, c)| c), Some('"'), "quote: {line:?}");
+            let mut value = String::new();
+            loop {
+                match chars.next().map(|(_, c)| c) {
+                    Some('"') => break,
+                    Some('\\') => match chars.next().map(|(_, c)| c) {
+                        Some('\\') => value.push('\\'),
+                        Some('"') => value.push('"'),
+                        Some('n') => value.push('\n'),
+                        other => panic!("bad escape {other:?}: {line:?}"),
+                    },
+                    Some('\n') | None => panic!("unterminated label value: {line:?}"),
+                    Some(c) => value.push(c),
+                }
+            }
+            assert!(
+                labels.insert(label.to_owned(), value).is_none(),
+                "label twice: {line:?}"
+            );
+            if chars.peek().map(|(_, c)| *c) == Some(',') {
+                chars.next();
+            }
+        }
+        rest = &body[end + 1..];
+    }
+    let value_text = rest
+        .strip_prefix(' ')
+        .unwrap_or_else(|| panic!("space: {line:?}"));
+    assert!(
+        !value_text.contains(' '),
+        "timestamps are not expected: {line:?}"
+    );
+    let value = match value_text {
+        "+Inf" => f64::INFINITY,
+        "-Inf" => f64::NEG_INFINITY,
+        "NaN" => f64::NAN,
+        v => v.parse().unwrap_or_else(|_| panic!("bad value: {line:?}")),
+    };
+    Sample {
+        name: name.to_owned(),
+        labels,
+        value,
+    }
+}
