@@ -197,6 +197,25 @@ pub enum ErrorKind {
     },
 }
 
+/// The most bytes of an error message: the length prefix of a [string] is a [short].
+const MAX_MESSAGE_BYTES: usize = u16::MAX as usize;
+
+/// What marks a message cut by [`fit_message`].
+const CUT_MARK: &str = "...";
+
+/// `message`, cut at a character boundary and marked when it is longer than
+/// [`MAX_MESSAGE_BYTES`].
+fn fit_message(message: &str) -> std::borrow::Cow<'_, str> {
+    if message.len() <= MAX_MESSAGE_BYTES {
+        return std::borrow::Cow::Borrowed(message);
+    }
+    let mut end = MAX_MESSAGE_BYTES - CUT_MARK.len();
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}{CUT_MARK}", &message[..end]))
+}
+
 /// An ERROR body: a code (from the kind), a message, and the kind's fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorBody {
@@ -246,10 +265,12 @@ impl ErrorBody {
         }
     }
 
-    /// Writes the body.
+    /// Writes the body. A message longer than a [string] can carry (one that quotes a huge
+    /// statement back) is cut to fit, so that the client still gets the error's own code
+    /// rather than a server error about encoding it.
     pub fn write(&self, out: &mut BytesMut, version: ProtocolVersion) -> Result<(), EncodeError> {
         out.put_i32(self.code());
-        put_string(out, "error message", &self.message)?;
+        put_string(out, "error message", &fit_message(&self.message))?;
         let v5 = version >= ProtocolVersion::V5;
         match &self.kind {
             ErrorKind::Unavailable {
