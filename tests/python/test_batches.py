@@ -133,10 +133,6 @@ def test_batch_size_warning_is_surfaced(session, tables, caplog):
     assert count(session, f"SELECT * FROM {tables}.a WHERE k IN (60, 61)") == 20
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="khata bug: the batch size warning says 'Batch for 2 partitions is of "
-                          "size ...' where Cassandra names the tables: 'Batch for [ks.a] is of "
-                          "size N, exceeding specified threshold of 5120 by M.'")
 def test_batch_size_warning_names_the_tables(session, tables):
     batch = big_batch(session, tables, [62, 63], 10, 512)
     _, warnings = execute_with_warnings(session, batch)
@@ -148,10 +144,6 @@ def test_batch_size_warning_names_the_tables(session, tables):
     assert size - over == WARN_THRESHOLD_BYTES
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="khata bug: a batch of one partition over 5 KiB gets a size warning "
-                          "('Batch for 1 partitions is of size 21220, ...'); Cassandra checks the "
-                          "size only of batches spanning more than one partition")
 def test_a_single_partition_batch_does_not_warn(session, tables):
     """Cassandra warns on size only for batches that span partitions (CASSANDRA-10876)."""
     batch = big_batch(session, tables, [64], 20, 512)
@@ -165,13 +157,6 @@ def test_a_small_batch_does_not_warn(session, tables):
     assert not warnings
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="khata bug: the batch size is overestimated (about 545 bytes per row: "
-                          "11 rows of an int key and a one-character text are reported as "
-                          "'Batch for 11 partitions is of size 5995, exceeding specified threshold "
-                          "of 5120 by 875.'), so small batches get a warning Cassandra would not "
-                          "give; Cassandra counts the mutations' data size (values, timestamps, "
-                          "TTLs), a few dozen bytes per such row")
 def test_a_batch_of_small_rows_does_not_warn(session, tables):
     insert = session.prepare(f"INSERT INTO {tables}.b (k, v) VALUES (?, ?)")
     batch = BatchStatement(batch_type=BatchType.LOGGED)
@@ -189,12 +174,6 @@ def test_batch_over_the_fail_threshold_is_refused(session, tables):
     assert count(session, f"SELECT * FROM {tables}.a WHERE k IN (70, 71)") == 0
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="khata: no client warning for an unlogged batch spanning more than "
-                          "unlogged_batch_across_partitions_warn_threshold (10) partitions "
-                          "('Unlogged batch covering 11 partitions detected against table "
-                          "[ks.b]. You should use a logged batch for atomicity, or asynchronous "
-                          "writes for performance.')")
 def test_unlogged_batch_across_many_partitions_warns(session, tables):
     insert = session.prepare(f"INSERT INTO {tables}.b (k, v) VALUES (?, ?)")
     batch = BatchStatement(batch_type=BatchType.UNLOGGED)
@@ -217,11 +196,6 @@ def test_counter_batch(session, tables):
     assert counts == {1: 5, 2: -1}
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="khata bug: a counter update in a logged batch is refused with "
-                          "'Counter mutations are only allowed in COUNTER batches' (Cassandra "
-                          "2.0's wording) instead of Cassandra 4.1's 'Cannot include a counter "
-                          "statement in a logged batch'")
 def test_counter_updates_are_refused_in_a_logged_batch(session, tables):
     with pytest.raises(InvalidRequest, match="Cannot include a counter statement in a logged batch"):
         session.execute(

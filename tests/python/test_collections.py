@@ -161,10 +161,6 @@ def test_map_element_delete(session, tables, k):
     assert read(session, tables, k, "m") == {"y": 2}
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata bug: map key removal `SET m = m - {'k'}` (a set of keys, as "
-                          "Cassandra defines it) is refused as 'Invalid set literal for m of type "
-                          "map<text, int>'")
 def test_map_remove_keys(session, tables, k):
     session.execute(f"UPDATE {tables}.c SET m = m - {{'x', 'absent'}} WHERE k = %s", (k,))
     assert read(session, tables, k, "m") == {"y": 2}
@@ -230,10 +226,6 @@ BOUND_SET_ORDER_BUG = (
     "(Sets.Value.fromSerialized): {where}")
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest, reason=BOUND_SET_ORDER_BUG.format(
-    where="as a clustering column it is refused with 'clustering column 0: invalid "
-          "frozen<set<text>> value: set elements or map keys not in ascending order, or "
-          "repeated'"))
 def test_a_bound_set_in_a_clustering_key_is_sorted(session, tables):
     table = f"{tables}.frozen_keys"
     insert = session.prepare(f"INSERT INTO {table} (k, c, v) VALUES (?, ?, ?)")
@@ -244,9 +236,6 @@ def test_a_bound_set_in_a_clustering_key_is_sorted(session, tables):
     assert row is not None and list(row.c) == ["y", "z"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=BOUND_SET_ORDER_BUG.format(
-    where="as a partition key it is stored unsorted, so `WHERE k = {'y', 'z'}` does not find "
-          "the row written with k bound as [z, y]"))
 def test_a_bound_set_in_a_partition_key_is_sorted(session, tables):
     table = f"{tables}.set_keys"
     insert = session.prepare(f"INSERT INTO {table} (k, v) VALUES (?, ?)")
@@ -297,11 +286,6 @@ def test_frozen_udt_with_missing_fields_reads_them_as_null(session, tables):
     assert (value.street, value.zip) == (None, 1)
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata bug: CREATE TYPE with a collection field, `CREATE TYPE tagged "
-                          "(name text, tags set<text>)`, is refused with 'Non-frozen UDTs and "
-                          "collections are not allowed inside collections or UDTs: set<text>' "
-                          "(Cassandra accepts collection fields in a UDT)")
 def test_udt_with_a_collection_field(session, tables):
     session.execute(f"CREATE TYPE {tables}.tagged (name text, tags set<text>)")
     session.execute(f"CREATE TABLE {tables}.tagged_things (k int PRIMARY KEY, v frozen<tagged>)")

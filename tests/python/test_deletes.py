@@ -154,10 +154,6 @@ def test_setting_null_deletes_the_cell(session, tables, partition):
         f"SELECT v FROM {tables}.t WHERE k = %s AND c = 6", (partition,)).one().v is None
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata bug: deleting a static cell by partition key, `DELETE s FROM t2 "
-                          "WHERE k = ?`, is refused as 'Range deletions are not supported for "
-                          "specific columns' (Cassandra allows it: s is static)")
 def test_static_cell_delete(session, tables, partition):
     session.execute(f"DELETE s FROM {tables}.t2 WHERE k = %s", (partition,))
     rows = list(session.execute(f"SELECT s, v FROM {tables}.t2 WHERE k = %s", (partition,)))

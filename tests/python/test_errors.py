@@ -110,10 +110,6 @@ def test_wrong_type_in_a_prepared_statement(session, table):
     assert list(session.execute(f"SELECT * FROM {table} WHERE k = 1 AND c = 5")) == []
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception,
-                   reason="khata bug: an empty partition key is accepted: `INSERT INTO texts "
-                          "(k, v) VALUES ('', 1)` with k text succeeds where Cassandra answers "
-                          "Invalid 'Key may not be empty'")
 def test_empty_partition_key_is_refused(session, keyspace, table):
     with pytest.raises(InvalidRequest, match="Key may not be empty"):
         session.execute(f"INSERT INTO {keyspace}.texts (k, v) VALUES ('', 1)")

@@ -182,12 +182,6 @@ def test_unset_values_leave_cells_untouched(session, all_types):
     assert (row.c_int, row.c_text) == (2, "kept")
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="khata bug: a prepared statement's bind variables carry the column "
-                          "names, not the names of named markers: for `VALUES (:k, :number, "
-                          ":words)` the metadata says (k, c_int, c_text) instead of (k, number, "
-                          "words), so the driver cannot bind by name (it sends UNSET for "
-                          "'number' and 'words')")
 def test_values_bound_by_name(session, all_types):
     key = next(_keys)
     insert = session.prepare(

@@ -296,3 +296,19 @@ fn nesting_is_bounded() {
         );
     }
 }
+
+/// A flat chain of operators makes a tree as deep as it is long: it counts against the
+/// nesting limit, so a long one is refused instead of overflowing the stack (found by the
+/// server's bad-input fuzzing: `WHERE key = 1 + 1 + ...` with 10,000 terms).
+#[test]
+fn long_operator_chains_are_refused_not_overflowed() {
+    for op in [" + 1", " * 2", " - 3"] {
+        let long = format!("SELECT * FROM t WHERE k = 1{}", op.repeat(20_000));
+        let e = khata_cql::language::parse_statement(&long).unwrap_err();
+        assert!(e.to_string().contains("nested more than"), "{e}");
+        let selector = format!("SELECT 1{} FROM t", op.repeat(20_000));
+        assert!(khata_cql::language::parse_statement(&selector).is_err());
+        let short = format!("SELECT * FROM t WHERE k = 1{}", op.repeat(50));
+        khata_cql::language::parse_statement(&short).unwrap();
+    }
+}

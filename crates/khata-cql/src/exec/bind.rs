@@ -32,20 +32,32 @@ pub(crate) fn value(
 ) -> Result<Bound, ExecError> {
     match term {
         Term::Marker(m) => match run.values.get(m.index) {
-            Some(Value::Set(bytes)) => {
-                if let Err(e) = CqlValue::deserialize(ty, bytes) {
-                    return Err(ExecError::invalid(format!(
-                        "Invalid value for column {column}: {e}"
-                    )));
-                }
-                Ok(Bound::Value(bytes.clone()))
-            }
+            Some(Value::Set(bytes)) => match CqlValue::deserialize(ty, bytes) {
+                Err(e) => Err(ExecError::invalid(format!(
+                    "Invalid value for column {column}: {e}"
+                ))),
+                // Sets and maps arrive in the client's order (a Python set's, say): store
+                // them sorted and without repeats, as Cassandra does.
+                Ok(v) if has_set_or_map(ty) => Ok(Bound::Value(Bytes::from(v.to_bytes(ty)))),
+                Ok(_) => Ok(Bound::Value(bytes.clone())),
+            },
             Some(Value::Null) => Ok(Bound::Null),
             Some(Value::NotSet) => Ok(Bound::Unset),
             None => Err(ExecError::invalid("missing bind value")),
         },
         Term::Literal(Literal::Null) => Ok(Bound::Null),
         other => literal(run, other, ty, column),
+    }
+}
+
+/// Whether a value of `ty` can hold a set or map, whose serialization must be normalized.
+fn has_set_or_map(ty: &CqlType) -> bool {
+    match ty {
+        CqlType::Set { .. } | CqlType::Map { .. } => true,
+        CqlType::List { element, .. } | CqlType::Vector { element, .. } => has_set_or_map(element),
+        CqlType::Tuple(items) => items.iter().any(has_set_or_map),
+        CqlType::Udt { fields, .. } => fields.iter().any(|(_, t)| has_set_or_map(t)),
+        _ => false,
     }
 }
 
@@ -161,7 +173,9 @@ fn mark(specs: &mut [Option<ColumnSpec>], def: &TableDef, column: &str, ty: &Cql
     match term {
         Term::Marker(m) => {
             if let Some(slot) = specs.get_mut(m.index) {
-                *slot = Some(spec(def, column, column_type(ty)));
+                // A named marker (`:name`) is reported by its name, as Cassandra does.
+                let name = m.name.as_ref().map_or(column, |n| n.0.as_str());
+                *slot = Some(spec(def, name, column_type(ty)));
             }
         }
         Term::List(items) | Term::Set(items) => {

@@ -276,16 +276,18 @@ impl Deferred {
     ) -> Result<(), String> {
         match self {
             Deferred::CounterAdd { column, delta } => {
-                let stored = current
-                    .cells
-                    .get(&CellKey::simple(column.id))
+                let cell = current.cells.get(&CellKey::simple(column.id));
+                let stored = cell
                     .and_then(|c| c.live_value(now))
                     .and_then(|v| <[u8; 8]>::try_from(&v[..]).ok())
                     .map_or(0, i64::from_be_bytes);
                 let total = stored.wrapping_add(*delta);
+                // The new total must win over the one it was computed from, whatever the
+                // clocks of the clients (or coordinators) that sent the two increments.
+                let timestamp = cell.map_or(wt.timestamp, |c| wt.timestamp.max(c.timestamp + 1));
                 out.cells.insert(
                     CellKey::simple(column.id),
-                    Cell::live(wt.timestamp, Bytes::copy_from_slice(&total.to_be_bytes())),
+                    Cell::live(timestamp, Bytes::copy_from_slice(&total.to_be_bytes())),
                 );
             }
             Deferred::ListSet {

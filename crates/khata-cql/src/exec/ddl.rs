@@ -416,6 +416,37 @@ fn table_options(
     Ok(options)
 }
 
+/// The frozen form of a type (collections and UDTs; others are unchanged).
+fn freeze(ty: CqlType) -> CqlType {
+    match ty {
+        CqlType::List { element, .. } => CqlType::List {
+            element,
+            frozen: true,
+        },
+        CqlType::Set { element, .. } => CqlType::Set {
+            element,
+            frozen: true,
+        },
+        CqlType::Map { key, value, .. } => CqlType::Map {
+            key,
+            value,
+            frozen: true,
+        },
+        CqlType::Udt {
+            keyspace,
+            name,
+            fields,
+            ..
+        } => CqlType::Udt {
+            keyspace,
+            name,
+            fields,
+            frozen: true,
+        },
+        other => other,
+    }
+}
+
 /// A type expression resolved against the keyspace's user types.
 fn resolve_type(
     schema: &Schema,
@@ -432,11 +463,13 @@ fn resolve_type(
     let resolved = ty
         .to_cql_type(&resolver)
         .map_err(|e| ExecError::invalid(e.to_string()))?;
-    if in_udt && resolved.is_multi_cell() {
-        return Err(ExecError::invalid(format!(
-            "Non-frozen UDTs and collections are not allowed inside collections or UDTs: {ty}"
-        )));
+    if in_udt && matches!(resolved, CqlType::Udt { frozen: false, .. }) {
+        return Err(ExecError::invalid(
+            "A user type cannot contain non-frozen UDTs",
+        ));
     }
+    // A collection field of a user type is frozen, as in Cassandra.
+    let resolved = if in_udt { freeze(resolved) } else { resolved };
     if let CqlType::Udt { keyspace: k, .. } = &resolved
         && k != keyspace
     {

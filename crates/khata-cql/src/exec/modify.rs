@@ -142,7 +142,7 @@ fn target(t: &TableSchema, run: &Run<'_>, where_clause: &[Relation]) -> Result<T
             }
             other => {
                 return Err(ExecError::invalid(format!(
-                    "relation {other:?} is not supported in a modification"
+                    "relation {other} is not supported in a modification by khata yet"
                 )));
             }
         }
@@ -171,9 +171,11 @@ fn target(t: &TableSchema, run: &Run<'_>, where_clause: &[Relation]) -> Result<T
         .into_iter()
         .map(|k| {
             let refs: Vec<&[u8]> = k.iter().map(|b| &b[..]).collect();
-            serialize_partition_key(&refs)
-                .map(DecoratedKey::new)
-                .map_err(|e| ExecError::invalid(format!("Invalid partition key: {e}")))
+            match serialize_partition_key(&refs) {
+                Ok(k) if k.is_empty() => Err(ExecError::invalid("Key may not be empty")),
+                Ok(k) => Ok(DecoratedKey::new(k)),
+                Err(e) => Err(ExecError::invalid(format!("Invalid partition key: {e}"))),
+            }
         })
         .collect::<Result<Vec<_>, _>>()?;
     let prefix_len = ck_values.iter().take_while(|v| v.is_some()).count();
@@ -293,6 +295,9 @@ fn insert_mutations(
         serialize_partition_key(&refs)
             .map_err(|e| ExecError::invalid(format!("Invalid partition key: {e}")))?,
     );
+    if key.key.is_empty() {
+        return Err(ExecError::invalid("Key may not be empty"));
+    }
     let clustering = encode_clustering(t, &ck)?;
     let mut row = Row {
         liveness: Some(wt.liveness()),
@@ -371,6 +376,13 @@ fn update_mutations(
             AssignmentOp::Set(term) => {
                 set_column(target_row, c, bind::value(run, term, &c.ty, &c.name)?, &wt)?
             }
+            AssignmentOp::Add(_) | AssignmentOp::Subtract(_)
+                if counter && u.using.timestamp.is_some() =>
+            {
+                return Err(ExecError::invalid(
+                    "Cannot provide custom timestamp for counter updates",
+                ));
+            }
             AssignmentOp::Add(term) | AssignmentOp::Subtract(term) if counter => {
                 let Bound::Value(bytes) = bind::value(run, term, &CqlType::Bigint, &c.name)? else {
                     return Err(ExecError::invalid(
@@ -403,7 +415,19 @@ fn update_mutations(
                 }
             }
             AssignmentOp::Subtract(term) if c.ty.is_multi_cell() => {
-                if let Bound::Value(bytes) = bind::value(run, term, &c.ty, &c.name)? {
+                // `m = m - {k, ...}` takes a set of keys.
+                let operand_ty = match &c.ty {
+                    CqlType::Map { key, .. } => CqlType::Set {
+                        element: key.clone(),
+                        frozen: false,
+                    },
+                    other => other.clone(),
+                };
+                if let Bound::Value(bytes) = bind::value(run, term, &operand_ty, &c.name)? {
+                    let removed = ColumnDef {
+                        ty: operand_ty.clone(),
+                        ..c.clone()
+                    };
                     if let CqlType::List { element, .. } = &c.ty {
                         let values = match crate::value::CqlValue::deserialize(&c.ty, &bytes) {
                             Ok(crate::value::CqlValue::List(items)) => items
@@ -417,7 +441,7 @@ fn update_mutations(
                             values,
                         });
                     } else {
-                        remove_elements(target_row, c, &bytes, &wt)?;
+                        remove_elements(target_row, &removed, &bytes, &wt)?;
                     }
                 }
             }
@@ -538,7 +562,14 @@ fn delete_mutations(
         let mut update = Partition::new();
         let mut deferred = Vec::new();
         if !d.targets.is_empty() {
-            if !full {
+            let statics_only = d.targets.iter().all(|tc| {
+                t.def
+                    .column(&tc.column.0)
+                    .is_some_and(|c| c.kind == ColumnKind::Static)
+            });
+            // Static columns belong to the partition: the partition key is enough.
+            let static_ok = statics_only && target.clustering.is_empty() && target.slice.is_none();
+            if !full && !static_ok {
                 return Err(ExecError::invalid(
                     "Range deletions are not supported for specific columns",
                 ));
@@ -850,10 +881,44 @@ async fn write_planned(
     Ok(())
 }
 
-/// Bytes of a batch's mutations, as the batch size thresholds count them.
-fn batch_size(mutations: &[Mutation]) -> usize {
-    mutations.iter().map(|m| m.update.size_estimate()).sum()
+/// The data size of an update as Cassandra's `PartitionUpdate.dataSize()` counts it (for the
+/// batch size thresholds): clustering bytes, timestamps, TTLs, cell values and paths.
+fn data_size(update: &Partition) -> usize {
+    let row_size = |clustering: usize, row: &Row| {
+        let cells: usize = row
+            .cells
+            .iter()
+            .map(|(k, c)| {
+                let expiring = matches!(c.kind, khata_types::cell::CellKind::Expiring { .. });
+                c.value_len()
+                    + 8
+                    + if expiring { 8 } else { 0 }
+                    + k.path.as_ref().map_or(0, |p| p.len())
+            })
+            .sum();
+        clustering
+            + row.liveness.map_or(0, |_| 8)
+            + row.deletion.map_or(0, |_| 12)
+            + row.column_deletions.len() * 12
+            + cells
+    };
+    update.deletion.map_or(0, |_| 12)
+        + update
+            .range_tombstones
+            .iter()
+            .map(|rt| rt.start.len() + rt.end.len() + 12)
+            .sum::<usize>()
+        + row_size(0, &update.static_row)
+        + update
+            .rows
+            .iter()
+            .map(|(ck, row)| row_size(ck.len(), row))
+            .sum::<usize>()
 }
+
+/// Partitions at or below which an unlogged batch draws no warning
+/// (`unlogged_batch_across_partitions_warn_threshold`).
+const UNLOGGED_BATCH_ACROSS_PARTITIONS_WARN_THRESHOLD: usize = 10;
 
 /// Check a batch's kind against its statements and its size against the thresholds, then
 /// write it: a logged batch in one commit-log record (all or nothing).
@@ -864,28 +929,39 @@ async fn write_batch(
     consistency: frame::Consistency,
     warnings: &mut Vec<String>,
 ) -> Result<(), ExecError> {
-    let counters = planned.deferred.iter().any(|d| {
+    let is_counter = |d: &DeferredWrite| {
         d.ops
             .iter()
             .any(|o| matches!(o, Deferred::CounterAdd { .. }))
-    });
-    let only_counters = planned.deferred.iter().all(|d| {
-        d.ops
-            .iter()
-            .all(|o| matches!(o, Deferred::CounterAdd { .. }))
-    }) && planned
-        .mutations
-        .iter()
-        .all(|m| planned.deferred.iter().any(|d| d.key == m.key) || m.update.is_empty());
+    };
+    let counters = planned.deferred.iter().any(is_counter);
+    let schema = exec.coordinator().schema();
+    let table_name = |id| {
+        schema.table_by_id(id).map_or_else(
+            || id.to_string(),
+            |t| format!("{}.{}", t.def.keyspace, t.def.name),
+        )
+    };
+    let counter_table = |id| {
+        schema
+            .table_by_id(id)
+            .is_some_and(|t| t.def.columns.iter().any(|c| c.ty == CqlType::Counter))
+    };
+    let non_counters = planned.mutations.iter().any(|m| !counter_table(m.table));
     match kind {
-        BatchKind::Counter if !(planned.mutations.is_empty() || counters && only_counters) => {
+        BatchKind::Logged if counters => {
             return Err(ExecError::invalid(
-                "Only counter mutations are allowed in COUNTER batches",
+                "Cannot include a counter statement in a logged batch",
             ));
         }
-        BatchKind::Logged | BatchKind::Unlogged if counters => {
+        BatchKind::Counter if non_counters => {
             return Err(ExecError::invalid(
-                "Counter mutations are only allowed in COUNTER batches",
+                "Cannot include non-counter statement in a counter batch",
+            ));
+        }
+        BatchKind::Unlogged if counters && non_counters => {
+            return Err(ExecError::invalid(
+                "Counter and non-counter mutations cannot exist in the same batch",
             ));
         }
         BatchKind::Logged if !planned.deferred.is_empty() => {
@@ -895,27 +971,51 @@ async fn write_batch(
         }
         _ => {}
     }
-    let size = batch_size(&planned.mutations);
-    let config = exec.config();
     let partitions: std::collections::BTreeSet<_> = planned
         .mutations
         .iter()
         .map(|m| (m.table, m.key.key.clone()))
         .collect();
-    if size > config.batch_size_fail_threshold_bytes {
-        return Err(ExecError::invalid(format!(
-            "Batch too large: {} partitions, {size} bytes, more than batch_size_fail_threshold ({} bytes)",
-            partitions.len(),
-            config.batch_size_fail_threshold_bytes
-        )));
-    }
-    if size > config.batch_size_warn_threshold_bytes {
-        warnings.push(format!(
-            "Batch for {} partitions is of size {size}, exceeding specified threshold of {} by {}.",
-            partitions.len(),
-            config.batch_size_warn_threshold_bytes,
-            size - config.batch_size_warn_threshold_bytes
-        ));
+    // As Cassandra, only batches spanning several partitions are checked (CASSANDRA-10876).
+    if partitions.len() > 1 {
+        let size: usize = planned.mutations.iter().map(|m| data_size(&m.update)).sum();
+        let config = exec.config();
+        let tables: std::collections::BTreeSet<String> = planned
+            .mutations
+            .iter()
+            .map(|m| table_name(m.table))
+            .collect();
+        let tables = format!("[{}]", tables.into_iter().collect::<Vec<_>>().join(", "));
+        // Cassandra's client warning carries plain byte counts; its failure says only this.
+        if size > config.batch_size_fail_threshold_bytes {
+            return Err(ExecError::invalid("Batch too large"));
+        }
+        let warn = config.batch_size_warn_threshold_bytes;
+        if size > warn {
+            warnings.push(format!(
+                "Batch for {tables} is of size {size}, exceeding specified threshold of {warn} by {}.",
+                size - warn
+            ));
+        }
+        if kind == BatchKind::Unlogged {
+            let mut per_table: std::collections::BTreeMap<uuid::Uuid, usize> = Default::default();
+            for (table, _) in &partitions {
+                *per_table.entry(*table).or_default() += 1;
+            }
+            let wide: Vec<String> = per_table
+                .iter()
+                .filter(|(_, n)| **n > UNLOGGED_BATCH_ACROSS_PARTITIONS_WARN_THRESHOLD)
+                .map(|(t, _)| table_name(*t))
+                .collect();
+            if !wide.is_empty() {
+                warnings.push(format!(
+                    "Unlogged batch covering {} partitions detected against table{} [{}]. You should use a logged batch for atomicity, or asynchronous writes for performance.",
+                    partitions.len(),
+                    if wide.len() > 1 { "s" } else { "" },
+                    wide.join(", ")
+                ));
+            }
+        }
     }
     let write_type = match kind {
         BatchKind::Logged => WriteType::Batch,

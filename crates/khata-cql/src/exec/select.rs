@@ -146,7 +146,7 @@ fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecErr
                     }
                     other => {
                         return Err(ExecError::invalid(format!(
-                            "selector {other:?} is not supported by khata yet"
+                            "selector {other} is not supported by khata yet"
                         )));
                     }
                 };
@@ -287,7 +287,7 @@ fn plan(t: &TableSchema, s: &Select, run: &Run<'_>) -> Result<Plan, ExecError> {
             }
             other => {
                 return Err(ExecError::invalid(format!(
-                    "relation {other:?} is not supported by khata yet"
+                    "relation {other} is not supported by khata yet"
                 )));
             }
         }

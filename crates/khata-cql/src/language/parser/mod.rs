@@ -231,6 +231,23 @@ impl<'a> Parser<'a> {
         self.markers.truncate(checkpoint.markers);
     }
 
+    /// One more operator of a left-nested chain (`a + b + c ...`): each makes the tree one
+    /// level deeper, so a chain counts against [`MAX_NESTING_DEPTH`] like nesting does (a flat
+    /// chain of thousands of operators would otherwise overflow the stack when the tree is
+    /// walked or dropped). The caller restores `depth` when the chain ends.
+    fn chain_operator(&mut self) -> Result<()> {
+        if self.depth >= MAX_NESTING_DEPTH {
+            let mut error = self.error_here(
+                ParseErrorKind::TooDeep,
+                format!("statement nested more than {MAX_NESTING_DEPTH} levels deep"),
+            );
+            error.expected.clear();
+            return Err(error);
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
     /// Runs `f` one nesting level deeper, refusing to go past [`MAX_NESTING_DEPTH`].
     fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         if self.depth >= MAX_NESTING_DEPTH {

@@ -119,21 +119,36 @@ impl Parser<'_> {
     /// `unaliasedSelector`: arithmetic over selector groups.
     pub(super) fn selectable(&mut self) -> Result<Selectable> {
         self.nested(|p| {
-            let mut left = p.selectable_product()?;
-            loop {
-                let op = match p.peek().kind {
-                    TokenKind::Plus => ArithmeticOp::Add,
-                    TokenKind::Minus => ArithmeticOp::Subtract,
-                    _ => return Ok(left),
-                };
-                p.advance();
-                let right = p.selectable_product()?;
-                left = arithmetic(op, left, right);
-            }
+            let depth = p.depth;
+            let result = p.selectable_sum();
+            p.depth = depth;
+            result
         })
     }
 
+    fn selectable_sum(&mut self) -> Result<Selectable> {
+        let mut left = self.selectable_product()?;
+        loop {
+            let op = match self.peek().kind {
+                TokenKind::Plus => ArithmeticOp::Add,
+                TokenKind::Minus => ArithmeticOp::Subtract,
+                _ => return Ok(left),
+            };
+            self.chain_operator()?;
+            self.advance();
+            let right = self.selectable_product()?;
+            left = arithmetic(op, left, right);
+        }
+    }
+
     fn selectable_product(&mut self) -> Result<Selectable> {
+        let depth = self.depth;
+        let result = self.selectable_product_chain();
+        self.depth = depth;
+        result
+    }
+
+    fn selectable_product_chain(&mut self) -> Result<Selectable> {
         let mut left = self.selectable_group()?;
         loop {
             let op = match self.peek().kind {
@@ -142,6 +157,7 @@ impl Parser<'_> {
                 TokenKind::Percent => ArithmeticOp::Modulo,
                 _ => return Ok(left),
             };
+            self.chain_operator()?;
             self.advance();
             let right = self.selectable_group()?;
             left = arithmetic(op, left, right);

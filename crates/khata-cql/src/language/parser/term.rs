@@ -39,29 +39,44 @@ impl Parser<'_> {
     /// `term`: arithmetic over simple terms, `+ -` below `* / %`, left to right.
     pub(super) fn term(&mut self) -> Result<Term> {
         self.nested(|p| {
-            let mut left = p.term_product()?;
-            loop {
-                let op = match p.peek().kind {
-                    TokenKind::Plus => ArithmeticOp::Add,
-                    TokenKind::Minus => ArithmeticOp::Subtract,
-                    _ => return Ok(left),
-                };
-                // `c = [1] + c` (prepend): the `+` belongs to the assignment, not the term.
-                if !p.at_term(1) {
-                    return Ok(left);
-                }
-                p.advance();
-                let right = p.term_product()?;
-                left = Term::Arithmetic {
-                    op,
-                    left: Box::new(left),
-                    right: Box::new(right),
-                };
-            }
+            let depth = p.depth;
+            let result = p.term_sum();
+            p.depth = depth;
+            result
         })
     }
 
+    fn term_sum(&mut self) -> Result<Term> {
+        let mut left = self.term_product()?;
+        loop {
+            let op = match self.peek().kind {
+                TokenKind::Plus => ArithmeticOp::Add,
+                TokenKind::Minus => ArithmeticOp::Subtract,
+                _ => return Ok(left),
+            };
+            // `c = [1] + c` (prepend): the `+` belongs to the assignment, not the term.
+            if !self.at_term(1) {
+                return Ok(left);
+            }
+            self.chain_operator()?;
+            self.advance();
+            let right = self.term_product()?;
+            left = Term::Arithmetic {
+                op,
+                left: Box::new(left),
+                right: Box::new(right),
+            };
+        }
+    }
+
     fn term_product(&mut self) -> Result<Term> {
+        let depth = self.depth;
+        let result = self.term_product_chain();
+        self.depth = depth;
+        result
+    }
+
+    fn term_product_chain(&mut self) -> Result<Term> {
         let mut left = self.term_group()?;
         loop {
             let op = match self.peek().kind {
@@ -70,6 +85,7 @@ impl Parser<'_> {
                 TokenKind::Percent => ArithmeticOp::Modulo,
                 _ => return Ok(left),
             };
+            self.chain_operator()?;
             self.advance();
             let right = self.term_group()?;
             left = Term::Arithmetic {

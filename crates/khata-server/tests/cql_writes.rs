@@ -1,0 +1,284 @@
+//! Writes through the `scylla` driver: lightweight transactions with their `[applied]`
+//! results, collection operations, counters, TTL and WRITETIME, batches.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::value::Row;
+use support::TestNode;
+
+async fn setup() -> (TestNode, Session) {
+    let node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .expect("driver connects");
+    session
+        .query_unpaged(
+            "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+            &[],
+        )
+        .await
+        .unwrap();
+    session.use_keyspace("ks", false).await.unwrap();
+    (node, session)
+}
+
+async fn rows(session: &Session, cql: &str) -> Vec<Row> {
+    session
+        .query_unpaged(cql, &[])
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows::<Row>()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// The `[applied]` column of an LWT result.
+async fn applied(session: &Session, cql: &str) -> (bool, Vec<String>) {
+    let result = session
+        .query_unpaged(cql, &[])
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap();
+    let names: Vec<String> = result
+        .column_specs()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    let row = result.first_row::<Row>().unwrap();
+    let flag = row.columns[0]
+        .as_ref()
+        .and_then(|v| v.as_boolean())
+        .expect("[applied] is a boolean");
+    (flag, names)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lightweight_transactions_claim_usernames() {
+    let (mut node, session) = setup().await;
+    session
+        .query_unpaged(
+            "CREATE TABLE users (username text PRIMARY KEY, email text)",
+            &[],
+        )
+        .await
+        .unwrap();
+    let (ok, names) = applied(
+        &session,
+        "INSERT INTO users (username, email) VALUES ('ana', 'a@x') IF NOT EXISTS",
+    )
+    .await;
+    assert!(ok);
+    assert_eq!(names, vec!["[applied]"]);
+    // The second claim fails and shows the row that holds the name.
+    let (ok, names) = applied(
+        &session,
+        "INSERT INTO users (username, email) VALUES ('ana', 'b@x') IF NOT EXISTS",
+    )
+    .await;
+    assert!(!ok);
+    assert_eq!(names, vec!["[applied]", "username", "email"]);
+    let (ok, names) = applied(
+        &session,
+        "UPDATE users SET email = 'c@x' WHERE username = 'ana' IF email = 'wrong'",
+    )
+    .await;
+    assert!(!ok);
+    assert_eq!(names, vec!["[applied]", "email"]);
+    assert!(
+        applied(
+            &session,
+            "UPDATE users SET email = 'c@x' WHERE username = 'ana' IF email = 'a@x'"
+        )
+        .await
+        .0
+    );
+    assert!(
+        !applied(
+            &session,
+            "UPDATE users SET email = 'z' WHERE username = 'bob' IF EXISTS"
+        )
+        .await
+        .0
+    );
+    assert!(
+        applied(
+            &session,
+            "DELETE FROM users WHERE username = 'ana' IF EXISTS"
+        )
+        .await
+        .0
+    );
+    assert!(rows(&session, "SELECT * FROM users").await.is_empty());
+
+    // Concurrent claims of one name: exactly one wins.
+    let mut tasks = Vec::new();
+    let session = std::sync::Arc::new(session);
+    for i in 0..16 {
+        let session = session.clone();
+        tasks.push(tokio::spawn(async move {
+            let cql = format!(
+                "INSERT INTO users (username, email) VALUES ('zoe', 'z{i}@x') IF NOT EXISTS"
+            );
+            applied(&session, &cql).await.0
+        }));
+    }
+    let mut winners = 0;
+    for t in tasks {
+        winners += usize::from(t.await.unwrap());
+    }
+    assert_eq!(winners, 1);
+    drop(session);
+    node.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collection_operations() {
+    let (mut node, session) = setup().await;
+    session
+        .query_unpaged(
+            "CREATE TABLE t (k int PRIMARY KEY, l list<text>, s set<int>, m map<text, int>)",
+            &[],
+        )
+        .await
+        .unwrap();
+    for cql in [
+        "INSERT INTO t (k, l, s, m) VALUES (1, ['a', 'b'], {3, 1}, {'x': 1})",
+        "UPDATE t SET l = ['z'] + l, l = l + ['c'], s = s + {2}, m = m + {'y': 2} WHERE k = 1",
+        "UPDATE t SET l[1] = 'A', m['w'] = 9 WHERE k = 1",
+        "DELETE m['x'], l[0] FROM t WHERE k = 1",
+        "UPDATE t SET l = l - ['c'], s = s - {3} WHERE k = 1",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    let (l, s, m) = session
+        .query_unpaged("SELECT l, s, m FROM t WHERE k = 1", &[])
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .single_row::<(Vec<String>, BTreeSet<i32>, BTreeMap<String, i32>)>()
+        .unwrap();
+    assert_eq!(l, vec!["A".to_string(), "b".to_string()]);
+    assert_eq!(s, BTreeSet::from([1, 2]));
+    assert_eq!(
+        m,
+        BTreeMap::from([("w".to_string(), 9), ("y".to_string(), 2)])
+    );
+    // An index past the end is refused, as in Cassandra.
+    let e = session
+        .query_unpaged("UPDATE t SET l[5] = 'x' WHERE k = 1", &[])
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("out of bound"), "{e}");
+    drop(session);
+    node.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counters_add_up_under_concurrency() {
+    let (mut node, session) = setup().await;
+    session
+        .query_unpaged("CREATE TABLE c (k int PRIMARY KEY, hits counter)", &[])
+        .await
+        .unwrap();
+    let session = std::sync::Arc::new(session);
+    let update = session
+        .prepare("UPDATE c SET hits = hits + ? WHERE k = 1")
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let (session, update) = (session.clone(), update.clone());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..25 {
+                session
+                    .execute_unpaged(&update, (scylla::value::Counter(2),))
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let (hits,) = session
+        .query_unpaged("SELECT hits FROM c WHERE k = 1", &[])
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .single_row::<(scylla::value::Counter,)>()
+        .unwrap();
+    assert_eq!(hits.0, 400);
+    let e = session
+        .query_unpaged("INSERT INTO c (k, hits) VALUES (2, 1)", &[])
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("counter tables"), "{e}");
+    drop(session);
+    node.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ttl_writetime_and_batches() {
+    let (mut node, session) = setup().await;
+    session
+        .query_unpaged(
+            "CREATE TABLE t (k int, c int, v text, PRIMARY KEY (k, c))",
+            &[],
+        )
+        .await
+        .unwrap();
+    session
+        .query_unpaged(
+            "INSERT INTO t (k, c, v) VALUES (1, 1, 'x') USING TTL 1000 AND TIMESTAMP 1234",
+            &[],
+        )
+        .await
+        .unwrap();
+    let (ttl, wt) = session
+        .query_unpaged(
+            "SELECT TTL(v), WRITETIME(v) FROM t WHERE k = 1 AND c = 1",
+            &[],
+        )
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .single_row::<(i32, i64)>()
+        .unwrap();
+    assert!((990..=1000).contains(&ttl), "{ttl}");
+    assert_eq!(wt, 1234);
+    // A logged batch over two partitions and an empty batch (drivers' liveness check).
+    session
+        .query_unpaged(
+            "BEGIN BATCH INSERT INTO t (k, c, v) VALUES (2, 1, 'a'); \
+             INSERT INTO t (k, c, v) VALUES (3, 1, 'b'); DELETE FROM t WHERE k = 1; APPLY BATCH",
+            &[],
+        )
+        .await
+        .unwrap();
+    session
+        .query_unpaged("BEGIN BATCH APPLY BATCH", &[])
+        .await
+        .unwrap();
+    let mut keys: Vec<i32> = rows(&session, "SELECT k FROM t")
+        .await
+        .iter()
+        .map(|r| r.columns[0].as_ref().unwrap().as_int().unwrap())
+        .collect();
+    keys.sort();
+    assert_eq!(keys, vec![2, 3]);
+    drop(session);
+    node.stop().await;
+}
