@@ -97,10 +97,6 @@ def test_range_delete_within_a_prefix(session, tables, partition):
         (0, 0), (0, 1), (0, 2), (1, 0), (2, 0), (2, 1), (2, 2)]
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata: multi-column slice restrictions in DELETE, "
-                          "`WHERE k = ? AND (c1, c2) >= (?, ?)`, are refused ('relation "
-                          "MultiColumn ... is not supported in a modification')")
 def test_multi_column_range_delete(session, tables, partition):
     session.execute(
         f"DELETE FROM {tables}.t2 WHERE k = %s AND (c1, c2) >= (1, 1) AND (c1, c2) < (2, 1)",
@@ -162,9 +158,6 @@ def test_static_cell_delete(session, tables, partition):
     assert rows[0].v == "v00"
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata: IN on a clustering column in DELETE (and SELECT) is refused: "
-                          "'IN is supported on partition key columns only, so far'")
 def test_delete_with_in_on_clustering(session, tables, partition):
     session.execute(f"DELETE FROM {tables}.t WHERE k = %s AND c IN (1, 3, 5)", (partition,))
     assert clusterings(session, f"{tables}.t", partition) == [0, 2, 4, 6, 7, 8, 9]

@@ -12,6 +12,7 @@ mod error;
 mod functions;
 mod lwt;
 mod modify;
+mod restrictions;
 mod select;
 mod types;
 

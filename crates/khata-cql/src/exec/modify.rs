@@ -22,11 +22,12 @@ use khata_types::{MAX_TTL_SECONDS, Timestamp};
 use super::bind::{self, Bound, required};
 use super::cells::{Deferred, WriteTime, add_elements, field_path, remove_elements, set_column};
 use super::error::{ExecError, coordinator_consistency};
+use super::restrictions::Restrictions;
 use super::{Executor, Run, lwt};
 use crate::frame::{self, BatchType, ResultBody, Value};
 use crate::language::ast::{
-    AssignmentOp, Batch as AstBatch, BatchKind, BatchStatement, ComparisonOp, Delete,
-    ElementSelector, Insert, InsertValues, Relation, Statement, Term, Update, Using,
+    AssignmentOp, Batch as AstBatch, BatchKind, BatchStatement, Delete, ElementSelector, Insert,
+    InsertValues, Relation, Statement, Term, Update, Using,
 };
 use crate::server::Session;
 
@@ -69,165 +70,46 @@ fn write_time(
     })
 }
 
-/// The primary key a WHERE clause names: the partition keys (several with IN) and the
-/// clustering restriction (a full key, a prefix, or a slice for range deletions).
+/// What a WHERE clause of a modification names: partition keys, then whole rows (every
+/// clustering column by `=`/`IN`) or clustering ranges (a prefix or a slice), or neither
+/// (the partition).
 struct Target {
     keys: Vec<DecoratedKey>,
-    clustering: Vec<Bytes>,
-    slice: Option<(Bytes, Bytes)>,
+    /// Encoded clustering keys of whole rows (one empty key for a table without clustering).
+    rows: Option<Vec<Bytes>>,
+    /// Clustering byte ranges of a prefix or slice.
+    ranges: Option<Vec<(Bytes, Bytes)>>,
 }
 
 fn target(t: &TableSchema, run: &Run<'_>, where_clause: &[Relation]) -> Result<Target, ExecError> {
-    let def = &t.def;
-    let pk = def.partition_key();
-    let clustering = def.clustering();
-    let mut pk_values: Vec<Option<Vec<Bytes>>> = vec![None; pk.len()];
-    let mut ck_values: Vec<Option<Bytes>> = vec![None; clustering.len()];
-    let mut low = None;
-    let mut high = None;
-    for r in where_clause {
-        match r {
-            Relation::Column { column, op, value } => {
-                let c = def.column(&column.0).ok_or_else(|| {
-                    ExecError::invalid(format!("Undefined column name {}", column.0))
-                })?;
-                let v = required(run, value, &c.ty, &c.name)?;
-                match (c.kind, op) {
-                    (ColumnKind::PartitionKey { position }, ComparisonOp::Equal) => {
-                        pk_values[position as usize] = Some(vec![v])
-                    }
-                    (ColumnKind::Clustering { position, .. }, ComparisonOp::Equal) => {
-                        ck_values[position as usize] = Some(v)
-                    }
-                    (ColumnKind::Clustering { position, .. }, op) => {
-                        let p = position as usize;
-                        match op {
-                            ComparisonOp::Greater => low = Some((p, v, false)),
-                            ComparisonOp::GreaterEqual => low = Some((p, v, true)),
-                            ComparisonOp::Less => high = Some((p, v, false)),
-                            ComparisonOp::LessEqual => high = Some((p, v, true)),
-                            _ => {
-                                return Err(ExecError::invalid(
-                                    "Invalid operator in a DELETE range",
-                                ));
-                            }
-                        }
-                    }
-                    _ => {
-                        return Err(ExecError::invalid(format!(
-                            "Non PRIMARY KEY columns found in where clause: {}",
-                            c.name
-                        )));
-                    }
-                }
-            }
-            Relation::In {
-                column,
-                negated: false,
-                values: crate::language::ast::InValues::Terms(terms),
-            } => {
-                let c = def.column(&column.0).ok_or_else(|| {
-                    ExecError::invalid(format!("Undefined column name {}", column.0))
-                })?;
-                let ColumnKind::PartitionKey { position } = c.kind else {
-                    return Err(ExecError::invalid(
-                        "IN is supported on partition key columns only, so far",
-                    ));
-                };
-                let mut vs = Vec::new();
-                for term in terms {
-                    vs.push(required(run, term, &c.ty, &c.name)?);
-                }
-                pk_values[position as usize] = Some(vs);
-            }
-            other => {
-                return Err(ExecError::invalid(format!(
-                    "relation {other} is not supported in a modification by khata yet"
-                )));
-            }
-        }
-    }
-    if let Some((i, c)) = pk.iter().enumerate().find(|(i, _)| pk_values[*i].is_none()) {
-        let _ = i;
+    let r = Restrictions::new(t, run, where_clause)?;
+    if let Some((c, _)) = r.filters.first() {
         return Err(ExecError::invalid(format!(
-            "Some partition key parts are missing: {}",
+            "Non PRIMARY KEY columns found in where clause: {}",
             c.name
         )));
     }
-    let mut keys: Vec<Vec<Bytes>> = vec![Vec::new()];
-    for values in pk_values.into_iter().flatten() {
-        keys = keys
-            .into_iter()
-            .flat_map(|k| {
-                values.iter().map(move |v| {
-                    let mut k = k.clone();
-                    k.push(v.clone());
-                    k
-                })
-            })
+    if !r.has_partition_keys() {
+        let missing: Vec<&str> = t
+            .def
+            .partition_key()
+            .iter()
+            .map(|c| c.name.as_str())
             .collect();
+        return Err(ExecError::invalid(format!(
+            "Some partition key parts are missing: {}",
+            missing.join(", ")
+        )));
     }
-    let keys = keys
-        .into_iter()
-        .map(|k| {
-            let refs: Vec<&[u8]> = k.iter().map(|b| &b[..]).collect();
-            match serialize_partition_key(&refs) {
-                Ok(k) if k.is_empty() => Err(ExecError::invalid("Key may not be empty")),
-                Ok(k) => Ok(DecoratedKey::new(k)),
-                Err(e) => Err(ExecError::invalid(format!("Invalid partition key: {e}"))),
-            }
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let prefix_len = ck_values.iter().take_while(|v| v.is_some()).count();
-    if ck_values.iter().skip(prefix_len).any(Option::is_some) {
-        return Err(ExecError::invalid(
-            "PRIMARY KEY column cannot be restricted as preceding column is not restricted",
-        ));
-    }
-    let prefix: Vec<Bytes> = ck_values.into_iter().flatten().collect();
-    let slice = if low.is_some() || high.is_some() {
-        let types: Vec<(CqlType, ClusteringOrder)> =
-            clustering.iter().map(|(c, o)| (c.ty.clone(), *o)).collect();
-        let enc = |vals: &[Bytes]| {
-            let refs: Vec<&[u8]> = vals.iter().map(|b| &b[..]).collect();
-            encode_key(&types, &refs).map_err(|e| ExecError::invalid(e.to_string()))
-        };
-        let base = enc(&prefix)?;
-        let desc = clustering
-            .get(prefix_len)
-            .is_some_and(|(_, o)| *o == ClusteringOrder::Desc);
-        let (low, high) = if desc { (high, low) } else { (low, high) };
-        let bound = |b: Option<(usize, Bytes, bool)>, start: bool| -> Result<Bytes, ExecError> {
-            match b {
-                Some((p, v, incl)) if p == prefix_len => {
-                    let mut vals = prefix.clone();
-                    vals.push(v);
-                    let k = enc(&vals)?;
-                    Ok(if start {
-                        start_bound(&k, incl)
-                    } else {
-                        end_bound(&k, incl)
-                    })
-                }
-                Some(_) => Err(ExecError::invalid(
-                    "Clustering column slice must follow the restricted prefix",
-                )),
-                None => Ok(if start {
-                    start_bound(&base, true)
-                } else {
-                    end_bound(&base, true)
-                }),
-            }
-        };
-        Some((bound(low, true)?, bound(high, false)?))
+    let keys = r.partition_keys()?;
+    let (rows, ranges) = if r.names_rows(t) {
+        (Some(r.clustering_prefixes(t)?), None)
+    } else if r.has_clustering() {
+        (None, Some(r.clustering_ranges(t)?))
     } else {
-        None
+        (None, None)
     };
-    Ok(Target {
-        keys,
-        clustering: prefix,
-        slice,
-    })
+    Ok(Target { keys, rows, ranges })
 }
 
 fn encode_clustering(t: &TableSchema, values: &[Bytes]) -> Result<Bytes, ExecError> {
@@ -336,15 +218,18 @@ fn update_mutations(
     let t = run.table(&schema, &u.table)?;
     let wt = write_time(exec, run, t, &u.using, batch_ts)?;
     let target = target(t, run, &u.where_clause)?;
-    if target.slice.is_some() || target.clustering.len() != t.def.clustering().len() {
+    let Some(target_rows) = target.rows.clone() else {
+        let names: Vec<&str> = t
+            .def
+            .clustering()
+            .iter()
+            .map(|(c, _)| c.name.as_str())
+            .collect();
         return Err(ExecError::invalid(format!(
             "Some clustering keys are missing: {}",
-            t.def
-                .clustering()
-                .get(target.clustering.len())
-                .map_or("", |(c, _)| c.name.as_str())
+            names.join(", ")
         )));
-    }
+    };
     let mut row = Row::default();
     let mut static_row = Row::default();
     let mut deferred = Vec::new();
@@ -518,23 +403,24 @@ fn update_mutations(
             }
         }
     }
-    let clustering = encode_clustering(t, &target.clustering)?;
     let mut planned = Planned::default();
     for key in target.keys {
         let mut update = Partition::new();
         if !static_row.is_empty() {
             update.static_row = static_row.clone();
         }
-        if !row.is_empty() {
-            update.add_row(clustering.clone(), row.clone());
-        }
-        if !deferred.is_empty() {
-            planned.deferred.push(DeferredWrite {
-                key: key.clone(),
-                clustering: clustering.clone(),
-                ops: deferred.clone(),
-                wt,
-            });
+        for clustering in &target_rows {
+            if !row.is_empty() {
+                update.add_row(clustering.clone(), row.clone());
+            }
+            if !deferred.is_empty() {
+                planned.deferred.push(DeferredWrite {
+                    key: key.clone(),
+                    clustering: clustering.clone(),
+                    ops: deferred.clone(),
+                    wt,
+                });
+            }
         }
         planned.mutations.push(Mutation::new(t.def.id, key, update));
     }
@@ -556,7 +442,7 @@ fn delete_mutations(
     let wt = write_time(exec, run, t, &using, batch_ts)?;
     let deletion = DeletionTime::new(wt.timestamp, wt.now);
     let target = target(t, run, &d.where_clause)?;
-    let full = target.clustering.len() == t.def.clustering().len() && target.slice.is_none();
+    let no_clustering = t.def.clustering().is_empty();
     let mut planned = Planned::default();
     for key in target.keys {
         let mut update = Partition::new();
@@ -568,8 +454,8 @@ fn delete_mutations(
                     .is_some_and(|c| c.kind == ColumnKind::Static)
             });
             // Static columns belong to the partition: the partition key is enough.
-            let static_ok = statics_only && target.clustering.is_empty() && target.slice.is_none();
-            if !full && !static_ok {
+            let static_ok = statics_only && target.rows.is_none() && target.ranges.is_none();
+            if target.rows.is_none() && !static_ok && !no_clustering {
                 return Err(ExecError::invalid(
                     "Range deletions are not supported for specific columns",
                 ));
@@ -648,38 +534,40 @@ fn delete_mutations(
                 }
             }
             update.static_row = static_row;
-            if !row.is_empty() {
-                update.add_row(encode_clustering(t, &target.clustering)?, row);
+            let rows = target.rows.clone().unwrap_or_else(|| vec![Bytes::new()]);
+            for clustering in rows {
+                if !row.is_empty() {
+                    update.add_row(clustering.clone(), row.clone());
+                }
+                if !deferred.is_empty() {
+                    planned.deferred.push(DeferredWrite {
+                        key: key.clone(),
+                        clustering,
+                        ops: deferred.clone(),
+                        wt,
+                    });
+                }
             }
-        } else if let Some((start, end)) = &target.slice {
-            update
-                .range_tombstones
-                .add(start.clone(), end.clone(), deletion);
-        } else if target.clustering.is_empty() {
+        } else if no_clustering {
             update.deletion = Some(deletion);
-        } else if full {
-            update.add_row(
-                encode_clustering(t, &target.clustering)?,
-                Row {
-                    deletion: Some(deletion),
-                    ..Row::default()
-                },
-            );
+        } else if let Some(rows) = &target.rows {
+            for clustering in rows {
+                update.add_row(
+                    clustering.clone(),
+                    Row {
+                        deletion: Some(deletion),
+                        ..Row::default()
+                    },
+                );
+            }
+        } else if let Some(ranges) = &target.ranges {
+            for (start, end) in ranges {
+                update
+                    .range_tombstones
+                    .add(start.clone(), end.clone(), deletion);
+            }
         } else {
-            let prefix = encode_clustering(t, &target.clustering)?;
-            update.range_tombstones.add(
-                start_bound(&prefix, true),
-                end_bound(&prefix, true),
-                deletion,
-            );
-        }
-        if !deferred.is_empty() {
-            planned.deferred.push(DeferredWrite {
-                key: key.clone(),
-                clustering: encode_clustering(t, &target.clustering)?,
-                ops: deferred,
-                wt,
-            });
+            update.deletion = Some(deletion);
         }
         planned.mutations.push(Mutation::new(t.def.id, key, update));
     }

@@ -12,20 +12,19 @@ use std::sync::Arc;
 use bytes::{BufMut, Bytes, BytesMut};
 use khata_coordinator::catalog::{ScanPosition, TableSchema};
 use khata_coordinator::{ReadCommand, ScanCommand};
-use khata_types::clustering::{encode_key, end_bound, full_range, start_bound};
+use khata_types::clustering::{end_bound, start_bound};
 use khata_types::partition::Partition;
 use khata_types::row::Row;
 use khata_types::schema::{ClusteringOrder, ColumnDef, ColumnKind, CqlType, TableDef};
-use khata_types::token::{DecoratedKey, Token, serialize_partition_key};
+use khata_types::token::{DecoratedKey, Token};
 
-use super::bind::{self, required};
+use super::bind::{self};
 use super::error::{ExecError, coordinator_consistency};
+use super::restrictions::{FILTERING, Restrictions};
 use super::types::column_type;
 use super::{Executor, Run};
 use crate::frame::{ColumnSpec, ColumnType, ResultBody, Rows, RowsMetadata};
-use crate::language::ast::{
-    ComparisonOp, InValues, OrderDirection, Relation, Select, Selectable, Selection, WritetimeKind,
-};
+use crate::language::ast::{OrderDirection, Select, Selectable, Selection, WritetimeKind};
 
 /// One output column.
 #[derive(Clone, Debug)]
@@ -185,192 +184,23 @@ enum Source {
 
 struct Plan {
     source: Source,
-    range: (Bytes, Bytes),
+    /// Clustering byte ranges, sorted and disjoint.
+    ranges: Vec<(Bytes, Bytes)>,
     reversed: bool,
     filters: Vec<(ColumnDef, Bytes)>,
 }
 
 fn plan(t: &TableSchema, s: &Select, run: &Run<'_>) -> Result<Plan, ExecError> {
-    let def = &t.def;
-    let pk = def.partition_key();
-    let clustering = def.clustering();
-    let mut pk_values: Vec<Option<Vec<Bytes>>> = vec![None; pk.len()];
-    let mut ck_eq: Vec<Option<Bytes>> = vec![None; clustering.len()];
-    let mut ck_low: Option<(usize, Bytes, bool)> = None;
-    let mut ck_high: Option<(usize, Bytes, bool)> = None;
-    let mut token_low = RangeBound::Unbounded;
-    let mut token_high = RangeBound::Unbounded;
-    let mut filters = Vec::new();
-    for r in &s.where_clause {
-        match r {
-            Relation::Column { column, op, value } => {
-                let c = def.column(&column.0).ok_or_else(|| {
-                    ExecError::invalid(format!("Undefined column name {}", column.0))
-                })?;
-                let v = required(run, value, &c.ty, &c.name)?;
-                match (c.kind, op) {
-                    (ColumnKind::PartitionKey { position }, ComparisonOp::Equal) => {
-                        pk_values[position as usize] = Some(vec![v]);
-                    }
-                    (ColumnKind::Clustering { position, .. }, ComparisonOp::Equal) => {
-                        ck_eq[position as usize] = Some(v);
-                    }
-                    (ColumnKind::Clustering { position, .. }, op) => {
-                        let p = position as usize;
-                        match op {
-                            ComparisonOp::Greater => ck_low = Some((p, v, false)),
-                            ComparisonOp::GreaterEqual => ck_low = Some((p, v, true)),
-                            ComparisonOp::Less => ck_high = Some((p, v, false)),
-                            ComparisonOp::LessEqual => ck_high = Some((p, v, true)),
-                            _ => {
-                                return Err(ExecError::invalid(format!(
-                                    "Unsupported \"{}\" relation: {} {} ...",
-                                    op.symbol(),
-                                    c.name,
-                                    op.symbol()
-                                )));
-                            }
-                        }
-                    }
-                    (ColumnKind::Regular | ColumnKind::Static, ComparisonOp::Equal) => {
-                        filters.push((c.clone(), v));
-                    }
-                    _ => {
-                        return Err(ExecError::invalid(
-                            "Only EQ and IN relation are supported on the partition key (unless you use the token() function)",
-                        ));
-                    }
-                }
-            }
-            Relation::In {
-                column,
-                negated: false,
-                values,
-            } => {
-                let c = def.column(&column.0).ok_or_else(|| {
-                    ExecError::invalid(format!("Undefined column name {}", column.0))
-                })?;
-                let ColumnKind::PartitionKey { position } = c.kind else {
-                    return Err(ExecError::invalid(
-                        "IN is supported on partition key columns only, so far",
-                    ));
-                };
-                let InValues::Terms(terms) = values else {
-                    return Err(ExecError::invalid(
-                        "IN with a single marker is not supported yet",
-                    ));
-                };
-                let mut vs = Vec::new();
-                for term in terms {
-                    vs.push(required(run, term, &c.ty, &c.name)?);
-                }
-                pk_values[position as usize] = Some(vs);
-            }
-            Relation::Token { op, value, .. } => {
-                let v = required(run, value, &CqlType::Bigint, "partition key token")?;
-                let token = Token(i64::from_be_bytes(
-                    v[..]
-                        .try_into()
-                        .map_err(|_| ExecError::invalid("bad token"))?,
-                ));
-                match op {
-                    ComparisonOp::Greater => token_low = RangeBound::Excluded(token),
-                    ComparisonOp::GreaterEqual => token_low = RangeBound::Included(token),
-                    ComparisonOp::Less => token_high = RangeBound::Excluded(token),
-                    ComparisonOp::LessEqual => token_high = RangeBound::Included(token),
-                    ComparisonOp::Equal => {
-                        token_low = RangeBound::Included(token);
-                        token_high = RangeBound::Included(token);
-                    }
-                    _ => return Err(ExecError::invalid("bad token relation")),
-                }
-            }
-            other => {
-                return Err(ExecError::invalid(format!(
-                    "relation {other} is not supported by khata yet"
-                )));
-            }
-        }
+    let r = Restrictions::new(t, run, &s.where_clause)?;
+    if r.partial_partition_key() && !s.allow_filtering {
+        return Err(ExecError::invalid(FILTERING));
     }
-    let all_pk = pk_values.iter().all(Option::is_some);
-    let any_pk = pk_values.iter().any(Option::is_some);
-    if any_pk && !all_pk {
-        return Err(ExecError::invalid(
-            "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING",
-        ));
-    }
-    let needs_filtering = !filters.is_empty()
-        || (!all_pk
-            && (ck_eq.iter().any(Option::is_some) || ck_low.is_some() || ck_high.is_some()));
+    let needs_filtering = !r.filters.is_empty() || (!r.has_partition_keys() && r.has_clustering());
     if needs_filtering && !s.allow_filtering {
-        return Err(ExecError::invalid(
-            "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING",
-        ));
+        return Err(ExecError::invalid(FILTERING));
     }
-    // Clustering: an equal prefix, then at most one slice on the next column.
-    let prefix_len = ck_eq.iter().take_while(|v| v.is_some()).count();
-    if ck_eq.iter().skip(prefix_len).any(Option::is_some) {
-        return Err(ExecError::invalid(format!(
-            "PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{}\" is not restricted",
-            clustering
-                .iter()
-                .enumerate()
-                .skip(prefix_len)
-                .find(|(i, _)| ck_eq[*i].is_some())
-                .map_or("", |(_, (c, _))| c.name.as_str()),
-            clustering
-                .get(prefix_len)
-                .map_or("", |(c, _)| c.name.as_str())
-        )));
-    }
-    let types: Vec<(CqlType, ClusteringOrder)> =
-        clustering.iter().map(|(c, o)| (c.ty.clone(), *o)).collect();
-    let prefix: Vec<Bytes> = ck_eq.iter().take(prefix_len).flatten().cloned().collect();
-    let encode = |values: &[Bytes]| {
-        let refs: Vec<&[u8]> = values.iter().map(|b| &b[..]).collect();
-        encode_key(&types, &refs).map_err(|e| ExecError::invalid(e.to_string()))
-    };
-    let range = if prefix_len == 0 && ck_low.is_none() && ck_high.is_none() {
-        full_range()
-    } else {
-        let base = encode(&prefix)?;
-        let desc = clustering
-            .get(prefix_len)
-            .is_some_and(|(_, o)| *o == ClusteringOrder::Desc);
-        // A slice on a DESC column bounds the other end of the byte range.
-        let (low, high) = if desc {
-            (ck_high, ck_low)
-        } else {
-            (ck_low, ck_high)
-        };
-        let start = match low {
-            Some((p, v, incl)) if p == prefix_len => {
-                let mut vals = prefix.clone();
-                vals.push(v);
-                start_bound(&encode(&vals)?, incl)
-            }
-            Some(_) => {
-                return Err(ExecError::invalid(
-                    "Clustering column slice must follow the restricted prefix",
-                ));
-            }
-            None => start_bound(&base, true),
-        };
-        let end = match high {
-            Some((p, v, incl)) if p == prefix_len => {
-                let mut vals = prefix.clone();
-                vals.push(v);
-                end_bound(&encode(&vals)?, incl)
-            }
-            Some(_) => {
-                return Err(ExecError::invalid(
-                    "Clustering column slice must follow the restricted prefix",
-                ));
-            }
-            None => end_bound(&base, true),
-        };
-        (start, end)
-    };
+    let clustering = t.def.clustering();
+    let ranges = r.clustering_ranges(t)?;
     let reversed = match s.order_by.first() {
         None => false,
         Some(o) => {
@@ -386,42 +216,21 @@ fn plan(t: &TableSchema, s: &Select, run: &Run<'_>) -> Result<Plan, ExecError> {
             asked_desc != (first.1 == ClusteringOrder::Desc)
         }
     };
-    let source = if all_pk {
-        let mut keys: Vec<Vec<Bytes>> = vec![Vec::new()];
-        for values in pk_values.into_iter().flatten() {
-            let mut next = Vec::new();
-            for k in &keys {
-                for v in &values {
-                    let mut k2 = k.clone();
-                    k2.push(v.clone());
-                    next.push(k2);
-                }
-            }
-            keys = next;
-        }
-        let mut decorated = Vec::new();
-        for k in keys {
-            let refs: Vec<&[u8]> = k.iter().map(|b| &b[..]).collect();
-            let key = serialize_partition_key(&refs)
-                .map_err(|e| ExecError::invalid(format!("Invalid partition key: {e}")))?;
-            decorated.push(DecoratedKey::new(key));
-        }
-        decorated.sort_by(|a, b| (a.token, &a.key).cmp(&(b.token, &b.key)));
-        decorated.dedup();
-        Source::Partitions(decorated)
+    let source = if r.has_partition_keys() {
+        Source::Partitions(r.partition_keys()?)
     } else {
         if reversed {
             return Err(ExecError::invalid(
                 "ORDER BY is only supported when the partition key is restricted by an EQ or an IN.",
             ));
         }
-        Source::Scan(token_low, token_high)
+        Source::Scan(r.token_low, r.token_high)
     };
     Ok(Plan {
         source,
-        range,
+        ranges,
         reversed,
-        filters,
+        filters: r.filters,
     })
 }
 
@@ -736,17 +545,20 @@ pub(crate) async fn run(
                     break;
                 }
                 let key = &keys[index];
-                let mut range = plan.range.clone();
+                // Resuming a page: only what comes after the last row returned.
+                let mut ranges = plan.ranges.clone();
                 if let Some(last) = state.last_clustering.take() {
                     if plan.reversed {
                         let end = end_bound(&last, false);
-                        if end < range.1 {
-                            range.1 = end;
+                        ranges.retain(|r| r.0 < end);
+                        for r in &mut ranges {
+                            r.1 = r.1.clone().min(end.clone());
                         }
                     } else {
                         let start = start_bound(&last, false);
-                        if start > range.0 {
-                            range.0 = start;
+                        ranges.retain(|r| r.1 > start);
+                        for r in &mut ranges {
+                            r.0 = r.0.clone().max(start.clone());
                         }
                     }
                 }
@@ -766,7 +578,7 @@ pub(crate) async fn run(
                         ReadCommand {
                             table: t.def.id,
                             key: key.clone(),
-                            ranges: vec![range],
+                            ranges,
                             reversed: plan.reversed,
                             row_limit,
                             now,
@@ -815,8 +627,8 @@ pub(crate) async fn run(
                     .await?;
                 for (key, partition) in &page.partitions {
                     let mut p = partition.clone();
-                    let (lo, hi) = &plan.range;
-                    p.rows.retain(|k, _| k >= lo && k < hi);
+                    p.rows
+                        .retain(|k, _| plan.ranges.iter().any(|(lo, hi)| k >= lo && k < hi));
                     emit(key, &p, &mut rows, &mut count, None);
                 }
                 match page.resume {

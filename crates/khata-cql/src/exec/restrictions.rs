@@ -1,0 +1,511 @@
+//! A WHERE clause, bound and sorted by what it restricts: the partition key (`=`, `IN`), the
+//! token (`token(pk) > ?`), the clustering key (`=` and `IN` on a prefix, then one slice, on
+//! one column or on several as `(c1, c2) > (?, ?)`), and other columns (filtering).
+//!
+//! SELECT, UPDATE and DELETE all read their targets from here: the partition keys, and the
+//! clustering byte ranges of the order-preserving encoding (DESC columns swap a slice's
+//! ends, since their bytes are inverted).
+
+use std::ops::Bound as RangeBound;
+
+use bytes::Bytes;
+use khata_coordinator::catalog::TableSchema;
+use khata_types::clustering::{encode_key, end_bound, full_range, start_bound};
+use khata_types::schema::{ClusteringOrder, ColumnDef, ColumnKind, CqlType};
+use khata_types::token::{DecoratedKey, Token, serialize_partition_key};
+
+use super::Run;
+use super::bind::{self, Bound};
+use super::error::ExecError;
+use crate::language::ast::{ComparisonOp, InValues, Relation, Term};
+use crate::value::CqlValue;
+
+/// One end of a clustering slice: the values of the columns it names (from the first
+/// sliced column on), and whether keys equal to them are in.
+#[derive(Clone, Debug)]
+struct SliceEnd {
+    values: Vec<Bytes>,
+    inclusive: bool,
+}
+
+/// The bound WHERE clause.
+#[derive(Debug)]
+pub(crate) struct Restrictions {
+    /// Per partition key column: its values (`=`: one, `IN`: several).
+    pk: Vec<Option<Vec<Bytes>>>,
+    pub token_low: RangeBound<Token>,
+    pub token_high: RangeBound<Token>,
+    /// Per clustering column: `=`/`IN` values.
+    ck: Vec<Option<Vec<Bytes>>>,
+    /// The clustering column the slice starts at, and its ends.
+    slice: Option<(usize, Option<SliceEnd>, Option<SliceEnd>)>,
+    /// Regular and static columns compared with `=` (ALLOW FILTERING).
+    pub filters: Vec<(ColumnDef, Bytes)>,
+}
+
+pub(crate) const FILTERING: &str = "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING";
+
+fn column<'t>(t: &'t TableSchema, name: &str) -> Result<&'t ColumnDef, ExecError> {
+    t.def
+        .column(name)
+        .ok_or_else(|| ExecError::invalid(format!("Undefined column name {name}")))
+}
+
+fn required(run: &Run<'_>, term: &Term, c: &ColumnDef) -> Result<Bytes, ExecError> {
+    bind::required(run, term, &c.ty, &c.name)
+}
+
+/// The values of an `IN`: literal terms, or one marker bound to a list.
+fn in_values(
+    run: &Run<'_>,
+    values: &InValues,
+    ty: &CqlType,
+    name: &str,
+) -> Result<Vec<Bytes>, ExecError> {
+    match values {
+        InValues::Terms(terms) => terms
+            .iter()
+            .map(|t| bind::required(run, t, ty, name))
+            .collect(),
+        InValues::Marker(m) => {
+            let list = CqlType::List {
+                element: Box::new(ty.clone()),
+                frozen: true,
+            };
+            match bind::value(run, &Term::Marker(m.clone()), &list, name)? {
+                Bound::Value(bytes) => match CqlValue::deserialize(&list, &bytes) {
+                    Ok(CqlValue::List(items)) => Ok(items
+                        .into_iter()
+                        .map(|v| Bytes::from(v.to_bytes(ty)))
+                        .collect()),
+                    _ => Err(ExecError::invalid(format!("Invalid IN values for {name}"))),
+                },
+                _ => Err(ExecError::invalid(format!(
+                    "Invalid null value for IN restriction on {name}"
+                ))),
+            }
+        }
+    }
+}
+
+/// The components of a tuple value bound to several clustering columns.
+fn tuple_values(
+    run: &Run<'_>,
+    term: &Term,
+    columns: &[&ColumnDef],
+) -> Result<Vec<Bytes>, ExecError> {
+    let ty = CqlType::Tuple(columns.iter().map(|c| c.ty.clone()).collect());
+    let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+    let name = format!("({})", names.join(", "));
+    let bytes = bind::required(run, term, &ty, &name)?;
+    match CqlValue::deserialize(&ty, &bytes) {
+        Ok(CqlValue::Tuple(items)) if items.len() == columns.len() => items
+            .into_iter()
+            .zip(columns)
+            .map(|(v, c)| {
+                v.map(|v| Bytes::from(v.to_bytes(&c.ty))).ok_or_else(|| {
+                    ExecError::invalid(format!("Invalid null value for column {}", c.name))
+                })
+            })
+            .collect(),
+        _ => Err(ExecError::invalid(format!("Invalid value for {name}"))),
+    }
+}
+
+impl Restrictions {
+    /// Bind and sort a WHERE clause.
+    pub fn new(
+        t: &TableSchema,
+        run: &Run<'_>,
+        clause: &[Relation],
+    ) -> Result<Restrictions, ExecError> {
+        let clustering = t.def.clustering();
+        let mut r = Restrictions {
+            pk: vec![None; t.def.partition_key().len()],
+            token_low: RangeBound::Unbounded,
+            token_high: RangeBound::Unbounded,
+            ck: vec![None; clustering.len()],
+            slice: None,
+            filters: Vec::new(),
+        };
+        let set_slice =
+            |r: &mut Restrictions, first: usize, op: ComparisonOp, values: Vec<Bytes>| {
+                let end = SliceEnd {
+                    inclusive: matches!(op, ComparisonOp::GreaterEqual | ComparisonOp::LessEqual),
+                    values,
+                };
+                let (mut low, mut high) = match r.slice.take() {
+                    Some((f, l, h)) if f == first => (l, h),
+                    Some(_) => {
+                        return Err(ExecError::invalid(
+                            "Column slices on different clustering columns cannot be combined",
+                        ));
+                    }
+                    None => (None, None),
+                };
+                match op {
+                    ComparisonOp::Greater | ComparisonOp::GreaterEqual => low = Some(end),
+                    ComparisonOp::Less | ComparisonOp::LessEqual => high = Some(end),
+                    _ => unreachable!("only slice operators reach here"),
+                }
+                r.slice = Some((first, low, high));
+                Ok(())
+            };
+        for relation in clause {
+            match relation {
+                Relation::Column {
+                    column: name,
+                    op,
+                    value,
+                } => {
+                    let c = column(t, &name.0)?;
+                    match (c.kind, op) {
+                        (ColumnKind::PartitionKey { position }, ComparisonOp::Equal) => {
+                            r.pk[position as usize] = Some(vec![required(run, value, c)?]);
+                        }
+                        (ColumnKind::PartitionKey { .. }, _) => {
+                            return Err(ExecError::invalid(
+                                "Only EQ and IN relation are supported on the partition key (unless you use the token() function)",
+                            ));
+                        }
+                        (ColumnKind::Clustering { position, .. }, ComparisonOp::Equal) => {
+                            r.ck[position as usize] = Some(vec![required(run, value, c)?]);
+                        }
+                        (
+                            ColumnKind::Clustering { position, .. },
+                            ComparisonOp::Greater
+                            | ComparisonOp::GreaterEqual
+                            | ComparisonOp::Less
+                            | ComparisonOp::LessEqual,
+                        ) => {
+                            let v = required(run, value, c)?;
+                            set_slice(&mut r, position as usize, *op, vec![v])?;
+                        }
+                        (ColumnKind::Regular | ColumnKind::Static, ComparisonOp::Equal) => {
+                            r.filters.push((c.clone(), required(run, value, c)?));
+                        }
+                        _ => {
+                            return Err(ExecError::invalid(format!(
+                                "Unsupported \"{}\" relation: {relation}",
+                                op.symbol()
+                            )));
+                        }
+                    }
+                }
+                Relation::In {
+                    column: name,
+                    negated: false,
+                    values,
+                } => {
+                    let c = column(t, &name.0)?;
+                    let vs = in_values(run, values, &c.ty, &c.name)?;
+                    match c.kind {
+                        ColumnKind::PartitionKey { position } => r.pk[position as usize] = Some(vs),
+                        ColumnKind::Clustering { position, .. } => {
+                            r.ck[position as usize] = Some(vs)
+                        }
+                        _ => {
+                            return Err(ExecError::invalid(format!(
+                                "IN predicates on non-primary-key columns ({}) is not yet supported",
+                                c.name
+                            )));
+                        }
+                    }
+                }
+                Relation::Between {
+                    column: name,
+                    low,
+                    high,
+                } => {
+                    let c = column(t, &name.0)?;
+                    let ColumnKind::Clustering { position, .. } = c.kind else {
+                        return Err(ExecError::invalid(format!(
+                            "BETWEEN is only supported on clustering columns, not {}",
+                            c.name
+                        )));
+                    };
+                    let (lo, hi) = (required(run, low, c)?, required(run, high, c)?);
+                    set_slice(
+                        &mut r,
+                        position as usize,
+                        ComparisonOp::GreaterEqual,
+                        vec![lo],
+                    )?;
+                    set_slice(&mut r, position as usize, ComparisonOp::LessEqual, vec![hi])?;
+                }
+                Relation::Token { op, value, .. } => {
+                    let v = bind::required(run, value, &CqlType::Bigint, "partition key token")?;
+                    let token = Token(i64::from_be_bytes(
+                        v[..]
+                            .try_into()
+                            .map_err(|_| ExecError::invalid("Invalid token value"))?,
+                    ));
+                    match op {
+                        ComparisonOp::Greater => r.token_low = RangeBound::Excluded(token),
+                        ComparisonOp::GreaterEqual => r.token_low = RangeBound::Included(token),
+                        ComparisonOp::Less => r.token_high = RangeBound::Excluded(token),
+                        ComparisonOp::LessEqual => r.token_high = RangeBound::Included(token),
+                        ComparisonOp::Equal => {
+                            r.token_low = RangeBound::Included(token);
+                            r.token_high = RangeBound::Included(token);
+                        }
+                        _ => return Err(ExecError::invalid("Invalid token relation")),
+                    }
+                }
+                Relation::MultiColumn { columns, op, value } => {
+                    let cols = columns
+                        .iter()
+                        .map(|n| column(t, &n.0))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let first = multi_column_start(&cols)?;
+                    let values = tuple_values(run, value, &cols)?;
+                    match op {
+                        ComparisonOp::Equal => {
+                            for (i, v) in values.into_iter().enumerate() {
+                                r.ck[first + i] = Some(vec![v]);
+                            }
+                        }
+                        ComparisonOp::Greater
+                        | ComparisonOp::GreaterEqual
+                        | ComparisonOp::Less
+                        | ComparisonOp::LessEqual => {
+                            let orders: Vec<ClusteringOrder> = clustering
+                                [first..first + cols.len()]
+                                .iter()
+                                .map(|(_, o)| *o)
+                                .collect();
+                            if orders.windows(2).any(|w| w[0] != w[1]) {
+                                return Err(ExecError::invalid(
+                                    "Multi-column slices over clustering columns of mixed ASC/DESC order are not supported by khata yet",
+                                ));
+                            }
+                            set_slice(&mut r, first, *op, values)?;
+                        }
+                        _ => {
+                            return Err(ExecError::invalid(format!(
+                                "Unsupported relation {relation}"
+                            )));
+                        }
+                    }
+                }
+                Relation::MultiColumnIn {
+                    columns,
+                    negated: false,
+                    values: InValues::Terms(terms),
+                } if columns.len() == 1 => {
+                    // `(c) IN ((1), (2))`: a single-column IN written as tuples.
+                    let c = column(t, &columns[0].0)?;
+                    let mut vs = Vec::new();
+                    for term in terms {
+                        vs.extend(tuple_values(run, term, &[c])?);
+                    }
+                    match c.kind {
+                        ColumnKind::PartitionKey { position } => r.pk[position as usize] = Some(vs),
+                        ColumnKind::Clustering { position, .. } => {
+                            r.ck[position as usize] = Some(vs)
+                        }
+                        _ => {
+                            return Err(ExecError::invalid(format!(
+                                "Unsupported relation {relation}"
+                            )));
+                        }
+                    }
+                }
+                other => {
+                    return Err(ExecError::invalid(format!(
+                        "relation {other} is not supported by khata yet"
+                    )));
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// Whether every partition key column is restricted (by `=` or `IN`).
+    pub fn has_partition_keys(&self) -> bool {
+        self.pk.iter().all(Option::is_some)
+    }
+
+    /// Whether some but not all partition key columns are restricted.
+    pub fn partial_partition_key(&self) -> bool {
+        self.pk.iter().any(Option::is_some) && !self.has_partition_keys()
+    }
+
+    /// Whether the clustering key is restricted at all.
+    pub fn has_clustering(&self) -> bool {
+        self.ck.iter().any(Option::is_some) || self.slice.is_some()
+    }
+
+    /// The partition keys named (the cartesian product of `=`/`IN`), sorted by token.
+    pub fn partition_keys(&self) -> Result<Vec<DecoratedKey>, ExecError> {
+        let mut combos: Vec<Vec<Bytes>> = vec![Vec::new()];
+        for values in self.pk.iter().flatten() {
+            combos = combos
+                .into_iter()
+                .flat_map(|k| {
+                    values.iter().map(move |v| {
+                        let mut k = k.clone();
+                        k.push(v.clone());
+                        k
+                    })
+                })
+                .collect();
+        }
+        let mut keys = Vec::new();
+        for k in combos {
+            let refs: Vec<&[u8]> = k.iter().map(|b| &b[..]).collect();
+            match serialize_partition_key(&refs) {
+                Ok(key) if key.is_empty() => {
+                    return Err(ExecError::invalid("Key may not be empty"));
+                }
+                Ok(key) => keys.push(DecoratedKey::new(key)),
+                Err(e) => return Err(ExecError::invalid(format!("Invalid partition key: {e}"))),
+            }
+        }
+        keys.sort_by(|a, b| (a.token, &a.key).cmp(&(b.token, &b.key)));
+        keys.dedup();
+        Ok(keys)
+    }
+
+    /// The length of the clustering prefix restricted by `=`/`IN`, checking that no column
+    /// after a gap is restricted.
+    fn prefix_len(&self, t: &TableSchema) -> Result<usize, ExecError> {
+        let n = self.ck.iter().take_while(|v| v.is_some()).count();
+        let clustering = t.def.clustering();
+        let next_restricted = self
+            .ck
+            .iter()
+            .enumerate()
+            .skip(n)
+            .find(|(_, v)| v.is_some())
+            .map(|(i, _)| i)
+            .or(self.slice.as_ref().map(|(f, _, _)| *f).filter(|f| *f > n));
+        if let Some(i) = next_restricted {
+            return Err(ExecError::invalid(format!(
+                "PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{}\" is not restricted",
+                clustering[i].0.name, clustering[n].0.name
+            )));
+        }
+        if let Some((f, _, _)) = &self.slice
+            && *f < n
+        {
+            return Err(ExecError::invalid(format!(
+                "Clustering column \"{}\" cannot be restricted by both an equality and an inequality relation",
+                clustering[*f].0.name
+            )));
+        }
+        Ok(n)
+    }
+
+    /// The clustering prefixes named by `=`/`IN` (one empty prefix when none).
+    fn prefixes(&self, t: &TableSchema) -> Result<Vec<Vec<Bytes>>, ExecError> {
+        let n = self.prefix_len(t)?;
+        let mut combos: Vec<Vec<Bytes>> = vec![Vec::new()];
+        for values in self.ck.iter().take(n).flatten() {
+            combos = combos
+                .into_iter()
+                .flat_map(|k| {
+                    values.iter().map(move |v| {
+                        let mut k = k.clone();
+                        k.push(v.clone());
+                        k
+                    })
+                })
+                .collect();
+        }
+        Ok(combos)
+    }
+
+    /// Whether the restrictions name whole rows (every clustering column by `=`/`IN`).
+    pub fn names_rows(&self, t: &TableSchema) -> bool {
+        self.slice.is_none() && self.ck.iter().all(Option::is_some) && self.prefix_len(t).is_ok()
+    }
+
+    /// The encoded clustering keys or prefixes named by `=`/`IN` (no slice), sorted.
+    pub fn clustering_prefixes(&self, t: &TableSchema) -> Result<Vec<Bytes>, ExecError> {
+        if self.slice.is_some() {
+            return Err(ExecError::invalid(
+                "a clustering slice names no single prefix",
+            ));
+        }
+        let mut out = self
+            .prefixes(t)?
+            .iter()
+            .map(|p| encode(t, p))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// The clustering byte ranges selected, sorted and disjoint.
+    pub fn clustering_ranges(&self, t: &TableSchema) -> Result<Vec<(Bytes, Bytes)>, ExecError> {
+        if !self.has_clustering() {
+            return Ok(vec![full_range()]);
+        }
+        let clustering = t.def.clustering();
+        let mut ranges = Vec::new();
+        for prefix in self.prefixes(t)? {
+            let base = encode(t, &prefix)?;
+            let Some((first, low, high)) = &self.slice else {
+                ranges.push((start_bound(&base, true), end_bound(&base, true)));
+                continue;
+            };
+            let desc = clustering[*first].1 == ClusteringOrder::Desc;
+            // DESC bytes are inverted: a lower CQL bound is an upper byte bound.
+            let (start_end, end_end) = if desc { (high, low) } else { (low, high) };
+            let extend = |end: &SliceEnd| {
+                let mut values = prefix.clone();
+                values.extend(end.values.iter().cloned());
+                encode(t, &values)
+            };
+            let start = match start_end {
+                Some(e) => start_bound(&extend(e)?, e.inclusive),
+                None => start_bound(&base, true),
+            };
+            let end = match end_end {
+                Some(e) => end_bound(&extend(e)?, e.inclusive),
+                None => end_bound(&base, true),
+            };
+            if start < end {
+                ranges.push((start, end));
+            }
+        }
+        ranges.sort();
+        ranges.dedup();
+        Ok(ranges)
+    }
+}
+
+/// The position of the first of several clustering columns named together, checking that
+/// they are consecutive clustering columns.
+fn multi_column_start(cols: &[&ColumnDef]) -> Result<usize, ExecError> {
+    let positions: Vec<usize> = cols
+        .iter()
+        .map(|c| match c.kind {
+            ColumnKind::Clustering { position, .. } => Ok(position as usize),
+            _ => Err(ExecError::invalid(format!(
+                "Multi-column relations can only be applied to clustering columns but was applied to: {}",
+                c.name
+            ))),
+        })
+        .collect::<Result<_, _>>()?;
+    if positions.windows(2).any(|w| w[1] != w[0] + 1) {
+        return Err(ExecError::invalid(
+            "Clustering columns must appear in the PRIMARY KEY order in multi-column relations",
+        ));
+    }
+    Ok(positions[0])
+}
+
+/// Encode a clustering prefix.
+fn encode(t: &TableSchema, values: &[Bytes]) -> Result<Bytes, ExecError> {
+    let types: Vec<(CqlType, ClusteringOrder)> = t
+        .def
+        .clustering()
+        .iter()
+        .map(|(c, o)| (c.ty.clone(), *o))
+        .collect();
+    let refs: Vec<&[u8]> = values.iter().map(|b| &b[..]).collect();
+    encode_key(&types, &refs).map_err(|e| ExecError::invalid(e.to_string()))
+}
