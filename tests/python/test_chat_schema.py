@@ -222,10 +222,6 @@ def test_newest_n_messages_of_a_conversation(session, chat):
     assert [r.body for r in rows] == [str(i) for i in range(29, 19, -1)]
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata: timeuuid functions in selectors (toTimestamp(), dateOf(), "
-                          "toUnixTimestamp()) are not implemented: 'selector FunctionCall ... "
-                          "is not supported by khata yet'")
 def test_message_time_from_its_timeuuid(session, chat):
     conversation = uuid.uuid4()
     session.execute(
@@ -239,10 +235,6 @@ def test_message_time_from_its_timeuuid(session, chat):
     assert abs(row.ms / 1000 - expected.replace(tzinfo=datetime.timezone.utc).timestamp()) < 0.001
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata: minTimeuuid()/maxTimeuuid() with a timestamp literal in a WHERE "
-                          "clause is not evaluated: 'mintimeuuid() takes a timestamp literal, "
-                          "which khata does not evaluate here yet'")
 def test_messages_since_a_time_with_mintimeuuid(session, chat):
     """`minTimeuuid()` in a WHERE clause, how clients ask for messages since a moment."""
     conversation = uuid.uuid4()

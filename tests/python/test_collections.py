@@ -166,9 +166,6 @@ def test_map_remove_keys(session, tables, k):
     assert read(session, tables, k, "m") == {"y": 2}
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidRequest,
-                   reason="khata: selecting one element of a collection, `SELECT m['x']` and "
-                          "`SELECT s['a']` (Cassandra 4.0+), is not implemented")
 def test_select_a_map_element(session, tables, k):
     row = session.execute(f"SELECT m['x'], m['absent'], s['a'] FROM {tables}.c WHERE k = %s",
                           (k,)).one()

@@ -180,11 +180,39 @@ fn mark(specs: &mut [Option<ColumnSpec>], def: &TableDef, column: &str, ty: &Cql
         }
         Term::List(items) | Term::Set(items) => {
             let element = match ty {
-                CqlType::List { element, .. } | CqlType::Set { element, .. } => element.as_ref(),
+                CqlType::List { element, .. }
+                | CqlType::Set { element, .. }
+                | CqlType::Vector { element, .. } => element.as_ref(),
+                // `{}` or `{k1, k2}` for a map: the keys (`m = m - {?}`).
+                CqlType::Map { key, .. } => key.as_ref(),
                 _ => ty,
             };
             for t in items {
                 mark(specs, def, column, element, t);
+            }
+        }
+        Term::Map(entries) => {
+            if let CqlType::Map { key, value, .. } = ty {
+                for (k, v) in entries {
+                    mark(specs, def, &format!("key({column})"), key, k);
+                    mark(specs, def, &format!("value({column})"), value, v);
+                }
+            }
+        }
+        Term::Tuple(items) => {
+            if let CqlType::Tuple(types) = ty {
+                for (i, (t, item_ty)) in items.iter().zip(types).enumerate() {
+                    mark(specs, def, &format!("{column}[{i}]"), item_ty, t);
+                }
+            }
+        }
+        Term::UserType(fields) => {
+            if let CqlType::Udt { fields: types, .. } = ty {
+                for (name, t) in fields {
+                    if let Some((_, field_ty)) = types.iter().find(|(n, _)| *n == name.0) {
+                        mark(specs, def, &format!("{column}.{}", name.0), field_ty, t);
+                    }
+                }
             }
         }
         _ => {}

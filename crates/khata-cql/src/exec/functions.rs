@@ -7,6 +7,29 @@ use super::Run;
 use crate::language::ast::Term;
 use crate::value::{CqlValue, LiteralError, type_name};
 
+/// The smallest (or largest) timeuuid of a millisecond, as Cassandra's `minTimeuuid` and
+/// `maxTimeuuid` make them: the time's 100 ns units at the start (end) of the millisecond,
+/// and the clock sequence and node bytes Cassandra's `TimeUUIDType` orders first (last).
+fn bounding_timeuuid(millis: i64, max: bool) -> uuid::Uuid {
+    const UUID_EPOCH_OFFSET: i64 = 0x01B2_1DD2_1381_4000;
+    let ticks =
+        (millis.wrapping_mul(10_000) + UUID_EPOCH_OFFSET + if max { 9_999 } else { 0 }) as u64;
+    let time_low = (ticks & 0xFFFF_FFFF) as u32;
+    let time_mid = ((ticks >> 32) & 0xFFFF) as u16;
+    let time_hi = ((ticks >> 48) & 0x0FFF) as u16 | 0x1000;
+    let mut bytes = [0u8; 16];
+    bytes[0..4].copy_from_slice(&time_low.to_be_bytes());
+    bytes[4..6].copy_from_slice(&time_mid.to_be_bytes());
+    bytes[6..8].copy_from_slice(&time_hi.to_be_bytes());
+    let low: u64 = if max {
+        0x7f7f_7f7f_7f7f_7f7f
+    } else {
+        0x8080_8080_8080_8080
+    };
+    bytes[8..16].copy_from_slice(&low.to_be_bytes());
+    uuid::Uuid::from_bytes(bytes)
+}
+
 /// Milliseconds of a version-1 UUID's time.
 fn uuid_millis(u: &uuid::Uuid) -> Option<i64> {
     let (secs, nanos) = u.get_timestamp()?.to_unix();
@@ -54,9 +77,20 @@ fn call(run: &Run<'_>, name: &str, args: &[Term]) -> Result<CqlValue, LiteralErr
         ("todate", 1) => CqlValue::Date(days(time_of(arg(0)?)?)),
         ("tounixtimestamp", 1) => CqlValue::Bigint(time_of(arg(0)?)?),
         ("mintimeuuid" | "maxtimeuuid", 1) => {
-            return Err(LiteralError::InvalidLiteral(format!(
-                "{name}() takes a timestamp literal, which khata does not evaluate here yet"
-            )));
+            let millis = match &args[0] {
+                Term::FunctionCall { .. } => time_of(arg(0)?)?,
+                other => {
+                    match crate::value::from_term(other, name, &CqlType::Timestamp, now_millis)? {
+                        Some(CqlValue::Timestamp(ms)) => ms,
+                        _ => {
+                            return Err(LiteralError::InvalidLiteral(format!(
+                                "{name}() takes a timestamp"
+                            )));
+                        }
+                    }
+                }
+            };
+            CqlValue::Timeuuid(bounding_timeuuid(millis, name == "maxtimeuuid"))
         }
         _ => {
             return Err(LiteralError::InvalidLiteral(format!(

@@ -4,6 +4,7 @@
 //! current at execution. Every failure becomes an ERROR response with Cassandra's code and
 //! message ([`error::to_error_body`]); nothing here ends the connection.
 
+mod aggregate;
 mod bind;
 mod cells;
 mod ddl;

@@ -18,12 +18,14 @@ use khata_types::row::Row;
 use khata_types::schema::{ClusteringOrder, ColumnDef, ColumnKind, CqlType, TableDef};
 use khata_types::token::{DecoratedKey, Token};
 
+use super::aggregate::{AggKind, Aggregator};
 use super::bind::{self};
 use super::error::{ExecError, coordinator_consistency};
 use super::restrictions::{FILTERING, Restrictions};
 use super::types::column_type;
 use super::{Executor, Run};
 use crate::frame::{ColumnSpec, ColumnType, ResultBody, Rows, RowsMetadata};
+use crate::language::ast::Term;
 use crate::language::ast::{OrderDirection, Select, Selectable, Selection, WritetimeKind};
 
 /// One output column.
@@ -32,9 +34,23 @@ enum Output {
     Column(ColumnDef),
     Writetime(ColumnDef),
     Ttl(ColumnDef),
-    Count,
+    /// `count(*)`, `count(c)`, `min(c)`, `max(c)`, `sum(c)`, `avg(c)`.
+    Aggregate(AggKind, Option<ColumnDef>),
     /// `token(pk...)`: the partition's token.
     Token,
+    /// `toTimestamp(c)`, `toDate(c)`, `toUnixTimestamp(c)` (and the older `dateOf`,
+    /// `unixTimestampOf`) of a timeuuid, timestamp or date column.
+    Time(TimeFn, ColumnDef),
+    /// `m['k']` or `s['e']`: one element of a collection.
+    Element(ColumnDef, Term),
+}
+
+/// The time conversions usable as selectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TimeFn {
+    Timestamp,
+    Date,
+    UnixTimestamp,
 }
 
 /// The columns of `SELECT *`, in Cassandra's order: partition key, clustering, then static
@@ -102,11 +118,86 @@ fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecErr
             for sel in selectors {
                 let (name, output) = match &sel.selectable {
                     Selectable::Column(n) => (n.0.clone(), Output::Column(column(&n.0)?)),
-                    Selectable::CountRows => ("count".to_string(), Output::Count),
+                    Selectable::CountRows => (
+                        "count".to_string(),
+                        Output::Aggregate(AggKind::CountRows, None),
+                    ),
                     Selectable::FunctionCall { name, args }
-                        if name.name.0.eq_ignore_ascii_case("count") && args.len() == 1 =>
+                        if AggKind::from_name(&name.name.0).is_some() && args.len() == 1 =>
                     {
-                        ("system.count(*)".to_string(), Output::Count)
+                        let kind = AggKind::from_name(&name.name.0).unwrap_or(AggKind::Count);
+                        let fname = name.name.0.to_ascii_lowercase();
+                        match &args[0] {
+                            Selectable::Column(n) => {
+                                let c = column(&n.0)?;
+                                (
+                                    format!("system.{fname}({})", c.name),
+                                    Output::Aggregate(kind, Some(c)),
+                                )
+                            }
+                            Selectable::Term(crate::language::ast::Term::Literal(_))
+                                if kind == AggKind::Count =>
+                            {
+                                // count(1)
+                                (
+                                    "count".to_string(),
+                                    Output::Aggregate(AggKind::CountRows, None),
+                                )
+                            }
+                            other => {
+                                return Err(ExecError::invalid(format!(
+                                    "{fname}() of {other} is not supported by khata yet"
+                                )));
+                            }
+                        }
+                    }
+                    Selectable::FunctionCall { name, args }
+                        if args.len() == 1
+                            && matches!(
+                                name.name.0.to_ascii_lowercase().as_str(),
+                                "totimestamp"
+                                    | "dateof"
+                                    | "todate"
+                                    | "tounixtimestamp"
+                                    | "unixtimestampof"
+                            ) =>
+                    {
+                        let lower = name.name.0.to_ascii_lowercase();
+                        let f = match lower.as_str() {
+                            "totimestamp" | "dateof" => TimeFn::Timestamp,
+                            "todate" => TimeFn::Date,
+                            _ => TimeFn::UnixTimestamp,
+                        };
+                        let Selectable::Column(n) = &args[0] else {
+                            return Err(ExecError::invalid(format!(
+                                "{lower}() takes a column, here"
+                            )));
+                        };
+                        let c = column(&n.0)?;
+                        if !matches!(c.ty, CqlType::Timeuuid | CqlType::Timestamp | CqlType::Date) {
+                            return Err(ExecError::invalid(format!(
+                                "Type error: {} cannot be passed as argument 0 of function system.{lower} of type timeuuid",
+                                c.name
+                            )));
+                        }
+                        (format!("system.{lower}({})", c.name), Output::Time(f, c))
+                    }
+                    Selectable::Element { selectable, key } => {
+                        let Selectable::Column(n) = selectable.as_ref() else {
+                            return Err(ExecError::invalid("element selection needs a column"));
+                        };
+                        let c = column(&n.0)?;
+                        if !matches!(c.ty, CqlType::Map { .. } | CqlType::Set { .. }) {
+                            return Err(ExecError::invalid(format!(
+                                "Element selection is only allowed on sets and maps, but {} is a {}",
+                                c.name,
+                                khata_types::type_text::type_text(&c.ty)
+                            )));
+                        }
+                        (
+                            format!("{}[{key}]", c.name),
+                            Output::Element(c, key.clone()),
+                        )
                     }
                     Selectable::FunctionCall { name, args }
                         if name.name.0.eq_ignore_ascii_case("token") =>
@@ -169,8 +260,20 @@ pub(crate) fn result_columns(
             name,
             column_type: match o {
                 Output::Column(c) => column_type(&c.ty),
-                Output::Writetime(_) | Output::Count | Output::Token => ColumnType::Bigint,
+                Output::Writetime(_) | Output::Token => ColumnType::Bigint,
+                Output::Aggregate(AggKind::CountRows | AggKind::Count, _) => ColumnType::Bigint,
+                Output::Aggregate(_, c) => c
+                    .as_ref()
+                    .map_or(ColumnType::Bigint, |c| column_type(&c.ty)),
                 Output::Ttl(_) => ColumnType::Int,
+                Output::Time(TimeFn::Timestamp, _) => ColumnType::Timestamp,
+                Output::Time(TimeFn::Date, _) => ColumnType::Date,
+                Output::Time(TimeFn::UnixTimestamp, _) => ColumnType::Bigint,
+                Output::Element(c, _) => match &c.ty {
+                    CqlType::Map { value, .. } => column_type(value),
+                    CqlType::Set { element, .. } => column_type(element),
+                    other => column_type(other),
+                },
             },
         })
         .collect())
@@ -417,7 +520,54 @@ pub(crate) async fn run(
         Some(v) => bind::int_value(run, v, "per partition limit")?.map(|l| l.max(1) as usize),
         None => None,
     };
-    let aggregate = outs.iter().any(|(_, o)| matches!(o, Output::Count));
+    let aggregate = outs.iter().any(|(_, o)| matches!(o, Output::Aggregate(..)));
+    let group_by = group_by_columns(&t, s)?;
+    if !group_by.is_empty() && !aggregate {
+        // GROUP BY without aggregates returns each group's first row.
+    }
+    let grouped = !group_by.is_empty();
+    let mut aggregator = (aggregate || grouped).then(|| {
+        Aggregator::new(
+            outs.iter()
+                .map(|(_, o)| match o {
+                    Output::Aggregate(kind, _) => *kind,
+                    _ => AggKind::First,
+                })
+                .collect(),
+            outs.iter()
+                .map(|(_, o)| match o {
+                    Output::Aggregate(_, Some(c)) | Output::Column(c) => c.ty.clone(),
+                    _ => CqlType::Blob,
+                })
+                .collect(),
+            grouped,
+        )
+    });
+    if s.distinct {
+        check_distinct(&t, &outs)?;
+    }
+    // The keys of element selections, bound once.
+    let element_keys: Vec<Option<Bytes>> = outs
+        .iter()
+        .map(|(_, o)| match o {
+            Output::Element(c, key) => {
+                let key_ty = match &c.ty {
+                    CqlType::Map { key, .. } => key.as_ref().clone(),
+                    CqlType::Set { element, .. } => element.as_ref().clone(),
+                    other => other.clone(),
+                };
+                bind::required(run, key, &key_ty, &c.name).map(Some)
+            }
+            _ => Ok(None),
+        })
+        .collect::<Result<_, _>>()?;
+    let aggregate = aggregator.is_some();
+    // With aggregates, LIMIT counts result rows (groups), not the rows read.
+    let (limit, result_limit) = if aggregate {
+        (None, limit)
+    } else {
+        (limit, None)
+    };
     let page_size = match run.params.page_size {
         Some(p) if p > 0 && !aggregate => Some(p as u64),
         _ => None,
@@ -427,7 +577,7 @@ pub(crate) async fn run(
         None => PagingState::default(),
     };
     let mut rows: Vec<Vec<Option<Bytes>>> = Vec::new();
-    let mut count: i64 = 0;
+    let mut failure: Option<ExecError> = None;
     let remaining = |state: &PagingState, got: usize| -> Option<u64> {
         let mut left: Option<u64> = None;
         if let Some(l) = limit {
@@ -441,11 +591,10 @@ pub(crate) async fn run(
         left
     };
     let mut more = false;
-    let emit = |key: &DecoratedKey,
-                partition: &Partition,
-                rows: &mut Vec<Vec<Option<Bytes>>>,
-                count: &mut i64,
-                budget: Option<u64>|
+    let mut emit = |key: &DecoratedKey,
+                    partition: &Partition,
+                    rows: &mut Vec<Vec<Option<Bytes>>>,
+                    budget: Option<u64>|
      -> (usize, Option<Bytes>) {
         let pk_values = split_key(&t, key);
         let clustering = t.def.clustering();
@@ -490,10 +639,6 @@ pub(crate) async fn run(
             }
             emitted += 1;
             last = ck.cloned();
-            if aggregate {
-                *count += 1;
-                continue;
-            }
             let mut out = Vec::with_capacity(outs.len());
             for (_, o) in &outs {
                 out.push(match o {
@@ -527,11 +672,50 @@ pub(crate) async fn run(
                         now,
                         true,
                     ),
-                    Output::Count => None,
+                    Output::Aggregate(_, None) => None,
+                    Output::Aggregate(_, Some(c)) => column_value(
+                        &t,
+                        c,
+                        key,
+                        ck.unwrap_or(&Bytes::new()),
+                        row_ref,
+                        &partition.static_row,
+                        now,
+                    ),
                     Output::Token => Some(Bytes::copy_from_slice(&key.token.0.to_be_bytes())),
+                    Output::Time(f, c) => column_value(
+                        &t,
+                        c,
+                        key,
+                        ck.unwrap_or(&Bytes::new()),
+                        row_ref,
+                        &partition.static_row,
+                        now,
+                    )
+                    .and_then(|v| time_fn(*f, &c.ty, &v)),
+                    Output::Element(c, _) => {
+                        let source = if c.kind == ColumnKind::Static {
+                            &partition.static_row
+                        } else {
+                            row_ref
+                        };
+                        element_value(c, source, element_keys[out.len()].as_ref(), now)
+                    }
                 });
             }
-            rows.push(out);
+            match aggregator.as_mut() {
+                Some(agg) => {
+                    let group = group_key(&group_by, &pk_values, &ck_values);
+                    if let Err(e) = agg.add(group, out) {
+                        failure = Some(e);
+                    }
+                }
+                None => rows.push(out),
+            }
+            if s.distinct {
+                // One row per partition.
+                break;
+            }
         }
         (emitted, last)
     };
@@ -588,7 +772,7 @@ pub(crate) async fn run(
                     .await?;
                 run.warnings.extend(result.warnings.iter().cloned());
                 let before = rows.len();
-                let (emitted, last) = emit(key, &result.partition, &mut rows, &mut count, budget);
+                let (emitted, last) = emit(key, &result.partition, &mut rows, budget);
                 let _ = before;
                 if budget.is_some_and(|b| emitted as u64 >= b) && result.limit_reached {
                     state.partition_index = index as u32;
@@ -629,7 +813,7 @@ pub(crate) async fn run(
                     let mut p = partition.clone();
                     p.rows
                         .retain(|k, _| plan.ranges.iter().any(|(lo, hi)| k >= lo && k < hi));
-                    emit(key, &p, &mut rows, &mut count, None);
+                    emit(key, &p, &mut rows, None);
                 }
                 match page.resume {
                     Some(r) => resume = Some(r),
@@ -642,12 +826,14 @@ pub(crate) async fn run(
             }
         }
     }
-    if aggregate {
-        rows = vec![
-            outs.iter()
-                .map(|_| Some(Bytes::copy_from_slice(&count.to_be_bytes())))
-                .collect(),
-        ];
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if let Some(agg) = aggregator {
+        rows = agg.finish();
+        if let Some(l) = result_limit {
+            rows.truncate(usize::try_from(l).unwrap_or(usize::MAX));
+        }
         more = false;
     }
     // More pages only when the page filled, not when LIMIT was reached.
@@ -663,4 +849,136 @@ pub(crate) async fn run(
     let rows = Rows::from_cells(metadata, &rows)
         .map_err(|e| ExecError::invalid(format!("result could not be encoded: {e}")))?;
     Ok(ResultBody::Rows(rows))
+}
+
+/// The GROUP BY columns, which must be a prefix of the primary key.
+fn group_by_columns(t: &TableSchema, s: &Select) -> Result<Vec<ColumnDef>, ExecError> {
+    let key: Vec<ColumnDef> = t
+        .def
+        .partition_key()
+        .into_iter()
+        .cloned()
+        .chain(t.def.clustering().into_iter().map(|(c, _)| c.clone()))
+        .collect();
+    let mut out = Vec::new();
+    for (i, g) in s.group_by.iter().enumerate() {
+        let Selectable::Column(n) = g else {
+            return Err(ExecError::invalid(format!(
+                "Group by is only supported on primary key columns, not {g}"
+            )));
+        };
+        match key.get(i) {
+            Some(c) if c.name == n.0 => out.push(c.clone()),
+            _ => {
+                return Err(ExecError::invalid(
+                    "Group by currently only support groups of columns following their declared order in the PRIMARY KEY",
+                ));
+            }
+        }
+    }
+    if !out.is_empty() && out.len() < t.def.partition_key().len() {
+        return Err(ExecError::invalid(
+            "Group by currently only support groups of columns following their declared order in the PRIMARY KEY",
+        ));
+    }
+    Ok(out)
+}
+
+/// A row's group: its values of the GROUP BY columns.
+fn group_key(group_by: &[ColumnDef], pk: &[Bytes], ck: &[Bytes]) -> Bytes {
+    let mut out = BytesMut::new();
+    for c in group_by {
+        let v = match c.kind {
+            ColumnKind::PartitionKey { position } => pk.get(position as usize),
+            ColumnKind::Clustering { position, .. } => ck.get(position as usize),
+            _ => None,
+        };
+        let v = v.map_or(&[][..], |b| &b[..]);
+        out.put_u32(v.len() as u32);
+        out.put_slice(v);
+    }
+    out.freeze()
+}
+
+/// SELECT DISTINCT takes partition key and static columns only.
+fn check_distinct(t: &TableSchema, outs: &[(String, Output)]) -> Result<(), ExecError> {
+    for (name, o) in outs {
+        match o {
+            Output::Column(c)
+                if matches!(c.kind, ColumnKind::PartitionKey { .. } | ColumnKind::Static) => {}
+            Output::Token | Output::Aggregate(..) => {}
+            _ => {
+                return Err(ExecError::invalid(format!(
+                    "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {name})"
+                )));
+            }
+        }
+    }
+    let _ = t;
+    Ok(())
+}
+
+/// One element of a non-frozen or frozen map or set.
+fn element_value(c: &ColumnDef, row: &Row, key: Option<&Bytes>, now: u32) -> Option<Bytes> {
+    let key = key?;
+    if c.ty.is_multi_cell() {
+        let cell = row
+            .cells
+            .get(&khata_types::row::CellKey::element(c.id, key.clone()))?;
+        cell.live_value(now)?;
+        return match &c.ty {
+            CqlType::Set { .. } => Some(key.clone()),
+            _ => cell.live_value(now).cloned(),
+        };
+    }
+    let whole = cell_value(c, row, now)?;
+    match (
+        crate::value::CqlValue::deserialize(&c.ty, &whole).ok()?,
+        &c.ty,
+    ) {
+        (
+            crate::value::CqlValue::Map(entries),
+            CqlType::Map {
+                key: kt, value: vt, ..
+            },
+        ) => {
+            let k = crate::value::CqlValue::deserialize(kt, key).ok()?;
+            entries
+                .into_iter()
+                .find(|(ek, _)| crate::value::compare(kt, ek, &k).is_eq())
+                .map(|(_, v)| Bytes::from(v.to_bytes(vt)))
+        }
+        (crate::value::CqlValue::Set(items), CqlType::Set { element, .. }) => {
+            let k = crate::value::CqlValue::deserialize(element, key).ok()?;
+            items
+                .into_iter()
+                .any(|e| crate::value::compare(element, &e, &k).is_eq())
+                .then(|| key.clone())
+        }
+        _ => None,
+    }
+}
+
+/// `toTimestamp`, `toDate` and `toUnixTimestamp` of a stored value.
+fn time_fn(f: TimeFn, ty: &CqlType, value: &Bytes) -> Option<Bytes> {
+    let millis = match ty {
+        CqlType::Timeuuid => {
+            let u = uuid::Uuid::from_slice(value).ok()?;
+            let (secs, nanos) = u.get_timestamp()?.to_unix();
+            secs as i64 * 1000 + i64::from(nanos / 1_000_000)
+        }
+        CqlType::Timestamp => i64::from_be_bytes(<[u8; 8]>::try_from(&value[..]).ok()?),
+        CqlType::Date => {
+            let days = u32::from_be_bytes(<[u8; 4]>::try_from(&value[..]).ok()?);
+            (i64::from(days) - (1i64 << 31)) * 86_400_000
+        }
+        _ => return None,
+    };
+    Some(match f {
+        TimeFn::Timestamp | TimeFn::UnixTimestamp => Bytes::copy_from_slice(&millis.to_be_bytes()),
+        TimeFn::Date => {
+            let days = (millis.div_euclid(86_400_000) + (1i64 << 31)) as u32;
+            Bytes::copy_from_slice(&days.to_be_bytes())
+        }
+    })
 }

@@ -1,0 +1,268 @@
+//! Aggregates of a SELECT: `count(*)`, `count(c)`, `min`, `max`, `sum`, `avg`, over the whole
+//! result or per `GROUP BY` group (a prefix of the primary key, so groups arrive one after the
+//! other and are folded as they come, in constant memory per group).
+//!
+//! As in Cassandra: a plain column next to aggregates shows its value in the group's first
+//! row; `sum` and `avg` return the column's type (integer `avg` truncates, integer `sum`
+//! wraps); without `GROUP BY` an empty result still gives one row (`count` 0, the others null).
+
+use bytes::Bytes;
+use khata_types::schema::CqlType;
+
+use super::error::ExecError;
+use crate::value::{CqlValue, compare};
+
+/// What one output column computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AggKind {
+    /// A plain value: the group's first.
+    First,
+    /// `count(*)`
+    CountRows,
+    /// `count(c)`: non-null values.
+    Count,
+    Min,
+    Max,
+    Sum,
+    Avg,
+}
+
+impl AggKind {
+    pub fn from_name(name: &str) -> Option<AggKind> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "count" => AggKind::Count,
+            "min" => AggKind::Min,
+            "max" => AggKind::Max,
+            "sum" => AggKind::Sum,
+            "avg" => AggKind::Avg,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Acc {
+    First(Option<Option<Bytes>>),
+    Count(i64),
+    Extreme(Option<CqlValue>),
+    Sum { int: i128, float: f64, n: i64 },
+}
+
+/// Folds rows into aggregate rows.
+#[derive(Debug)]
+pub(crate) struct Aggregator {
+    kinds: Vec<AggKind>,
+    types: Vec<CqlType>,
+    grouped: bool,
+    current: Option<(Bytes, Vec<Acc>)>,
+    done: Vec<Vec<Option<Bytes>>>,
+}
+
+fn number(ty: &CqlType, v: &CqlValue) -> Result<(i128, f64, bool), ExecError> {
+    Ok(match v {
+        CqlValue::Tinyint(x) => (i128::from(*x), 0.0, false),
+        CqlValue::Smallint(x) => (i128::from(*x), 0.0, false),
+        CqlValue::Int(x) => (i128::from(*x), 0.0, false),
+        CqlValue::Bigint(x) | CqlValue::Counter(x) => (i128::from(*x), 0.0, false),
+        CqlValue::Float(x) => (0, f64::from(*x), true),
+        CqlValue::Double(x) => (0, *x, true),
+        _ => {
+            return Err(ExecError::invalid(format!(
+                "sum/avg of {} is not supported by khata yet",
+                khata_types::type_text::type_text(ty)
+            )));
+        }
+    })
+}
+
+fn from_number(ty: &CqlType, int: i128, float: f64) -> Option<Bytes> {
+    let v = match ty {
+        CqlType::Tinyint => CqlValue::Tinyint(int as i8),
+        CqlType::Smallint => CqlValue::Smallint(int as i16),
+        CqlType::Int => CqlValue::Int(int as i32),
+        CqlType::Bigint => CqlValue::Bigint(int as i64),
+        CqlType::Counter => CqlValue::Counter(int as i64),
+        CqlType::Float => CqlValue::Float(float as f32),
+        CqlType::Double => CqlValue::Double(float),
+        _ => return None,
+    };
+    Some(Bytes::from(v.to_bytes(ty)))
+}
+
+impl Aggregator {
+    /// `kinds[i]` over values of `types[i]`; `grouped` when there is a GROUP BY.
+    pub fn new(kinds: Vec<AggKind>, types: Vec<CqlType>, grouped: bool) -> Self {
+        Aggregator {
+            kinds,
+            types,
+            grouped,
+            current: None,
+            done: Vec::new(),
+        }
+    }
+
+    fn fresh(&self) -> Vec<Acc> {
+        self.kinds
+            .iter()
+            .map(|k| match k {
+                AggKind::First => Acc::First(None),
+                AggKind::CountRows | AggKind::Count => Acc::Count(0),
+                AggKind::Min | AggKind::Max => Acc::Extreme(None),
+                AggKind::Sum | AggKind::Avg => Acc::Sum {
+                    int: 0,
+                    float: 0.0,
+                    n: 0,
+                },
+            })
+            .collect()
+    }
+
+    /// Add a row (its output values) of group `group`.
+    pub fn add(&mut self, group: Bytes, row: Vec<Option<Bytes>>) -> Result<(), ExecError> {
+        if self.current.as_ref().is_some_and(|(g, _)| *g != group) {
+            self.close();
+        }
+        if self.current.is_none() {
+            self.current = Some((group, self.fresh()));
+        }
+        let Some((_, accs)) = self.current.as_mut() else {
+            return Ok(());
+        };
+        for (i, (acc, value)) in accs.iter_mut().zip(row).enumerate() {
+            let ty = &self.types[i];
+            match (self.kinds[i], acc) {
+                (AggKind::First, Acc::First(first)) if first.is_none() => *first = Some(value),
+                (AggKind::CountRows, Acc::Count(n)) => *n += 1,
+                (AggKind::Count, Acc::Count(n)) => *n += i64::from(value.is_some()),
+                (kind @ (AggKind::Min | AggKind::Max), Acc::Extreme(best)) => {
+                    let Some(bytes) = value else { continue };
+                    let Ok(v) = CqlValue::deserialize(ty, &bytes) else {
+                        continue;
+                    };
+                    let better = match best {
+                        None => true,
+                        Some(b) => {
+                            let o = compare(ty, &v, b);
+                            if kind == AggKind::Min {
+                                o.is_lt()
+                            } else {
+                                o.is_gt()
+                            }
+                        }
+                    };
+                    if better {
+                        *best = Some(v);
+                    }
+                }
+                (AggKind::Sum | AggKind::Avg, Acc::Sum { int, float, n }) => {
+                    let Some(bytes) = value else { continue };
+                    let v = CqlValue::deserialize(ty, &bytes)
+                        .map_err(|e| ExecError::invalid(e.to_string()))?;
+                    let (i, f, _) = number(ty, &v)?;
+                    *int = int.wrapping_add(i);
+                    *float += f;
+                    *n += 1;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) {
+        let Some((_, accs)) = self.current.take() else {
+            return;
+        };
+        let row = accs
+            .into_iter()
+            .enumerate()
+            .map(|(i, acc)| {
+                let ty = &self.types[i];
+                match (self.kinds[i], acc) {
+                    (_, Acc::First(v)) => v.flatten(),
+                    (_, Acc::Count(n)) => Some(Bytes::copy_from_slice(&n.to_be_bytes())),
+                    (_, Acc::Extreme(v)) => v.map(|v| Bytes::from(v.to_bytes(ty))),
+                    (AggKind::Avg, Acc::Sum { int, float, n }) => {
+                        if n == 0 {
+                            from_number(ty, 0, 0.0)
+                        } else {
+                            from_number(ty, int / i128::from(n), float / n as f64)
+                        }
+                    }
+                    (_, Acc::Sum { int, float, .. }) => from_number(ty, int, float),
+                }
+            })
+            .collect();
+        self.done.push(row);
+    }
+
+    /// The aggregate rows.
+    pub fn finish(mut self) -> Vec<Vec<Option<Bytes>>> {
+        if self.current.is_none() && self.done.is_empty() && !self.grouped {
+            // No rows and no groups: one row of empty aggregates.
+            self.current = Some((Bytes::new(), self.fresh()));
+        }
+        self.close();
+        self.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(v: i32) -> Option<Bytes> {
+        Some(Bytes::copy_from_slice(&v.to_be_bytes()))
+    }
+
+    #[test]
+    fn folds_groups_in_order() {
+        let mut a = Aggregator::new(
+            vec![
+                AggKind::First,
+                AggKind::CountRows,
+                AggKind::Min,
+                AggKind::Max,
+                AggKind::Sum,
+                AggKind::Avg,
+            ],
+            vec![CqlType::Int; 6],
+            true,
+        );
+        for (g, v) in [(1u8, 5), (1, 3), (2, 10)] {
+            let row = vec![int(v), None, int(v), int(v), int(v), int(v)];
+            a.add(Bytes::copy_from_slice(&[g]), row).unwrap();
+        }
+        let rows = a.finish();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0][0], int(5));
+        assert_eq!(
+            rows[0][1],
+            Some(Bytes::copy_from_slice(&2i64.to_be_bytes()))
+        );
+        assert_eq!(rows[0][2], int(3));
+        assert_eq!(rows[0][3], int(5));
+        assert_eq!(rows[0][4], int(8));
+        assert_eq!(rows[0][5], int(4));
+        assert_eq!(rows[1][4], int(10));
+    }
+
+    #[test]
+    fn no_rows_gives_one_empty_row_without_group_by() {
+        let a = Aggregator::new(
+            vec![AggKind::CountRows, AggKind::Max],
+            vec![CqlType::Int; 2],
+            false,
+        );
+        let rows = a.finish();
+        assert_eq!(
+            rows,
+            vec![vec![
+                Some(Bytes::copy_from_slice(&0i64.to_be_bytes())),
+                None
+            ]]
+        );
+        let grouped = Aggregator::new(vec![AggKind::CountRows], vec![CqlType::Int], true);
+        assert!(grouped.finish().is_empty());
+    }
+}

@@ -1,0 +1,116 @@
+//! SELECT through the `scylla` driver: aggregates, GROUP BY, DISTINCT, IN and multi-column
+//! restrictions on clustering columns, element selection and time conversions.
+
+mod support;
+
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use support::TestNode;
+
+async fn query<T>(session: &Session, cql: &str) -> Vec<T>
+where
+    T: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
+{
+    session
+        .query_unpaged(cql, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{cql}: {e}"))
+        .into_rows_result()
+        .unwrap()
+        .rows::<T>()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aggregates_groups_and_restrictions() {
+    let mut node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .unwrap();
+    session
+        .query_unpaged(
+            "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+            &[],
+        )
+        .await
+        .unwrap();
+    session.use_keyspace("ks", false).await.unwrap();
+    session
+        .query_unpaged(
+            "CREATE TABLE t (k int, a int, b int, v int, m map<text, int>, s int static, \
+             PRIMARY KEY (k, a, b)) WITH CLUSTERING ORDER BY (a DESC, b ASC)",
+            &[],
+        )
+        .await
+        .unwrap();
+    let insert = session
+        .prepare("INSERT INTO t (k, a, b, v, m, s) VALUES (?, ?, ?, ?, {'x': ?}, ?)")
+        .await
+        .unwrap();
+    for k in 0..3i32 {
+        for a in 0..3i32 {
+            for b in 0..2i32 {
+                let v = k * 100 + a * 10 + b;
+                session
+                    .execute_unpaged(&insert, (k, a, b, v, v, k))
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+    // Whole-table aggregates, and an empty result still gives one row.
+    let all: Vec<(i64, i32, i32, i32)> =
+        query(&session, "SELECT count(*), min(v), max(v), sum(v) FROM t").await;
+    assert_eq!(
+        all,
+        vec![(18, 0, 221, (0..3).map(|k| 6 * 100 * k + 6 * 10 + 3).sum())]
+    );
+    let none: Vec<(i64,)> = query(&session, "SELECT count(*) FROM t WHERE k = 9").await;
+    assert_eq!(none, vec![(0,)]);
+    // GROUP BY the partition key, then by (k, a) with LIMIT on groups.
+    let mut by_k: Vec<(i32, i64, i32)> =
+        query(&session, "SELECT k, count(*), max(v) FROM t GROUP BY k").await;
+    by_k.sort();
+    assert_eq!(by_k, vec![(0, 6, 21), (1, 6, 121), (2, 6, 221)]);
+    let by_a: Vec<(i32, i32, i64)> = query(
+        &session,
+        "SELECT k, a, count(*) FROM t WHERE k = 1 GROUP BY k, a LIMIT 2",
+    )
+    .await;
+    assert_eq!(by_a, vec![(1, 2, 2), (1, 1, 2)], "a is DESC");
+    // DISTINCT partition keys with their static column.
+    let mut distinct: Vec<(i32, i32)> = query(&session, "SELECT DISTINCT k, s FROM t").await;
+    distinct.sort();
+    assert_eq!(distinct, vec![(0, 0), (1, 1), (2, 2)]);
+    // IN on clustering columns, and multi-column slices on mixed-order columns refused.
+    let inn: Vec<(i32, i32)> = query(
+        &session,
+        "SELECT a, b FROM t WHERE k = 2 AND a IN (0, 2) AND b IN (1, 0)",
+    )
+    .await;
+    assert_eq!(inn, vec![(2, 0), (2, 1), (0, 0), (0, 1)]);
+    let e = session
+        .query_unpaged("SELECT a FROM t WHERE k = 2 AND (a, b) > (1, 0)", &[])
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("mixed ASC/DESC"), "{e}");
+    let slice: Vec<(i32, i32)> = query(
+        &session,
+        "SELECT a, b FROM t WHERE k = 2 AND a = 1 AND b > 0",
+    )
+    .await;
+    assert_eq!(slice, vec![(1, 1)]);
+    // Element selection.
+    let el: Vec<(Option<i32>, Option<i32>)> = query(
+        &session,
+        "SELECT m['x'], m['nope'] FROM t WHERE k = 1 AND a = 2 AND b = 1",
+    )
+    .await;
+    assert_eq!(el, vec![(Some(121), None)]);
+    drop(session);
+    node.stop().await;
+}
