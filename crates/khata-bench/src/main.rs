@@ -12,7 +12,12 @@
 //!   reads/s.
 //! - W4 durable writes: `--w4-threads` writers, each write acknowledged only after an fsync
 //!   (khata's `group` commit log; RocksDB's `sync = true`); acknowledged writes/s.
+//!
+//! `khata-bench cql` drives a `khata` node over CQL through the `scylla` driver (prepared
+//! INSERT, SELECT by key, the newest 50 rows of a partition) and measures the protocol's floor,
+//! the OPTIONS round trip, on the same number of connections; see [`cql`].
 
+mod cql;
 mod khata;
 #[cfg(feature = "rocksdb")]
 mod rocks;
@@ -41,6 +46,8 @@ enum Cmd {
         #[arg(long, value_delimiter = ',', default_value = "khata,rocksdb")]
         engines: Vec<String>,
     },
+    /// A CQL node through the scylla driver: OPTIONS, INSERT, SELECT by key, newest 50.
+    Cql(cql::CqlArgs),
     /// Run the workloads on one engine in this process (used by `storage`).
     #[command(hide = true)]
     StorageRun {
@@ -60,6 +67,7 @@ fn main() {
     let cli = Cli::parse();
     match cli.command {
         Cmd::Storage { params, engines } => run_storage(&params, &engines),
+        Cmd::Cql(args) => cql::run(&args),
         Cmd::StorageRun { params, engine } => {
             let engine = open_engine(&engine, &params);
             workloads::run_all(engine.as_ref(), &params);

@@ -1,0 +1,229 @@
+//! Load shapes and latency figures: a closed loop (a fixed number of requests in flight, each
+//! replaced as soon as it completes, which finds the peak rate) and an open loop (requests
+//! started on a schedule whatever the node does, which shows latency below the peak).
+//!
+//! Latencies are kept as a full sample (nanoseconds, one `u64` per request: a few MiB for a
+//! run) and sorted once, so the percentiles are exact rather than bucketed.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::CqlArgs;
+
+/// Most requests the open loop keeps in flight; past it a scheduled request is skipped and
+/// counted, rather than queued without bound.
+const OPEN_LOOP_MAX_IN_FLIGHT: usize = 4096;
+/// How often the open loop's dispatcher wakes to start the requests that are due (tokio's
+/// timer resolution).
+const OPEN_LOOP_TICK: Duration = Duration::from_millis(1);
+
+/// One request of a workload, run many times concurrently.
+pub trait Operation: Send + Sync + 'static {
+    /// Runs one request; `Err` carries the reason it failed.
+    fn run(&self, rng: &mut Rng) -> impl Future<Output = Result<(), String>> + Send;
+}
+
+/// The figures of one measured pass.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// Requests completed (successfully) that started in the measured window.
+    pub count: u64,
+    /// Failed requests in the measured window.
+    pub errors: u64,
+    /// The measured window.
+    pub seconds: f64,
+    /// Median latency, milliseconds.
+    pub p50_ms: f64,
+    /// 99th percentile, milliseconds.
+    pub p99_ms: f64,
+    /// 99.9th percentile, milliseconds.
+    pub p999_ms: f64,
+}
+
+impl Summary {
+    /// Builds the summary from the latencies (nanoseconds) of the successful requests.
+    pub fn from_samples(mut nanos: Vec<u64>, errors: u64, seconds: f64) -> Summary {
+        nanos.sort_unstable();
+        let pick = |q: f64| -> f64 {
+            if nanos.is_empty() {
+                return 0.0;
+            }
+            let index = ((nanos.len() as f64 * q).ceil() as usize).clamp(1, nanos.len()) - 1;
+            nanos[index] as f64 / 1e6
+        };
+        Summary {
+            count: nanos.len() as u64,
+            errors,
+            seconds,
+            p50_ms: pick(0.50),
+            p99_ms: pick(0.99),
+            p999_ms: pick(0.999),
+        }
+    }
+
+    /// Successful requests per second.
+    pub fn ops_per_second(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.count as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The figures of an open-loop pass.
+#[derive(Debug, Clone)]
+pub struct OpenLoop {
+    /// The rate asked for, requests per second.
+    pub target_rate: f64,
+    /// Requests not started because [`OPEN_LOOP_MAX_IN_FLIGHT`] were already in flight.
+    pub skipped: u64,
+    /// Latencies and achieved rate.
+    pub summary: Summary,
+}
+
+/// A small, fast generator for keys (SplitMix64); the benchmark needs spread, not secrecy.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        // Multiply-shift: unbiased enough for key choice and free of division.
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+}
+
+/// Runs `op` with `args.concurrency` requests in flight: warm-up, then the measured window.
+pub async fn closed_loop<O: Operation>(op: Arc<O>, args: &CqlArgs) -> Summary {
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs(args.warmup);
+    let end = measure_from + Duration::from_secs(args.duration);
+    let mut tasks = Vec::with_capacity(args.concurrency);
+    for worker in 0..args.concurrency {
+        let op = Arc::clone(&op);
+        tasks.push(tokio::spawn(async move {
+            let mut rng = Rng::new(0x5EED ^ ((worker as u64) << 32));
+            let mut nanos = Vec::new();
+            let mut errors = 0u64;
+            loop {
+                let began = Instant::now();
+                if began >= end {
+                    break;
+                }
+                let result = op.run(&mut rng).await;
+                if began < measure_from {
+                    continue;
+                }
+                match result {
+                    Ok(()) => nanos.push(duration_nanos(began.elapsed())),
+                    Err(e) => {
+                        if errors == 0 {
+                            eprintln!("request failed: {e}");
+                        }
+                        errors += 1;
+                    }
+                }
+            }
+            (nanos, errors)
+        }));
+    }
+    let mut all = Vec::new();
+    let mut errors = 0;
+    for task in tasks {
+        let (nanos, e) = task.await.expect("benchmark task");
+        all.extend(nanos);
+        errors += e;
+    }
+    Summary::from_samples(all, errors, args.duration as f64)
+}
+
+/// Runs `op` at `rate` requests per second whatever the node does (an open loop): every
+/// [`OPEN_LOOP_TICK`] the dispatcher starts the requests that have come due since the start.
+/// A request's latency runs from the moment the dispatcher starts it, so time spent queued in
+/// the client's runtime or the node counts, and a slow node cannot slow the schedule down
+/// (no coordinated omission), only fill the in-flight cap, which is reported.
+pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> OpenLoop {
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs(args.warmup);
+    let end = measure_from + Duration::from_secs(args.duration);
+    let samples = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let errors = Arc::new(AtomicU64::new(0));
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let mut skipped = 0u64;
+    let mut started = 0u64;
+    let mut ticker = tokio::time::interval(OPEN_LOOP_TICK);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        ticker.tick().await;
+        let now = Instant::now();
+        if now >= end {
+            break;
+        }
+        let due = (now.duration_since(start).as_secs_f64() * rate) as u64;
+        while started < due {
+            started += 1;
+            if in_flight.load(Ordering::Relaxed) >= OPEN_LOOP_MAX_IN_FLIGHT {
+                if now >= measure_from {
+                    skipped += 1;
+                }
+                continue;
+            }
+            in_flight.fetch_add(1, Ordering::Relaxed);
+            let (op, samples, errors, in_flight) = (
+                Arc::clone(&op),
+                Arc::clone(&samples),
+                Arc::clone(&errors),
+                Arc::clone(&in_flight),
+            );
+            let measured = now >= measure_from;
+            tokio::spawn(async move {
+                let mut rng = Rng::new(0x0FE4 ^ started.wrapping_mul(0x9E37_79B9));
+                let began = Instant::now();
+                let result = op.run(&mut rng).await;
+                let nanos = duration_nanos(began.elapsed());
+                in_flight.fetch_sub(1, Ordering::Relaxed);
+                if !measured {
+                    return;
+                }
+                match result {
+                    Ok(()) => samples.lock().expect("samples lock").push(nanos),
+                    Err(_) => {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    }
+    // Let the last requests finish (they started in the window and count).
+    while in_flight.load(Ordering::Relaxed) > 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let nanos = std::mem::take(&mut *samples.lock().expect("samples lock"));
+    OpenLoop {
+        target_rate: rate,
+        skipped,
+        summary: Summary::from_samples(nanos, errors.load(Ordering::Relaxed), args.duration as f64),
+    }
+}
+
+/// Nanoseconds of `d`, saturating.
+pub fn duration_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
