@@ -39,7 +39,9 @@ pub(crate) fn value(
                 // Sets and maps arrive in the client's order (a Python set's, say): store
                 // them sorted and without repeats, as Cassandra does.
                 Ok(v) if has_set_or_map(ty) => Ok(Bound::Value(Bytes::from(v.to_bytes(ty)))),
-                Ok(_) => Ok(Bound::Value(bytes.clone())),
+                // A copy, not a slice: a slice would keep the connection's whole read buffer
+                // (64 KiB) alive for as long as the value sits in a memtable.
+                Ok(_) => Ok(Bound::Value(Bytes::copy_from_slice(bytes))),
             },
             Some(Value::Null) => Ok(Bound::Null),
             Some(Value::NotSet) => Ok(Bound::Unset),
@@ -299,11 +301,16 @@ pub(crate) fn describe(
         }
         Statement::Insert(i) => {
             let t = find_table(schema, keyspace, &i.table)?;
-            if let crate::language::ast::InsertValues::Columns { columns, values } = &i.values {
-                for (c, v) in columns.iter().zip(values) {
-                    if let Some(col) = t.def.column(&c.0) {
-                        mark(&mut specs, &t.def, &col.name, &col.ty, v);
+            match &i.values {
+                crate::language::ast::InsertValues::Columns { columns, values } => {
+                    for (c, v) in columns.iter().zip(values) {
+                        if let Some(col) = t.def.column(&c.0) {
+                            mark(&mut specs, &t.def, &col.name, &col.ty, v);
+                        }
                     }
+                }
+                crate::language::ast::InsertValues::Json { value, .. } => {
+                    mark(&mut specs, &t.def, "[json]", &CqlType::Text, value);
                 }
             }
             mark_int(&mut specs, &t.def, &i.using.ttl, "[ttl]", ColumnType::Int);

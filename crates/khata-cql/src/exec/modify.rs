@@ -27,7 +27,7 @@ use super::{Executor, Run, lwt};
 use crate::frame::{self, BatchType, ResultBody, Value};
 use crate::language::ast::{
     AssignmentOp, Batch as AstBatch, BatchKind, BatchStatement, Delete, ElementSelector, Insert,
-    InsertValues, Relation, Statement, Term, Update, Using,
+    InsertValues, Relation, Statement, Update, Using,
 };
 use crate::server::Session;
 
@@ -136,41 +136,106 @@ fn insert_mutations(
             "INSERT statements are not allowed on counter tables, use UPDATE instead",
         ));
     }
-    let InsertValues::Columns { columns, values } = &i.values else {
-        return Err(ExecError::invalid(
-            "INSERT JSON is not supported by khata yet",
-        ));
-    };
-    if columns.len() != values.len() {
-        return Err(ExecError::invalid("Unmatched column names/values"));
-    }
     let wt = write_time(exec, run, t, &i.using, batch_ts)?;
-    let mut given: BTreeMap<&str, (&ColumnDef, &Term)> = BTreeMap::new();
-    for (name, term) in columns.iter().zip(values) {
-        let c = t
-            .def
-            .column(&name.0)
-            .ok_or_else(|| ExecError::invalid(format!("Undefined column name {}", name.0)))?;
-        if given.insert(c.name.as_str(), (c, term)).is_some() {
-            return Err(ExecError::invalid(format!(
-                "Multiple definitions found for column {}",
-                c.name
-            )));
+    // Every named column with its bound value.
+    let mut given: BTreeMap<&str, (&ColumnDef, Bound)> = BTreeMap::new();
+    match &i.values {
+        InsertValues::Columns { columns, values } => {
+            if columns.len() != values.len() {
+                return Err(ExecError::invalid("Unmatched column names/values"));
+            }
+            for (name, term) in columns.iter().zip(values) {
+                let c = t.def.column(&name.0).ok_or_else(|| {
+                    ExecError::invalid(format!("Undefined column name {}", name.0))
+                })?;
+                let value = bind::value(run, term, &c.ty, &c.name)?;
+                if given.insert(c.name.as_str(), (c, value)).is_some() {
+                    return Err(ExecError::invalid(format!(
+                        "Multiple definitions found for column {}",
+                        c.name
+                    )));
+                }
+            }
+        }
+        InsertValues::Json {
+            value,
+            default_unset,
+        } => {
+            let text = match bind::value(run, value, &CqlType::Text, "[json]")? {
+                Bound::Value(b) => String::from_utf8(b.to_vec())
+                    .map_err(|_| ExecError::invalid("Invalid JSON: not UTF-8"))?,
+                _ => return Err(ExecError::invalid("Got null for INSERT JSON values")),
+            };
+            let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                ExecError::invalid(format!(
+                    "Could not decode JSON string as a map: {e}. (String was: {text})"
+                ))
+            })?;
+            let serde_json::Value::Object(object) = json else {
+                return Err(ExecError::invalid(format!(
+                    "Could not decode JSON string as a map: {text}"
+                )));
+            };
+            for key in object.keys() {
+                // A quoted key names a case-sensitive column.
+                let name = key
+                    .strip_prefix('"')
+                    .and_then(|k| k.strip_suffix('"'))
+                    .map_or_else(|| key.to_ascii_lowercase(), str::to_string);
+                if t.def.column(&name).is_none() {
+                    return Err(ExecError::invalid(format!(
+                        "JSON values map contains unrecognized column: {key}"
+                    )));
+                }
+            }
+            let now_millis = run.now_micros / 1000;
+            for c in &t.def.columns {
+                let found = object.iter().find(|(k, _)| {
+                    k.strip_prefix('"')
+                        .and_then(|k| k.strip_suffix('"'))
+                        .map_or_else(|| k.eq_ignore_ascii_case(&c.name), |q| q == c.name)
+                });
+                let value = match found {
+                    Some((_, v)) => {
+                        match crate::value::json::from_json(&c.ty, v, &c.name, now_millis)
+                            .map_err(|e| ExecError::invalid(e.to_string()))?
+                        {
+                            Some(v) => Bound::Value(Bytes::from(v.to_bytes(&c.ty))),
+                            None => Bound::Null,
+                        }
+                    }
+                    None if *default_unset => Bound::Unset,
+                    None => Bound::Null,
+                };
+                given.insert(c.name.as_str(), (c, value));
+            }
         }
     }
+    let key_value = |c: &ColumnDef| -> Result<Bytes, ExecError> {
+        match given.get(c.name.as_str()) {
+            Some((_, Bound::Value(b))) => Ok(b.clone()),
+            Some((_, Bound::Null)) => Err(ExecError::invalid(format!(
+                "Invalid null value in condition for column {}",
+                c.name
+            ))),
+            _ => Err(ExecError::invalid(format!(
+                "Some {} parts are missing: {}",
+                if matches!(c.kind, ColumnKind::PartitionKey { .. }) {
+                    "partition key"
+                } else {
+                    "clustering key"
+                },
+                c.name
+            ))),
+        }
+    };
     let mut pk = Vec::new();
     for c in t.def.partition_key() {
-        let (_, term) = given.get(c.name.as_str()).ok_or_else(|| {
-            ExecError::invalid(format!("Some partition key parts are missing: {}", c.name))
-        })?;
-        pk.push(required(run, term, &c.ty, &c.name)?);
+        pk.push(key_value(c)?);
     }
     let mut ck = Vec::new();
     for (c, _) in t.def.clustering() {
-        let (_, term) = given.get(c.name.as_str()).ok_or_else(|| {
-            ExecError::invalid(format!("Some clustering keys are missing: {}", c.name))
-        })?;
-        ck.push(required(run, term, &c.ty, &c.name)?);
+        ck.push(key_value(c)?);
     }
     let refs: Vec<&[u8]> = pk.iter().map(|b| &b[..]).collect();
     let key = DecoratedKey::new(
@@ -186,17 +251,10 @@ fn insert_mutations(
         ..Row::default()
     };
     let mut static_row = Row::default();
-    for (c, term) in given.values() {
+    for (c, value) in given.values() {
         match c.kind {
-            ColumnKind::Regular => {
-                set_column(&mut row, c, bind::value(run, term, &c.ty, &c.name)?, &wt)?
-            }
-            ColumnKind::Static => set_column(
-                &mut static_row,
-                c,
-                bind::value(run, term, &c.ty, &c.name)?,
-                &wt,
-            )?,
+            ColumnKind::Regular => set_column(&mut row, c, value.clone(), &wt)?,
+            ColumnKind::Static => set_column(&mut static_row, c, value.clone(), &wt)?,
             _ => {}
         }
     }

@@ -252,31 +252,68 @@ pub(crate) fn result_columns(
     t: &Arc<TableSchema>,
     s: &Select,
 ) -> Result<Vec<ColumnSpec>, ExecError> {
-    Ok(outputs(t, s)?
+    let outs = outputs(t, s)?;
+    if s.json {
+        // SELECT JSON: one text column holding each row as a JSON object.
+        return Ok(vec![ColumnSpec {
+            keyspace: t.def.keyspace.clone(),
+            table: t.def.name.clone(),
+            name: "[json]".into(),
+            column_type: ColumnType::Varchar,
+        }]);
+    }
+    Ok(outs
         .into_iter()
         .map(|(name, o)| ColumnSpec {
             keyspace: t.def.keyspace.clone(),
             table: t.def.name.clone(),
             name,
-            column_type: match o {
-                Output::Column(c) => column_type(&c.ty),
-                Output::Writetime(_) | Output::Token => ColumnType::Bigint,
-                Output::Aggregate(AggKind::CountRows | AggKind::Count, _) => ColumnType::Bigint,
-                Output::Aggregate(_, c) => c
-                    .as_ref()
-                    .map_or(ColumnType::Bigint, |c| column_type(&c.ty)),
-                Output::Ttl(_) => ColumnType::Int,
-                Output::Time(TimeFn::Timestamp, _) => ColumnType::Timestamp,
-                Output::Time(TimeFn::Date, _) => ColumnType::Date,
-                Output::Time(TimeFn::UnixTimestamp, _) => ColumnType::Bigint,
-                Output::Element(c, _) => match &c.ty {
-                    CqlType::Map { value, .. } => column_type(value),
-                    CqlType::Set { element, .. } => column_type(element),
-                    other => column_type(other),
-                },
-            },
+            column_type: column_type(&output_type(&o)),
         })
         .collect())
+}
+
+/// The CQL type of an output column.
+fn output_type(o: &Output) -> CqlType {
+    match o {
+        Output::Column(c) => c.ty.clone(),
+        Output::Writetime(_) | Output::Token => CqlType::Bigint,
+        Output::Aggregate(AggKind::CountRows | AggKind::Count, _) => CqlType::Bigint,
+        Output::Aggregate(_, c) => c.as_ref().map_or(CqlType::Bigint, |c| c.ty.clone()),
+        Output::Ttl(_) => CqlType::Int,
+        Output::Time(TimeFn::Timestamp, _) => CqlType::Timestamp,
+        Output::Time(TimeFn::Date, _) => CqlType::Date,
+        Output::Time(TimeFn::UnixTimestamp, _) => CqlType::Bigint,
+        Output::Element(c, _) => match &c.ty {
+            CqlType::Map { value, .. } => value.as_ref().clone(),
+            CqlType::Set { element, .. } => element.as_ref().clone(),
+            other => other.clone(),
+        },
+    }
+}
+
+/// A result row as Cassandra's `SELECT JSON` writes it: `{"name": value, ...}` in selection
+/// order, names quoted as identifiers when they need it.
+fn json_row(outs: &[(String, Output)], row: &[Option<Bytes>]) -> Option<Bytes> {
+    let mut text = String::from("{");
+    for (i, ((name, o), cell)) in outs.iter().zip(row).enumerate() {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        let key = khata_types::type_text::quote_identifier(name);
+        text.push_str(&serde_json::Value::String(key).to_string());
+        text.push_str(": ");
+        let ty = output_type(o);
+        let value = cell
+            .as_ref()
+            .and_then(|b| crate::value::CqlValue::deserialize(&ty, b).ok())
+            .map_or(serde_json::Value::Null, |v| {
+                crate::value::json::to_json(&ty, &v)
+            });
+        crate::value::json::write_json(&value, &mut text);
+    }
+    text.push('}');
+    Some(Bytes::from(text))
 }
 
 /// Where the rows come from.
@@ -835,6 +872,9 @@ pub(crate) async fn run(
             rows.truncate(usize::try_from(l).unwrap_or(usize::MAX));
         }
         more = false;
+    }
+    if s.json {
+        rows = rows.iter().map(|r| vec![json_row(&outs, r)]).collect();
     }
     // More pages only when the page filled, not when LIMIT was reached.
     let total = state.returned + rows.len() as u64;

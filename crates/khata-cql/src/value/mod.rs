@@ -54,6 +54,7 @@ mod constant;
 mod display;
 mod duration;
 mod error;
+pub mod json;
 mod literal;
 mod nested;
 mod numeric;
