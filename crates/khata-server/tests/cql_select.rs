@@ -111,6 +111,18 @@ async fn aggregates_groups_and_restrictions() {
     )
     .await;
     assert_eq!(el, vec![(Some(121), None)]);
+    // CAST.
+    let cast: Vec<(String, f64, i64)> = query(
+        &session,
+        "SELECT CAST(v AS text), CAST(v AS double), CAST(a AS bigint) FROM t WHERE k = 1 AND a = 2 AND b = 1",
+    )
+    .await;
+    assert_eq!(cast, vec![("121".to_string(), 121.0, 2)]);
+    let e = session
+        .query_unpaged("SELECT CAST(m AS int) FROM t WHERE k = 1", &[])
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("cannot be cast"), "{e}");
     drop(session);
     node.stop().await;
 }

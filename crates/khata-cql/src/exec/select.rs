@@ -43,6 +43,8 @@ enum Output {
     Time(TimeFn, ColumnDef),
     /// `m['k']` or `s['e']`: one element of a collection.
     Element(ColumnDef, Term),
+    /// `CAST(c AS type)`.
+    Cast(ColumnDef, CqlType),
 }
 
 /// The time conversions usable as selectors.
@@ -182,6 +184,28 @@ fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecErr
                         }
                         (format!("system.{lower}({})", c.name), Output::Time(f, c))
                     }
+                    Selectable::Cast { selectable, ty } => {
+                        let Selectable::Column(n) = selectable.as_ref() else {
+                            return Err(ExecError::invalid("CAST takes a column, here"));
+                        };
+                        let c = column(&n.0)?;
+                        let to = ty.cql_type();
+                        if !castable(&c.ty, &to) {
+                            return Err(ExecError::invalid(format!(
+                                "{} cannot be cast to {}",
+                                khata_types::type_text::type_text(&c.ty),
+                                khata_types::type_text::type_text(&to)
+                            )));
+                        }
+                        (
+                            format!(
+                                "cast({} as {})",
+                                c.name,
+                                khata_types::type_text::type_text(&to)
+                            ),
+                            Output::Cast(c, to),
+                        )
+                    }
                     Selectable::Element { selectable, key } => {
                         let Selectable::Column(n) = selectable.as_ref() else {
                             return Err(ExecError::invalid("element selection needs a column"));
@@ -289,7 +313,86 @@ fn output_type(o: &Output) -> CqlType {
             CqlType::Set { element, .. } => element.as_ref().clone(),
             other => other.clone(),
         },
+        Output::Cast(_, to) => to.clone(),
     }
+}
+
+fn numeric(ty: &CqlType) -> bool {
+    matches!(
+        ty,
+        CqlType::Tinyint
+            | CqlType::Smallint
+            | CqlType::Int
+            | CqlType::Bigint
+            | CqlType::Counter
+            | CqlType::Float
+            | CqlType::Double
+    )
+}
+
+/// The conversions `CAST` supports (Cassandra's `CastFcts`, for the types khata converts).
+fn castable(from: &CqlType, to: &CqlType) -> bool {
+    from == to
+        || matches!(to, CqlType::Text | CqlType::Ascii) && !from.is_multi_cell()
+        || numeric(from) && numeric(to) && *to != CqlType::Counter
+        || matches!(
+            (from, to),
+            (CqlType::Timeuuid | CqlType::Date, CqlType::Timestamp)
+                | (CqlType::Timeuuid | CqlType::Timestamp, CqlType::Date)
+        )
+}
+
+/// `CAST` of a stored value.
+fn cast(from: &CqlType, to: &CqlType, value: &Bytes) -> Option<Bytes> {
+    use crate::value::CqlValue as V;
+    if from == to {
+        return Some(value.clone());
+    }
+    match to {
+        CqlType::Timestamp => return time_fn(TimeFn::Timestamp, from, value),
+        CqlType::Date => return time_fn(TimeFn::Date, from, value),
+        _ => {}
+    }
+    let v = V::deserialize(from, value).ok()?;
+    let out = match to {
+        CqlType::Text | CqlType::Ascii => {
+            // The value's text without the quotes of its literal form.
+            let literal = v.to_string();
+            let text = match literal
+                .strip_prefix('\'')
+                .and_then(|t| t.strip_suffix('\''))
+            {
+                Some(inner) => inner.replace("''", "'"),
+                None => literal,
+            };
+            if *to == CqlType::Ascii {
+                V::Ascii(text)
+            } else {
+                V::Text(text)
+            }
+        }
+        _ => {
+            let (int, float) = match v {
+                V::Tinyint(x) => (i128::from(x), f64::from(x)),
+                V::Smallint(x) => (i128::from(x), f64::from(x)),
+                V::Int(x) => (i128::from(x), f64::from(x)),
+                V::Bigint(x) | V::Counter(x) => (i128::from(x), x as f64),
+                V::Float(x) => (f64::from(x) as i128, f64::from(x)),
+                V::Double(x) => (x as i128, x),
+                _ => return None,
+            };
+            match to {
+                CqlType::Tinyint => V::Tinyint(int as i8),
+                CqlType::Smallint => V::Smallint(int as i16),
+                CqlType::Int => V::Int(int as i32),
+                CqlType::Bigint => V::Bigint(int as i64),
+                CqlType::Float => V::Float(float as f32),
+                CqlType::Double => V::Double(float),
+                _ => return None,
+            }
+        }
+    };
+    Some(Bytes::from(out.to_bytes(to)))
 }
 
 /// A result row as Cassandra's `SELECT JSON` writes it: `{"name": value, ...}` in selection
@@ -730,6 +833,16 @@ pub(crate) async fn run(
                         now,
                     )
                     .and_then(|v| time_fn(*f, &c.ty, &v)),
+                    Output::Cast(c, to) => column_value(
+                        &t,
+                        c,
+                        key,
+                        ck.unwrap_or(&Bytes::new()),
+                        row_ref,
+                        &partition.static_row,
+                        now,
+                    )
+                    .and_then(|v| cast(&c.ty, to, &v)),
                     Output::Element(c, _) => {
                         let source = if c.kind == ColumnKind::Static {
                             &partition.static_row
