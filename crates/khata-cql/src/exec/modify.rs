@@ -218,13 +218,12 @@ fn insert_mutations(
                 "Invalid null value in condition for column {}",
                 c.name
             ))),
+            // Cassandra's two wordings.
+            _ if matches!(c.kind, ColumnKind::PartitionKey { .. }) => Err(ExecError::invalid(
+                format!("Some partition key parts are missing: {}", c.name),
+            )),
             _ => Err(ExecError::invalid(format!(
-                "Some {} parts are missing: {}",
-                if matches!(c.kind, ColumnKind::PartitionKey { .. }) {
-                    "partition key"
-                } else {
-                    "clustering key"
-                },
+                "Some clustering keys are missing: {}",
                 c.name
             ))),
         }
