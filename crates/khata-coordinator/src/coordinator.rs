@@ -81,6 +81,14 @@ pub struct Coordinator {
     metrics: CoordinatorMetrics,
 }
 
+/// Whether partition reads run on the request's own thread rather than on a blocking thread.
+/// A read is usually served from memtables and cached chunks in microseconds, and the hand-off
+/// to a blocking thread and back cost more than the read: on 2 cores it made the node spend
+/// two-thirds of its CPU in the scheduler and grow to hundreds of threads
+/// (docs/benchmarks.md). A read that misses the page cache now holds its worker thread for the
+/// disk read; range scans, which can be long, still go to blocking threads.
+const INLINE_POINT_READS: bool = true;
+
 /// Schema events kept for slow subscribers before they miss some.
 const SCHEMA_EVENT_QUEUE: usize = 1024;
 
@@ -176,6 +184,15 @@ impl Coordinator {
         Ok(event)
     }
 
+    /// Whether a write returns as soon as it is applied (periodic commit log), with no wait
+    /// for a sync that would block the thread.
+    fn writes_return_at_once(&self) -> bool {
+        matches!(
+            self.replica.engine().config().commitlog.sync,
+            khata_replica::storage::SyncMode::Periodic { .. }
+        )
+    }
+
     /// Check that enough replicas of `table`'s keyspace are up for `cl`; returns `blockFor`.
     fn check_available(&self, table: Uuid, cl: Consistency) -> Result<u32> {
         let schema = self.schema();
@@ -237,6 +254,14 @@ impl Coordinator {
                 durable &= ks.def.durable_writes;
             }
         }
+        if self.writes_return_at_once() {
+            // Periodic commit log: a write is a memtable insert and a write(2) to the log,
+            // microseconds; handing it to a blocking thread and back costs more than it does.
+            return self
+                .replica
+                .apply(mutations, durable)
+                .map_err(|e| write_failure(e, cl, required, write_type));
+        }
         let replica = self.replica.clone();
         let work = run_blocking(move || replica.apply(mutations, durable));
         match tokio::time::timeout(self.config.write_request_timeout, work).await {
@@ -258,6 +283,19 @@ impl Coordinator {
 
     async fn read_unobserved(&self, command: ReadCommand, cl: Consistency) -> Result<ReadResult> {
         let required = self.check_available(command.table, cl)?;
+        if INLINE_POINT_READS {
+            return self
+                .replica
+                .read(
+                    command.table,
+                    &command.key,
+                    &command.ranges,
+                    command.reversed,
+                    command.row_limit,
+                    command.now,
+                )
+                .map_err(|e| read_failure(e, cl, required));
+        }
         let replica = self.replica.clone();
         let work = run_blocking(move || {
             replica.read(

@@ -26,6 +26,7 @@ pub use schema::{DroppedColumn, IndexDef, KeyspaceSchema, Schema, TableSchema, U
 
 /// The storage types the layers above see through the replica.
 pub mod storage {
+    pub use khata_storage::commitlog::SyncMode;
     pub use khata_storage::{
         Mutation, ReadResult, ScanPosition, ScanResult, StorageError, TableStats,
     };
