@@ -14,7 +14,7 @@ use khata_types::LocalTime;
 use khata_types::token::DecoratedKey;
 use uuid::Uuid;
 
-use crate::consistency::{Consistency, block_for, is_local, replication_factors};
+use crate::consistency::Consistency;
 use crate::coordinator::Coordinator;
 use crate::error::{CoordinatorError, Result, WriteType, write_failure};
 
@@ -47,7 +47,7 @@ impl Coordinator {
                 "Cannot use a serial consistency level as the commit consistency".into(),
             ));
         }
-        let required = self.replicas_up(table, serial)?;
+        let required = self.check_available(table, serial)?;
         self.serialized(
             table,
             key,
@@ -77,38 +77,10 @@ impl Coordinator {
     where
         F: FnOnce(&ReadResult) -> Option<Vec<Mutation>> + Send + 'static,
     {
-        let required = self.replicas_up(table, cl)?;
+        let required = self.check_available(table, cl)?;
         self.serialized(table, key, ranges, now, cl, required, write_type, modify)
             .await
             .map(|_| ())
-    }
-
-    /// Whether enough replicas of the table's keyspace are up for `cl` (`Unavailable` if not);
-    /// returns how many answers `cl` needs.
-    fn replicas_up(&self, table: Uuid, cl: Consistency) -> Result<u32> {
-        let schema = self.schema();
-        let t = schema
-            .table_by_id(table)
-            .ok_or_else(|| CoordinatorError::Invalid(format!("unknown table {table}")))?;
-        let ks = schema.keyspace(&t.def.keyspace).ok_or_else(|| {
-            CoordinatorError::Invalid(format!("unknown keyspace {}", t.def.keyspace))
-        })?;
-        let (local_rf, total_rf) =
-            replication_factors(&ks.def.replication, &self.node().data_center);
-        let required = block_for(cl, local_rf, total_rf);
-        let alive = if is_local(cl) {
-            u32::from(local_rf > 0)
-        } else {
-            u32::from(total_rf > 0 && local_rf > 0)
-        };
-        if required > alive {
-            return Err(CoordinatorError::Unavailable {
-                consistency: cl,
-                required,
-                alive,
-            });
-        }
-        Ok(required)
     }
 
     #[allow(clippy::too_many_arguments)]

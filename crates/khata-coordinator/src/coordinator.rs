@@ -194,7 +194,7 @@ impl Coordinator {
     }
 
     /// Check that enough replicas of `table`'s keyspace are up for `cl`; returns `blockFor`.
-    fn check_available(&self, table: Uuid, cl: Consistency) -> Result<u32> {
+    pub(crate) fn check_available(&self, table: Uuid, cl: Consistency) -> Result<u32> {
         let schema = self.schema();
         let Some(t) = schema.table_by_id(table) else {
             return Err(CoordinatorError::Invalid(format!("unknown table {table}")));

@@ -16,7 +16,7 @@ use khata_types::clustering::encode_key;
 use khata_types::partition::Partition;
 use khata_types::row::{CellKey, Row};
 use khata_types::schema::{ColumnKind, CqlType, TableDef};
-use khata_types::token::{DecoratedKey, serialize_partition_key};
+use khata_types::token::{DecoratedKey, serialize_partition_key, split_partition_key};
 use khata_types::{LocalTime, Timestamp};
 use uuid::Uuid;
 
@@ -212,11 +212,8 @@ pub fn read_rows(
     now: LocalTime,
 ) -> Result<Vec<ReadRow>> {
     let pk = table.partition_key();
-    let pk_values: Vec<Bytes> = if pk.len() == 1 {
-        vec![key.key.clone()]
-    } else {
-        split_composite(&key.key, pk.len())?
-    };
+    let pk_values = split_partition_key(&key.key, pk.len())
+        .ok_or_else(|| ReplicaError::CorruptSchema("composite partition key".into()))?;
     let clustering = table.clustering();
     let types: Vec<_> = clustering.iter().map(|(c, o)| (c.ty.clone(), *o)).collect();
     let mut out = Vec::new();
@@ -261,27 +258,6 @@ pub fn read_rows(
             values.insert(column.name.clone(), bytes);
         }
         out.push(values);
-    }
-    Ok(out)
-}
-
-fn split_composite(key: &[u8], n: usize) -> Result<Vec<Bytes>> {
-    let bad = || ReplicaError::CorruptSchema("composite partition key".into());
-    let mut out = Vec::with_capacity(n);
-    let mut rest = key;
-    while !rest.is_empty() {
-        if rest.len() < 2 {
-            return Err(bad());
-        }
-        let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;
-        if rest.len() < 2 + len + 1 {
-            return Err(bad());
-        }
-        out.push(Bytes::copy_from_slice(&rest[2..2 + len]));
-        rest = &rest[2 + len + 1..];
-    }
-    if out.len() != n {
-        return Err(bad());
     }
     Ok(out)
 }

@@ -109,6 +109,25 @@ pub fn serialize_partition_key(components: &[&[u8]]) -> Result<Bytes, PartitionK
     Ok(key)
 }
 
+/// The components of a partition key serialized by [`serialize_partition_key`] with `n`
+/// components (slices of `key`, no copies). `None` when the bytes are not such a key.
+pub fn split_partition_key(key: &Bytes, n: usize) -> Option<Vec<Bytes>> {
+    if n == 1 {
+        return Some(vec![key.clone()]);
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut rest = &key[..];
+    while !rest.is_empty() {
+        let len = usize::from(u16::from_be_bytes([*rest.first()?, *rest.get(1)?]));
+        if rest.len() < 2 + len + 1 {
+            return None;
+        }
+        out.push(key.slice_ref(&rest[2..2 + len]));
+        rest = &rest[2 + len + 1..];
+    }
+    (out.len() == n).then_some(out)
+}
+
 /// Cassandra's token for a serialized partition key: the first half of MurmurHash3 x64_128
 /// (seed 0, Cassandra's signed tail bytes), with `i64::MIN` mapped to `i64::MAX`; the empty
 /// key has the minimum token `i64::MIN`.
@@ -253,6 +272,16 @@ mod tests {
         ("e282ac", 8619152265340498936),
         ("0008000000000000002a000004000799ab00", 3043735101766377467),
     ];
+
+    #[test]
+    fn split_inverts_serialize() {
+        for parts in [vec![&b"a"[..]], vec![&b"ab"[..], &b""[..], &b"xyz"[..]]] {
+            let key = serialize_partition_key(&parts).unwrap();
+            let split = split_partition_key(&key, parts.len()).unwrap();
+            assert_eq!(split.iter().map(|b| &b[..]).collect::<Vec<_>>(), parts);
+        }
+        assert!(split_partition_key(&Bytes::from_static(b"\x00\x05ab"), 2).is_none());
+    }
 
     #[test]
     fn tokens_match_cassandra_vectors() {

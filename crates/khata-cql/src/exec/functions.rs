@@ -31,13 +31,19 @@ fn bounding_timeuuid(millis: i64, max: bool) -> uuid::Uuid {
 }
 
 /// Milliseconds of a version-1 UUID's time.
-fn uuid_millis(u: &uuid::Uuid) -> Option<i64> {
+pub(crate) fn uuid_millis(u: &uuid::Uuid) -> Option<i64> {
     let (secs, nanos) = u.get_timestamp()?.to_unix();
     Some(secs as i64 * 1000 + i64::from(nanos / 1_000_000))
 }
 
-fn days(millis: i64) -> u32 {
+/// The `date` (days, 2^31 = the epoch) of a time in milliseconds.
+pub(crate) fn days(millis: i64) -> u32 {
     (millis.div_euclid(86_400_000) + (1i64 << 31)) as u32
+}
+
+/// The time in milliseconds at the start of a `date`.
+pub(crate) fn date_millis(date: u32) -> i64 {
+    (i64::from(date) - (1i64 << 31)) * 86_400_000
 }
 
 /// The value of a function call, before it is fitted to the receiver's type.

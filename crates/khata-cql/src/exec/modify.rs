@@ -12,17 +12,17 @@ use bytes::Bytes;
 use khata_coordinator::WriteType;
 use khata_coordinator::catalog::{Mutation, TableSchema};
 use khata_types::cell::DeletionTime;
-use khata_types::clustering::{encode_key, end_bound, start_bound};
+use khata_types::clustering::{end_bound, start_bound};
 use khata_types::partition::Partition;
 use khata_types::row::{CellKey, Row};
-use khata_types::schema::{ClusteringOrder, ColumnDef, ColumnKind, CqlType};
+use khata_types::schema::{ColumnDef, ColumnKind, CqlType};
 use khata_types::token::{DecoratedKey, serialize_partition_key};
 use khata_types::{MAX_TTL_SECONDS, Timestamp};
 
 use super::bind::{self, Bound, required};
 use super::cells::{Deferred, WriteTime, add_elements, field_path, remove_elements, set_column};
 use super::error::{ExecError, coordinator_consistency};
-use super::restrictions::Restrictions;
+use super::restrictions::{self, Restrictions};
 use super::{Executor, Run, lwt};
 use crate::frame::{self, BatchType, ResultBody, Value};
 use crate::language::ast::{
@@ -110,17 +110,6 @@ fn target(t: &TableSchema, run: &Run<'_>, where_clause: &[Relation]) -> Result<T
         (None, None)
     };
     Ok(Target { keys, rows, ranges })
-}
-
-fn encode_clustering(t: &TableSchema, values: &[Bytes]) -> Result<Bytes, ExecError> {
-    let types: Vec<(CqlType, ClusteringOrder)> = t
-        .def
-        .clustering()
-        .iter()
-        .map(|(c, o)| (c.ty.clone(), *o))
-        .collect();
-    let refs: Vec<&[u8]> = values.iter().map(|b| &b[..]).collect();
-    encode_key(&types, &refs).map_err(|e| ExecError::invalid(e.to_string()))
 }
 
 fn insert_mutations(
@@ -244,7 +233,7 @@ fn insert_mutations(
     if key.key.is_empty() {
         return Err(ExecError::invalid("Key may not be empty"));
     }
-    let clustering = encode_clustering(t, &ck)?;
+    let clustering = restrictions::encode(t, &ck)?;
     let mut row = Row {
         liveness: Some(wt.liveness()),
         ..Row::default()
@@ -311,10 +300,6 @@ fn update_mutations(
         };
         let counter = c.ty == CqlType::Counter;
         match &a.op {
-            AssignmentOp::Set(term) if counter => {
-                // `c = c + n` parses as Add; a plain `c = n` is refused by set_column.
-                set_column(target_row, c, bind::value(run, term, &c.ty, &c.name)?, &wt)?
-            }
             AssignmentOp::Set(term) => {
                 set_column(target_row, c, bind::value(run, term, &c.ty, &c.name)?, &wt)?
             }

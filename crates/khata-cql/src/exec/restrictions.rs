@@ -498,8 +498,8 @@ fn multi_column_start(cols: &[&ColumnDef]) -> Result<usize, ExecError> {
     Ok(positions[0])
 }
 
-/// Encode a clustering prefix.
-fn encode(t: &TableSchema, values: &[Bytes]) -> Result<Bytes, ExecError> {
+/// Encode a clustering prefix (or a whole key) from its columns' values.
+pub(crate) fn encode(t: &TableSchema, values: &[Bytes]) -> Result<Bytes, ExecError> {
     let types: Vec<(CqlType, ClusteringOrder)> = t
         .def
         .clustering()

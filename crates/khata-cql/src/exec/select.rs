@@ -16,7 +16,7 @@ use khata_types::clustering::{end_bound, start_bound};
 use khata_types::partition::Partition;
 use khata_types::row::Row;
 use khata_types::schema::{ClusteringOrder, ColumnDef, ColumnKind, CqlType, TableDef};
-use khata_types::token::{DecoratedKey, Token};
+use khata_types::token::{DecoratedKey, Token, split_partition_key};
 
 use super::aggregate::{AggKind, Aggregator};
 use super::bind::{self};
@@ -537,21 +537,7 @@ fn decode_paging(bytes: &[u8]) -> Result<PagingState, ExecError> {
 }
 
 fn split_key(t: &TableSchema, key: &DecoratedKey) -> Vec<Bytes> {
-    let n = t.def.partition_key().len();
-    if n == 1 {
-        return vec![key.key.clone()];
-    }
-    let mut out = Vec::new();
-    let mut rest = &key.key[..];
-    while rest.len() >= 2 {
-        let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;
-        if rest.len() < 2 + len + 1 {
-            break;
-        }
-        out.push(key.key.slice_ref(&rest[2..2 + len]));
-        rest = &rest[2 + len + 1..];
-    }
-    out
+    split_partition_key(&key.key, t.def.partition_key().len()).unwrap_or_default()
 }
 
 /// A column's value in a row: a simple cell, or a non-frozen collection assembled.
@@ -662,9 +648,6 @@ pub(crate) async fn run(
     };
     let aggregate = outs.iter().any(|(_, o)| matches!(o, Output::Aggregate(..)));
     let group_by = group_by_columns(&t, s)?;
-    if !group_by.is_empty() && !aggregate {
-        // GROUP BY without aggregates returns each group's first row.
-    }
     let grouped = !group_by.is_empty();
     let mut aggregator = (aggregate || grouped).then(|| {
         Aggregator::new(
@@ -684,7 +667,7 @@ pub(crate) async fn run(
         )
     });
     if s.distinct {
-        check_distinct(&t, &outs)?;
+        check_distinct(&outs)?;
     }
     // The keys of element selections, bound once.
     let element_keys: Vec<Option<Bytes>> = outs
@@ -1054,7 +1037,7 @@ fn group_key(group_by: &[ColumnDef], pk: &[Bytes], ck: &[Bytes]) -> Bytes {
 }
 
 /// SELECT DISTINCT takes partition key and static columns only.
-fn check_distinct(t: &TableSchema, outs: &[(String, Output)]) -> Result<(), ExecError> {
+fn check_distinct(outs: &[(String, Output)]) -> Result<(), ExecError> {
     for (name, o) in outs {
         match o {
             Output::Column(c)
@@ -1067,7 +1050,6 @@ fn check_distinct(t: &TableSchema, outs: &[(String, Output)]) -> Result<(), Exec
             }
         }
     }
-    let _ = t;
     Ok(())
 }
 
@@ -1115,23 +1097,15 @@ fn element_value(c: &ColumnDef, row: &Row, key: Option<&Bytes>, now: u32) -> Opt
 /// `toTimestamp`, `toDate` and `toUnixTimestamp` of a stored value.
 fn time_fn(f: TimeFn, ty: &CqlType, value: &Bytes) -> Option<Bytes> {
     let millis = match ty {
-        CqlType::Timeuuid => {
-            let u = uuid::Uuid::from_slice(value).ok()?;
-            let (secs, nanos) = u.get_timestamp()?.to_unix();
-            secs as i64 * 1000 + i64::from(nanos / 1_000_000)
-        }
+        CqlType::Timeuuid => super::functions::uuid_millis(&uuid::Uuid::from_slice(value).ok()?)?,
         CqlType::Timestamp => i64::from_be_bytes(<[u8; 8]>::try_from(&value[..]).ok()?),
         CqlType::Date => {
-            let days = u32::from_be_bytes(<[u8; 4]>::try_from(&value[..]).ok()?);
-            (i64::from(days) - (1i64 << 31)) * 86_400_000
+            super::functions::date_millis(u32::from_be_bytes(<[u8; 4]>::try_from(&value[..]).ok()?))
         }
         _ => return None,
     };
     Some(match f {
         TimeFn::Timestamp | TimeFn::UnixTimestamp => Bytes::copy_from_slice(&millis.to_be_bytes()),
-        TimeFn::Date => {
-            let days = (millis.div_euclid(86_400_000) + (1i64 << 31)) as u32;
-            Bytes::copy_from_slice(&days.to_be_bytes())
-        }
+        TimeFn::Date => Bytes::copy_from_slice(&super::functions::days(millis).to_be_bytes()),
     })
 }
