@@ -17,7 +17,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use khata_replica::storage::{Mutation, ReadResult, ScanPosition, ScanResult};
-use khata_replica::{NodeInfo, Replica, Schema, SchemaChange, SchemaEvent};
+use khata_replica::{
+    IndexQuery, IndexResult, NodeInfo, Replica, Schema, SchemaChange, SchemaEvent,
+};
 use khata_types::LocalTime;
 use khata_types::token::{DecoratedKey, Token};
 use tokio::sync::broadcast;
@@ -337,6 +339,32 @@ impl Coordinator {
                 command.now,
             )
         });
+        match tokio::time::timeout(self.config.range_request_timeout, work).await {
+            Ok(done) => done?.map_err(|e| read_failure(e, cl, required)),
+            Err(_) => Err(CoordinatorError::ReadTimeout {
+                consistency: cl,
+                received: 0,
+                required,
+                data_present: false,
+            }),
+        }
+    }
+
+    /// Read a table through a secondary index at consistency `cl`. Indexes are local to each
+    /// replica, so this asks the replicas of the token range for their matching rows.
+    pub async fn index_query(&self, query: IndexQuery, cl: Consistency) -> Result<IndexResult> {
+        let request = self.index_query_unobserved(query, cl);
+        self.metrics.observe(Op::Range, request).await
+    }
+
+    async fn index_query_unobserved(
+        &self,
+        query: IndexQuery,
+        cl: Consistency,
+    ) -> Result<IndexResult> {
+        let required = self.check_available(query.table, cl)?;
+        let replica = self.replica.clone();
+        let work = run_blocking(move || replica.index_query(&query));
         match tokio::time::timeout(self.config.range_request_timeout, work).await {
             Ok(done) => done?.map_err(|e| read_failure(e, cl, required)),
             Err(_) => Err(CoordinatorError::ReadTimeout {

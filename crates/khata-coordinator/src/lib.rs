@@ -17,13 +17,15 @@ pub use error::{CoordinatorError, Result, WriteType};
 
 /// Schema and storage types the front ends use, re-exported from the layers below.
 pub mod catalog {
+    pub use khata_replica::index::{check_target, target_text};
     pub use khata_replica::replica::{CQL_VERSION, PARTITIONER, RELEASE_VERSION};
     pub use khata_replica::rows;
     pub use khata_replica::schema::column_id;
     pub use khata_replica::storage::{Mutation, ReadResult, ScanPosition, ScanResult};
     pub use khata_replica::system_tables;
     pub use khata_replica::{
-        ChangeKind, ChangeTarget, DroppedColumn, IndexDef, KeyspaceSchema, NodeInfo, ReplicaError,
-        Schema, SchemaChange, SchemaEvent, TableSchema, UserType,
+        ChangeKind, ChangeTarget, DroppedColumn, IndexDef, IndexKind, IndexQuery, IndexResult,
+        KeyspaceSchema, NodeInfo, ReplicaError, Schema, SchemaChange, SchemaEvent, TableSchema,
+        UserType,
     };
 }

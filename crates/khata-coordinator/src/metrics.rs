@@ -181,6 +181,12 @@ impl Observed for crate::catalog::ScanResult {
     }
 }
 
+impl Observed for crate::catalog::IndexResult {
+    fn tombstones_scanned(&self) -> usize {
+        self.tombstones_scanned
+    }
+}
+
 /// The coordinator's request metrics.
 #[derive(Debug, Default)]
 pub struct CoordinatorMetrics {

@@ -12,6 +12,7 @@
 //! above decide which replicas to ask.
 
 pub mod error;
+pub mod index;
 pub mod replica;
 pub mod rows;
 pub mod schema;
@@ -19,6 +20,7 @@ pub mod schema_tables;
 pub mod system_tables;
 
 pub use error::{ReplicaError, Result};
+pub use index::{IndexKind, IndexQuery, IndexResult};
 pub use replica::{
     ChangeKind, ChangeTarget, NodeInfo, Replica, ReplicaConfig, SchemaChange, SchemaEvent,
 };

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::ops::Bound;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use bytes::Bytes;
 use khata_env::{Clock, FileSystem};
@@ -26,8 +26,9 @@ use tracing::{info, warn};
 use uuid::Uuid;
 
 use crate::error::{ReplicaError, Result};
+use crate::index::{self, IndexQuery, IndexResult};
 use crate::rows::{ReadRowExt, RowWriter, SysValue, read_rows};
-use crate::schema::{KeyspaceSchema, Schema, TableSchema, UserType};
+use crate::schema::{IndexDef, KeyspaceSchema, Schema, TableSchema, UserType};
 use crate::schema_tables::{self, StoredRows, SystemWrite};
 use crate::system_tables;
 
@@ -106,6 +107,16 @@ pub enum SchemaChange {
         keyspace: String,
         name: String,
     },
+    /// A secondary index on a table of the keyspace, built before the change returns.
+    CreateIndex {
+        keyspace: String,
+        table: String,
+        index: IndexDef,
+    },
+    DropIndex {
+        keyspace: String,
+        name: String,
+    },
 }
 
 /// The node's local services.
@@ -121,6 +132,8 @@ pub struct Replica {
     tokens: Vec<Token>,
     /// Serializes [`Replica::cas`] per partition (by stripe).
     cas_locks: Vec<Mutex<()>>,
+    /// Whether any table has a secondary index (writes skip the lookup when none has).
+    has_indexes: AtomicBool,
 }
 
 /// Lock stripes for compare-and-set: partitions share a stripe by hash.
@@ -153,6 +166,7 @@ impl Replica {
             host_id,
             tokens,
             cas_locks: (0..CAS_STRIPES).map(|_| Mutex::new(())).collect(),
+            has_indexes: AtomicBool::new(false),
         };
         for table in user.values().flat_map(|k| k.tables.values()) {
             if !existing.contains_key(&table.def.id) {
@@ -163,11 +177,17 @@ impl Replica {
                 );
                 replica.engine.create_table(spec_of(&table.def))?;
             }
+            for i in &table.indexes {
+                let spec = index::index_spec(&table.def, i);
+                if !existing.contains_key(&spec.id) {
+                    replica.engine.create_table(spec)?;
+                }
+            }
         }
         let known: std::collections::HashSet<Uuid> = user
             .values()
             .flat_map(|k| k.tables.values())
-            .map(|t| t.def.id)
+            .flat_map(|t| storage_ids(t))
             .chain(system_tables::all().iter().map(|d| d.id))
             .collect();
         for spec in existing.values().filter(|s| !known.contains(&s.id)) {
@@ -180,6 +200,16 @@ impl Replica {
         replica.write_system_keyspaces()?;
         replica.publish(user);
         replica.write_local()?;
+        // Indexes whose build a crash interrupted are built again before serving.
+        let schema = replica.schema();
+        for table in schema.tables() {
+            for i in &table.indexes {
+                if !index::is_built(&replica.engine, &table.def, i, now)? {
+                    info!(table = table.def.name, index = i.name, "building index");
+                    index::build(&replica.engine, table, i, now, replica.clock.now_micros())?;
+                }
+            }
+        }
         info!(
             host_id = %replica.host_id,
             tokens = replica.tokens.len(),
@@ -231,7 +261,12 @@ impl Replica {
                 );
             }
         }
-        *self.schema.write() = Arc::new(Schema::new(all));
+        let schema = Schema::new(all);
+        self.has_indexes.store(
+            schema.tables().any(|t| !t.indexes.is_empty()),
+            Ordering::Release,
+        );
+        *self.schema.write() = Arc::new(schema);
     }
 
     /// A timestamp for a schema change: the clock, but always after the previous change.
@@ -331,6 +366,7 @@ impl Replica {
         let now = self.clock.now_seconds();
         let (event, writes, storage) = plan(&mut keyspaces, &current, change, ts, now)?;
         self.apply_system(writes)?;
+        let mut build = None;
         match storage {
             StorageChange::None => {}
             StorageChange::Create(def) => self.engine.create_table(spec_of(&def))?,
@@ -340,17 +376,55 @@ impl Replica {
                     self.engine.drop_table(id)?;
                 }
             }
+            StorageChange::CreateIndex(table, index) => {
+                self.engine
+                    .create_table(index::index_spec(&table.def, &index))?;
+                build = Some((table, index));
+            }
         }
         self.publish(keyspaces);
         self.write_local()?;
+        // Writes from here on index themselves; the build covers what was there before.
+        if let Some((table, index)) = build {
+            index::build(&self.engine, &table, &index, now, self.clock.now_micros())?;
+        }
         info!(?event, "schema changed");
         Ok(event)
     }
 
     /// Apply mutations atomically (one commit-log record); `durable` false skips the log.
+    /// The secondary index entries the writes make go into the same record.
     pub fn apply(&self, mutations: Vec<Mutation>, durable: bool) -> Result<()> {
+        let mutations = self.with_index_entries(mutations)?;
         self.engine.apply_batch(mutations, durable)?;
         Ok(())
+    }
+
+    /// `mutations` and the index entries they make.
+    fn with_index_entries(&self, mut mutations: Vec<Mutation>) -> Result<Vec<Mutation>> {
+        if !self.has_indexes.load(Ordering::Acquire) {
+            return Ok(mutations);
+        }
+        let schema = self.schema();
+        let mut entries = Vec::new();
+        for m in &mutations {
+            if let Some(t) = schema.table_by_id(m.table)
+                && !t.indexes.is_empty()
+            {
+                index::entries(t, &m.key, &m.update, None, &mut entries)?;
+            }
+        }
+        mutations.extend(entries);
+        Ok(mutations)
+    }
+
+    /// Query a table through one of its secondary indexes (see [`IndexQuery`]).
+    pub fn index_query(&self, query: &IndexQuery) -> Result<IndexResult> {
+        let schema = self.schema();
+        let table = schema
+            .table_by_id(query.table)
+            .ok_or_else(|| ReplicaError::NotFound(format!("unknown table {}", query.table)))?;
+        index::query(&self.engine, table, query)
     }
 
     /// Read one partition (see [`Engine::read`]).
@@ -403,6 +477,7 @@ impl Replica {
         let read = self.engine.read(table, key, ranges, false, None, now)?;
         match decide(&read) {
             Some(mutations) => {
+                let mutations = self.with_index_entries(mutations)?;
                 self.engine.apply_batch(mutations, true)?;
                 Ok((read, true))
             }
@@ -410,9 +485,20 @@ impl Replica {
         }
     }
 
-    /// Empty a table.
+    /// Empty a table and its indexes.
     pub fn truncate(&self, table: Uuid) -> Result<()> {
-        Ok(self.engine.truncate(table)?)
+        self.engine.truncate(table)?;
+        let schema = self.schema();
+        if let Some(t) = schema.table_by_id(table) {
+            for i in &t.indexes {
+                self.engine
+                    .truncate(index::index_table_id(t.def.id, &i.name))?;
+                // Nothing to index: the empty build only marks the index built again.
+                let now = self.clock.now_seconds();
+                index::build(&self.engine, t, i, now, self.clock.now_micros())?;
+            }
+        }
+        Ok(())
     }
 
     /// Flush memtables and close the engine.
@@ -426,6 +512,18 @@ enum StorageChange {
     Create(TableDef),
     Alter(TableDef),
     Drop(Vec<Uuid>),
+    CreateIndex(Arc<TableSchema>, IndexDef),
+}
+
+/// The storage tables of a table: its own and its indexes'.
+fn storage_ids(t: &TableSchema) -> Vec<Uuid> {
+    std::iter::once(t.def.id)
+        .chain(
+            t.indexes
+                .iter()
+                .map(|i| index::index_table_id(t.def.id, &i.name)),
+        )
+        .collect()
 }
 
 type Plan = (SchemaEvent, Vec<SystemWrite>, StorageChange);
@@ -490,7 +588,7 @@ fn plan(
         }
         SchemaChange::DropKeyspace(name) => {
             let ks = keyspace_mut(keyspaces, &name)?;
-            let ids = ks.tables.values().map(|t| t.def.id).collect();
+            let ids = ks.tables.values().flat_map(|t| storage_ids(t)).collect();
             keyspaces.remove(&name);
             (
                 event(Dropped, Keyspace, &name, ""),
@@ -530,6 +628,15 @@ fn plan(
                 }
             }
             check_column_ids(&table.def)?;
+            for i in &table.indexes {
+                let (column, _) = i.column();
+                if table.def.column(&column).is_none() {
+                    return Err(ReplicaError::Invalid(format!(
+                        "Cannot drop column {column} because it has dependent secondary indexes ({})",
+                        i.name
+                    )));
+                }
+            }
             let writes = schema_tables::table_writes(&table, ts, now)?;
             let def = table.def.clone();
             ks.tables.insert(name.clone(), Arc::new(table));
@@ -549,7 +656,7 @@ fn plan(
             (
                 event(Dropped, Table, &keyspace, &table),
                 schema_tables::table_drop(&keyspace, &table, ts, now)?,
-                StorageChange::Drop(vec![old.def.id]),
+                StorageChange::Drop(storage_ids(&old)),
             )
         }
         SchemaChange::CreateType(ty) => {
@@ -603,6 +710,69 @@ fn plan(
                 event(Dropped, Type, &keyspace, &name),
                 schema_tables::type_drop(&keyspace, &name, ts, now)?,
                 StorageChange::None,
+            )
+        }
+        SchemaChange::CreateIndex {
+            keyspace,
+            table,
+            index: new,
+        } => {
+            let ks = keyspace_mut(keyspaces, &keyspace)?;
+            if ks
+                .tables
+                .values()
+                .any(|t| t.indexes.iter().any(|i| i.name == new.name))
+            {
+                return Err(ReplicaError::AlreadyExists {
+                    what: format!("Index '{}'", new.name),
+                    keyspace: keyspace.clone(),
+                    table: table.clone(),
+                });
+            }
+            let Some(old) = ks.tables.get(&table) else {
+                return Err(ReplicaError::NotFound(format!(
+                    "Table '{table}' doesn't exist"
+                )));
+            };
+            index::indexed_column(&old.def, &new)?;
+            if let Some(same) = old.indexes.iter().find(|i| i.target == new.target) {
+                return Err(ReplicaError::Invalid(format!(
+                    "Index {} is a duplicate of existing index {}",
+                    new.name, same.name
+                )));
+            }
+            let mut next = TableSchema::clone(old);
+            next.indexes.push(new.clone());
+            let writes = schema_tables::table_writes(&next, ts, now)?;
+            let next = Arc::new(next);
+            ks.tables.insert(table.clone(), next.clone());
+            (
+                event(Updated, Table, &keyspace, &table),
+                writes,
+                StorageChange::CreateIndex(next, new),
+            )
+        }
+        SchemaChange::DropIndex { keyspace, name } => {
+            let not_found =
+                || ReplicaError::NotFound(format!("Index '{keyspace}.{name}' doesn't exist'"));
+            let ks = keyspace_mut(keyspaces, &keyspace).map_err(|_| not_found())?;
+            let Some(old) = ks
+                .tables
+                .values()
+                .find(|t| t.indexes.iter().any(|i| i.name == name))
+                .cloned()
+            else {
+                return Err(not_found());
+            };
+            let mut next = TableSchema::clone(&old);
+            next.indexes.retain(|i| i.name != name);
+            let writes = schema_tables::table_writes(&next, ts, now)?;
+            let table = next.def.name.clone();
+            ks.tables.insert(table.clone(), Arc::new(next));
+            (
+                event(Updated, Table, &keyspace, &table),
+                writes,
+                StorageChange::Drop(vec![index::index_table_id(old.def.id, &name)]),
             )
         }
     })

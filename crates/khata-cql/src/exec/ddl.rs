@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use khata_coordinator::CoordinatorError;
 use khata_coordinator::catalog::{
-    ReplicaError, Schema, SchemaChange, TableSchema, UserType, column_id, system_tables,
+    IndexDef, IndexKind, ReplicaError, Schema, SchemaChange, TableSchema, UserType, check_target,
+    column_id, system_tables, target_text,
 };
 use khata_types::schema::{
     ClusteringOrder, ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication, TableDef,
@@ -19,8 +20,8 @@ use super::error::ExecError;
 use super::{Executor, Run};
 use crate::frame::ResultBody;
 use crate::language::ast::{
-    AlterTableAction, AlterTypeAction, CreateTable, Literal, OrderDirection, Property,
-    PropertyValue, Statement, TypeExpr,
+    AlterTableAction, AlterTypeAction, CreateIndex, CreateTable, IndexTargetKind, Literal,
+    OrderDirection, Property, PropertyValue, Statement, TypeExpr,
 };
 use crate::server::schema_change;
 
@@ -177,10 +178,19 @@ pub(crate) async fn run(
                 d.if_exists,
             )
         }
-        Statement::CreateIndex(_) | Statement::DropIndex(_) => {
-            return Err(ExecError::invalid(
-                "Secondary indexes are not supported by khata yet",
-            ));
+        Statement::CreateIndex(c) => match create_index(&schema, run, c)? {
+            Some(change) => (change, c.if_not_exists),
+            None => return Ok(ResultBody::Void),
+        },
+        Statement::DropIndex(d) => {
+            let keyspace = run.keyspace_of(&d.name)?;
+            (
+                SchemaChange::DropIndex {
+                    keyspace,
+                    name: d.name.name.0.clone(),
+                },
+                d.if_exists,
+            )
         }
         Statement::Describe(d) => return super::describe::run(exec, d, run),
         _ => return Err(ExecError::invalid("unexpected statement")),
@@ -194,11 +204,121 @@ pub(crate) async fn run(
             Ok(ResultBody::Void)
         }
         Err(CoordinatorError::Schema(ReplicaError::NotFound(m))) => Err(ExecError::invalid(m)),
+        // Cassandra answers a taken index name with Invalid, not AlreadyExists.
+        Err(CoordinatorError::Schema(ReplicaError::AlreadyExists { what, .. }))
+            if what.starts_with("Index ") =>
+        {
+            Err(ExecError::invalid(format!("{what} already exists")))
+        }
         Err(e) => Err(e.into()),
     }
 }
 
 /// Keyspace and table names: 1..48 word characters, as Cassandra requires.
+/// `CREATE INDEX`: the checks Cassandra makes before the schema change, with its messages.
+/// `None` when `IF NOT EXISTS` finds the same index under another name.
+fn create_index(
+    schema: &Schema,
+    run: &Run<'_>,
+    c: &CreateIndex,
+) -> Result<Option<SchemaChange>, ExecError> {
+    let keyspace = run.keyspace_of(&c.table)?;
+    if schema.keyspace(&keyspace).is_none() {
+        return Err(ExecError::invalid(format!(
+            "Keyspace '{keyspace}' doesn't exist"
+        )));
+    }
+    let Some(t) = schema.table(&keyspace, &c.table.name.0) else {
+        return Err(ExecError::invalid(format!(
+            "Table '{}' doesn't exist",
+            c.table.name.0
+        )));
+    };
+    if system_tables::is_system_keyspace(&keyspace) {
+        return Err(ExecError::invalid(format!(
+            "{keyspace} keyspace is not user-modifiable"
+        )));
+    }
+    if c.custom || c.using.is_some() {
+        return Err(ExecError::invalid(
+            "CUSTOM indexes (USING 'class') are not supported by khata; create a regular index",
+        ));
+    }
+    let target = match c.targets.as_slice() {
+        [] => {
+            return Err(ExecError::invalid(
+                "Only CUSTOM indexes can be created without specifying a target column",
+            ));
+        }
+        [one] => one,
+        _ => {
+            return Err(ExecError::invalid(
+                "Only CUSTOM indexes support multiple columns",
+            ));
+        }
+    };
+    let column = t
+        .def
+        .column(&target.column.0)
+        .ok_or_else(|| ExecError::invalid(format!("Column '{}' doesn't exist", target.column.0)))?;
+    let kind = match target.kind {
+        IndexTargetKind::Simple => IndexKind::Simple,
+        IndexTargetKind::Full => IndexKind::Full,
+        IndexTargetKind::Keys | IndexTargetKind::Values | IndexTargetKind::Entries => {
+            return Err(ExecError::invalid(format!(
+                "Indexes on the keys, values or entries of collections ({}) are not supported by khata yet",
+                column.name
+            )));
+        }
+    };
+    check_target(&t.def, column, kind).map_err(|e| ExecError::invalid(e.to_string()))?;
+    let target = target_text(&column.name, kind);
+    let ks = schema.keyspace(&keyspace).expect("checked above");
+    let taken = |name: &str| {
+        ks.tables
+            .values()
+            .any(|t| t.indexes.iter().any(|i| i.name == name))
+    };
+    let name = match &c.name {
+        Some(n) => {
+            if n.0.is_empty() || !n.0.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                return Err(ExecError::invalid(format!("Illegal index name {}", n.0)));
+            }
+            n.0.clone()
+        }
+        None => {
+            // Cassandra's default: `<table>_<column>_idx`, word characters only, then `_1`...
+            let base: String = format!("{}_{}_idx", t.def.name, column.name)
+                .chars()
+                .filter(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let mut name = base.clone();
+            let mut n = 0;
+            while taken(&name) {
+                n += 1;
+                name = format!("{base}_{n}");
+            }
+            name
+        }
+    };
+    if !taken(&name)
+        && let Some(same) = t.indexes.iter().find(|i| i.target == target)
+    {
+        if c.if_not_exists {
+            return Ok(None);
+        }
+        return Err(ExecError::invalid(format!(
+            "Index {name} is a duplicate of existing index {}",
+            same.name
+        )));
+    }
+    Ok(Some(SchemaChange::CreateIndex {
+        keyspace,
+        table: t.def.name.clone(),
+        index: IndexDef { name, target },
+    }))
+}
+
 fn check_name(name: &str, what: &str) -> Result<(), ExecError> {
     if name.is_empty()
         || name.len() > 48

@@ -336,6 +336,15 @@ impl Restrictions {
         self.ck.iter().any(Option::is_some) || self.slice.is_some()
     }
 
+    /// How many clustering columns the WHERE clause restricts.
+    pub fn clustering_columns_restricted(&self) -> usize {
+        let sliced = self.slice.as_ref().map_or(0, |(_, low, high)| {
+            let width = |e: &Option<SliceEnd>| e.as_ref().map_or(0, |e| e.values.len());
+            width(low).max(width(high))
+        });
+        self.ck.iter().filter(|c| c.is_some()).count() + sliced
+    }
+
     /// The partition keys named (the cartesian product of `=`/`IN`), sorted by token.
     pub fn partition_keys(&self) -> Result<Vec<DecoratedKey>, ExecError> {
         let mut combos: Vec<Vec<Bytes>> = vec![Vec::new()];

@@ -2,7 +2,8 @@
 //! paging.
 //!
 //! Supported so far: partition key `=` and `IN`; clustering `=` on a prefix then one slice;
-//! `token(pk)` ranges and full scans; regular-column `=` with ALLOW FILTERING; `*`, columns,
+//! `token(pk)` ranges and full scans; regular-column `=` through a secondary index, or with
+//! ALLOW FILTERING; `*`, columns,
 //! `WRITETIME`/`TTL`, `count(*)`; ORDER BY on the clustering order or its reverse; LIMIT and
 //! PER PARTITION LIMIT; paging with `result_page_size` and a paging state.
 
@@ -10,7 +11,7 @@ use std::ops::Bound as RangeBound;
 use std::sync::Arc;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use khata_coordinator::catalog::{ScanPosition, TableSchema};
+use khata_coordinator::catalog::{IndexKind, IndexQuery, ScanPosition, TableSchema};
 use khata_coordinator::{ReadCommand, ScanCommand};
 use khata_types::clustering::{end_bound, start_bound};
 use khata_types::partition::Partition;
@@ -423,6 +424,25 @@ fn json_row(outs: &[(String, Output)], row: &[Option<Bytes>]) -> Option<Bytes> {
 enum Source {
     Partitions(Vec<DecoratedKey>),
     Scan(RangeBound<Token>, RangeBound<Token>),
+    /// The rows a secondary index has under a value, in a token range.
+    Index {
+        index: String,
+        value: Bytes,
+        low: RangeBound<Token>,
+        high: RangeBound<Token>,
+    },
+}
+
+/// The index that serves one of the `=` restrictions on regular columns, if any: the first
+/// restriction with one, as Cassandra picks among equally selective indexes.
+fn usable_index(t: &TableSchema, r: &Restrictions) -> Option<(String, Bytes)> {
+    r.filters.iter().find_map(|(c, v)| {
+        t.indexes.iter().find_map(|i| {
+            let (column, kind) = i.column();
+            (column == c.name && matches!(kind, IndexKind::Simple | IndexKind::Full))
+                .then(|| (i.name.clone(), v.clone()))
+        })
+    })
 }
 
 struct Plan {
@@ -438,7 +458,21 @@ fn plan(t: &TableSchema, s: &Select, run: &Run<'_>) -> Result<Plan, ExecError> {
     if r.partial_partition_key() && !s.allow_filtering {
         return Err(ExecError::invalid(FILTERING));
     }
-    let needs_filtering = !r.filters.is_empty() || (!r.has_partition_keys() && r.has_clustering());
+    let index = usable_index(t, &r);
+    let needs_filtering = match &index {
+        // Through an index, every other restriction is a filter, and so are the clustering
+        // restrictions unless the partition key is given (Cassandra's count of filtered
+        // restrictions in `StatementRestrictions.needFiltering`).
+        Some(_) => {
+            let clustering = if r.has_partition_keys() {
+                0
+            } else {
+                r.clustering_columns_restricted()
+            };
+            r.filters.len() + clustering > 1
+        }
+        None => !r.filters.is_empty() || (!r.has_partition_keys() && r.has_clustering()),
+    };
     if needs_filtering && !s.allow_filtering {
         return Err(ExecError::invalid(FILTERING));
     }
@@ -467,7 +501,15 @@ fn plan(t: &TableSchema, s: &Select, run: &Run<'_>) -> Result<Plan, ExecError> {
                 "ORDER BY is only supported when the partition key is restricted by an EQ or an IN.",
             ));
         }
-        Source::Scan(r.token_low, r.token_high)
+        match index {
+            Some((index, value)) => Source::Index {
+                index,
+                value,
+                low: r.token_low,
+                high: r.token_high,
+            },
+            None => Source::Scan(r.token_low, r.token_high),
+        }
     };
     Ok(Plan {
         source,
@@ -956,6 +998,53 @@ pub(crate) async fn run(
             if more && let Some(r) = resume {
                 state.key = Some(r.key.key.clone());
                 state.last_clustering = r.last_clustering;
+            }
+        }
+        Source::Index {
+            index,
+            value,
+            low,
+            high,
+        } => {
+            // The paging state's clustering is the last index entry consumed.
+            let mut resume = state.last_clustering.take();
+            loop {
+                let budget = remaining(&state, rows.len());
+                if budget == Some(0) {
+                    more = limit.is_none_or(|l| state.returned + (rows.len() as u64) < l);
+                    break;
+                }
+                let chunk = budget.unwrap_or(5000).clamp(1, 5000) as usize;
+                let found = exec
+                    .coordinator()
+                    .index_query(
+                        IndexQuery {
+                            table: t.def.id,
+                            index: index.clone(),
+                            value: value.clone(),
+                            start: *low,
+                            end: *high,
+                            resume: resume.clone(),
+                            row_limit: chunk,
+                            now,
+                        },
+                        cl,
+                    )
+                    .await?;
+                run.warnings.extend(found.warnings.iter().cloned());
+                for (key, partition) in &found.partitions {
+                    let mut p = partition.clone();
+                    p.rows
+                        .retain(|k, _| plan.ranges.iter().any(|(lo, hi)| k >= lo && k < hi));
+                    emit(key, &p, &mut rows, None);
+                }
+                match found.resume {
+                    Some(r) => resume = Some(r),
+                    None => break,
+                }
+            }
+            if more {
+                state.last_clustering = resume;
             }
         }
     }

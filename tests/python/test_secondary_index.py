@@ -1,0 +1,231 @@
+"""Secondary indexes (`CREATE INDEX`) through the Python driver and cqlsh.
+
+An index on a regular column is kept up to date on every write, answers `WHERE v = ?` alone
+(across partitions, paged) and with the partition key, forgets values that were overwritten,
+deleted or expired, is built from the data already in the table, and is refused where
+Cassandra refuses it, with Cassandra's messages.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from cassandra import InvalidRequest
+from cassandra.query import SimpleStatement
+
+from khata_helpers import wait_until
+
+FILTERING = "use ALLOW FILTERING"
+
+
+@pytest.fixture(scope="module")
+def ks(session, keyspace):
+    session.execute(
+        f"CREATE TABLE {keyspace}.users (username text PRIMARY KEY, email text, "
+        "country text, age int)")
+    session.execute(f"CREATE INDEX ON {keyspace}.users (email)")
+    session.execute(
+        f"CREATE TABLE {keyspace}.messages (channel_id int, bucket int, message_id int, "
+        "author text, body text, PRIMARY KEY ((channel_id, bucket), message_id)) "
+        "WITH CLUSTERING ORDER BY (message_id DESC)")
+    session.execute(f"CREATE INDEX by_author ON {keyspace}.messages (author)")
+    return keyspace
+
+
+def emails(session, ks, email):
+    rows = session.execute(f"SELECT username FROM {ks}.users WHERE email = %s", (email,))
+    return sorted(r.username for r in rows)
+
+
+def test_an_index_finds_rows_by_a_regular_column(session, ks):
+    session.execute(f"INSERT INTO {ks}.users (username, email, age) VALUES ('ann', 'a@x', 30)")
+    session.execute(f"INSERT INTO {ks}.users (username, email, age) VALUES ('bob', 'b@x', 31)")
+    session.execute(f"INSERT INTO {ks}.users (username, email, age) VALUES ('ann2', 'a@x', 32)")
+    assert emails(session, ks, "a@x") == ["ann", "ann2"]
+    assert emails(session, ks, "b@x") == ["bob"]
+    assert emails(session, ks, "nobody@x") == []
+
+
+def test_overwritten_deleted_and_nulled_values_are_not_found(session, ks):
+    session.execute(f"INSERT INTO {ks}.users (username, email) VALUES ('cat', 'c1@x')")
+    session.execute(f"UPDATE {ks}.users SET email = 'c2@x' WHERE username = 'cat'")
+    assert emails(session, ks, "c1@x") == []
+    assert emails(session, ks, "c2@x") == ["cat"]
+    # Back to the first value: found again under it.
+    session.execute(f"UPDATE {ks}.users SET email = 'c1@x' WHERE username = 'cat'")
+    assert emails(session, ks, "c1@x") == ["cat"]
+    assert emails(session, ks, "c2@x") == []
+    session.execute(f"DELETE email FROM {ks}.users WHERE username = 'cat'")
+    assert emails(session, ks, "c1@x") == []
+    session.execute(f"INSERT INTO {ks}.users (username, email) VALUES ('dan', 'd@x')")
+    session.execute(f"DELETE FROM {ks}.users WHERE username = 'dan'")
+    assert emails(session, ks, "d@x") == []
+    session.execute(f"INSERT INTO {ks}.users (username, email) VALUES ('eve', 'e@x')")
+    session.execute(f"UPDATE {ks}.users SET email = null WHERE username = 'eve'")
+    assert emails(session, ks, "e@x") == []
+
+
+def test_a_value_written_with_a_ttl_leaves_the_index_when_it_expires(session, ks):
+    session.execute(
+        f"INSERT INTO {ks}.users (username, email) VALUES ('tess', 't@x') USING TTL 1")
+    assert emails(session, ks, "t@x") in (["tess"], [])
+    assert wait_until(lambda: emails(session, ks, "t@x") == [], 5.0)
+
+
+def test_an_index_query_with_the_partition_key(session, ks):
+    session.execute(f"INSERT INTO {ks}.users (username, email) VALUES ('fay', 'f@x')")
+    rows = list(session.execute(
+        f"SELECT username FROM {ks}.users WHERE username = 'fay' AND email = 'f@x'"))
+    assert [r.username for r in rows] == ["fay"]
+    rows = list(session.execute(
+        f"SELECT username FROM {ks}.users WHERE username = 'fay' AND email = 'other'"))
+    assert rows == []
+
+
+def test_an_index_query_pages_across_partitions_and_rows(session, ks):
+    insert = session.prepare(
+        f"INSERT INTO {ks}.messages (channel_id, bucket, message_id, author, body) "
+        "VALUES (?, ?, ?, ?, ?)")
+    expected = set()
+    for channel in range(40):
+        for message in range(12):
+            author = "pat" if (channel + message) % 3 == 0 else f"u{message}"
+            session.execute(insert, (channel, channel % 2, message, author, "hi"))
+            if author == "pat":
+                expected.add((channel, channel % 2, message))
+    statement = SimpleStatement(
+        f"SELECT channel_id, bucket, message_id, author FROM {ks}.messages WHERE author = 'pat'",
+        fetch_size=17)
+    result = session.execute(statement)
+    seen = []
+    pages = 0
+    while True:
+        seen.extend((r.channel_id, r.bucket, r.message_id) for r in result.current_rows)
+        assert all(r.author == "pat" for r in result.current_rows)
+        pages += 1
+        if not result.has_more_pages:
+            break
+        result.fetch_next_page()
+    assert pages > 5
+    assert len(seen) == len(set(seen))
+    assert set(seen) == expected
+    # Within a partition rows come in clustering order (message_id DESC).
+    by_partition = {}
+    for c, b, m in seen:
+        by_partition.setdefault((c, b), []).append(m)
+    assert all(ms == sorted(ms, reverse=True) for ms in by_partition.values())
+    count = session.execute(
+        f"SELECT count(*) FROM {ks}.messages WHERE author = 'pat'").one()[0]
+    assert count == len(expected)
+    limited = list(session.execute(
+        f"SELECT message_id FROM {ks}.messages WHERE author = 'pat' LIMIT 5"))
+    assert len(limited) == 5
+
+
+def test_an_index_query_with_a_token_range(session, ks):
+    rows = list(session.execute(
+        f"SELECT token(channel_id, bucket) AS t FROM {ks}.messages "
+        "WHERE author = 'pat' AND token(channel_id, bucket) > 0"))
+    assert rows and all(r.t > 0 for r in rows)
+
+
+def test_other_restrictions_with_an_index_need_allow_filtering(session, ks):
+    with pytest.raises(InvalidRequest, match=FILTERING):
+        session.execute(f"SELECT * FROM {ks}.users WHERE email = 'a@x' AND age = 30")
+    rows = list(session.execute(
+        f"SELECT username FROM {ks}.users WHERE email = 'a@x' AND age = 30 ALLOW FILTERING"))
+    assert [r.username for r in rows] == ["ann"]
+    with pytest.raises(InvalidRequest, match=FILTERING):
+        session.execute(f"SELECT * FROM {ks}.messages WHERE author = 'pat' AND message_id = 3")
+    rows = list(session.execute(
+        f"SELECT channel_id, message_id FROM {ks}.messages "
+        "WHERE author = 'pat' AND message_id = 3 ALLOW FILTERING"))
+    assert rows and all(r.message_id == 3 for r in rows)
+    # With the partition key, a clustering restriction is not a filter.
+    rows = list(session.execute(
+        f"SELECT message_id FROM {ks}.messages WHERE channel_id = 0 AND bucket = 0 "
+        "AND message_id > 2 AND author = 'pat'"))
+    assert [r.message_id for r in rows] == [9, 6, 3]
+    # A column without an index still needs ALLOW FILTERING on its own.
+    with pytest.raises(InvalidRequest, match=FILTERING):
+        session.execute(f"SELECT * FROM {ks}.users WHERE country = 'NZ'")
+
+
+def test_an_index_created_on_existing_data_is_built(session, ks):
+    session.execute(f"CREATE TABLE {ks}.late (k int, c int, v text, PRIMARY KEY (k, c))")
+    insert = session.prepare(f"INSERT INTO {ks}.late (k, c, v) VALUES (?, ?, ?)")
+    for k in range(30):
+        for c in range(5):
+            session.execute(insert, (k, c, "even" if (k + c) % 2 == 0 else "odd"))
+    session.execute(f"CREATE INDEX ON {ks}.late (v)")
+    rows = list(session.execute(f"SELECT k, c FROM {ks}.late WHERE v = 'even'"))
+    assert len(rows) == 75
+    assert all((r.k + r.c) % 2 == 0 for r in rows)
+    session.execute(f"INSERT INTO {ks}.late (k, c, v) VALUES (100, 0, 'even')")
+    assert len(list(session.execute(f"SELECT k FROM {ks}.late WHERE v = 'even'"))) == 76
+    session.execute(f"TRUNCATE {ks}.late")
+    assert list(session.execute(f"SELECT k FROM {ks}.late WHERE v = 'even'")) == []
+
+
+def test_a_frozen_collection_is_indexed_whole(session, ks):
+    session.execute(f"CREATE TABLE {ks}.tagged (k int PRIMARY KEY, tags frozen<set<text>>)")
+    session.execute(f"CREATE INDEX ON {ks}.tagged (full(tags))")
+    session.execute(f"INSERT INTO {ks}.tagged (k, tags) VALUES (1, {{'b', 'a'}})")
+    session.execute(f"INSERT INTO {ks}.tagged (k, tags) VALUES (2, {{'a'}})")
+    rows = list(session.execute(f"SELECT k FROM {ks}.tagged WHERE tags = {{'a', 'b'}}"))
+    assert [r.k for r in rows] == [1]
+
+
+def test_index_names_and_duplicates(session, ks):
+    session.execute(f"CREATE TABLE {ks}.named (k int PRIMARY KEY, v int, w int)")
+    session.execute(f"CREATE INDEX ON {ks}.named (v)")
+    with pytest.raises(InvalidRequest, match="Index named_v_idx_1 is a duplicate of existing index named_v_idx"):
+        session.execute(f"CREATE INDEX ON {ks}.named (v)")
+    session.execute(f"CREATE INDEX IF NOT EXISTS ON {ks}.named (v)")
+    with pytest.raises(InvalidRequest, match="Index 'named_v_idx' already exists"):
+        session.execute(f"CREATE INDEX named_v_idx ON {ks}.named (w)")
+    session.execute(f"CREATE INDEX IF NOT EXISTS named_v_idx ON {ks}.named (w)")
+    with pytest.raises(InvalidRequest, match=f"Index '{ks}.nope' doesn't exist"):
+        session.execute(f"DROP INDEX {ks}.nope")
+    session.execute(f"DROP INDEX IF EXISTS {ks}.nope")
+    with pytest.raises(InvalidRequest,
+                       match="Cannot drop column v because it has dependent secondary indexes"):
+        session.execute(f"ALTER TABLE {ks}.named DROP v")
+    session.execute(f"DROP INDEX {ks}.named_v_idx")
+    with pytest.raises(InvalidRequest, match=FILTERING):
+        session.execute(f"SELECT * FROM {ks}.named WHERE v = 1")
+    session.execute(f"ALTER TABLE {ks}.named DROP v")
+
+
+@pytest.mark.parametrize("ddl,message", [
+    ("CREATE TABLE {ks}.counts (k int PRIMARY KEY, n counter)|CREATE INDEX ON {ks}.counts (n)",
+     "Secondary indexes on counter tables aren't supported"),
+    ("CREATE TABLE {ks}.solo (k int PRIMARY KEY, v int)|CREATE INDEX ON {ks}.solo (k)",
+     "Cannot create secondary index on the only partition key column k"),
+    ("CREATE TABLE {ks}.coll (k int PRIMARY KEY, s frozen<list<int>>)|CREATE INDEX ON {ks}.coll (s)",
+     "Frozen collections are immutable and must be fully indexed"),
+    ("CREATE TABLE {ks}.plain (k int PRIMARY KEY, v int)|CREATE INDEX ON {ks}.plain (full(v))",
+     "full\\(\\) indexes can only be created on frozen collections"),
+    ("CREATE TABLE {ks}.durs (k int PRIMARY KEY, d duration)|CREATE INDEX ON {ks}.durs (d)",
+     "Secondary indexes are not supported on duration columns"),
+    ("CREATE TABLE {ks}.noidx (k int PRIMARY KEY, v int)|CREATE INDEX ON {ks}.noidx (nope)",
+     "Column 'nope' doesn't exist"),
+])
+def test_refused_indexes(session, ks, ddl, message):
+    create, index = ddl.format(ks=ks).split("|")
+    session.execute(create)
+    with pytest.raises(InvalidRequest, match=message):
+        session.execute(index)
+
+
+def test_driver_metadata_and_describe(session, cluster, ks, cqlsh):
+    cluster.refresh_schema_metadata()
+    indexes = cluster.metadata.keyspaces[ks].indexes
+    assert "users_email_idx" in indexes
+    assert indexes["by_author"].index_options == {"target": "author"}
+    assert indexes["by_author"].kind == "COMPOSITES"
+    described = cqlsh(f"DESCRIBE TABLE {ks}.messages").stdout
+    assert f"CREATE INDEX by_author ON {ks}.messages (author);" in described
+    described = cqlsh(f"DESCRIBE INDEX {ks}.by_author").stdout
+    assert f"CREATE INDEX by_author ON {ks}.messages (author);" in described
