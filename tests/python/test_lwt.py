@@ -116,3 +116,106 @@ def test_a_released_username_can_be_claimed_again(session, usernames):
     assert session.execute(claim, (51,)).was_applied
     assert session.execute(
         f"SELECT user_id FROM {usernames} WHERE username = 'fi'").one().user_id == 51
+
+
+@pytest.fixture(scope="module")
+def orders(session, keyspace):
+    session.execute(f"""
+        CREATE TABLE {keyspace}.orders (
+          order_id int,
+          item_id  int,
+          quantity int,
+          status   text,
+          PRIMARY KEY (order_id, item_id))""")
+    session.execute(f"CREATE TABLE {keyspace}.other (order_id int PRIMARY KEY, note text)")
+    return keyspace
+
+
+def test_conditional_batch_applies_all_or_nothing(session, orders):
+    t = f"{orders}.orders"
+    session.execute(f"INSERT INTO {t} (order_id, item_id, quantity, status) VALUES (1, 1, 5, 'pending')")
+    batch = (
+        "BEGIN BATCH "
+        f"INSERT INTO {t} (order_id, item_id, quantity, status) VALUES (1, 3, 1, 'pending') IF NOT EXISTS; "
+        f"UPDATE {t} SET status = 'confirmed' WHERE order_id = 1 AND item_id = 1 IF status = 'pending'; "
+        f"UPDATE {t} SET quantity = 9 WHERE order_id = 1 AND item_id = 2; "
+        "APPLY BATCH")
+    result = session.execute(batch)
+    assert result.was_applied is True
+    assert row_dict(result) == {"[applied]": True}
+    rows = {r.item_id: (r.quantity, r.status) for r in session.execute(
+        f"SELECT item_id, quantity, status FROM {t} WHERE order_id = 1")}
+    assert rows == {1: (5, "confirmed"), 2: (9, None), 3: (1, "pending")}
+
+    # Run again: item 3 exists and item 1 is no longer pending, so nothing is written, and the
+    # answer has one row per existing checked row, keyed by its primary key.
+    # (The driver's `was_applied` wants one row unless the query is a BatchStatement.)
+    result = session.execute(batch.replace("quantity = 9", "quantity = 10"))
+    assert result.column_names[0] == "[applied]"
+    got = [dict(zip(result.column_names, r)) for r in result.current_rows]
+    assert [(g["[applied]"], g["order_id"], g["item_id"]) for g in got] == [
+        (False, 1, 1), (False, 1, 3)]
+    assert got[0]["status"] == "confirmed"
+    assert session.execute(
+        f"SELECT quantity FROM {t} WHERE order_id = 1 AND item_id = 2").one().quantity == 9
+
+
+def test_conditional_batch_on_conditions_only(session, orders):
+    t = f"{orders}.orders"
+    session.execute(f"INSERT INTO {t} (order_id, item_id, status) VALUES (2, 1, 'a')")
+    session.execute(f"INSERT INTO {t} (order_id, item_id, status) VALUES (2, 2, 'b')")
+    result = session.execute(
+        "BEGIN BATCH "
+        f"UPDATE {t} SET status = 'x' WHERE order_id = 2 AND item_id = 1 IF status = 'a'; "
+        f"UPDATE {t} SET status = 'y' WHERE order_id = 2 AND item_id = 2 IF status = 'wrong'; "
+        "APPLY BATCH")
+    got = [dict(zip(result.column_names, r)) for r in result.current_rows]
+    assert got == [
+        {"[applied]": False, "order_id": 2, "item_id": 1, "status": "a"},
+        {"[applied]": False, "order_id": 2, "item_id": 2, "status": "b"},
+    ]
+    statuses = [r.status for r in session.execute(f"SELECT status FROM {t} WHERE order_id = 2")]
+    assert statuses == ["a", "b"]
+    # Nothing exists to report: just [applied] = false.
+    result = session.execute(
+        "BEGIN BATCH "
+        f"UPDATE {t} SET status = 'z' WHERE order_id = 3 AND item_id = 1 IF EXISTS; "
+        "APPLY BATCH")
+    assert result.was_applied is False
+    assert result.column_names == ["[applied]"]
+
+
+def test_conditional_batch_with_prepared_statements(session, orders):
+    from cassandra.query import BatchStatement
+    t = f"{orders}.orders"
+    claim = session.prepare(
+        f"INSERT INTO {t} (order_id, item_id, status) VALUES (?, ?, ?) IF NOT EXISTS")
+    batch = BatchStatement()
+    batch.add(claim, (4, 1, "new"))
+    batch.add(claim, (4, 2, "new"))
+    assert session.execute(batch).was_applied is True
+    batch = BatchStatement()
+    batch.add(claim, (4, 2, "again"))
+    batch.add(claim, (4, 3, "again"))
+    result = session.execute(batch)
+    assert result.was_applied is False
+    assert [r.status for r in session.execute(f"SELECT status FROM {t} WHERE order_id = 4")] == [
+        "new", "new"]
+
+
+@pytest.mark.parametrize("body,message", [
+    ("INSERT INTO {ks}.orders (order_id, item_id) VALUES (5, 1) IF NOT EXISTS; "
+     "INSERT INTO {ks}.orders (order_id, item_id) VALUES (6, 1) IF NOT EXISTS;",
+     "Batch with conditions cannot span multiple partitions"),
+    ("INSERT INTO {ks}.orders (order_id, item_id) VALUES (5, 1) IF NOT EXISTS; "
+     "INSERT INTO {ks}.other (order_id, note) VALUES (5, 'n');",
+     "Batch with conditions cannot span multiple tables"),
+])
+def test_conditional_batch_refusals(session, orders, body, message):
+    from cassandra import InvalidRequest
+    with pytest.raises(InvalidRequest, match=message):
+        session.execute("BEGIN BATCH " + body.format(ks=orders) + " APPLY BATCH")
+    with pytest.raises(InvalidRequest, match="Cannot provide custom timestamp for conditional BATCH"):
+        session.execute(
+            f"BEGIN BATCH USING TIMESTAMP 5 INSERT INTO {orders}.orders (order_id, item_id) "
+            "VALUES (7, 1) IF NOT EXISTS; APPLY BATCH")

@@ -5,6 +5,10 @@
 //! compare-and-set with a check that runs on what the replica reads under the partition's
 //! serialization. When the check fails nothing is written and the result carries the current
 //! values: the whole row for `IF [NOT] EXISTS`, the conditioned columns otherwise.
+//!
+//! A conditional BATCH is one compare-and-set too: its statements' mutations (one table, one
+//! partition) are merged, every condition must hold on the rows read, and a failure answers
+//! with one row per checked row that exists, keyed by its primary key, as Cassandra does.
 
 use std::cmp::Ordering;
 
@@ -291,6 +295,29 @@ fn check_holds(check: &Check, partition: &Partition, clustering: &Bytes, now: u3
     }
 }
 
+/// The row a conditional statement's check looks at: the one its mutation writes (the empty
+/// key for a table without clustering columns, or for conditions on static columns only).
+pub(crate) fn checked_clustering(
+    t: &TableSchema,
+    mutation: &Mutation,
+    check: &Check,
+) -> Result<Bytes, ExecError> {
+    Ok(match mutation.update.rows.keys().next() {
+        Some(k) => k.clone(),
+        None if t.def.clustering().is_empty() => Bytes::new(),
+        None => {
+            if matches!(check, Check::Conditions(cs) if cs.iter().all(|c| c.column.kind == ColumnKind::Static))
+            {
+                Bytes::new()
+            } else {
+                return Err(ExecError::invalid(
+                    "Some clustering keys are missing (a conditional statement needs the full primary key)",
+                ));
+            }
+        }
+    })
+}
+
 /// Run a conditional statement whose mutations (one partition) are already built.
 pub(crate) async fn run(
     exec: &Executor,
@@ -302,32 +329,36 @@ pub(crate) async fn run(
     let [mutation] = <[Mutation; 1]>::try_from(mutations).map_err(|_| {
         ExecError::invalid("IN on the partition key is not supported with conditional updates")
     })?;
-    let clustering = match mutation.update.rows.keys().next() {
-        Some(k) => k.clone(),
-        None if t.def.clustering().is_empty() => Bytes::new(),
-        None => {
-            if matches!(check, Check::Conditions(ref cs) if cs.iter().all(|c| c.column.kind == ColumnKind::Static))
-            {
-                Bytes::new()
-            } else {
-                return Err(ExecError::invalid(
-                    "Some clustering keys are missing (a conditional statement needs the full primary key)",
-                ));
-            }
-        }
-    };
-    let ranges = if clustering.is_empty() {
+    let clustering = checked_clustering(t, &mutation, &check)?;
+    run_checks(exec, t, run, mutation, vec![(check, clustering)], false).await
+}
+
+/// Apply `mutation` (one partition of `t`) if every check holds on the row it names; `batch`
+/// picks the shape of a failure's result.
+pub(crate) async fn run_checks(
+    exec: &Executor,
+    t: &TableSchema,
+    run: &Run<'_>,
+    mutation: Mutation,
+    checks: Vec<(Check, Bytes)>,
+    batch: bool,
+) -> Result<ResultBody, ExecError> {
+    let mut rows: Vec<Bytes> = checks.iter().map(|(_, c)| c.clone()).collect();
+    rows.sort();
+    rows.dedup();
+    let ranges = if rows.iter().any(|c| c.is_empty()) {
         vec![full_range()]
     } else {
-        vec![(start_bound(&clustering, true), end_bound(&clustering, true))]
+        rows.iter()
+            .map(|c| (start_bound(c, true), end_bound(c, true)))
+            .collect()
     };
     let now = exec.coordinator().now_seconds();
     let serial =
         coordinator_consistency(run.params.serial_consistency.unwrap_or(Consistency::Serial));
     let commit = coordinator_consistency(run.params.consistency);
     let key = mutation.key.clone();
-    let decide_check = check.clone();
-    let decide_clustering = clustering.clone();
+    let decide_checks = checks.clone();
     let (read, applied) = exec
         .coordinator()
         .cas(
@@ -338,12 +369,96 @@ pub(crate) async fn run(
             serial,
             commit,
             move |read: &ReadResult| {
-                check_holds(&decide_check, &read.partition, &decide_clustering, now)
+                decide_checks
+                    .iter()
+                    .all(|(check, clustering)| check_holds(check, &read.partition, clustering, now))
                     .then(|| vec![mutation])
             },
         )
         .await?;
-    result(t, &key, &read, &clustering, &check, applied, now)
+    if batch {
+        return batch_result(t, &key, &read, &checks, &rows, applied, now);
+    }
+    let (check, clustering) = &checks[0];
+    result(t, &key, &read, clustering, check, applied, now)
+}
+
+/// A conditional batch's result: `[applied]` true; or false with, for each row a condition
+/// looked at that exists, its primary key and the conditioned columns (every column when a
+/// statement has `IF [NOT] EXISTS`).
+fn batch_result(
+    t: &TableSchema,
+    key: &khata_types::token::DecoratedKey,
+    read: &ReadResult,
+    checks: &[(Check, Bytes)],
+    rows: &[Bytes],
+    applied: bool,
+    now: u32,
+) -> Result<ResultBody, ExecError> {
+    let flag = |b: bool| Some(Bytes::copy_from_slice(&[u8::from(b)]));
+    let partition = &read.partition;
+    let existing: Vec<(&Bytes, &Row)> = if applied {
+        Vec::new()
+    } else {
+        rows.iter()
+            .filter_map(|c| target_row(partition, c, now).map(|r| (c, r)))
+            .collect()
+    };
+    if existing.is_empty() {
+        let rows = Rows::from_cells(
+            RowsMetadata::new(vec![applied_spec(t)]),
+            &[vec![flag(applied)]],
+        )
+        .map_err(|e| ExecError::invalid(format!("result could not be encoded: {e}")))?;
+        return Ok(ResultBody::Rows(rows));
+    }
+    let wildcard = checks
+        .iter()
+        .any(|(c, _)| matches!(c, Check::Exists | Check::NotExists));
+    let columns: Vec<ColumnDef> = if wildcard {
+        wildcard_columns(&t.def)
+    } else {
+        let mut columns: Vec<ColumnDef> = t
+            .def
+            .partition_key()
+            .into_iter()
+            .chain(t.def.clustering().into_iter().map(|(c, _)| c))
+            .cloned()
+            .collect();
+        for (check, _) in checks {
+            if let Check::Conditions(conditions) = check {
+                for cond in conditions {
+                    if !columns.iter().any(|c| c.name == cond.column.name) {
+                        columns.push(cond.column.clone());
+                    }
+                }
+            }
+        }
+        columns
+    };
+    let mut specs = vec![applied_spec(t)];
+    specs.extend(columns.iter().map(|c| spec_of(t, c)));
+    let out: Vec<Vec<Option<Bytes>>> = existing
+        .into_iter()
+        .map(|(clustering, row)| {
+            std::iter::once(flag(false))
+                .chain(columns.iter().map(|c| {
+                    super::select::column_value(
+                        t,
+                        c,
+                        key,
+                        clustering,
+                        row,
+                        &partition.static_row,
+                        now,
+                    )
+                }))
+                .collect()
+        })
+        .collect();
+    let rows = Rows::from_cells(RowsMetadata::new(specs), &out)
+        .map_err(|e| ExecError::invalid(format!("result could not be encoded: {e}")))?;
+    Ok(ResultBody::Rows(rows))
 }
 
 fn applied_spec(t: &TableSchema) -> ColumnSpec {

@@ -967,19 +967,29 @@ pub(crate) async fn run_text_batch(
     }
     .or(run.params.default_timestamp)
     .unwrap_or_else(|| exec.coordinator().timestamp());
-    let mut planned = Planned::default();
+    let mut items = Vec::new();
     for s in &batch.statements {
         let statement = match s {
             BatchStatement::Insert(i) => Statement::Insert(Box::new(i.clone())),
             BatchStatement::Update(u) => Statement::Update(Box::new(u.clone())),
             BatchStatement::Delete(d) => Statement::Delete(Box::new(d.clone())),
         };
-        if condition(exec, run, &statement)?.is_some() {
+        items.push((
+            condition(exec, run, &statement)?,
+            mutations_of(exec, run, &statement, Some(ts))?,
+        ));
+    }
+    if items.iter().any(|(c, _)| c.is_some()) {
+        if batch.using.timestamp.is_some() {
             return Err(ExecError::invalid(
-                "Conditional batches are not supported by khata yet",
+                "Cannot provide custom timestamp for conditional BATCH",
             ));
         }
-        planned.append(mutations_of(exec, run, &statement, Some(ts))?);
+        return conditional_batch(exec, run, items).await;
+    }
+    let mut planned = Planned::default();
+    for (_, p) in items {
+        planned.append(p);
     }
     let mut warnings = Vec::new();
     write_batch(
@@ -992,6 +1002,72 @@ pub(crate) async fn run_text_batch(
     .await?;
     run.warnings.extend(warnings);
     Ok(ResultBody::Void)
+}
+
+/// A statement of a batch: its condition (if any, with its table) and its planned writes.
+type BatchItem = (Option<(std::sync::Arc<TableSchema>, lwt::Check)>, Planned);
+
+/// A batch with conditions: one compare-and-set over one partition of one table, with every
+/// statement's changes applied only if every condition holds (Cassandra's rules and messages).
+async fn conditional_batch(
+    exec: &Executor,
+    run: &Run<'_>,
+    items: Vec<BatchItem>,
+) -> Result<ResultBody, ExecError> {
+    let mut table: Option<std::sync::Arc<TableSchema>> = None;
+    let schema = exec.coordinator().schema();
+    let mut merged: Option<Mutation> = None;
+    let mut checks = Vec::new();
+    for (condition, planned) in items {
+        if !planned.deferred.is_empty() {
+            return Err(ExecError::invalid(
+                "Counter updates and list operations by index or value cannot be conditional in khata yet",
+            ));
+        }
+        for m in &planned.mutations {
+            let t = match &condition {
+                Some((t, _)) => t.clone(),
+                None => schema
+                    .table_by_id(m.table)
+                    .cloned()
+                    .ok_or_else(|| ExecError::invalid("table dropped during the batch"))?,
+            };
+            match &table {
+                Some(first) if first.def.id != t.def.id => {
+                    return Err(ExecError::invalid(
+                        "Batch with conditions cannot span multiple tables",
+                    ));
+                }
+                Some(_) => {}
+                None => table = Some(t),
+            }
+        }
+        if let Some((t, check)) = &condition {
+            let [mutation] = planned.mutations.as_slice() else {
+                return Err(ExecError::invalid(
+                    "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)",
+                ));
+            };
+            checks.push((check.clone(), lwt::checked_clustering(t, mutation, check)?));
+        }
+        for m in planned.mutations {
+            match &mut merged {
+                Some(all) if all.key != m.key => {
+                    return Err(ExecError::invalid(
+                        "Batch with conditions cannot span multiple partitions",
+                    ));
+                }
+                Some(all) => all.update.merge(m.update),
+                None => merged = Some(m),
+            }
+        }
+    }
+    let (Some(table), Some(mutation)) = (table, merged) else {
+        return Err(ExecError::invalid(
+            "Unrestricted partition key in a conditional BATCH",
+        ));
+    };
+    lwt::run_checks(exec, &table, run, mutation, checks, true).await
 }
 
 /// The BATCH message: statements by text or by prepared id, each with its values.
@@ -1007,7 +1083,8 @@ pub(crate) async fn run_batch(
     params.default_timestamp = Some(ts);
     params.serial_consistency = batch.serial_consistency;
     let keyspace = batch.keyspace.clone().or_else(|| session.keyspace());
-    let mut planned = Planned::default();
+    let mut items = Vec::new();
+    let mut conditional_run = None;
     for s in &batch.statements {
         let (parsed, values, ks) = match s {
             frame::BatchStatement::Query { query, values } => {
@@ -1031,12 +1108,22 @@ pub(crate) async fn run_batch(
             params: &params,
             warnings: Vec::new(),
         };
-        if condition(exec, &run, &parsed.statement)?.is_some() {
-            return Err(ExecError::invalid(
-                "Conditional batches are not supported by khata yet",
-            ));
-        }
-        planned.append(mutations_of(exec, &run, &parsed.statement, Some(ts))?);
+        let check = condition(exec, &run, &parsed.statement)?;
+        items.push((
+            check,
+            mutations_of(exec, &run, &parsed.statement, Some(ts))?,
+        ));
+        conditional_run.get_or_insert(run);
+    }
+    if items.iter().any(|(c, _)| c.is_some())
+        && let Some(run) = conditional_run
+    {
+        let result = conditional_batch(exec, &run, items).await?;
+        return Ok((result, Vec::new()));
+    }
+    let mut planned = Planned::default();
+    for (_, p) in items {
+        planned.append(p);
     }
     let kind = match batch.batch_type {
         BatchType::Logged => BatchKind::Logged,
