@@ -632,9 +632,9 @@ async fn a_truncated_frame_then_close_leaves_the_server_serving() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn newer_and_older_versions_get_the_step_down_error() {
     let fixture = Fixture::start().await;
-    // v5 (before v5 framing exists) and the DSE betas 0x41/0x42, as drivers try them, and
-    // versions no one speaks: answered in v4 on the request's stream, then closed.
-    for version in [5u8, 0x41, 0x42, 6, 0x7F] {
+    // The DSE betas 0x41/0x42, as drivers try them, and versions no one speaks: answered in v4
+    // on the request's stream, then closed.
+    for version in [0x41u8, 0x42, 6, 0x7F] {
         for stream in [0i16, 77] {
             let mut raw = Raw::connect(fixture.node.address).await;
             raw.send(&frame(version, 0, stream, OPTIONS, &[])).await;
@@ -645,12 +645,21 @@ async fn newer_and_older_versions_get_the_step_down_error() {
                 message,
                 format!(
                     "Invalid or unsupported protocol version ({version}); \
-                     supported versions are (3/v3, 4/v4)"
+                     supported versions are (3/v3, 4/v4, 5/v5)"
                 )
             );
             raw.assert_closed().await;
         }
     }
+    // v5 is spoken: OPTIONS gets SUPPORTED, in v5.
+    let mut raw = Raw::connect(fixture.node.address).await;
+    raw.send(&frame(5, 0, 12, OPTIONS, &[])).await;
+    let reply = raw.recv().await.expect("an answer");
+    assert_eq!(
+        (reply.version, reply.opcode),
+        (0x85, SUPPORTED),
+        "{reply:?}"
+    );
     // v1 and v2 have an 8-byte header with a one-byte stream; the answer uses it.
     for version in [1u8, 2] {
         let mut raw = Raw::connect(fixture.node.address).await;
@@ -1191,7 +1200,9 @@ fn mutate(rng: &mut XorShift, corpus: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// Reads everything until the server closes; checks each frame's header is a response and
-/// returns the opcodes.
+/// returns the opcodes. A v5 STARTUP answered with READY switches the rest of the stream to v5
+/// segments, which are checked too (header CRC24, payload CRC32) and, when uncompressed, their
+/// envelopes read like frames.
 async fn drain(stream: &mut TcpStream) -> Result<Vec<u8>, String> {
     let mut bytes = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
@@ -1201,6 +1212,22 @@ async fn drain(stream: &mut TcpStream) -> Result<Vec<u8>, String> {
             Ok(n) => bytes.extend_from_slice(&chunk[..n]),
         }
     }
+    let (mut opcodes, at) = replies(&bytes, true)?;
+    if at < bytes.len() {
+        // Framing is on: the rest is segments.
+        let (envelopes, compressed) = segments(&bytes[at..])?;
+        if !compressed {
+            let (framed, _) =
+                replies(&envelopes, false).map_err(|e| format!("in segments: {e}"))?;
+            opcodes.extend(framed);
+        }
+    }
+    Ok(opcodes)
+}
+
+/// Reads replies from the front of `bytes`; returns their opcodes and where it stopped: at the
+/// end, or (when `stop_at_v5_ready`) right after a v5 READY.
+fn replies(bytes: &[u8], stop_at_v5_ready: bool) -> Result<(Vec<u8>, usize), String> {
     let mut at = 0;
     let mut opcodes = Vec::new();
     while at < bytes.len() {
@@ -1230,8 +1257,84 @@ async fn drain(stream: &mut TcpStream) -> Result<Vec<u8>, String> {
         }
         at += head + length;
         opcodes.push(opcode);
+        if stop_at_v5_ready && version == 0x85 && opcode == READY {
+            break;
+        }
     }
-    Ok(opcodes)
+    Ok((opcodes, at))
+}
+
+/// The CRC24 of a v5 segment header (native_protocol_v5.spec §2.1: initial value 0x875060,
+/// polynomial 0x1974F0B), written here from the spec rather than taken from the server.
+fn crc24(bytes: &[u8]) -> u32 {
+    let mut crc: u32 = 0x0087_5060;
+    for &b in bytes {
+        crc ^= u32::from(b) << 16;
+        for _ in 0..8 {
+            crc <<= 1;
+            if crc & 0x0100_0000 != 0 {
+                crc ^= 0x0197_4F0B;
+            }
+        }
+    }
+    crc & 0x00FF_FFFF
+}
+
+/// The IEEE CRC32 of a v5 segment payload, primed with the bytes FA 2D 55 CA (as Cassandra).
+fn crc32(payload: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in [0xFA, 0x2D, 0x55, 0xCA].iter().chain(payload) {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// Checks a stream of v5 segments, uncompressed or LZ4 (told apart by which header CRC24
+/// holds); returns the joined payloads and whether any was compressed (whose envelopes this
+/// test does not decompress).
+fn segments(bytes: &[u8]) -> Result<(Vec<u8>, bool), String> {
+    let mut at = 0;
+    let mut payloads = Vec::new();
+    let mut compressed = false;
+    while at < bytes.len() {
+        let le = |n: usize| -> Option<u64> {
+            let b = bytes.get(at..at + n)?;
+            Some(b.iter().rev().fold(0u64, |acc, &x| acc << 8 | u64::from(x)))
+        };
+        let (header_len, payload_len, lz4) = match (le(3), le(6), le(8)) {
+            (Some(h), Some(with_crc), _)
+                if crc24(&bytes[at..at + 3]) == (with_crc >> 24) as u32 =>
+            {
+                (6, (h & 0x1_FFFF) as usize, false)
+            }
+            (_, _, Some(with_crc)) if crc24(&bytes[at..at + 5]) == (with_crc >> 40) as u32 => (
+                8,
+                (with_crc & 0x1_FFFF) as usize,
+                with_crc >> 17 & 0x1_FFFF != 0,
+            ),
+            _ => return Err(format!("segment byte {at}: no valid segment header")),
+        };
+        let start = at + header_len;
+        let end = start + payload_len;
+        let Some(trailer) = bytes.get(end..end + 4) else {
+            return Err(format!("segment byte {at}: truncated segment"));
+        };
+        let payload = &bytes[start..end];
+        if crc32(payload) != u32::from_le_bytes(trailer.try_into().expect("4 bytes")) {
+            return Err(format!("segment byte {at}: payload CRC32 mismatch"));
+        }
+        compressed |= lz4;
+        payloads.extend_from_slice(payload);
+        at = end + 4;
+    }
+    Ok((payloads, compressed))
 }
 
 /// Random and mutated frames from a fixed seed, each case on a fresh connection (after a valid

@@ -170,3 +170,62 @@ fn a_self_contained_segment_with_a_partial_envelope_is_an_error() {
         "{err:?}"
     );
 }
+
+fn framed_decoder_with_limit(max_frame_size_bytes: usize) -> FramedDecoder {
+    FramedDecoder::new(
+        false,
+        FrameDecoder::new(DecoderConfig {
+            accept_v5: true,
+            max_frame_size_bytes,
+        }),
+    )
+}
+
+#[test]
+fn an_oversized_envelope_over_segments_is_refused_and_skipped() {
+    let mut writer = SegmentWriter::new(false);
+    let mut out = BytesMut::new();
+    writer
+        .push_envelope(&envelope(1, 300_000), &mut out)
+        .unwrap();
+    writer.push_envelope(&envelope(2, 10), &mut out).unwrap();
+    writer.flush(&mut out).unwrap();
+    let mut decoder = framed_decoder_with_limit(64 * 1024);
+    let mut buf = BytesMut::new();
+    let mut outcomes = Vec::new();
+    for chunk in out.chunks(10_000) {
+        buf.extend_from_slice(chunk);
+        loop {
+            match decoder.decode(&mut buf) {
+                Ok(Some(frame)) => outcomes.push(Ok(frame.header.stream)),
+                Ok(None) => break,
+                Err(e) => {
+                    assert!(!e.is_fatal(), "{e}");
+                    outcomes.push(Err(e.stream()));
+                }
+            }
+        }
+    }
+    assert_eq!(outcomes, vec![Err(Some(1)), Ok(2)]);
+}
+
+#[test]
+fn a_self_contained_segment_ending_inside_a_refused_envelope_is_fatal() {
+    // The header declares more than the limit and more than its self-contained segment holds:
+    // the envelope is refused, and then the framing is known to be broken. (The bytes of the
+    // next segment must not be skipped as the rest of the refused envelope.)
+    let big = envelope(1, 100_000);
+    let mut out = BytesMut::new();
+    encode_segment(&big[..50], true, false, &mut out).unwrap();
+    encode_segment(&envelope(2, 10), true, false, &mut out).unwrap();
+    let mut decoder = framed_decoder_with_limit(64 * 1024);
+    let refused = decoder.decode(&mut out).unwrap_err();
+    assert!(matches!(refused, FrameError::TooLarge { stream: 1, .. }));
+    assert!(!refused.is_fatal());
+    let broken = decoder.decode(&mut out).unwrap_err();
+    assert!(
+        matches!(broken, FrameError::Segment(SegmentError::Sequence(_))),
+        "{broken:?}"
+    );
+    assert!(broken.is_fatal());
+}

@@ -148,6 +148,7 @@ impl Node {
                 batch_size_warn_threshold_bytes: config.batch_size_warn_threshold_bytes as usize,
                 batch_size_fail_threshold_bytes: config.batch_size_fail_threshold_bytes as usize,
                 default_gc_grace_seconds: config.gc_grace_seconds,
+                local_address: config.listen_address,
             },
         );
         let address = config.cql_address();

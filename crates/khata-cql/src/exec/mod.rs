@@ -103,8 +103,37 @@ impl Run<'_> {
 /// hash of the keyspace and text (drivers treat the id as opaque).
 fn statement_id(keyspace: Option<&str>, query: &str) -> Bytes {
     let text = format!("{}\u{0}{query}", keyspace.unwrap_or(""));
-    let hi = khata_types::token::murmur3_token(text.as_bytes()) as u64;
-    let lo = khata_types::token::murmur3_token(format!("{text}#").as_bytes()) as u64;
+    digest16(text.as_bytes())
+}
+
+/// The result metadata id of protocol v5 (spec v5 §4.2.5.4): a 16-byte digest of the result
+/// columns (keyspace, table, name and type of each, in order; `None` is the empty metadata of
+/// statements that return no rows). Equal columns give equal ids, on any node and across
+/// restarts; a column added to or dropped from the table of a `SELECT *` changes it, which is how
+/// a driver holding the old id learns (Metadata_changed) that its cached metadata is stale.
+/// Flags and paging state are not part of it, as in Cassandra.
+pub(crate) fn result_metadata_id(columns: Option<&[ColumnSpec]>) -> Bytes {
+    let mut text = bytes::BytesMut::new();
+    for c in columns.unwrap_or_default() {
+        for part in [&c.keyspace, &c.table, &c.name] {
+            text.extend_from_slice(&(part.len() as u64).to_be_bytes());
+            text.extend_from_slice(part.as_bytes());
+        }
+        // A type is written to a buffer that grows as needed; failure would mean an invalid
+        // type in the schema, and then the digest of the other fields still distinguishes it.
+        let _ = c.column_type.write(&mut text);
+    }
+    digest16(&text)
+}
+
+/// 16 bytes from two Murmur3 hashes of `bytes` (the second salted): an opaque id, not a
+/// security boundary.
+fn digest16(bytes: &[u8]) -> Bytes {
+    let hi = khata_types::token::murmur3_token(bytes) as u64;
+    let mut salted = Vec::with_capacity(bytes.len() + 1);
+    salted.extend_from_slice(bytes);
+    salted.push(b'#');
+    let lo = khata_types::token::murmur3_token(&salted) as u64;
     let mut id = Vec::with_capacity(16);
     id.extend_from_slice(&hi.to_be_bytes());
     id.extend_from_slice(&lo.to_be_bytes());
@@ -206,7 +235,7 @@ impl Executor {
             stream,
             Response::Result(ResultBody::Prepared(Prepared {
                 id,
-                result_metadata_id: None,
+                result_metadata_id: Some(result_metadata_id(statement.result.as_deref())),
                 metadata: PreparedMetadata {
                     pk_indexes: statement.pk_indexes.clone(),
                     columns: statement.bind_specs.clone(),
@@ -248,10 +277,9 @@ impl Executor {
             warnings: Vec::new(),
         };
         let mut result = self.run(&statement.parsed, &mut run).await;
-        if let Ok(ResultBody::Rows(rows)) = &mut result
-            && execute.parameters.skip_metadata
-        {
-            rows.metadata.columns = None;
+        if let Ok(ResultBody::Rows(rows)) = &mut result {
+            let is_select = matches!(statement.parsed.statement, Statement::Select(_));
+            settle_metadata(&mut rows.metadata, &execute, session.version(), is_select);
         }
         Self::finish(stream, result.map(|b| (b, run.warnings)))
     }
@@ -297,6 +325,38 @@ impl Executor {
     }
 }
 
+/// What an EXECUTE's Rows carry of their metadata (spec v5 §4.1.6, §4.2.5.2).
+///
+/// v5, SELECT: when the client's result metadata id is not that of the columns just read (the
+/// table changed since it prepared), the full metadata goes out with Metadata_changed and the
+/// new id, even if it asked to skip metadata; otherwise Skip_metadata is honoured. v5, a
+/// conditional update's `[applied]` result: its columns depend on the outcome, so it always
+/// carries its metadata and never Metadata_changed (as Cassandra does). v3/v4: Skip_metadata is
+/// honoured as asked.
+fn settle_metadata(
+    metadata: &mut RowsMetadata,
+    execute: &Execute,
+    version: Option<crate::frame::ProtocolVersion>,
+    is_select: bool,
+) {
+    let v5 = version >= Some(crate::frame::ProtocolVersion::V5);
+    if !v5 {
+        if execute.parameters.skip_metadata {
+            metadata.columns = None;
+        }
+        return;
+    }
+    if !is_select {
+        return;
+    }
+    let current = result_metadata_id(metadata.columns.as_deref());
+    if execute.result_metadata_id.as_ref() != Some(&current) {
+        metadata.new_metadata_id = Some(current);
+    } else if execute.parameters.skip_metadata {
+        metadata.columns = None;
+    }
+}
+
 /// The bound values in marker order (named values placed by their markers' names).
 fn bind_values(parsed: &ParsedStatement, values: &BoundValues) -> Result<Vec<Value>, ExecError> {
     let expected = parsed.bind_markers.len();
@@ -336,4 +396,46 @@ fn bind_values(parsed: &ParsedStatement, values: &BoundValues) -> Result<Vec<Val
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::ColumnType;
+
+    fn spec(name: &str, column_type: ColumnType) -> ColumnSpec {
+        ColumnSpec {
+            keyspace: "ks".into(),
+            table: "t".into(),
+            name: name.into(),
+            column_type,
+        }
+    }
+
+    #[test]
+    fn the_result_metadata_id_is_a_digest_of_the_columns() {
+        let two = vec![spec("k", ColumnType::Int), spec("a", ColumnType::Varchar)];
+        let id = result_metadata_id(Some(&two));
+        assert_eq!(id.len(), 16);
+        assert_eq!(id, result_metadata_id(Some(&two.clone())), "stable");
+        let mut three = two.clone();
+        three.push(spec("b", ColumnType::Int));
+        assert_ne!(id, result_metadata_id(Some(&three)), "a column added");
+        let mut retyped = two.clone();
+        retyped[1].column_type = ColumnType::Blob;
+        assert_ne!(id, result_metadata_id(Some(&retyped)), "a type changed");
+        let mut renamed = two.clone();
+        renamed[0].table = "u".into();
+        assert_ne!(id, result_metadata_id(Some(&renamed)), "another table");
+        // Field boundaries count: ("ab", "c") is not ("a", "bc").
+        let mut a = spec("c", ColumnType::Int);
+        a.table = "ab".into();
+        let mut b = spec("bc", ColumnType::Int);
+        b.table = "a".into();
+        assert_ne!(
+            result_metadata_id(Some(&[a])),
+            result_metadata_id(Some(&[b]))
+        );
+        assert_eq!(result_metadata_id(None), result_metadata_id(Some(&[])));
+    }
 }

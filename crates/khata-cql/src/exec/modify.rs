@@ -63,9 +63,14 @@ fn write_time(
         None => None,
     }
     .or(Some(t.def.options.default_time_to_live).filter(|t| *t > 0));
+    // v5's now_in_seconds (for tests) sets the local deletion time of tombstones and TTLs.
+    let now = match run.params.now_in_seconds {
+        Some(n) if n > 0 => n as u32,
+        _ => exec.coordinator().now_seconds(),
+    };
     Ok(WriteTime {
         timestamp,
-        now: exec.coordinator().now_seconds(),
+        now,
         ttl,
     })
 }
@@ -1082,6 +1087,7 @@ pub(crate) async fn run_batch(
     let mut params = frame::QueryParameters::new(batch.consistency);
     params.default_timestamp = Some(ts);
     params.serial_consistency = batch.serial_consistency;
+    params.now_in_seconds = batch.now_in_seconds;
     let keyspace = batch.keyspace.clone().or_else(|| session.keyspace());
     let mut items = Vec::new();
     let mut conditional_run = None;

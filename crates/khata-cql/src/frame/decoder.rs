@@ -108,6 +108,13 @@ impl FrameDecoder {
         self.pinned = Some(version);
     }
 
+    /// Whether the body of a rejected frame is still being dropped: the next bytes belong to
+    /// it, not to a new frame. (v5 framing checks this: a self-contained segment must not end
+    /// inside an envelope, rejected or not.)
+    pub fn is_skipping(&self) -> bool {
+        self.skip > 0
+    }
+
     /// Decodes the next frame from the front of `buf`, consuming it. `Ok(None)`: not enough
     /// bytes yet (everything read so far stays in `buf`, except the body of a rejected frame,
     /// which is dropped as it arrives).

@@ -203,13 +203,18 @@ impl FramedDecoder {
     }
 
     /// Decodes the next request frame; `Ok(None)` until one is whole.
+    ///
+    /// An envelope the inner decoder rejects (too large, unknown opcode) is an error for that
+    /// envelope only: its remaining bytes are skipped as its segments arrive, and decoding goes
+    /// on. Segments that break the framing (a checksum, a self-contained segment ending inside
+    /// an envelope, or arriving in the middle of one) are fatal.
     pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
         loop {
-            if !self.pending.is_empty() {
+            if self.inside_envelope() {
                 if let Some(frame) = self.envelopes.decode(&mut self.pending)? {
                     return Ok(Some(frame));
                 }
-                if self.last_self_contained && !self.pending.is_empty() {
+                if self.last_self_contained && self.inside_envelope() {
                     return Err(SegmentError::Sequence(
                         "a self-contained segment ends inside an envelope",
                     )
@@ -219,7 +224,7 @@ impl FramedDecoder {
             let Some(segment) = self.segments.decode(buf)? else {
                 return Ok(None);
             };
-            if segment.self_contained && !self.pending.is_empty() {
+            if segment.self_contained && self.inside_envelope() {
                 return Err(SegmentError::Sequence(
                     "a self-contained segment arrived while an envelope was incomplete",
                 )
@@ -228,6 +233,11 @@ impl FramedDecoder {
             self.last_self_contained = segment.self_contained;
             self.pending.extend_from_slice(&segment.payload);
         }
+    }
+
+    /// Whether the bytes received so far stop inside an envelope (whole or being skipped).
+    fn inside_envelope(&self) -> bool {
+        !self.pending.is_empty() || self.envelopes.is_skipping()
     }
 }
 

@@ -6,7 +6,9 @@
 
 mod connection;
 mod session;
+mod writer;
 
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -16,8 +18,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::exec::Executor;
 use crate::frame::{
-    DEFAULT_MAX_FRAME_SIZE_BYTES, ErrorBody, ErrorKind, Event, EventType, Request, RequestFrame,
-    Response, ResponseFrame, SchemaChange, SchemaChangeType, SchemaTarget,
+    Compression, DEFAULT_MAX_FRAME_SIZE_BYTES, ErrorBody, ErrorKind, Event, EventType,
+    ProtocolVersion, Request, RequestFrame, Response, ResponseFrame, SchemaChange,
+    SchemaChangeType, SchemaTarget,
 };
 
 pub use connection::MAX_IN_FLIGHT_PER_CONNECTION;
@@ -34,6 +37,9 @@ pub struct CqlServerConfig {
     pub batch_size_fail_threshold_bytes: usize,
     /// `gc_grace_seconds` of tables created without one.
     pub default_gc_grace_seconds: u32,
+    /// This node's address as `system.local` reports it (`listen_address`): the replica v5's
+    /// READ_FAILURE/WRITE_FAILURE reason maps name.
+    pub local_address: IpAddr,
 }
 
 impl Default for CqlServerConfig {
@@ -43,6 +49,7 @@ impl Default for CqlServerConfig {
             batch_size_warn_threshold_bytes: 5 * 1024,
             batch_size_fail_threshold_bytes: 50 * 1024,
             default_gc_grace_seconds: 864_000,
+            local_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
         }
     }
 }
@@ -112,6 +119,18 @@ impl CqlServer {
         session: &Arc<Session>,
         frame: RequestFrame,
     ) -> ResponseFrame {
+        let mut response = self.answer(session, frame).await;
+        if let Response::Error(error) = &mut response.response {
+            name_failed_replicas(&mut error.kind, self.config.local_address);
+        }
+        response
+    }
+
+    async fn answer(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        frame: RequestFrame,
+    ) -> ResponseFrame {
         let stream = frame.stream;
         let ready = session.is_ready();
         let response = match frame.request {
@@ -123,7 +142,20 @@ impl CqlServer {
                     .split('.')
                     .next()
                     .and_then(|m| m.trim().parse::<u32>().ok());
-                if major.is_none_or(|m| m < 3) {
+                let v5 = frame.version >= ProtocolVersion::V5;
+                if v5 && ready {
+                    // The framing (and its compression) is fixed for the connection's life.
+                    Response::Error(ErrorBody::new(
+                        ErrorKind::ProtocolError,
+                        "Unexpected message STARTUP: the connection is already started",
+                    ))
+                } else if v5 && startup.compression == Some(Compression::Snappy) {
+                    // As Cassandra: v5 compresses segments, with LZ4 only (spec v5 §2.3.2).
+                    Response::Error(ErrorBody::new(
+                        ErrorKind::ProtocolError,
+                        "Snappy compression is not supported in protocol V5",
+                    ))
+                } else if major.is_none_or(|m| m < 3) {
                     Response::Error(ErrorBody::new(
                         ErrorKind::ProtocolError,
                         format!(
@@ -194,6 +226,25 @@ impl CqlServer {
     }
 }
 
+/// Cassandra's `RequestFailureReason.UNKNOWN`: khata's coordinator reports a failure with a
+/// message, not one of Cassandra's reason codes.
+const FAILURE_REASON_UNKNOWN: u16 = 0x0000;
+
+/// Fills the v5 reason map (failed replica -> reason code) of a READ_FAILURE or WRITE_FAILURE
+/// that carries only a count. On a single node the replica that failed is this one. v3/v4 send
+/// the count and ignore the map.
+fn name_failed_replicas(kind: &mut ErrorKind, local_address: IpAddr) {
+    let failures = match kind {
+        ErrorKind::ReadFailure { failures, .. } | ErrorKind::WriteFailure { failures, .. } => {
+            failures
+        }
+        _ => return,
+    };
+    if failures.reasons.is_empty() && failures.count > 0 {
+        failures.reasons = vec![(local_address, FAILURE_REASON_UNKNOWN)];
+    }
+}
+
 /// The OPTIONS answer.
 fn supported() -> Vec<(String, Vec<String>)> {
     Vec::from([
@@ -207,7 +258,7 @@ fn supported() -> Vec<(String, Vec<String>)> {
         ),
         (
             "PROTOCOL_VERSIONS".to_string(),
-            vec!["3/v3".to_string(), "4/v4".to_string()],
+            vec!["3/v3".to_string(), "4/v4".to_string(), "5/v5".to_string()],
         ),
     ])
 }
@@ -233,5 +284,47 @@ pub(crate) fn schema_change(event: &SchemaEvent) -> SchemaChange {
                 name: event.name.clone(),
             },
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::{Consistency, Failures, ProtocolVersion, WireReader, WriteType};
+    use bytes::BytesMut;
+
+    #[test]
+    fn a_failure_names_this_node_in_the_v5_reason_map() {
+        let address: IpAddr = "10.0.0.7".parse().expect("an address");
+        let mut kind = ErrorKind::WriteFailure {
+            consistency: Consistency::One,
+            received: 0,
+            block_for: 1,
+            failures: Failures {
+                count: 1,
+                reasons: Vec::new(),
+            },
+            write_type: WriteType::Simple,
+        };
+        name_failed_replicas(&mut kind, address);
+        let body = ErrorBody::new(kind, "the commit log is poisoned");
+        let mut v5 = BytesMut::new();
+        body.write(&mut v5, ProtocolVersion::V5).expect("encodes");
+        let read = ErrorBody::read(&mut WireReader::new(v5.freeze()), ProtocolVersion::V5)
+            .expect("decodes");
+        let ErrorKind::WriteFailure { failures, .. } = read.kind else {
+            panic!("{read:?}");
+        };
+        assert_eq!(failures.reasons, vec![(address, FAILURE_REASON_UNKNOWN)]);
+        assert_eq!(failures.count, 1);
+        // v4 still sends the count.
+        let mut v4 = BytesMut::new();
+        body.write(&mut v4, ProtocolVersion::V4).expect("encodes");
+        let read = ErrorBody::read(&mut WireReader::new(v4.freeze()), ProtocolVersion::V4)
+            .expect("decodes");
+        let ErrorKind::WriteFailure { failures, .. } = read.kind else {
+            panic!("{read:?}");
+        };
+        assert_eq!(failures.count, 1);
     }
 }

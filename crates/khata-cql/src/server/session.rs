@@ -1,5 +1,6 @@
 //! What a connection remembers between requests: its protocol version and compression (fixed
-//! by its first frames and STARTUP), the keyspace of `USE`, and its event registrations.
+//! by its first frames and STARTUP; in v5 the compression is that of the segments), the
+//! keyspace of `USE`, and its event registrations.
 
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
@@ -23,15 +24,6 @@ struct State {
 pub struct Session {
     state: Mutex<State>,
     pub(crate) tx: mpsc::Sender<Outgoing>,
-}
-
-impl std::fmt::Debug for Outgoing {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Outgoing::Frames(b) => write!(f, "Frames({} bytes)", b.len()),
-            Outgoing::Close => f.write_str("Close"),
-        }
-    }
 }
 
 impl Session {

@@ -1,0 +1,206 @@
+//! The writing side of a connection: one task owns the socket's write half and turns the
+//! envelopes the request tasks queue into bytes on the wire.
+//!
+//! Until a v5 connection's STARTUP is answered, and always on v3/v4 connections, each envelope
+//! (a frame) is written as it is. The reader queues [`Outgoing::StartFraming`] right after the
+//! READY of a v5 STARTUP, so READY itself goes out bare and every envelope behind it is wrapped
+//! in v5 segments (spec v5 §2.3.1). Framed, the writer gathers the envelopes already queued
+//! (up to [`WRITE_BATCH_BYTES`]) so that many small responses share one self-contained segment
+//! and one write; an envelope larger than a segment is split over non-self-contained ones by
+//! [`SegmentWriter`].
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tracing::warn;
+
+use crate::frame::SegmentWriter;
+
+/// The most bytes of segments gathered before they are written (framed connections).
+pub(crate) const WRITE_BATCH_BYTES: usize = 256 * 1024;
+
+/// What the writer is told to do, in order.
+pub(crate) enum Outgoing {
+    /// One whole envelope (a v3/v4 frame or a v5 envelope).
+    Envelope(Bytes),
+    /// Wrap every later envelope in v5 segments, LZ4-compressed when `lz4`.
+    StartFraming {
+        /// Whether STARTUP negotiated `lz4`.
+        lz4: bool,
+    },
+    /// Close after what was queued before.
+    Close,
+}
+
+impl std::fmt::Debug for Outgoing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outgoing::Envelope(b) => write!(f, "Envelope({} bytes)", b.len()),
+            Outgoing::StartFraming { lz4 } => write!(f, "StartFraming {{ lz4: {lz4} }}"),
+            Outgoing::Close => f.write_str("Close"),
+        }
+    }
+}
+
+/// Writes what `rx` delivers until it says [`Outgoing::Close`], the channel closes or the peer
+/// stops reading; then shuts the write half down.
+pub(crate) async fn write_loop<W>(mut rx: mpsc::Receiver<Outgoing>, mut write_half: W)
+where
+    W: AsyncWrite + Unpin,
+{
+    let mut framing: Option<SegmentWriter> = None;
+    let mut out = BytesMut::new();
+    'write: while let Some(first) = rx.recv().await {
+        let mut next = Some(first);
+        let mut closing = false;
+        while let Some(item) = next.take() {
+            match item {
+                Outgoing::Envelope(envelope) => match framing.as_mut() {
+                    Some(segments) => {
+                        if let Err(e) = segments.push_envelope(&envelope, &mut out) {
+                            // SegmentWriter splits what does not fit, so this is a bug.
+                            warn!(error = %e, "closing the connection: an envelope could not be framed");
+                            break 'write;
+                        }
+                    }
+                    // Unframed envelopes go out as they come, without a copy.
+                    None => {
+                        if write_half.write_all(&envelope).await.is_err() {
+                            break 'write;
+                        }
+                    }
+                },
+                Outgoing::StartFraming { lz4 } => framing = Some(SegmentWriter::new(lz4)),
+                Outgoing::Close => {
+                    closing = true;
+                    break;
+                }
+            }
+            // Framed: gather what is queued already into the same segments and write.
+            if framing.is_some() && out.len() < WRITE_BATCH_BYTES {
+                next = rx.try_recv().ok();
+            }
+        }
+        if let Some(segments) = framing.as_mut()
+            && let Err(e) = segments.flush(&mut out)
+        {
+            warn!(error = %e, "closing the connection: envelopes could not be framed");
+            break;
+        }
+        if !out.is_empty() {
+            if write_half.write_all(&out).await.is_err() {
+                break;
+            }
+            out.clear();
+        }
+        if closing {
+            break;
+        }
+    }
+    let _ = write_half.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::{ProtocolVersion, Response, ResponseFrame, ResultBody, SegmentDecoder};
+    use tokio::io::AsyncReadExt;
+
+    fn envelope(stream: i16, version: ProtocolVersion, padding: usize) -> Bytes {
+        let mut out = BytesMut::new();
+        ResponseFrame::new(
+            stream,
+            Response::Result(ResultBody::SetKeyspace("k".repeat(padding))),
+        )
+        .encode(version, None, &mut out)
+        .expect("encodes");
+        out.freeze()
+    }
+
+    async fn run(items: Vec<Outgoing>) -> Vec<u8> {
+        let (tx, rx) = mpsc::channel(items.len() + 1);
+        for item in items {
+            tx.send(item).await.expect("queued");
+        }
+        drop(tx);
+        let (client, server) = tokio::io::duplex(1 << 20);
+        write_loop(rx, server).await;
+        let mut bytes = Vec::new();
+        let mut client = client;
+        client.read_to_end(&mut bytes).await.expect("reads");
+        bytes
+    }
+
+    #[tokio::test]
+    async fn the_envelope_before_start_framing_goes_out_bare() {
+        let ready = envelope(0, ProtocolVersion::V5, 1);
+        let after = envelope(1, ProtocolVersion::V5, 1);
+        let bytes = run(vec![
+            Outgoing::Envelope(ready.clone()),
+            Outgoing::StartFraming { lz4: false },
+            Outgoing::Envelope(after.clone()),
+        ])
+        .await;
+        assert_eq!(&bytes[..ready.len()], &ready[..]);
+        let mut rest = BytesMut::from(&bytes[ready.len()..]);
+        let segment = SegmentDecoder::new(false)
+            .decode(&mut rest)
+            .expect("valid")
+            .expect("whole");
+        assert!(segment.self_contained);
+        assert_eq!(segment.payload, after);
+        assert!(rest.is_empty());
+    }
+
+    #[tokio::test]
+    async fn queued_envelopes_share_one_segment() {
+        for lz4 in [false, true] {
+            let mut items = vec![Outgoing::StartFraming { lz4 }];
+            let envelopes: Vec<Bytes> = (0..20)
+                .map(|s| envelope(s, ProtocolVersion::V5, 10))
+                .collect();
+            items.extend(envelopes.iter().cloned().map(Outgoing::Envelope));
+            let bytes = run(items).await;
+            let mut rest = BytesMut::from(&bytes[..]);
+            let segment = SegmentDecoder::new(lz4)
+                .decode(&mut rest)
+                .expect("valid")
+                .expect("whole");
+            assert!(rest.is_empty(), "one segment");
+            assert_eq!(segment.payload, envelopes.concat());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_large_envelope_is_split_and_reads_back() {
+        let big = envelope(7, ProtocolVersion::V5, 60_000);
+        let mut large = big.to_vec();
+        // Pad the body past two segments (trailing bytes are allowed by the spec).
+        large.extend(std::iter::repeat_n(0u8, 300_000));
+        let length = u32::try_from(large.len() - 9).expect("fits");
+        large[5..9].copy_from_slice(&length.to_be_bytes());
+        let bytes = run(vec![
+            Outgoing::StartFraming { lz4: true },
+            Outgoing::Envelope(envelope(1, ProtocolVersion::V5, 1)),
+            Outgoing::Envelope(Bytes::from(large.clone())),
+            Outgoing::Envelope(envelope(2, ProtocolVersion::V5, 1)),
+        ])
+        .await;
+        let mut rest = BytesMut::from(&bytes[..]);
+        let mut decoder = SegmentDecoder::new(true);
+        let mut payload = Vec::new();
+        let mut kinds = Vec::new();
+        while let Some(segment) = decoder.decode(&mut rest).expect("valid") {
+            kinds.push(segment.self_contained);
+            payload.extend_from_slice(&segment.payload);
+        }
+        assert_eq!(kinds, vec![true, false, false, false, true]);
+        let expected = [
+            &envelope(1, ProtocolVersion::V5, 1)[..],
+            &large[..],
+            &envelope(2, ProtocolVersion::V5, 1)[..],
+        ]
+        .concat();
+        assert_eq!(payload, expected);
+    }
+}
