@@ -1,0 +1,19 @@
+//! khata's DynamoDB front end (DESIGN.md §7): the DynamoDB JSON API on HTTP/1.1, on the same
+//! coordinator and engine as CQL.
+//!
+//! - [`value`]: DynamoDB's attribute values (S, N, B, BOOL, NULL, M, L, SS, NS, BS) with their
+//!   JSON wire form, validation, exact 38-digit numbers and item sizes.
+//! - [`expr`]: condition, filter, key-condition, projection and update expressions: parser and
+//!   evaluator, with `#names` and `:values`.
+//! - [`http`]: the endpoint: `POST /` with `X-Amz-Target`, `x-amz-crc32`, request ids, errors
+//!   in DynamoDB's shape, limits; [`auth`] verifies SigV4 when keys are configured.
+//! - [`tables`]: DynamoDB tables stored as engine tables (one internal keyspace per table, as
+//!   ScyllaDB's Alternator does), and [`ops`] the operations.
+
+pub mod auth;
+pub mod error;
+pub mod expr;
+pub mod http;
+pub mod ops;
+pub mod tables;
+pub mod value;
