@@ -269,16 +269,6 @@ impl Restrictions {
                         | ComparisonOp::GreaterEqual
                         | ComparisonOp::Less
                         | ComparisonOp::LessEqual => {
-                            let orders: Vec<ClusteringOrder> = clustering
-                                [first..first + cols.len()]
-                                .iter()
-                                .map(|(_, o)| *o)
-                                .collect();
-                            if orders.windows(2).any(|w| w[0] != w[1]) {
-                                return Err(ExecError::invalid(
-                                    "Multi-column slices over clustering columns of mixed ASC/DESC order are not supported by khata yet",
-                                ));
-                            }
                             set_slice(&mut r, first, *op, values)?;
                         }
                         _ => {
@@ -460,30 +450,92 @@ impl Restrictions {
                 ranges.push((start_bound(&base, true), end_bound(&base, true)));
                 continue;
             };
-            let desc = clustering[*first].1 == ClusteringOrder::Desc;
-            // DESC bytes are inverted: a lower CQL bound is an upper byte bound.
-            let (start_end, end_end) = if desc { (high, low) } else { (low, high) };
-            let extend = |end: &SliceEnd| {
-                let mut values = prefix.clone();
-                values.extend(end.values.iter().cloned());
-                encode(t, &values)
+            let orders: Vec<ClusteringOrder> =
+                clustering[*first..].iter().map(|(_, o)| *o).collect();
+            let whole = vec![(start_bound(&base, true), end_bound(&base, true))];
+            let low = match low {
+                Some(e) => slice_end_ranges(t, &prefix, &orders, e, true)?,
+                None => whole.clone(),
             };
-            let start = match start_end {
-                Some(e) => start_bound(&extend(e)?, e.inclusive),
-                None => start_bound(&base, true),
+            let high = match high {
+                Some(e) => slice_end_ranges(t, &prefix, &orders, e, false)?,
+                None => whole,
             };
-            let end = match end_end {
-                Some(e) => end_bound(&extend(e)?, e.inclusive),
-                None => end_bound(&base, true),
-            };
-            if start < end {
-                ranges.push((start, end));
-            }
+            ranges.extend(intersect(&low, &high));
         }
         ranges.sort();
         ranges.dedup();
         Ok(ranges)
     }
+}
+
+/// The byte ranges, under the clustering `prefix`, of keys beyond one end of a slice on the
+/// columns that follow it: `(c1, c2, ...) > (v1, v2, ...)` is `c1 > v1`, or `c1 = v1 AND
+/// c2 > v2`, and so on (and all equal when inclusive), compared in the columns' natural order.
+/// A DESC column's bytes are inverted, so "greater" is "before in bytes" there; that is how
+/// columns of mixed order get several disjoint ranges. Sorted, disjoint.
+fn slice_end_ranges(
+    t: &TableSchema,
+    prefix: &[Bytes],
+    orders: &[ClusteringOrder],
+    end: &SliceEnd,
+    low: bool,
+) -> Result<Vec<(Bytes, Bytes)>, ExecError> {
+    let mut out = Vec::new();
+    let mut values = prefix.to_vec();
+    for (j, v) in end.values.iter().enumerate() {
+        let outer = encode(t, &values)?;
+        values.push(v.clone());
+        let key = encode(t, &values)?;
+        let bytes_after = low == (orders[j] == ClusteringOrder::Asc);
+        if bytes_after {
+            out.push((start_bound(&key, false), end_bound(&outer, true)));
+        } else {
+            out.push((start_bound(&outer, true), end_bound(&key, false)));
+        }
+    }
+    if end.inclusive {
+        let key = encode(t, &values)?;
+        out.push((start_bound(&key, true), end_bound(&key, true)));
+    }
+    Ok(normalize(out))
+}
+
+/// Sorted, with overlapping or touching ranges joined and empty ones dropped.
+fn normalize(mut ranges: Vec<(Bytes, Bytes)>) -> Vec<(Bytes, Bytes)> {
+    ranges.retain(|(a, b)| a < b);
+    ranges.sort();
+    let mut out: Vec<(Bytes, Bytes)> = Vec::with_capacity(ranges.len());
+    for (a, b) in ranges {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => {
+                if b > last.1 {
+                    last.1 = b;
+                }
+            }
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// The intersection of two sorted, disjoint range lists.
+fn intersect(a: &[(Bytes, Bytes)], b: &[(Bytes, Bytes)]) -> Vec<(Bytes, Bytes)> {
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let start = a[i].0.clone().max(b[j].0.clone());
+        let end = a[i].1.clone().min(b[j].1.clone());
+        if start < end {
+            out.push((start, end));
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
 }
 
 /// The position of the first of several clustering columns named together, checking that
