@@ -322,3 +322,25 @@ def test_non_frozen_udt_field_update(session, tables):
 def test_frozen_udt_fields_cannot_be_updated(session, tables):
     with pytest.raises(InvalidRequest):
         session.execute(f"UPDATE {tables}.c SET faddr.zip = 3 WHERE k = 1")
+
+
+def test_list_operations_by_index_in_a_logged_batch(session, tables, k):
+    other = k + 100000
+    session.execute(f"INSERT INTO {tables}.c (k, l) VALUES (%s, [1, 2, 3, 2])", (other,))
+    session.execute(
+        "BEGIN BATCH "
+        f"UPDATE {tables}.c SET l[0] = 100 WHERE k = {k}; "
+        f"DELETE l[1] FROM {tables}.c WHERE k = {other}; "
+        f"UPDATE {tables}.c SET m = {{'a': 1}} WHERE k = {other}; "
+        "APPLY BATCH")
+    assert read(session, tables, k, "l") == [100, 2, 3, 2]
+    assert read(session, tables, other, "l") == [1, 3, 2]
+    assert read(session, tables, other, "m") == {"a": 1}
+    with pytest.raises(InvalidRequest, match="List index 10 out of bound"):
+        session.execute(
+            "BEGIN BATCH "
+            f"UPDATE {tables}.c SET s = {{'x'}} WHERE k = {other}; "
+            f"UPDATE {tables}.c SET l[10] = 1 WHERE k = {k}; "
+            "APPLY BATCH")
+    # The failed batch wrote nothing.
+    assert read(session, tables, other, "s") is None

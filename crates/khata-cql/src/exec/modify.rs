@@ -776,36 +776,12 @@ async fn write_planned(
                 now,
                 cl,
                 write_type,
-                move |read| {
-                    let mut mutation = own?;
-                    let empty = Row::default();
-                    let current_row = read.partition.rows.get(&d.clustering).unwrap_or(&empty);
-                    let current_static = &read.partition.static_row;
-                    let mut row = mutation
-                        .update
-                        .rows
-                        .get(&d.clustering)
-                        .cloned()
-                        .unwrap_or_default();
-                    let mut static_row = mutation.update.static_row.clone();
-                    for op in &d.ops {
-                        let is_static = op.column().kind == ColumnKind::Static;
-                        let (current, out) = if is_static {
-                            (current_static, &mut static_row)
-                        } else {
-                            (current_row, &mut row)
-                        };
-                        if let Err(e) = op.apply(current, out, &d.wt, now) {
-                            *failed.lock() = Some(e);
-                            return None;
-                        }
+                move |read| match apply_deferred(&d, own?, &read.partition, now) {
+                    Ok(mutation) => Some(vec![mutation]),
+                    Err(e) => {
+                        *failed.lock() = Some(e);
+                        None
                     }
-                    mutation.update.static_row = static_row;
-                    if !row.is_empty() {
-                        mutation.update.rows.remove(&d.clustering);
-                        mutation.update.add_row(d.clustering.clone(), row);
-                    }
-                    Some(vec![mutation])
                 },
             )
             .await?;
@@ -814,6 +790,88 @@ async fn write_planned(
         }
     }
     Ok(())
+}
+
+/// A row's deferred operations applied on what was read of its partition, into the row's own
+/// mutation.
+fn apply_deferred(
+    d: &DeferredWrite,
+    mut mutation: Mutation,
+    read: &Partition,
+    now: u32,
+) -> Result<Mutation, String> {
+    let empty = Row::default();
+    let current_row = read.rows.get(&d.clustering).unwrap_or(&empty);
+    let mut row = mutation
+        .update
+        .rows
+        .get(&d.clustering)
+        .cloned()
+        .unwrap_or_default();
+    let mut static_row = mutation.update.static_row.clone();
+    for op in &d.ops {
+        let (current, out) = if op.column().kind == ColumnKind::Static {
+            (&read.static_row, &mut static_row)
+        } else {
+            (current_row, &mut row)
+        };
+        op.apply(current, out, &d.wt, now)?;
+    }
+    mutation.update.static_row = static_row;
+    if !row.is_empty() {
+        mutation.update.rows.remove(&d.clustering);
+        mutation.update.add_row(d.clustering.clone(), row);
+    }
+    Ok(mutation)
+}
+
+/// A logged batch's list operations by index or value, resolved as Cassandra resolves them:
+/// each row read before the batch is written (not atomic with concurrent changes to the same
+/// list), so that the whole batch is still one commit-log record.
+async fn resolve_by_reads(
+    exec: &Executor,
+    planned: Planned,
+    cl: khata_coordinator::Consistency,
+) -> Result<Planned, ExecError> {
+    let Planned {
+        mut mutations,
+        deferred,
+    } = planned;
+    for d in deferred {
+        let Some(i) = mutations.iter().position(|m| m.key == d.key) else {
+            continue;
+        };
+        let own = mutations.remove(i);
+        let ranges = if d.clustering.is_empty() {
+            vec![khata_types::clustering::full_range()]
+        } else {
+            vec![(
+                start_bound(&d.clustering, true),
+                end_bound(&d.clustering, true),
+            )]
+        };
+        let now = exec.coordinator().now_seconds();
+        let read = exec
+            .coordinator()
+            .read(
+                khata_coordinator::ReadCommand {
+                    table: own.table,
+                    key: d.key.clone(),
+                    ranges,
+                    reversed: false,
+                    row_limit: None,
+                    now,
+                },
+                cl,
+            )
+            .await?;
+        let mutation = apply_deferred(&d, own, &read.partition, now).map_err(ExecError::invalid)?;
+        mutations.insert(i, mutation);
+    }
+    Ok(Planned {
+        mutations,
+        deferred: Vec::new(),
+    })
 }
 
 /// The data size of an update as Cassandra's `PartitionUpdate.dataSize()` counts it (for the
@@ -899,13 +957,13 @@ async fn write_batch(
                 "Counter and non-counter mutations cannot exist in the same batch",
             ));
         }
-        BatchKind::Logged if !planned.deferred.is_empty() => {
-            return Err(ExecError::invalid(
-                "List operations by index or value are not supported in logged batches by khata yet",
-            ));
-        }
         _ => {}
     }
+    let planned = if kind == BatchKind::Logged && !planned.deferred.is_empty() {
+        resolve_by_reads(exec, planned, coordinator_consistency(consistency)).await?
+    } else {
+        planned
+    };
     let partitions: std::collections::BTreeSet<_> = planned
         .mutations
         .iter()
