@@ -68,18 +68,7 @@ impl IndexDef {
 
 /// The target text Cassandra keeps for an index on `column`.
 pub fn target_text(column: &str, kind: IndexKind) -> String {
-    let plain = column
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && column
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase());
-    let name = if plain {
-        column.to_string()
-    } else {
-        format!("\"{}\"", column.replace('"', "\"\""))
-    };
+    let name = khata_types::type_text::quote_identifier(column);
     match kind {
         IndexKind::Simple => name,
         IndexKind::Full => format!("full({name})"),

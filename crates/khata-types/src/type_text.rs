@@ -92,7 +92,70 @@ fn native_from_name(name: &str) -> Option<CqlType> {
     })
 }
 
-/// Whether an identifier must be double-quoted to read back as itself.
+/// CQL's reserved keywords (`Parser.g`), which name nothing unless double-quoted; sorted.
+/// khata-cql's keyword table is checked against this list by a test.
+pub const RESERVED_KEYWORDS: &[&str] = &[
+    "add",
+    "allow",
+    "alter",
+    "and",
+    "apply",
+    "asc",
+    "authorize",
+    "batch",
+    "begin",
+    "by",
+    "columnfamily",
+    "create",
+    "delete",
+    "desc",
+    "describe",
+    "drop",
+    "entries",
+    "execute",
+    "from",
+    "full",
+    "grant",
+    "if",
+    "in",
+    "index",
+    "infinity",
+    "insert",
+    "into",
+    "is",
+    "keyspace",
+    "limit",
+    "materialized",
+    "modify",
+    "nan",
+    "norecursive",
+    "not",
+    "null",
+    "of",
+    "on",
+    "or",
+    "order",
+    "primary",
+    "rename",
+    "revoke",
+    "schema",
+    "select",
+    "set",
+    "table",
+    "to",
+    "token",
+    "truncate",
+    "unlogged",
+    "update",
+    "use",
+    "using",
+    "view",
+    "where",
+    "with",
+];
+
+/// Whether an identifier must be double-quoted to read back as itself: anything but lower
+/// case letters, digits and `_` starting with a letter, and the reserved keywords.
 pub fn needs_quotes(name: &str) -> bool {
     let mut chars = name.chars();
     let starts_well = chars.next().is_some_and(|c| c.is_ascii_lowercase());
@@ -100,6 +163,7 @@ pub fn needs_quotes(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+        || RESERVED_KEYWORDS.binary_search(&name).is_ok()
 }
 
 /// An identifier as CQL text: bare when it can be, double-quoted otherwise.
@@ -380,6 +444,20 @@ mod tests {
             type_text(&parse("tuple<int, int>")),
             "frozen<tuple<int, int>>"
         );
+    }
+
+    #[test]
+    fn reserved_and_mixed_case_type_names_are_quoted() {
+        let named = |name: &str| CqlType::Udt {
+            keyspace: "ks".into(),
+            name: name.into(),
+            fields: vec![("f".into(), CqlType::Int)],
+            frozen: true,
+        };
+        assert_eq!(type_text(&named("select")), "frozen<\"select\">");
+        assert_eq!(type_text(&named("Address")), "frozen<\"Address\">");
+        assert_eq!(type_text(&named("selection")), "frozen<selection>");
+        assert!(RESERVED_KEYWORDS.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]

@@ -250,3 +250,20 @@ impl Keyword {
         self.class() == KeywordClass::Basic || self == Keyword::Key
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Keyword;
+
+    #[test]
+    fn the_reserved_keywords_agree_with_khata_types() {
+        let mut here: Vec<&str> = Keyword::ALL
+            .iter()
+            .filter(|k| k.is_reserved())
+            .map(|k| k.text())
+            .collect();
+        here.sort();
+        here.dedup();
+        assert_eq!(here, khata_types::type_text::RESERVED_KEYWORDS);
+    }
+}

@@ -19,19 +19,11 @@ use khata_types::table_options::{compaction_to_map, compression_to_map};
 use khata_types::type_text::type_text;
 
 use super::java_order;
-use crate::language::Keyword;
 
 /// An identifier as Cassandra prints it (`ColumnIdentifier.maybeQuote`): bare when it reads
 /// `[a-z][a-z0-9_]*` and is not a reserved keyword, double-quoted otherwise.
 pub(super) fn maybe_quote(name: &str) -> String {
-    let mut chars = name.chars();
-    let plain = chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain && !Keyword::from_lowercase(name).is_some_and(Keyword::is_reserved) {
-        name.to_string()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
+    khata_types::type_text::quote_identifier(name)
 }
 
 /// A string literal: single-quoted, inner quotes doubled (`CqlBuilder.appendWithSingleQuotes`).
