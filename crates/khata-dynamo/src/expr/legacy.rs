@@ -1,0 +1,323 @@
+//! The legacy (pre-expression) parameters as expression trees, so one evaluator serves both:
+//! `Expected` and `QueryFilter`/`ScanFilter` (with `ConditionalOperator`) become a
+//! [`Condition`], `KeyConditions` a [`KeyCondition`], `AttributeUpdates` an [`Update`],
+//! `AttributesToGet` a [`Projection`]. Their JSON comes straight from the request.
+
+use serde_json::Value as Json;
+
+use super::ast::{Action, Comparator, Cond, Operand, Path, SetValue};
+use super::key::{KeyCondition, from_condition};
+use super::{Condition, Projection, Update};
+use crate::value::{AttributeValue, ValidationError, ValueError};
+
+const INVALID: &str = "One or more parameter values were invalid: ";
+
+fn invalid(m: impl std::fmt::Display) -> ValueError {
+    ValueError::Validation(ValidationError(format!("{INVALID}{m}")))
+}
+
+fn shape(m: &str) -> ValueError {
+    ValueError::Serialization(m.to_owned())
+}
+
+/// Refuses a request that mixes legacy and expression parameters; pass the names of the
+/// parameters present of each kind.
+pub fn check_not_mixed(
+    non_expression: &[&str],
+    expression: &[&str],
+) -> Result<(), ValidationError> {
+    if non_expression.is_empty() || expression.is_empty() {
+        return Ok(());
+    }
+    Err(ValidationError(format!(
+        "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {{{}}} Expression parameters: {{{}}}",
+        non_expression.join(", "),
+        expression.join(", ")
+    )))
+}
+
+fn object(j: &Json) -> Result<&serde_json::Map<String, Json>, ValueError> {
+    j.as_object()
+        .ok_or_else(|| shape("Start of structure or map expected."))
+}
+
+fn values_list(entry: &serde_json::Map<String, Json>) -> Result<Vec<AttributeValue>, ValueError> {
+    match entry.get("AttributeValueList") {
+        None | Some(Json::Null) => Ok(Vec::new()),
+        Some(Json::Array(a)) => a.iter().map(AttributeValue::from_json).collect(),
+        Some(_) => Err(shape("Expected list or null")),
+    }
+}
+
+/// One `ComparisonOperator` with its arguments on attribute `name`.
+fn comparison(name: &str, operator: &str, args: Vec<AttributeValue>) -> Result<Cond, ValueError> {
+    let path = || Operand::Path(Path::attribute(name));
+    let wanted = match operator {
+        "EQ" | "NE" | "LE" | "LT" | "GE" | "GT" | "CONTAINS" | "NOT_CONTAINS" | "BEGINS_WITH" => {
+            args.len() == 1
+        }
+        "NULL" | "NOT_NULL" => args.is_empty(),
+        "IN" => !args.is_empty(),
+        "BETWEEN" => args.len() == 2,
+        other => {
+            return Err(ValueError::Validation(ValidationError(format!(
+                "1 validation error detected: Value '{other}' at 'comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: [IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]"
+            ))));
+        }
+    };
+    if !wanted {
+        return Err(invalid(format_args!(
+            "Invalid number of argument(s) for the {operator} ComparisonOperator"
+        )));
+    }
+    let scalar_only = matches!(
+        operator,
+        "LE" | "LT" | "GE" | "GT" | "BETWEEN" | "BEGINS_WITH"
+    );
+    let element_only = matches!(operator, "CONTAINS" | "NOT_CONTAINS" | "IN");
+    for v in &args {
+        let scalar = matches!(
+            v,
+            AttributeValue::S(_) | AttributeValue::N(_) | AttributeValue::B(_)
+        );
+        if (scalar_only || element_only) && !scalar
+            || (operator == "BEGINS_WITH" && matches!(v, AttributeValue::N(_)))
+        {
+            return Err(invalid(format_args!(
+                "ComparisonOperator {operator} is not valid for {} AttributeValue type",
+                v.type_name()
+            )));
+        }
+    }
+    if operator == "BETWEEN"
+        && super::eval::compare_values(&args[0], &args[1]) == Some(std::cmp::Ordering::Greater)
+    {
+        return Err(invalid(
+            "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound",
+        ));
+    }
+    if operator == "IN" {
+        return Ok(Cond::In(
+            path(),
+            args.into_iter().map(Operand::Value).collect(),
+        ));
+    }
+    let mut args = args.into_iter().map(Operand::Value);
+    let mut next = || args.next().unwrap_or(Operand::Value(AttributeValue::Null));
+    let compare = |c, v| Cond::Compare(c, path(), v);
+    Ok(match operator {
+        "EQ" => compare(Comparator::Eq, next()),
+        // Legacy NE holds for a missing attribute, as `<>` does.
+        "NE" => compare(Comparator::Ne, next()),
+        "LE" => compare(Comparator::Le, next()),
+        "LT" => compare(Comparator::Lt, next()),
+        "GE" => compare(Comparator::Ge, next()),
+        "GT" => compare(Comparator::Gt, next()),
+        "NULL" => Cond::NotExists(Path::attribute(name)),
+        "NOT_NULL" => Cond::Exists(Path::attribute(name)),
+        "CONTAINS" => Cond::Contains(path(), next()),
+        "NOT_CONTAINS" => Cond::And(
+            Box::new(Cond::Exists(Path::attribute(name))),
+            Box::new(Cond::Not(Box::new(Cond::Contains(path(), next())))),
+        ),
+        "BEGINS_WITH" => Cond::BeginsWith(path(), next()),
+        "BETWEEN" => {
+            let low = next();
+            Cond::Between(path(), low, next())
+        }
+        _ => unreachable!("checked above"),
+    })
+}
+
+fn combine(conds: Vec<Cond>, conditional_operator: Option<&str>) -> Result<Cond, ValueError> {
+    let or = match conditional_operator {
+        None | Some("AND") => false,
+        Some("OR") => true,
+        Some(other) => {
+            return Err(ValueError::Validation(ValidationError(format!(
+                "1 validation error detected: Value '{other}' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]"
+            ))));
+        }
+    };
+    Ok(conds
+        .into_iter()
+        .reduce(|a, b| {
+            if or {
+                Cond::Or(Box::new(a), Box::new(b))
+            } else {
+                Cond::And(Box::new(a), Box::new(b))
+            }
+        })
+        .unwrap_or(Cond::True))
+}
+
+/// `Expected` (with `ConditionalOperator`) as a condition.
+pub fn expected(json: &Json, conditional_operator: Option<&str>) -> Result<Condition, ValueError> {
+    let mut conds = Vec::new();
+    for (name, entry) in object(json)? {
+        let entry = object(entry)?;
+        let operator = entry.get("ComparisonOperator").and_then(Json::as_str);
+        let exists = match entry.get("Exists") {
+            None | Some(Json::Null) => None,
+            Some(Json::Bool(b)) => Some(*b),
+            Some(_) => return Err(shape("Expected a Boolean")),
+        };
+        let value = match entry.get("Value") {
+            None | Some(Json::Null) => None,
+            Some(v) => Some(AttributeValue::from_json(v)?),
+        };
+        let list = entry
+            .get("AttributeValueList")
+            .is_some_and(|v| !v.is_null());
+        if let Some(operator) = operator {
+            if exists.is_some() {
+                return Err(invalid(format_args!(
+                    "Exists and ComparisonOperator cannot be used together for Attribute: {name}"
+                )));
+            }
+            if list && value.is_some() {
+                return Err(invalid(format_args!(
+                    "Value and AttributeValueList cannot be used together for Attribute: {name}"
+                )));
+            }
+            let args = match value {
+                Some(v) => vec![v],
+                None => values_list(entry)?,
+            };
+            conds.push(comparison(name, operator, args)?);
+        } else if list {
+            return Err(invalid(format_args!(
+                "AttributeValueList can only be used with a ComparisonOperator for Attribute: {name}"
+            )));
+        } else {
+            match (exists.unwrap_or(true), value) {
+                (true, Some(v)) => conds.push(Cond::Compare(
+                    Comparator::Eq,
+                    Operand::Path(Path::attribute(name)),
+                    Operand::Value(v),
+                )),
+                (true, None) => {
+                    let shown = exists.map_or("null".to_owned(), |b| b.to_string());
+                    return Err(invalid(format_args!(
+                        "Value must be provided when Exists is {shown} for Attribute: {name}"
+                    )));
+                }
+                (false, Some(_)) => {
+                    return Err(invalid(format_args!(
+                        "Value cannot be used when Exists is false for Attribute: {name}"
+                    )));
+                }
+                (false, None) => conds.push(Cond::NotExists(Path::attribute(name))),
+            }
+        }
+    }
+    combine(conds, conditional_operator).map(Condition)
+}
+
+/// `QueryFilter` or `ScanFilter` (with `ConditionalOperator`) as a condition.
+pub fn query_filter(
+    json: &Json,
+    conditional_operator: Option<&str>,
+) -> Result<Condition, ValueError> {
+    let mut conds = Vec::new();
+    for (name, entry) in object(json)? {
+        let entry = object(entry)?;
+        let operator = entry
+            .get("ComparisonOperator")
+            .and_then(Json::as_str)
+            .ok_or_else(|| invalid("ComparisonOperator must be provided"))?;
+        conds.push(comparison(name, operator, values_list(entry)?)?);
+    }
+    combine(conds, conditional_operator).map(Condition)
+}
+
+/// `KeyConditions` as a key condition for a table or index with these keys.
+pub fn key_conditions(
+    json: &Json,
+    hash_key: &str,
+    range_key: Option<&str>,
+) -> Result<KeyCondition, ValueError> {
+    let mut conds = Vec::new();
+    for (name, entry) in object(json)? {
+        let entry = object(entry)?;
+        let operator = entry
+            .get("ComparisonOperator")
+            .and_then(Json::as_str)
+            .ok_or_else(|| invalid("ComparisonOperator must be provided"))?;
+        if !matches!(
+            operator,
+            "EQ" | "LE" | "LT" | "GE" | "GT" | "BEGINS_WITH" | "BETWEEN"
+        ) {
+            return Err(ValueError::Validation(ValidationError(format!(
+                "Unsupported operator on KeyCondition: {operator}"
+            ))));
+        }
+        conds.push(comparison(name, operator, values_list(entry)?)?);
+    }
+    let cond = combine(conds, None)?;
+    from_condition(cond, hash_key, range_key).map_err(ValueError::Validation)
+}
+
+/// `AttributeUpdates` as an update.
+pub fn attribute_updates(json: &Json) -> Result<Update, ValueError> {
+    let mut actions = Vec::new();
+    for (name, entry) in object(json)? {
+        let entry = object(entry)?;
+        let path = Path::attribute(name);
+        let value = match entry.get("Value") {
+            None | Some(Json::Null) => None,
+            Some(v) => Some(AttributeValue::from_json(v)?),
+        };
+        let action = entry.get("Action").and_then(Json::as_str).unwrap_or("PUT");
+        actions.push(match (action, value) {
+            ("PUT", Some(v)) => Action::Set(path, SetValue::Value(v)),
+            ("PUT", None) => {
+                return Err(invalid(format_args!("Only DELETE action is allowed when no attribute value is specified: {name}")))
+            }
+            ("DELETE", None) => Action::Remove(path),
+            ("DELETE", Some(v @ (AttributeValue::Ss(_) | AttributeValue::Ns(_) | AttributeValue::Bs(_)))) => Action::Delete(path, v),
+            ("DELETE", Some(v)) => {
+                return Err(invalid(format_args!("DELETE action with value is not supported for the type {}", v.type_name())))
+            }
+            ("ADD", Some(v @ (AttributeValue::N(_) | AttributeValue::Ss(_) | AttributeValue::Ns(_) | AttributeValue::Bs(_)))) => Action::Add(path, v),
+            // Legacy ADD of a list appends to the list (creating it).
+            ("ADD", Some(AttributeValue::L(l))) => Action::Set(
+                path.clone(),
+                SetValue::ListAppend(
+                    Box::new(SetValue::IfNotExists(path, Box::new(SetValue::Value(AttributeValue::L(Vec::new()))))),
+                    Box::new(SetValue::Value(AttributeValue::L(l))),
+                ),
+            ),
+            ("ADD", Some(v)) => {
+                return Err(invalid(format_args!("ADD action is not supported for the type {}", v.type_name())))
+            }
+            ("ADD", None) => {
+                return Err(invalid(format_args!("Only DELETE action is allowed when no attribute value is specified: {name}")))
+            }
+            (other, _) => {
+                return Err(ValueError::Validation(ValidationError(format!(
+                    "1 validation error detected: Value '{other}' at 'attributeUpdates.{name}.member.action' failed to satisfy constraint: Member must satisfy enum value set: [ADD, PUT, DELETE]"
+                ))))
+            }
+        });
+    }
+    Ok(Update { actions })
+}
+
+/// `AttributesToGet` as a projection.
+pub fn attributes_to_get(json: &Json) -> Result<Projection, ValueError> {
+    let names = json
+        .as_array()
+        .ok_or_else(|| shape("Expected list or null"))?;
+    let mut out = Vec::with_capacity(names.len());
+    for n in names {
+        let n = n.as_str().ok_or_else(|| shape("Expected a String"))?;
+        if out.iter().any(|x: &String| x == n) {
+            return Err(invalid(format_args!(
+                "Duplicate value in attribute name: {n}"
+            )));
+        }
+        out.push(n.to_owned());
+    }
+    Ok(Projection::attributes(out))
+}

@@ -1,0 +1,645 @@
+//! The recursive-descent parser for condition, filter, key-condition, projection and update
+//! expressions, substituting `#names` and `:values` as it goes.
+//!
+//! Condition grammar, loosest binding first (DynamoDB's precedence: comparators, IN, BETWEEN,
+//! functions, parentheses, NOT, AND, OR):
+//!
+//! ```text
+//! condition := and (OR and)*
+//! and       := not (AND not)*
+//! not       := NOT not | primary
+//! primary   := '(' condition ')'
+//!            | function '(' operand (',' operand)* ')'      -- attribute_exists, ..., contains
+//!            | operand comparator operand
+//!            | operand BETWEEN operand AND operand
+//!            | operand IN '(' operand (',' operand)* ')'
+//! operand   := path | :value | size '(' path ')'
+//! path      := (name | #name) ('.' (name | #name) | '[' digits ']')*
+//! ```
+//!
+//! Update grammar: `(SET set (',' set)* | REMOVE path (',' path)* | ADD path :value (',' ...)*
+//! | DELETE path :value (',' ...)*)+`, each clause at most once, where `set := path '='
+//! value (('+' | '-') value)?` and `value := path | :value | if_not_exists '(' path ',' value
+//! ')' | list_append '(' value ',' value ')'`.
+
+use super::ast::{Action, Comparator, Cond, Operand, Path, PathElement, SetValue};
+use super::lexer::{Tok, Token, near, near_bad_char, tokenize};
+use super::reserved::is_reserved;
+use super::{Kind, Placeholders};
+use crate::value::{AttributeValue, ValidationError};
+
+/// The longest expression DynamoDB accepts, in bytes.
+pub const MAX_EXPRESSION_BYTES: usize = 4096;
+/// The most operands on the right of IN.
+pub const MAX_IN_OPERANDS: usize = 100;
+/// The most elements a document path may have.
+pub const MAX_PATH_DEPTH: usize = 32;
+/// Nested parentheses and NOTs beyond this are refused (keeps recursion bounded).
+const MAX_NESTING: usize = 64;
+
+const CONDITION_FUNCTIONS: &[&str] = &[
+    "attribute_exists",
+    "attribute_not_exists",
+    "attribute_type",
+    "begins_with",
+    "contains",
+];
+const ATTRIBUTE_TYPES: &[&str] = &["S", "SS", "N", "NS", "B", "BS", "BOOL", "NULL", "L", "M"];
+
+pub(crate) struct Parser<'t, 'p, 'a> {
+    text: &'t str,
+    tokens: Vec<Token>,
+    pos: usize,
+    kind: Kind,
+    placeholders: &'p mut Placeholders<'a>,
+    depth: usize,
+}
+
+/// DynamoDB's name of a value's type in update-operator messages.
+fn long_type_name(v: &AttributeValue) -> &'static str {
+    match v {
+        AttributeValue::S(_) => "STRING",
+        AttributeValue::N(_) => "NUMBER",
+        AttributeValue::B(_) => "BINARY",
+        AttributeValue::Bool(_) => "BOOLEAN",
+        AttributeValue::Null => "NULL",
+        AttributeValue::M(_) => "MAP",
+        AttributeValue::L(_) => "LIST",
+        AttributeValue::Ss(_) => "STRING_SET",
+        AttributeValue::Ns(_) => "NUMBER_SET",
+        AttributeValue::Bs(_) => "BINARY_SET",
+    }
+}
+
+impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
+    pub(crate) fn new(
+        text: &'t str,
+        kind: Kind,
+        placeholders: &'p mut Placeholders<'a>,
+    ) -> Result<Self, ValidationError> {
+        let invalid = |m: String| ValidationError(format!("Invalid {}: {m}", kind.label()));
+        if text.len() > MAX_EXPRESSION_BYTES {
+            return Err(invalid(format!(
+                "Expression size has exceeded the maximum allowed size; expression size: {}",
+                text.len()
+            )));
+        }
+        if text.trim().is_empty() {
+            return Err(invalid("The expression can not be empty;".into()));
+        }
+        let tokens = tokenize(text).map_err(|bad| {
+            invalid(format!(
+                "Syntax error; token: \"{}\", near: \"{}\"",
+                &text[bad.start..bad.end],
+                near_bad_char(text, &bad)
+            ))
+        })?;
+        Ok(Parser {
+            text,
+            tokens,
+            pos: 0,
+            kind,
+            placeholders,
+            depth: 0,
+        })
+    }
+
+    fn err(&self, message: impl std::fmt::Display) -> ValidationError {
+        ValidationError(format!("Invalid {}: {message}", self.kind.label()))
+    }
+
+    fn syntax_error(&self) -> ValidationError {
+        let t = &self.tokens[self.pos];
+        let token = if t.tok == Tok::Eof {
+            "<EOF>"
+        } else {
+            &self.text[t.start..t.end]
+        };
+        self.err(format_args!(
+            "Syntax error; token: \"{token}\", near: \"{}\"",
+            near(self.text, &self.tokens, self.pos)
+        ))
+    }
+
+    fn peek(&self) -> &Tok {
+        &self.tokens[self.pos].tok
+    }
+
+    fn peek_at(&self, ahead: usize) -> &Tok {
+        let i = (self.pos + ahead).min(self.tokens.len() - 1);
+        &self.tokens[i].tok
+    }
+
+    fn advance(&mut self) -> Tok {
+        let t = self.tokens[self.pos].tok.clone();
+        if t != Tok::Eof {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn expect(&mut self, tok: Tok) -> Result<(), ValidationError> {
+        if *self.peek() == tok {
+            self.advance();
+            Ok(())
+        } else {
+            Err(self.syntax_error())
+        }
+    }
+
+    fn expect_keyword(&mut self, keyword: &str) -> Result<(), ValidationError> {
+        if self.peek().is_keyword(keyword) {
+            self.advance();
+            Ok(())
+        } else {
+            Err(self.syntax_error())
+        }
+    }
+
+    pub(crate) fn expect_end(&mut self) -> Result<(), ValidationError> {
+        self.expect(Tok::Eof)
+    }
+
+    fn enter(&mut self) -> Result<(), ValidationError> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(self.err(format_args!(
+                "The expression has too many nested levels; nesting levels: {}",
+                self.depth
+            )));
+        }
+        Ok(())
+    }
+
+    fn name_element(&mut self) -> Result<String, ValidationError> {
+        match self.peek().clone() {
+            Tok::Word(w) => {
+                if is_reserved(&w) {
+                    return Err(self.err(format_args!(
+                        "Attribute name is a reserved keyword; reserved keyword: {w}"
+                    )));
+                }
+                self.advance();
+                Ok(w)
+            }
+            Tok::Name(n) => {
+                let resolved = self.placeholders.name(&n).ok_or_else(|| {
+                    self.err(format_args!(
+                        "An expression attribute name used in the document path is not defined; attribute name: {n}"
+                    ))
+                })?;
+                self.advance();
+                Ok(resolved)
+            }
+            _ => Err(self.syntax_error()),
+        }
+    }
+
+    pub(crate) fn path(&mut self) -> Result<Path, ValidationError> {
+        let mut elements = vec![PathElement::Name(self.name_element()?)];
+        loop {
+            match self.peek() {
+                Tok::Dot => {
+                    self.advance();
+                    elements.push(PathElement::Name(self.name_element()?));
+                }
+                Tok::LBracket => {
+                    self.advance();
+                    let Tok::Digits(d) = self.peek().clone() else {
+                        return Err(self.syntax_error());
+                    };
+                    let index: u32 = d.parse().map_err(|_| self.syntax_error())?;
+                    self.advance();
+                    self.expect(Tok::RBracket)?;
+                    elements.push(PathElement::Index(index));
+                }
+                _ => break,
+            }
+        }
+        if elements.len() > MAX_PATH_DEPTH {
+            return Err(self.err(format_args!(
+                "The document path has too many nesting levels; nesting levels: {}",
+                elements.len()
+            )));
+        }
+        Ok(Path(elements))
+    }
+
+    fn value(&mut self) -> Result<AttributeValue, ValidationError> {
+        let Tok::Value(v) = self.peek().clone() else {
+            return Err(self.syntax_error());
+        };
+        let value = self.placeholders.value(&v).ok_or_else(|| {
+            self.err(format_args!(
+                "An expression attribute value used in expression is not defined; attribute value: {v}"
+            ))
+        })?;
+        self.advance();
+        Ok(value)
+    }
+
+    fn is_function_call(&self) -> bool {
+        matches!(self.peek(), Tok::Word(_)) && *self.peek_at(1) == Tok::LParen
+    }
+
+    // ---- conditions ----
+
+    pub(crate) fn condition(&mut self) -> Result<Cond, ValidationError> {
+        let mut left = self.and()?;
+        while self.peek().is_keyword("OR") {
+            self.advance();
+            let right = self.and()?;
+            left = Cond::Or(Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn and(&mut self) -> Result<Cond, ValidationError> {
+        let mut left = self.not()?;
+        while self.peek().is_keyword("AND") {
+            self.advance();
+            let right = self.not()?;
+            left = Cond::And(Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn not(&mut self) -> Result<Cond, ValidationError> {
+        if self.peek().is_keyword("NOT") {
+            self.advance();
+            self.enter()?;
+            let inner = self.not()?;
+            self.depth -= 1;
+            return Ok(Cond::Not(Box::new(inner)));
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> Result<Cond, ValidationError> {
+        if *self.peek() == Tok::LParen {
+            self.advance();
+            self.enter()?;
+            let inner = self.condition()?;
+            self.depth -= 1;
+            self.expect(Tok::RParen)?;
+            return Ok(inner);
+        }
+        if self.is_function_call() {
+            let Tok::Word(name) = self.peek().clone() else {
+                unreachable!()
+            };
+            if CONDITION_FUNCTIONS.contains(&name.as_str()) {
+                return self.condition_function(&name);
+            }
+        }
+        let left = self.operand()?;
+        let comparator = match self.peek() {
+            Tok::Eq => Some(Comparator::Eq),
+            Tok::Ne => Some(Comparator::Ne),
+            Tok::Lt => Some(Comparator::Lt),
+            Tok::Le => Some(Comparator::Le),
+            Tok::Gt => Some(Comparator::Gt),
+            Tok::Ge => Some(Comparator::Ge),
+            _ => None,
+        };
+        if let Some(c) = comparator {
+            self.advance();
+            let right = self.operand()?;
+            return Ok(Cond::Compare(c, left, right));
+        }
+        if self.peek().is_keyword("BETWEEN") {
+            self.advance();
+            let low = self.operand()?;
+            self.expect_keyword("AND")?;
+            let high = self.operand()?;
+            if let (Operand::Value(l), Operand::Value(h)) = (&low, &high)
+                && super::eval::compare_values(l, h) == Some(std::cmp::Ordering::Greater)
+            {
+                return Err(self.err(format_args!(
+                        "The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: {{{}:{}}}, upper bound operand: AttributeValue: {{{}:{}}}",
+                        l.type_name(), short(l), h.type_name(), short(h)
+                    )));
+            }
+            return Ok(Cond::Between(left, low, high));
+        }
+        if self.peek().is_keyword("IN") {
+            self.advance();
+            self.expect(Tok::LParen)?;
+            let mut list = vec![self.operand()?];
+            while *self.peek() == Tok::Comma {
+                self.advance();
+                list.push(self.operand()?);
+            }
+            self.expect(Tok::RParen)?;
+            if list.len() > MAX_IN_OPERANDS {
+                return Err(self.err(format_args!(
+                    "The IN operator is provided with too many operands; number of operands: {}",
+                    list.len()
+                )));
+            }
+            return Ok(Cond::In(left, list));
+        }
+        if matches!(left, Operand::Size(_)) && *self.peek() == Tok::Eof {
+            return Err(self.err(
+                "The function is not allowed to be used this way in an expression; function: size",
+            ));
+        }
+        Err(self.syntax_error())
+    }
+
+    fn operand(&mut self) -> Result<Operand, ValidationError> {
+        if self.is_function_call() {
+            let Tok::Word(name) = self.peek().clone() else {
+                unreachable!()
+            };
+            if name == "size" {
+                let args = self.function_arguments(&name, |p| p.operand())?;
+                let [arg] = <[Operand; 1]>::try_from(args)
+                    .map_err(|a| self.operand_count(&name, a.len()))?;
+                let Operand::Path(path) = arg else {
+                    return Err(self.requires_path(&name));
+                };
+                return Ok(Operand::Size(path));
+            }
+            if CONDITION_FUNCTIONS.contains(&name.as_str()) {
+                return Err(self.err(format_args!(
+                    "The function is not allowed to be used this way in an expression; function: {name}"
+                )));
+            }
+            return Err(self.err(format_args!("Invalid function name; function: {name}")));
+        }
+        match self.peek() {
+            Tok::Value(_) => Ok(Operand::Value(self.value()?)),
+            Tok::Word(_) | Tok::Name(_) => Ok(Operand::Path(self.path()?)),
+            _ => Err(self.syntax_error()),
+        }
+    }
+
+    fn function_arguments<T>(
+        &mut self,
+        _name: &str,
+        mut argument: impl FnMut(&mut Self) -> Result<T, ValidationError>,
+    ) -> Result<Vec<T>, ValidationError> {
+        self.advance(); // the name
+        self.expect(Tok::LParen)?;
+        self.enter()?;
+        let mut args = vec![argument(self)?];
+        while *self.peek() == Tok::Comma {
+            self.advance();
+            args.push(argument(self)?);
+        }
+        self.depth -= 1;
+        self.expect(Tok::RParen)?;
+        Ok(args)
+    }
+
+    fn operand_count(&self, name: &str, count: usize) -> ValidationError {
+        self.err(format_args!(
+            "Incorrect number of operands for operator or function; operator or function: {name}, number of operands: {count}"
+        ))
+    }
+
+    fn requires_path(&self, name: &str) -> ValidationError {
+        self.err(format_args!(
+            "Operator or function requires a document path; operator or function: {name}"
+        ))
+    }
+
+    fn operand_type(&self, name: &str, v: &AttributeValue) -> ValidationError {
+        self.err(format_args!(
+            "Incorrect operand type for operator or function; operator or function: {name}, operand type: {}",
+            v.type_name()
+        ))
+    }
+
+    fn condition_function(&mut self, name: &str) -> Result<Cond, ValidationError> {
+        let args = self.function_arguments(name, |p| p.operand())?;
+        let wanted = match name {
+            "attribute_exists" | "attribute_not_exists" => 1,
+            _ => 2,
+        };
+        if args.len() != wanted {
+            return Err(self.operand_count(name, args.len()));
+        }
+        let mut args = args.into_iter();
+        let first = args.next().unwrap_or(Operand::Value(AttributeValue::Null));
+        let second = args.next();
+        match (name, first, second) {
+            ("attribute_exists", Operand::Path(p), None) => Ok(Cond::Exists(p)),
+            ("attribute_not_exists", Operand::Path(p), None) => Ok(Cond::NotExists(p)),
+            ("attribute_type", Operand::Path(p), Some(t)) => {
+                if let Operand::Value(v) = &t {
+                    match v {
+                        AttributeValue::S(s) if !ATTRIBUTE_TYPES.contains(&s.as_str()) => {
+                            return Err(self.err(format_args!(
+                                "Invalid attribute type name found; type: {s}, valid types: {{ B,NULL,SS,BOOL,L,BS,N,NS,S,M }}"
+                            )))
+                        }
+                        AttributeValue::S(_) => {}
+                        other => return Err(self.operand_type(name, other)),
+                    }
+                }
+                Ok(Cond::AttributeType(p, t))
+            }
+            ("begins_with", a, Some(b)) => {
+                for op in [&a, &b] {
+                    if let Operand::Value(v) = op
+                        && !matches!(v, AttributeValue::S(_) | AttributeValue::B(_))
+                    {
+                        return Err(self.operand_type(name, v));
+                    }
+                }
+                Ok(Cond::BeginsWith(a, b))
+            }
+            ("contains", a, Some(b)) => Ok(Cond::Contains(a, b)),
+            _ => Err(self.requires_path(name)),
+        }
+    }
+
+    // ---- updates ----
+
+    pub(crate) fn update(&mut self) -> Result<Vec<Action>, ValidationError> {
+        let mut actions = Vec::new();
+        let mut seen: Vec<&'static str> = Vec::new();
+        loop {
+            let clause = match self.peek() {
+                t if t.is_keyword("SET") => "SET",
+                t if t.is_keyword("REMOVE") => "REMOVE",
+                t if t.is_keyword("ADD") => "ADD",
+                t if t.is_keyword("DELETE") => "DELETE",
+                _ => return Err(self.syntax_error()),
+            };
+            if seen.contains(&clause) {
+                return Err(self.err(format_args!(
+                    "The \"{clause}\" section can only be used once in an update expression;"
+                )));
+            }
+            seen.push(clause);
+            self.advance();
+            loop {
+                actions.push(self.action(clause)?);
+                if *self.peek() != Tok::Comma {
+                    break;
+                }
+                self.advance();
+            }
+            if *self.peek() == Tok::Eof {
+                break;
+            }
+        }
+        check_overlaps(actions.iter().map(Action::path)).map_err(|m| self.err(m))?;
+        Ok(actions)
+    }
+
+    fn action(&mut self, clause: &str) -> Result<Action, ValidationError> {
+        let path = self.path()?;
+        match clause {
+            "SET" => {
+                self.expect(Tok::Eq)?;
+                Ok(Action::Set(path, self.set_value()?))
+            }
+            "REMOVE" => Ok(Action::Remove(path)),
+            _ => {
+                let value = self.value()?;
+                let fits = matches!(
+                    (clause, &value),
+                    ("ADD", AttributeValue::N(_))
+                        | (
+                            _,
+                            AttributeValue::Ss(_) | AttributeValue::Ns(_) | AttributeValue::Bs(_)
+                        )
+                );
+                if !fits {
+                    return Err(self.err(format_args!(
+                        "Incorrect operand type for operator or function; operator: {clause}, operand type: {}",
+                        long_type_name(&value)
+                    )));
+                }
+                Ok(if clause == "ADD" {
+                    Action::Add(path, value)
+                } else {
+                    Action::Delete(path, value)
+                })
+            }
+        }
+    }
+
+    fn set_value(&mut self) -> Result<SetValue, ValidationError> {
+        let left = self.set_operand()?;
+        match self.peek() {
+            Tok::Plus => {
+                self.advance();
+                Ok(SetValue::Plus(
+                    Box::new(left),
+                    Box::new(self.set_operand()?),
+                ))
+            }
+            Tok::Minus => {
+                self.advance();
+                Ok(SetValue::Minus(
+                    Box::new(left),
+                    Box::new(self.set_operand()?),
+                ))
+            }
+            _ => Ok(left),
+        }
+    }
+
+    fn set_operand(&mut self) -> Result<SetValue, ValidationError> {
+        if self.is_function_call() {
+            let Tok::Word(name) = self.peek().clone() else {
+                unreachable!()
+            };
+            return match name.as_str() {
+                "if_not_exists" | "list_append" => {
+                    let args = self.function_arguments(&name, |p| p.set_value())?;
+                    let [a, b] = <[SetValue; 2]>::try_from(args)
+                        .map_err(|a| self.operand_count(&name, a.len()))?;
+                    if name == "if_not_exists" {
+                        let SetValue::Path(p) = a else {
+                            return Err(self.requires_path(&name));
+                        };
+                        Ok(SetValue::IfNotExists(p, Box::new(b)))
+                    } else {
+                        for v in [&a, &b] {
+                            if let SetValue::Value(v) = v
+                                && !matches!(v, AttributeValue::L(_))
+                            {
+                                return Err(self.operand_type(&name, v));
+                            }
+                        }
+                        Ok(SetValue::ListAppend(Box::new(a), Box::new(b)))
+                    }
+                }
+                "size" => Err(self.err(format_args!(
+                    "The function is not allowed in a update expression; function: {name}"
+                ))),
+                n if CONDITION_FUNCTIONS.contains(&n) => Err(self.err(format_args!(
+                    "The function is not allowed in a update expression; function: {name}"
+                ))),
+                _ => Err(self.err(format_args!("Invalid function name; function: {name}"))),
+            };
+        }
+        match self.peek() {
+            Tok::Value(_) => Ok(SetValue::Value(self.value()?)),
+            Tok::Word(_) | Tok::Name(_) => Ok(SetValue::Path(self.path()?)),
+            _ => Err(self.syntax_error()),
+        }
+    }
+
+    // ---- projections ----
+
+    pub(crate) fn projection(&mut self) -> Result<Vec<Path>, ValidationError> {
+        let mut paths = vec![self.path()?];
+        while *self.peek() == Tok::Comma {
+            self.advance();
+            paths.push(self.path()?);
+        }
+        self.expect_end()?;
+        check_overlaps(paths.iter()).map_err(|m| self.err(m))?;
+        Ok(paths)
+    }
+}
+
+/// A short text of a value for messages.
+fn short(v: &AttributeValue) -> String {
+    match v {
+        AttributeValue::S(s) => s.clone(),
+        AttributeValue::N(n) => n.to_string(),
+        other => other.to_json().to_string(),
+    }
+}
+
+/// Refuses two paths where one is a prefix of the other (overlap) or where one indexes a list
+/// and the other names a map key at the same place (conflict).
+pub(crate) fn check_overlaps<'x>(paths: impl Iterator<Item = &'x Path>) -> Result<(), String> {
+    let paths: Vec<&Path> = paths.collect();
+    for (i, one) in paths.iter().enumerate() {
+        for two in &paths[i + 1..] {
+            let mut related = true;
+            let mut conflict = false;
+            for (a, b) in one.0.iter().zip(two.0.iter()) {
+                if a != b {
+                    related = false;
+                    conflict = matches!(
+                        (a, b),
+                        (PathElement::Name(_), PathElement::Index(_))
+                            | (PathElement::Index(_), PathElement::Name(_))
+                    );
+                    break;
+                }
+            }
+            if related {
+                return Err(format!(
+                    "Two document paths overlap with each other; must remove or rewrite one of these paths; path one: {one}, path two: {two}"
+                ));
+            }
+            if conflict {
+                return Err(format!(
+                    "Two document paths conflict with each other; must remove or rewrite one of these paths; path one: {one}, path two: {two}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
