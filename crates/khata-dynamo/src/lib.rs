@@ -15,6 +15,7 @@ pub mod auth;
 pub mod error;
 pub mod expr;
 pub mod http;
+pub mod item_ops;
 pub mod items;
 pub mod ops;
 pub mod tables;

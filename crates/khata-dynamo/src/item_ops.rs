@@ -1,0 +1,1008 @@
+//! The item operations: PutItem, GetItem, UpdateItem, DeleteItem, Query and Scan, on a table
+//! whose [`ItemLayout`] the caller resolved.
+//!
+//! Each takes the request's JSON object and answers the response's, or an [`OpError`] that the
+//! endpoint turns into DynamoDB's error. Writes with a condition, `ReturnValues` other than
+//! `NONE`, and every UpdateItem are one compare-and-set on the item's partition
+//! ([`Coordinator::cas`]): the item is read, checked and written with no other conditional
+//! write to the partition in between, so conditional increments by concurrent clients lose no
+//! update. Unconditional PutItem and DeleteItem are plain writes.
+//!
+//! Reads are at `LOCAL_ONE`, or `LOCAL_QUORUM` with `ConsistentRead`; writes at
+//! `LOCAL_QUORUM` (DESIGN.md §7).
+
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Bound;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use khata_coordinator::catalog::{ReadResult, ScanPosition};
+use khata_coordinator::{
+    Consistency, Coordinator, CoordinatorError, ReadCommand, ScanCommand, WriteType,
+};
+use khata_types::clustering::{after_prefix, end_bound, full_range};
+use khata_types::token::Token;
+use parking_lot::Mutex;
+use serde_json::{Map as JsonMap, Value};
+
+use crate::expr::{self, Condition, Expressions, KeyCondition, Projection, RangeCondition, Update};
+use crate::items::{ItemKey, ItemLayout};
+use crate::value::{
+    AttributeValue, Item, KeyType, Number, ValidationError, ValueError, values_from_json,
+};
+
+/// A request's JSON object.
+pub type Object = JsonMap<String, Value>;
+
+/// Why an item operation failed.
+#[derive(Debug)]
+pub enum OpError {
+    /// `ValidationException`.
+    Validation(String),
+    /// `SerializationException` (badly shaped JSON values).
+    Serialization(String),
+    /// `ConditionalCheckFailedException`, with the item when the request asked for it
+    /// (`ReturnValuesOnConditionCheckFailure: ALL_OLD`).
+    ConditionalCheckFailed(Option<Item>),
+    /// The coordinator failed (timeouts, unavailable replicas, storage errors).
+    Coordinator(CoordinatorError),
+    /// Stored data could not be read back.
+    Internal(String),
+}
+
+impl From<ValidationError> for OpError {
+    fn from(e: ValidationError) -> Self {
+        OpError::Validation(e.0)
+    }
+}
+
+impl From<ValueError> for OpError {
+    fn from(e: ValueError) -> Self {
+        match e {
+            ValueError::Serialization(m) => OpError::Serialization(m),
+            ValueError::Validation(v) => OpError::Validation(v.0),
+        }
+    }
+}
+
+impl From<CoordinatorError> for OpError {
+    fn from(e: CoordinatorError) -> Self {
+        OpError::Coordinator(e)
+    }
+}
+
+type Result<T> = std::result::Result<T, OpError>;
+
+/// The largest page a Query or Scan returns, in bytes of items read.
+pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
+
+/// Rows read from the engine per round of a Query or Scan.
+const READ_CHUNK: usize = 1000;
+
+fn validation(message: impl Into<String>) -> OpError {
+    OpError::Validation(message.into())
+}
+
+fn string<'a>(req: &'a Object, name: &str) -> Result<Option<&'a str>> {
+    match req.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(OpError::Serialization(format!(
+            "Unexpected value type in payload for {name}"
+        ))),
+    }
+}
+
+/// The request's `ExpressionAttributeNames` and `ExpressionAttributeValues`.
+struct Placeholders {
+    names: HashMap<String, String>,
+    values: HashMap<String, AttributeValue>,
+}
+
+impl Placeholders {
+    fn of(req: &Object) -> Result<Placeholders> {
+        let mut names = HashMap::new();
+        match req.get("ExpressionAttributeNames") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(m)) => {
+                for (k, v) in m {
+                    let Value::String(v) = v else {
+                        return Err(OpError::Serialization(
+                            "Unexpected value type in payload for ExpressionAttributeNames".into(),
+                        ));
+                    };
+                    names.insert(k.clone(), v.clone());
+                }
+            }
+            Some(_) => {
+                return Err(OpError::Serialization(
+                    "Unexpected value type in payload for ExpressionAttributeNames".into(),
+                ));
+            }
+        }
+        let values = match req.get("ExpressionAttributeValues") {
+            None | Some(Value::Null) => HashMap::new(),
+            Some(v) => values_from_json(v)?,
+        };
+        Ok(Placeholders { names, values })
+    }
+
+    fn any(&self) -> bool {
+        !self.names.is_empty() || !self.values.is_empty()
+    }
+}
+
+fn expressions_required(p: &Placeholders) -> Result<()> {
+    if !p.values.is_empty() {
+        return Err(validation(
+            "ExpressionAttributeValues can only be specified when using expressions",
+        ));
+    }
+    if !p.names.is_empty() {
+        return Err(validation(
+            "ExpressionAttributeNames can only be specified when using expressions",
+        ));
+    }
+    Ok(())
+}
+
+/// The condition of a write: `ConditionExpression`, or the legacy `Expected`.
+fn write_condition(
+    req: &Object,
+    p: &Placeholders,
+    ex: &mut Expressions<'_>,
+) -> Result<Option<Condition>> {
+    if let Some(text) = string(req, "ConditionExpression")? {
+        if req.get("Expected").is_some_and(|v| !v.is_null()) {
+            return Err(validation(
+                "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {Expected} Expression parameters: {ConditionExpression}",
+            ));
+        }
+        return Ok(Some(ex.condition(text)?));
+    }
+    match req.get("Expected") {
+        None | Some(Value::Null) => Ok(None),
+        Some(expected) => {
+            if p.any() {
+                expressions_required(p)?;
+            }
+            let op = string(req, "ConditionalOperator")?;
+            Ok(Some(expr::expected(expected, op)?))
+        }
+    }
+}
+
+/// The projection of a read: `ProjectionExpression`, or the legacy `AttributesToGet`.
+fn projection(req: &Object, ex: &mut Expressions<'_>) -> Result<Option<Projection>> {
+    if let Some(text) = string(req, "ProjectionExpression")? {
+        if req.get("AttributesToGet").is_some_and(|v| !v.is_null()) {
+            return Err(validation(
+                "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}",
+            ));
+        }
+        return Ok(Some(ex.projection(text)?));
+    }
+    match req.get("AttributesToGet") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => Ok(Some(expr::attributes_to_get(v)?)),
+    }
+}
+
+fn read_consistency(req: &Object) -> Result<Consistency> {
+    Ok(match req.get("ConsistentRead") {
+        Some(Value::Bool(true)) => Consistency::LocalQuorum,
+        None | Some(Value::Null) | Some(Value::Bool(false)) => Consistency::LocalOne,
+        Some(_) => {
+            return Err(OpError::Serialization(
+                "Unexpected value type in payload for ConsistentRead".into(),
+            ));
+        }
+    })
+}
+
+fn item_param(req: &Object, name: &str, path: &str) -> Result<Item> {
+    match req.get(name) {
+        None | Some(Value::Null) => Err(validation(format!(
+            "1 validation error detected: Value null at '{path}' failed to satisfy constraint: Member must not be null"
+        ))),
+        Some(v) => Ok(Item::from_json(v)?),
+    }
+}
+
+/// The item stored under `key` in what a read returned (`None` if there is none).
+fn stored_item(
+    layout: &ItemLayout,
+    key: &ItemKey,
+    read: &ReadResult,
+    now: u32,
+) -> Result<Option<Item>> {
+    match read
+        .partition
+        .rows
+        .get(&key.clustering)
+        .filter(|r| r.is_live(now))
+    {
+        None => Ok(None),
+        Some(row) => layout
+            .item(&key.partition, &key.clustering, row, now)
+            .map(Some)
+            .map_err(|e| OpError::Internal(format!("stored item is unreadable: {}", e.0))),
+    }
+}
+
+/// What a conditional write decided, carried out of the compare-and-set.
+#[derive(Default)]
+struct Outcome {
+    old: Option<Item>,
+    new: Option<Item>,
+    changed: BTreeSet<String>,
+    error: Option<OpError>,
+}
+
+/// One compare-and-set on an item: `decide` sees the stored item and returns the mutation to
+/// apply, or an error (a failed condition included).
+async fn cas_item<F>(
+    coordinator: &Coordinator,
+    layout: &ItemLayout,
+    key: &ItemKey,
+    decide: F,
+) -> Result<Outcome>
+where
+    F: FnOnce(Option<Item>, &mut Outcome) -> Result<Option<khata_coordinator::catalog::Mutation>>
+        + Send
+        + 'static,
+{
+    let now = coordinator.now_seconds();
+    let outcome = Arc::new(Mutex::new(Outcome::default()));
+    let shared = outcome.clone();
+    let decide_layout = layout.clone();
+    let decide_key = key.clone();
+    coordinator
+        .cas(
+            layout.table.def.id,
+            key.partition.clone(),
+            vec![layout.row_range(key)],
+            now,
+            Consistency::LocalSerial,
+            Consistency::LocalQuorum,
+            move |read: &ReadResult| {
+                let mut out = shared.lock();
+                let old = match stored_item(&decide_layout, &decide_key, read, now) {
+                    Ok(old) => old,
+                    Err(e) => {
+                        out.error = Some(e);
+                        return None;
+                    }
+                };
+                out.old = old.clone();
+                match decide(old, &mut out) {
+                    Ok(Some(m)) => Some(vec![m]),
+                    Ok(None) => None,
+                    Err(e) => {
+                        out.error = Some(e);
+                        None
+                    }
+                }
+            },
+        )
+        .await?;
+    let mut out = std::mem::take(&mut *outcome.lock());
+    if let Some(e) = out.error.take() {
+        return Err(e);
+    }
+    Ok(out)
+}
+
+/// `ReturnValues`, checked against the ones an operation allows.
+fn return_values<'a>(req: &'a Object, allowed: &[&str], message: &str) -> Result<&'a str> {
+    let v = string(req, "ReturnValues")?.unwrap_or("NONE");
+    if !allowed.contains(&v) {
+        return Err(validation(message));
+    }
+    Ok(v)
+}
+
+fn all_old_on_failure(req: &Object) -> Result<bool> {
+    match string(req, "ReturnValuesOnConditionCheckFailure")? {
+        None | Some("NONE") => Ok(false),
+        Some("ALL_OLD") => Ok(true),
+        Some(other) => Err(validation(format!(
+            "1 validation error detected: Value '{other}' at 'returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, NONE]"
+        ))),
+    }
+}
+
+fn attributes(item: Option<&Item>) -> Value {
+    let mut out = JsonMap::new();
+    if let Some(item) = item.filter(|i| !i.is_empty()) {
+        out.insert("Attributes".into(), item.to_json());
+    }
+    Value::Object(out)
+}
+
+/// PutItem.
+pub async fn put_item(
+    coordinator: &Coordinator,
+    layout: &ItemLayout,
+    req: &Object,
+) -> Result<Value> {
+    let item = item_param(req, "Item", "item")?;
+    let p = Placeholders::of(req)?;
+    let mut ex = Expressions::new(&p.names, &p.values);
+    let condition = write_condition(req, &p, &mut ex)?;
+    if condition.is_none() && p.any() {
+        ex.finish()?;
+        expressions_required(&p)?;
+    } else {
+        ex.finish()?;
+    }
+    let rv = return_values(
+        req,
+        &["NONE", "ALL_OLD"],
+        "Return values set to invalid value",
+    )?;
+    let on_failure = all_old_on_failure(req)?;
+    let ts = coordinator.timestamp();
+    let now = coordinator.now_seconds();
+    let mutation = layout.put(&item, ts, now)?;
+    if condition.is_none() && rv == "NONE" {
+        coordinator
+            .write(vec![mutation], Consistency::LocalQuorum, WriteType::Simple)
+            .await?;
+        return Ok(Value::Object(JsonMap::new()));
+    }
+    let key = layout.key_of_item(&item)?;
+    let out = cas_item(coordinator, layout, &key, move |old, _| {
+        if let Some(c) = &condition
+            && !c.eval(old.as_ref().unwrap_or(&Item::new()))
+        {
+            return Err(OpError::ConditionalCheckFailed(if on_failure {
+                old
+            } else {
+                None
+            }));
+        }
+        Ok(Some(mutation))
+    })
+    .await?;
+    Ok(if rv == "ALL_OLD" {
+        attributes(out.old.as_ref())
+    } else {
+        Value::Object(JsonMap::new())
+    })
+}
+
+/// The `Key` parameter.
+fn key_param(layout: &ItemLayout, req: &Object) -> Result<ItemKey> {
+    let key = item_param(req, "Key", "key")?;
+    Ok(layout.key_of_param(&key)?)
+}
+
+/// GetItem.
+pub async fn get_item(
+    coordinator: &Coordinator,
+    layout: &ItemLayout,
+    req: &Object,
+) -> Result<Value> {
+    let key = key_param(layout, req)?;
+    let p = Placeholders::of(req)?;
+    let mut ex = Expressions::new(&p.names, &p.values);
+    let projection = projection(req, &mut ex)?;
+    if !p.values.is_empty() {
+        return Err(validation(
+            "Value provided in ExpressionAttributeValues unused in expressions: keys: {"
+                .to_string()
+                + &p.values.keys().cloned().collect::<Vec<_>>().join(", ")
+                + "}",
+        ));
+    }
+    ex.finish()?;
+    let cl = read_consistency(req)?;
+    let now = coordinator.now_seconds();
+    let read = coordinator
+        .read(
+            ReadCommand {
+                table: layout.table.def.id,
+                key: key.partition.clone(),
+                ranges: vec![layout.row_range(&key)],
+                reversed: false,
+                row_limit: Some(1),
+                now,
+            },
+            cl,
+        )
+        .await?;
+    let mut out = JsonMap::new();
+    if let Some(item) = stored_item(layout, &key, &read, now)? {
+        let item = match &projection {
+            Some(p) => p.apply(&item),
+            None => item,
+        };
+        out.insert("Item".into(), item.to_json());
+    }
+    Ok(Value::Object(out))
+}
+
+/// DeleteItem.
+pub async fn delete_item(
+    coordinator: &Coordinator,
+    layout: &ItemLayout,
+    req: &Object,
+) -> Result<Value> {
+    let key = key_param(layout, req)?;
+    let p = Placeholders::of(req)?;
+    let mut ex = Expressions::new(&p.names, &p.values);
+    let condition = write_condition(req, &p, &mut ex)?;
+    if condition.is_none() {
+        expressions_required(&p)?;
+    }
+    ex.finish()?;
+    let rv = return_values(
+        req,
+        &["NONE", "ALL_OLD"],
+        "Return values set to invalid value",
+    )?;
+    let on_failure = all_old_on_failure(req)?;
+    let ts = coordinator.timestamp();
+    let now = coordinator.now_seconds();
+    let mutation = layout.delete(&key, ts, now);
+    if condition.is_none() && rv == "NONE" {
+        coordinator
+            .write(vec![mutation], Consistency::LocalQuorum, WriteType::Simple)
+            .await?;
+        return Ok(Value::Object(JsonMap::new()));
+    }
+    let out = cas_item(coordinator, layout, &key, move |old, _| {
+        if let Some(c) = &condition
+            && !c.eval(old.as_ref().unwrap_or(&Item::new()))
+        {
+            return Err(OpError::ConditionalCheckFailed(if on_failure {
+                old
+            } else {
+                None
+            }));
+        }
+        Ok(Some(mutation))
+    })
+    .await?;
+    Ok(if rv == "ALL_OLD" {
+        attributes(out.old.as_ref())
+    } else {
+        Value::Object(JsonMap::new())
+    })
+}
+
+/// UpdateItem: always a compare-and-set, so that read-modify-writes of one item by concurrent
+/// clients serialize.
+pub async fn update_item(
+    coordinator: &Coordinator,
+    layout: &ItemLayout,
+    req: &Object,
+) -> Result<Value> {
+    let key_item = item_param(req, "Key", "key")?;
+    let key = layout.key_of_param(&key_item)?;
+    let p = Placeholders::of(req)?;
+    let mut ex = Expressions::new(&p.names, &p.values);
+    let update: Option<Update> = match string(req, "UpdateExpression")? {
+        Some(text) => {
+            if req.get("AttributeUpdates").is_some_and(|v| !v.is_null()) {
+                return Err(validation(
+                    "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributeUpdates} Expression parameters: {UpdateExpression}",
+                ));
+            }
+            Some(ex.update(text)?)
+        }
+        None => match req.get("AttributeUpdates") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(expr::attribute_updates(v)?),
+        },
+    };
+    let condition = write_condition(req, &p, &mut ex)?;
+    if update.is_none() && condition.is_none() {
+        expressions_required(&p)?;
+    }
+    ex.finish()?;
+    let rv = return_values(
+        req,
+        &["NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"],
+        "Return values set to invalid value",
+    )?
+    .to_string();
+    let on_failure = all_old_on_failure(req)?;
+    let ts = coordinator.timestamp();
+    let now = coordinator.now_seconds();
+    let decide_layout = layout.clone();
+    let decide_key = key.clone();
+    let key_names: Vec<String> = std::iter::once(layout.hash.0.clone())
+        .chain(layout.range.as_ref().map(|(n, _)| n.clone()))
+        .collect();
+    let decide_update = update.clone();
+    let out = cas_item(coordinator, layout, &key, move |old, out| {
+        if let Some(c) = &condition
+            && !c.eval(old.as_ref().unwrap_or(&Item::new()))
+        {
+            return Err(OpError::ConditionalCheckFailed(if on_failure { old } else { None }));
+        }
+        let base = old.clone().unwrap_or_else(|| key_item.clone());
+        let (new, changed) = match &decide_update {
+            Some(u) => u.apply(&base)?,
+            None => (base, BTreeSet::new()),
+        };
+        if let Some(k) = changed.iter().find(|c| key_names.contains(c)) {
+            return Err(validation(format!(
+                "One or more parameter values were invalid: Cannot update attribute {k}. This attribute is part of the key"
+            )));
+        }
+        let m = decide_layout.update(&decide_key, &new, &changed, ts, now)?;
+        out.new = Some(new);
+        out.changed = changed;
+        Ok(Some(m))
+    })
+    .await?;
+    let updated = |item: Option<&Item>| -> Option<Item> {
+        let item = item?;
+        let paths = update.as_ref()?.updated_paths();
+        Some(paths.apply(item))
+    };
+    Ok(match rv.as_str() {
+        "ALL_OLD" => attributes(out.old.as_ref()),
+        "ALL_NEW" => attributes(out.new.as_ref()),
+        "UPDATED_OLD" => attributes(updated(out.old.as_ref()).as_ref()),
+        "UPDATED_NEW" => attributes(updated(out.new.as_ref()).as_ref()),
+        _ => Value::Object(JsonMap::new()),
+    })
+}
+
+/// `Select`, `Limit` and the projection of a Query or Scan.
+struct ReadShape {
+    count_only: bool,
+    limit: Option<usize>,
+    projection: Option<Projection>,
+    filter: Option<Condition>,
+    consistency: Consistency,
+}
+
+fn read_shape(req: &Object, ex: &mut Expressions<'_>, filter_name: &str) -> Result<ReadShape> {
+    let projection = projection(req, ex)?;
+    let select = string(req, "Select")?;
+    let count_only = match select {
+        None | Some("ALL_ATTRIBUTES") | Some("ALL_PROJECTED_ATTRIBUTES") => false,
+        Some("SPECIFIC_ATTRIBUTES") => {
+            if projection.is_none() {
+                return Err(validation(
+                    "1 validation error detected: Value 'SPECIFIC_ATTRIBUTES' at 'select' failed to satisfy constraint: when Select is SPECIFIC_ATTRIBUTES, ProjectionExpression or AttributesToGet must be provided",
+                ));
+            }
+            false
+        }
+        Some("COUNT") => true,
+        Some(other) => {
+            return Err(validation(format!(
+                "1 validation error detected: Value '{other}' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]"
+            )));
+        }
+    };
+    if projection.is_some() && matches!(select, Some("ALL_ATTRIBUTES") | Some("COUNT")) {
+        return Err(validation(
+            "Cannot specify the ProjectionExpression or AttributesToGet when choosing to get ALL_ATTRIBUTES or COUNT",
+        ));
+    }
+    let limit = match req.get("Limit") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => match n.as_i64() {
+            Some(l) if l >= 1 => Some(l as usize),
+            _ => {
+                return Err(validation(format!(
+                    "1 validation error detected: Value '{n}' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1"
+                )));
+            }
+        },
+        Some(_) => {
+            return Err(OpError::Serialization(
+                "Unexpected value type in payload for Limit".into(),
+            ));
+        }
+    };
+    let filter = match string(req, "FilterExpression")? {
+        Some(text) => Some(ex.filter(text)?),
+        None => match req.get(filter_name) {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(expr::query_filter(v, string(req, "ConditionalOperator")?)?),
+        },
+    };
+    Ok(ReadShape {
+        count_only,
+        limit,
+        projection,
+        filter,
+        consistency: read_consistency(req)?,
+    })
+}
+
+/// A page of a Query or Scan being filled.
+struct Page {
+    items: Vec<Value>,
+    count: usize,
+    scanned: usize,
+    bytes: usize,
+    last: Option<Item>,
+}
+
+impl Page {
+    fn new() -> Page {
+        Page {
+            items: Vec::new(),
+            count: 0,
+            scanned: 0,
+            bytes: 0,
+            last: None,
+        }
+    }
+
+    /// Whether the page is full (by `Limit` or by 1 MB).
+    fn full(&self, shape: &ReadShape) -> bool {
+        shape.limit.is_some_and(|l| self.scanned >= l) || self.bytes >= MAX_PAGE_BYTES
+    }
+
+    /// Count an item read, and keep it if it passes the filter.
+    fn add(&mut self, layout: &ItemLayout, shape: &ReadShape, item: Item) {
+        self.scanned += 1;
+        self.bytes += item.size_bytes();
+        let mut key = Item::new();
+        for (name, _) in std::iter::once(&layout.hash).chain(layout.range.as_ref()) {
+            if let Some(v) = item.get(name) {
+                key.insert(name.clone(), v.clone());
+            }
+        }
+        self.last = Some(key);
+        if shape.filter.as_ref().is_some_and(|f| !f.eval(&item)) {
+            return;
+        }
+        self.count += 1;
+        if !shape.count_only {
+            let item = match &shape.projection {
+                Some(p) => p.apply(&item),
+                None => item,
+            };
+            self.items.push(item.to_json());
+        }
+    }
+
+    fn finish(self, shape: &ReadShape, more: bool) -> Value {
+        let mut out = JsonMap::new();
+        if !shape.count_only {
+            out.insert("Items".into(), Value::Array(self.items));
+        }
+        out.insert("Count".into(), Value::from(self.count));
+        out.insert("ScannedCount".into(), Value::from(self.scanned));
+        if more && let Some(last) = self.last {
+            out.insert("LastEvaluatedKey".into(), last.to_json());
+        }
+        Value::Object(out)
+    }
+}
+
+/// A stand-in value of a key type, for encoding the other half of a key.
+fn probe(t: KeyType) -> AttributeValue {
+    match t {
+        KeyType::S => AttributeValue::S("x".into()),
+        KeyType::B => AttributeValue::B(vec![1]),
+        KeyType::N => AttributeValue::N(Number::zero()),
+    }
+}
+
+/// The clustering bytes of a range-key value (type-checked as a key).
+fn range_bytes(layout: &ItemLayout, v: &AttributeValue) -> Result<Bytes> {
+    let (name, _) = layout
+        .range
+        .as_ref()
+        .ok_or_else(|| validation("Query key condition not supported"))?;
+    let mut key = crate::value::Map::new();
+    key.insert(layout.hash.0.clone(), probe(layout.hash.1));
+    key.insert(name.clone(), v.clone());
+    Ok(layout
+        .key_of_param(&key)
+        .map_err(|_| {
+            validation(
+                "One or more parameter values were invalid: Condition parameter type does not match schema type",
+            )
+        })?
+        .clustering)
+}
+
+/// The clustering byte range a range-key condition selects (`begins_with` selects from its
+/// prefix on, and rows past the prefix are cut while reading).
+fn range_of(layout: &ItemLayout, cond: Option<&RangeCondition>) -> Result<(Bytes, Bytes)> {
+    let all = full_range();
+    Ok(match cond {
+        None => all,
+        Some(RangeCondition::Eq(v)) => {
+            let k = range_bytes(layout, v)?;
+            (k.clone(), end_bound(&k, true))
+        }
+        Some(RangeCondition::Lt(v)) => (all.0, range_bytes(layout, v)?),
+        Some(RangeCondition::Le(v)) => (all.0, end_bound(&range_bytes(layout, v)?, true)),
+        Some(RangeCondition::Gt(v)) => (after_prefix(&range_bytes(layout, v)?), all.1),
+        Some(RangeCondition::Ge(v)) => (range_bytes(layout, v)?, all.1),
+        Some(RangeCondition::Between(lo, hi)) => (
+            range_bytes(layout, lo)?,
+            end_bound(&range_bytes(layout, hi)?, true),
+        ),
+        Some(RangeCondition::BeginsWith(v)) => (range_bytes(layout, v)?, all.1),
+    })
+}
+
+/// Query (on the table; indexes are not served yet).
+pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Value> {
+    if string(req, "IndexName")?.is_some() {
+        return Err(validation(
+            "Query on a secondary index is not supported by khata yet",
+        ));
+    }
+    let p = Placeholders::of(req)?;
+    let mut ex = Expressions::new(&p.names, &p.values);
+    let range_name = layout.range.as_ref().map(|(n, _)| n.as_str());
+    let key_condition: KeyCondition = match string(req, "KeyConditionExpression")? {
+        Some(text) => ex.key_condition(text, &layout.hash.0, range_name)?,
+        None => match req.get("KeyConditions") {
+            None | Some(Value::Null) => {
+                return Err(validation(
+                    "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
+                ));
+            }
+            Some(v) => expr::key_conditions(v, &layout.hash.0, range_name)?,
+        },
+    };
+    let shape = read_shape(req, &mut ex, "QueryFilter")?;
+    ex.finish()?;
+    let forward = match req.get("ScanIndexForward") {
+        None | Some(Value::Null) | Some(Value::Bool(true)) => true,
+        Some(Value::Bool(false)) => false,
+        Some(_) => {
+            return Err(OpError::Serialization(
+                "Unexpected value type in payload for ScanIndexForward".into(),
+            ));
+        }
+    };
+    // The partition, from the hash key's value.
+    let mut key_item = crate::value::Map::new();
+    key_item.insert(layout.hash.0.clone(), key_condition.hash_value.clone());
+    if let Some((name, t)) = &layout.range {
+        key_item.insert(name.clone(), probe(*t));
+    }
+    let partition = layout
+        .key_of_param(&key_item)
+        .map_err(|_| validation("One or more parameter values were invalid: Condition parameter type does not match schema type"))?
+        .partition;
+    let range_cond = key_condition.range.as_ref().map(|(_, c)| c);
+    let (mut low, mut high) = range_of(layout, range_cond)?;
+    if let Some(start) = req.get("ExclusiveStartKey").filter(|v| !v.is_null()) {
+        let start = Item::from_json(start)?;
+        let k = layout
+            .key_of_param(&start)
+            .map_err(|_| validation("The provided starting key is invalid: The provided key element does not match the schema"))?;
+        if k.partition != partition {
+            return Err(validation(
+                "The provided starting key is invalid: The provided key element does not match the schema",
+            ));
+        }
+        if forward {
+            low = low.max(after_prefix(&k.clustering));
+        } else {
+            high = high.min(k.clustering.clone());
+        }
+    }
+    let now = coordinator.now_seconds();
+    let mut page = Page::new();
+    let mut more = false;
+    'read: while low < high {
+        let read = coordinator
+            .read(
+                ReadCommand {
+                    table: layout.table.def.id,
+                    key: partition.clone(),
+                    ranges: vec![(low.clone(), high.clone())],
+                    reversed: !forward,
+                    row_limit: Some(READ_CHUNK),
+                    now,
+                },
+                shape.consistency,
+            )
+            .await?;
+        let rows: Vec<(&Bytes, &khata_types::row::Row)> = if forward {
+            read.partition.live_rows(now).collect()
+        } else {
+            read.partition.live_rows(now).rev().collect()
+        };
+        let Some(last) = rows.last().map(|(k, _)| (*k).clone()) else {
+            break;
+        };
+        for (clustering, row) in rows {
+            if page.full(&shape) {
+                more = true;
+                break 'read;
+            }
+            let item = layout
+                .item(&partition, clustering, row, now)
+                .map_err(|e| OpError::Internal(format!("stored item is unreadable: {}", e.0)))?;
+            if let (Some((name, _)), Some(c)) = (&layout.range, range_cond)
+                && let Some(v) = item.get(name)
+                && !c.matches(v)
+            {
+                // Past a begins_with prefix: nothing further matches.
+                break 'read;
+            }
+            page.add(layout, &shape, item);
+        }
+        if !read.limit_reached {
+            break;
+        }
+        if forward {
+            low = after_prefix(&last);
+        } else {
+            high = last;
+        }
+    }
+    if page.full(&shape) && !more {
+        // DynamoDB answers a LastEvaluatedKey whenever Limit (or 1 MB) ended the page.
+        more = true;
+    }
+    Ok(page.finish(&shape, more))
+}
+
+/// Scan, with parallel `Segment`/`TotalSegments`: segment `i` of `n` is the `i`th of `n`
+/// equal slices of the token ring, so the segments together cover every item once.
+pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Value> {
+    if string(req, "IndexName")?.is_some() {
+        return Err(validation(
+            "Scan of a secondary index is not supported by khata yet",
+        ));
+    }
+    let p = Placeholders::of(req)?;
+    let mut ex = Expressions::new(&p.names, &p.values);
+    let shape = read_shape(req, &mut ex, "ScanFilter")?;
+    if shape.filter.is_none() && shape.projection.is_none() {
+        expressions_required(&p)?;
+    }
+    ex.finish()?;
+    let segment = req.get("Segment").and_then(Value::as_i64);
+    let total = req.get("TotalSegments").and_then(Value::as_i64);
+    let (start, end) = match (segment, total) {
+        (None, None) => (Bound::Unbounded, Bound::Unbounded),
+        (Some(s), Some(t)) if (1..=1_000_000).contains(&t) && (0..t).contains(&s) => {
+            segment_bounds(s as u64, t as u64)
+        }
+        (Some(_), Some(t)) if !(1..=1_000_000).contains(&t) => {
+            return Err(validation(format!(
+                "1 validation error detected: Value '{t}' at 'totalSegments' failed to satisfy constraint: Member must have value less than or equal to 1000000"
+            )));
+        }
+        (Some(s), Some(t)) => {
+            return Err(validation(format!(
+                "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: {s} is out of bounds for TotalSegments: {t}"
+            )));
+        }
+        (Some(_), None) => {
+            return Err(validation(
+                "The TotalSegments parameter is required but was not present in the request when Segment parameter is present",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(validation(
+                "The Segment parameter is required but was not present in the request when parameter TotalSegments is present",
+            ));
+        }
+    };
+    let mut resume = match req.get("ExclusiveStartKey").filter(|v| !v.is_null()) {
+        None => None,
+        Some(start_key) => {
+            let k = layout
+                .key_of_param(&Item::from_json(start_key)?.0)
+                .map_err(|_| validation("The provided starting key is invalid: The provided key element does not match the schema"))?;
+            Some(ScanPosition {
+                key: k.partition,
+                last_clustering: layout.range.as_ref().map(|_| k.clustering),
+            })
+        }
+    };
+    let now = coordinator.now_seconds();
+    let mut page = Page::new();
+    let mut more = false;
+    'read: loop {
+        let result = coordinator
+            .scan(
+                ScanCommand {
+                    table: layout.table.def.id,
+                    start,
+                    end,
+                    resume: resume.clone(),
+                    row_limit: READ_CHUNK,
+                    now,
+                },
+                shape.consistency,
+            )
+            .await?;
+        for (key, partition) in &result.partitions {
+            for (clustering, row) in partition.live_rows(now) {
+                if page.full(&shape) {
+                    more = true;
+                    break 'read;
+                }
+                let item = layout.item(key, clustering, row, now).map_err(|e| {
+                    OpError::Internal(format!("stored item is unreadable: {}", e.0))
+                })?;
+                page.add(layout, &shape, item);
+            }
+        }
+        match result.resume {
+            Some(r) => resume = Some(r),
+            None => break,
+        }
+    }
+    if page.full(&shape) {
+        more = true;
+    }
+    Ok(page.finish(&shape, more))
+}
+
+/// The token range of scan segment `segment` of `total`.
+fn segment_bounds(segment: u64, total: u64) -> (Bound<Token>, Bound<Token>) {
+    // Tokens run from i64::MIN (never a real token) to i64::MAX: 2^64 values.
+    let width = (u128::from(u64::MAX) + 1) / u128::from(total);
+    let at = |i: u64| (i128::from(i64::MIN) + (width * u128::from(i)) as i128) as i64;
+    let start = if segment == 0 {
+        Bound::Unbounded
+    } else {
+        Bound::Included(Token(at(segment)))
+    };
+    let end = if segment + 1 == total {
+        Bound::Unbounded
+    } else {
+        Bound::Excluded(Token(at(segment + 1)))
+    };
+    (start, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_tile_the_ring() {
+        for total in [1u64, 2, 3, 7, 1000] {
+            let bounds: Vec<_> = (0..total).map(|s| segment_bounds(s, total)).collect();
+            assert_eq!(bounds[0].0, Bound::Unbounded);
+            assert_eq!(bounds[total as usize - 1].1, Bound::Unbounded);
+            for w in bounds.windows(2) {
+                match (w[0].1, w[1].0) {
+                    (Bound::Excluded(a), Bound::Included(b)) => assert_eq!(a, b),
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_token_falls_in_exactly_one_segment() {
+        let total = 5;
+        for t in [i64::MIN + 1, -1, 0, 1, i64::MAX, 3_689_348_814_741_910_323] {
+            let inside = (0..total)
+                .filter(|s| {
+                    let (lo, hi) = segment_bounds(*s, total);
+                    let above = match lo {
+                        Bound::Unbounded => true,
+                        Bound::Included(x) => Token(t) >= x,
+                        Bound::Excluded(x) => Token(t) > x,
+                    };
+                    let below = match hi {
+                        Bound::Unbounded => true,
+                        Bound::Included(x) => Token(t) <= x,
+                        Bound::Excluded(x) => Token(t) < x,
+                    };
+                    above && below
+                })
+                .count();
+            assert_eq!(inside, 1, "token {t}");
+        }
+    }
+}
