@@ -100,22 +100,23 @@ def _stop(proc: subprocess.Popen) -> int | None:
         return None
 
 
-def _start_node(binary: Path, tmp_path: Path) -> tuple[subprocess.Popen, int, Path]:
-    """Starts a node and waits for its CQL port. Retries with another port if the node exits
-    early (another process may have taken the free port in the meantime)."""
+def _start_node(binary: Path, tmp_path: Path) -> tuple[subprocess.Popen, int, int, Path]:
+    """Starts a node and waits for its CQL and DynamoDB ports. Retries with other ports if the
+    node exits early (another process may have taken a free port in the meantime)."""
     env = dict(os.environ)
     env.setdefault("RUST_LOG", "info")
     env["NO_COLOR"] = "1"
     env.pop("KHATA_CHECK_CONFIG", None)  # that variable makes the binary exit after parsing
     for attempt in range(START_ATTEMPTS):
         port = _free_port()
+        dynamo_port = _free_port()
         log_path = tmp_path / f"khata-{attempt}.log"
         command = [
             str(binary), "server",
             "--data-dir", str(tmp_path / "data"),
             "--cql-port", str(port),
             "--admin-port", "0",
-            "--dynamo-port", "0",
+            "--dynamo-port", str(dynamo_port),
             "--internode-port", "0",
         ]  # fmt: skip
         with open(log_path, "wb") as log:
@@ -130,7 +131,8 @@ def _start_node(binary: Path, tmp_path: Path) -> tuple[subprocess.Popen, int, Pa
             )
         try:
             _wait_for_port(proc, port, log_path)
-            return proc, port, log_path
+            _wait_for_port(proc, dynamo_port, log_path)
+            return proc, port, dynamo_port, log_path
         except BaseException:
             exited_early = proc.poll() is not None
             _stop(proc)
@@ -140,8 +142,8 @@ def _start_node(binary: Path, tmp_path: Path) -> tuple[subprocess.Popen, int, Pa
 
 
 @pytest.fixture(scope="session")
-def khata_node():
-    """One khata node for the session: yields `(host, port)` of its CQL listener."""
+def khata_process():
+    """One khata node for the session: yields `{"host", "cql_port", "dynamo_port"}`."""
     default = REPO_ROOT / "target" / "debug" / "khata"
     # Absolute: the node runs with its temporary directory as working directory.
     binary = Path(os.environ.get("KHATA_BIN") or default).resolve()
@@ -152,15 +154,44 @@ def khata_node():
             returncode=2,
         )
     with tempfile.TemporaryDirectory(prefix="khata-pytest-") as tmp:
-        proc, port, log_path = _start_node(binary, Path(tmp))
+        proc, port, dynamo_port, log_path = _start_node(binary, Path(tmp))
         try:
-            yield (HOST, port)
+            yield {"host": HOST, "cql_port": port, "dynamo_port": dynamo_port}
         finally:
             status = _stop(proc)
             if status != 0:
                 what = "was killed after ignoring SIGTERM" if status is None else (
                     f"exited with status {status} on SIGTERM")
                 pytest.fail(f"khata {what}; log:\n{_log_tail(log_path)}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def khata_node(khata_process):
+    """`(host, port)` of the session node's CQL listener."""
+    return (khata_process["host"], khata_process["cql_port"])
+
+
+@pytest.fixture(scope="session")
+def dynamodb_endpoint(khata_process):
+    """`http://host:port` of the session node's DynamoDB API."""
+    return f"http://{khata_process['host']}:{khata_process['dynamo_port']}"
+
+
+@pytest.fixture(scope="session")
+def dynamodb(dynamodb_endpoint):
+    """A boto3 DynamoDB client for the session node: region us-east-1, dummy keys (the node
+    has no access keys configured, so any signature is accepted)."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=dynamodb_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="AKIDKHATATEST",
+        aws_secret_access_key="khata-test-secret",
+        config=Config(retries={"max_attempts": 1}),
+    )
 
 
 @pytest.fixture(scope="session")

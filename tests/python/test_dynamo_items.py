@@ -107,19 +107,19 @@ def test_update_expressions_and_return_values(dynamodb, orders):
     key = {"PK": {"S": "CART#9"}, "SK": {"S": "CART"}}
     out = dynamodb.update_item(
         TableName=orders, Key=key,
-        UpdateExpression="SET items = list_append(if_not_exists(items, :empty), :new), n = :one "
+        UpdateExpression="SET contents = list_append(if_not_exists(contents, :empty), :new), n = :one "
                          "ADD tags :t",
         ExpressionAttributeValues={":empty": {"L": []}, ":new": {"L": [{"S": "apple"}]},
                                    ":one": {"N": "1"}, ":t": {"SS": ["fruit"]}},
         ReturnValues="UPDATED_NEW")
-    assert out["Attributes"] == {"items": {"L": [{"S": "apple"}]}, "n": {"N": "1"},
+    assert out["Attributes"] == {"contents": {"L": [{"S": "apple"}]}, "n": {"N": "1"},
                                  "tags": {"SS": ["fruit"]}}
     out = dynamodb.update_item(
         TableName=orders, Key=key, UpdateExpression="REMOVE n DELETE tags :t",
         ExpressionAttributeValues={":t": {"SS": ["fruit"]}}, ReturnValues="UPDATED_OLD")
     assert out["Attributes"] == {"n": {"N": "1"}, "tags": {"SS": ["fruit"]}}
     got = dynamodb.get_item(TableName=orders, Key=key)["Item"]
-    assert got == dict(key, items={"L": [{"S": "apple"}]})
+    assert got == dict(key, contents={"L": [{"S": "apple"}]})
     with pytest.raises(ClientError) as error:
         dynamodb.update_item(TableName=orders, Key=key, UpdateExpression="SET SK = :x",
                              ExpressionAttributeValues={":x": {"S": "y"}})

@@ -1,1 +1,308 @@
-//! See the crate documentation.
+//! The DynamoDB endpoint: JSON over HTTP/1.1, as DynamoDB's low-level API speaks it.
+//!
+//! Every request is `POST /` (DynamoDB ignores the path) with `X-Amz-Target:
+//! DynamoDB_20120810.<Operation>` (or `DynamoDBStreams_20120810.<Operation>`), a JSON object
+//! body of type `application/x-amz-json-1.0` (1.1 and `application/json` are accepted too),
+//! and, when access keys are configured, a SigV4 `Authorization` header ([`crate::auth`]).
+//! Connections are kept alive (hyper's HTTP/1.1 server).
+//!
+//! Every answer carries `x-amzn-RequestId` and `x-amz-crc32` (the CRC32 of the body bytes,
+//! which the AWS SDKs check) and has the request's JSON content type. The order of checks,
+//! each with DynamoDB's error ([`crate::error`]):
+//!
+//! 1. `GET` (any path): `200 healthy: <host>`, DynamoDB's health answer.
+//! 2. Another method than `POST`, or a content type that is not JSON: 404
+//!    `UnknownOperationException`.
+//! 3. A body larger than `max_request_size_bytes` (DynamoDB: 16 MB): 413
+//!    `RequestEntityTooLarge`, decided from `Content-Length` before anything is read, and
+//!    while reading a body sent without one, so no more than the limit is ever buffered.
+//! 4. The signature, when keys are configured.
+//! 5. `X-Amz-Target`: `UnknownOperationException` for an operation we do not know.
+//! 6. The body: `SerializationException` unless it is one JSON object (serde_json's
+//!    recursion limit bounds nesting).
+//! 7. The operation ([`crate::ops`]), run in a task of its own: a panic in it becomes a 500
+//!    `InternalServerError` for that request, and the node serves on.
+//!
+//! The server does not enforce DynamoDB's request-rate limits or idle timeouts.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::Response;
+use khata_coordinator::Coordinator;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tracing::{debug, warn};
+
+use crate::auth::{self, AccessKeys, SignedRequest};
+use crate::error::{DynamoError, ErrorKind};
+use crate::ops::{DEFAULT_REGION, Operations, RequestInfo};
+
+/// DynamoDB's limit on a request body.
+pub const DEFAULT_MAX_REQUEST_SIZE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The target prefix of DynamoDB's operations.
+pub const DYNAMODB_TARGET: &str = "DynamoDB_20120810";
+/// The target prefix of DynamoDB Streams' operations.
+pub const STREAMS_TARGET: &str = "DynamoDBStreams_20120810";
+
+const JSON_1_0: &str = "application/x-amz-json-1.0";
+const JSON_1_1: &str = "application/x-amz-json-1.1";
+
+/// The endpoint's settings.
+#[derive(Clone, Debug)]
+pub struct DynamoConfig {
+    /// Empty: no authentication.
+    pub access_keys: AccessKeys,
+    pub max_request_size_bytes: usize,
+}
+
+impl Default for DynamoConfig {
+    fn default() -> Self {
+        DynamoConfig {
+            access_keys: AccessKeys::default(),
+            max_request_size_bytes: DEFAULT_MAX_REQUEST_SIZE_BYTES,
+        }
+    }
+}
+
+/// What the handler holds.
+#[derive(Debug)]
+pub struct Endpoint {
+    ops: Operations,
+    config: DynamoConfig,
+}
+
+impl Endpoint {
+    pub fn new(coordinator: Arc<Coordinator>, config: DynamoConfig) -> Self {
+        Endpoint {
+            ops: Operations::new(coordinator),
+            config,
+        }
+    }
+}
+
+/// The endpoint as an axum router (every path and method goes to one handler).
+pub fn router(endpoint: Arc<Endpoint>) -> Router {
+    Router::new().fallback(handle).with_state(endpoint)
+}
+
+/// The running DynamoDB HTTP server.
+#[derive(Debug)]
+pub struct DynamoServer {
+    address: SocketAddr,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+}
+
+impl DynamoServer {
+    /// Serve the endpoint on `listener`.
+    pub fn start(listener: TcpListener, endpoint: Arc<Endpoint>) -> std::io::Result<Self> {
+        let address = listener.local_addr()?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let serve = axum::serve(listener, router(endpoint)).with_graceful_shutdown(async move {
+            let _ = stopped.await;
+        });
+        let task = tokio::spawn(async move {
+            if let Err(e) = serve.await {
+                warn!(error = %e, "DynamoDB endpoint stopped");
+            }
+        });
+        Ok(DynamoServer {
+            address,
+            stop,
+            task,
+        })
+    }
+
+    /// Where the endpoint listens.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Stop accepting; requests in flight finish (idle keep-alive connections close) for up
+    /// to `grace`, then the rest are dropped.
+    pub async fn shutdown(self, grace: Duration) {
+        let _ = self.stop.send(());
+        let mut task = self.task;
+        if tokio::time::timeout(grace, &mut task).await.is_err() {
+            warn!("DynamoDB requests still running at shutdown; dropping them");
+            task.abort();
+        }
+    }
+}
+
+/// An answer before the request id and checksum are added.
+struct Answer {
+    status: StatusCode,
+    content_type: &'static str,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(value: &Value, content_type: &'static str) -> Answer {
+        Answer {
+            status: StatusCode::OK,
+            content_type,
+            body: value.to_string().into_bytes(),
+        }
+    }
+
+    fn error(e: &DynamoError, content_type: &'static str) -> Answer {
+        Answer {
+            status: StatusCode::from_u16(e.kind.status())
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            content_type,
+            body: e.body().to_string().into_bytes(),
+        }
+    }
+}
+
+async fn handle(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Response {
+    let request_id = new_request_id(&endpoint);
+    let answer = answer(&endpoint, request).await;
+    if answer.status.is_server_error() {
+        warn!(%request_id, status = answer.status.as_u16(), body = %String::from_utf8_lossy(&answer.body), "DynamoDB request failed");
+    }
+    let crc = crc32fast::hash(&answer.body);
+    Response::builder()
+        .status(answer.status)
+        .header(header::CONTENT_TYPE, answer.content_type)
+        .header("x-amz-crc32", crc.to_string())
+        .header("x-amzn-RequestId", request_id)
+        .body(Body::from(answer.body))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// 52 characters of `[A-Z0-9]`, the shape of DynamoDB's request ids.
+fn new_request_id(endpoint: &Endpoint) -> String {
+    const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let mut n = endpoint.ops.coordinator.random_uuid().as_u128();
+    let mut m = endpoint.ops.coordinator.random_uuid().as_u128();
+    (0..52)
+        .map(|i| {
+            let source = if i < 26 { &mut n } else { &mut m };
+            let d = DIGITS[(*source % 36) as usize] as char;
+            *source /= 36;
+            d
+        })
+        .collect()
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
+    let (parts, body) = request.into_parts();
+    let host = header_str(&parts.headers, "host")
+        .unwrap_or("localhost")
+        .to_string();
+    if parts.method == Method::GET {
+        return Answer {
+            status: StatusCode::OK,
+            content_type: "text/plain",
+            body: format!("healthy: {host} ").into_bytes(),
+        };
+    }
+    let content_type = match header_str(&parts.headers, "content-type") {
+        None => Some(JSON_1_0),
+        Some(t) => match t.split(';').next().unwrap_or("").trim() {
+            JSON_1_0 | "application/json" => Some(JSON_1_0),
+            JSON_1_1 => Some(JSON_1_1),
+            _ => None,
+        },
+    };
+    let (Some(content_type), true) = (content_type, parts.method == Method::POST) else {
+        let mut a = Answer::error(&DynamoError::bare(ErrorKind::UnknownOperation), JSON_1_0);
+        a.status = StatusCode::NOT_FOUND;
+        return a;
+    };
+    let limit = endpoint.config.max_request_size_bytes;
+    let too_large = || {
+        Answer::error(
+            &DynamoError::new(ErrorKind::RequestEntityTooLarge, "Request Entity Too Large"),
+            content_type,
+        )
+    };
+    let declared = header_str(&parts.headers, "content-length").and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return too_large();
+    }
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(b) => b,
+        Err(e) => {
+            debug!(error = %e, "DynamoDB request body unreadable");
+            return too_large();
+        }
+    };
+    let error = |e: DynamoError| Answer::error(&e, content_type);
+
+    let headers: Vec<(&str, &str)> = parts
+        .headers
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?)))
+        .collect();
+    let region = header_str(&parts.headers, "authorization")
+        .and_then(|a| auth::parse_authorization(a).ok())
+        .map_or_else(|| DEFAULT_REGION.to_string(), |a| a.region);
+    if endpoint.config.access_keys.enabled() {
+        let signed = SignedRequest {
+            method: parts.method.as_str(),
+            path: parts.uri.path(),
+            query: parts.uri.query().unwrap_or(""),
+            headers,
+            body: &bytes,
+        };
+        if let Err(e) = auth::verify(&endpoint.config.access_keys, &signed) {
+            return error(e);
+        }
+    }
+
+    let target = header_str(&parts.headers, "x-amz-target").unwrap_or("");
+    let (service, operation) = target.split_once('.').unwrap_or(("", ""));
+    let streams = match service {
+        DYNAMODB_TARGET if crate::ops::is_known(operation) => false,
+        STREAMS_TARGET => true,
+        _ => return error(DynamoError::bare(ErrorKind::UnknownOperation)),
+    };
+    let body = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(o)) => o,
+        Ok(_) => {
+            return error(DynamoError::serialization(
+                "Start of structure or map found where not expected",
+            ));
+        }
+        Err(e) => {
+            return error(DynamoError::serialization(format!(
+                "The request body is not valid JSON: {e}"
+            )));
+        }
+    };
+    let info = RequestInfo { region, host };
+    let operation = operation.to_string();
+    let task = {
+        let endpoint = endpoint.clone();
+        tokio::spawn(async move {
+            if streams {
+                endpoint.ops.dispatch_streams(&operation, body).await
+            } else {
+                endpoint.ops.dispatch(&operation, body, &info).await
+            }
+        })
+    };
+    match task.await {
+        Ok(Ok(value)) => Answer::json(&value, content_type),
+        Ok(Err(e)) => error(e),
+        Err(e) => error(DynamoError::internal(format!(
+            "Internal server error: the request failed ({e})"
+        ))),
+    }
+}

@@ -728,8 +728,30 @@ fn range_of(layout: &ItemLayout, cond: Option<&RangeCondition>) -> Result<(Bytes
             range_bytes(layout, lo)?,
             end_bound(&range_bytes(layout, hi)?, true),
         ),
-        Some(RangeCondition::BeginsWith(v)) => (range_bytes(layout, v)?, all.1),
+        Some(RangeCondition::BeginsWith(v)) => {
+            let k = range_bytes(layout, v)?;
+            (k.clone(), prefix_end(&k))
+        }
     })
+}
+
+/// The exclusive end of the keys whose S or B value starts with the value `key` encodes: the
+/// clustering encoding of a string or binary is a header, its escaped bytes and a two-byte
+/// terminator, so every extension shares the bytes before the terminator, and the least byte
+/// string above all of them is those bytes with trailing `FF`s dropped and the last one
+/// incremented.
+fn prefix_end(key: &[u8]) -> Bytes {
+    let mut shared = key[..key.len().saturating_sub(2)].to_vec();
+    while shared.last() == Some(&0xFF) {
+        shared.pop();
+    }
+    match shared.last_mut() {
+        Some(last) => {
+            *last += 1;
+            Bytes::from(shared)
+        }
+        None => full_range().1,
+    }
 }
 
 /// Query (on the table; indexes are not served yet).

@@ -271,6 +271,8 @@ pub trait ReadRowExt {
     fn uuid_opt(&self, column: &str) -> Result<Option<Uuid>>;
     fn texts(&self, column: &str) -> Result<Vec<String>>;
     fn text_map(&self, column: &str) -> Result<Vec<(String, String)>>;
+    /// A `map<text, blob>`; an absent column is an empty map.
+    fn blob_map(&self, column: &str) -> Result<Vec<(String, Bytes)>>;
     fn timestamp_opt(&self, column: &str) -> Result<Option<i64>>;
 }
 
@@ -363,6 +365,20 @@ impl ReadRowExt for ReadRow {
             .chunks(2)
             .map(|kv| (kv[0].clone(), kv[1].clone()))
             .collect())
+    }
+
+    fn blob_map(&self, column: &str) -> Result<Vec<(String, Bytes)>> {
+        let items = match self.get(column) {
+            None => return Ok(Vec::new()),
+            Some(b) => collection_items(column, b)?,
+        };
+        if items.len() % 2 != 0 {
+            return Err(corrupt(column, "odd map"));
+        }
+        items
+            .chunks(2)
+            .map(|kv| Ok((utf8(column, &kv[0])?, kv[1].clone())))
+            .collect()
     }
 
     fn timestamp_opt(&self, column: &str) -> Result<Option<i64>> {

@@ -196,7 +196,15 @@ fn options_row<'a>(w: RowWriter<'a>, t: &TableDef) -> RowWriter<'a> {
             "default_time_to_live",
             SysValue::Int(o.default_time_to_live as i32),
         )
-        .set("extensions", SysValue::BlobMap(Vec::new()))
+        .set(
+            "extensions",
+            SysValue::BlobMap(
+                o.extensions
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Bytes::copy_from_slice(v)))
+                    .collect(),
+            ),
+        )
         .set("flags", SysValue::Texts(vec!["compound".into()]))
         .set("gc_grace_seconds", SysValue::Int(o.gc_grace_seconds as i32))
         .set("id", SysValue::Uuid(t.id))
@@ -485,6 +493,11 @@ fn load_table(stored: &StoredRows, ks: &KeyspaceSchema, row: &ReadRow) -> Result
         compression,
         chunk_length_bytes,
         comment: row.text_opt("comment")?.unwrap_or_default(),
+        extensions: row
+            .blob_map("extensions")?
+            .into_iter()
+            .map(|(k, v)| (k, v.to_vec()))
+            .collect(),
     };
     let udt = |n: &str| ks.types.get(n).map(|u| u.as_type(false));
     let mut columns = Vec::new();

@@ -101,6 +101,12 @@ fn chat_table() -> TableSchema {
             options: TableOptions {
                 gc_grace_seconds: 3600,
                 comment: "hello".into(),
+                // Front ends' metadata (DynamoDB's) round-trips through
+                // system_schema.tables.extensions, bytes exactly.
+                extensions: BTreeMap::from([
+                    ("khata:test".to_string(), vec![0, 1, 255]),
+                    ("empty".to_string(), Vec::new()),
+                ]),
                 ..TableOptions::default()
             },
         },

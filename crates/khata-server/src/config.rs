@@ -45,7 +45,7 @@ mod keys;
 pub mod units;
 mod values;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -152,6 +152,9 @@ pub struct Config {
     pub native_transport_port: u16,
     /// `dynamo_port` (khata): the DynamoDB API.
     pub dynamo_port: u16,
+    /// `dynamo_access_keys` (khata): access key id -> secret access key. Empty (the default):
+    /// the DynamoDB API takes any request; otherwise requests must be SigV4-signed with one.
+    pub dynamo_access_keys: BTreeMap<String, String>,
     /// `storage_port` (flag `--internode-port`, alias `internode_port`): gossip and messaging.
     pub storage_port: u16,
     /// `admin_port` (khata): admin HTTP API and `/metrics`.
@@ -225,6 +228,7 @@ impl Default for Config {
             listen_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
             native_transport_port: 9042,
             dynamo_port: 8000,
+            dynamo_access_keys: BTreeMap::new(),
             storage_port: 7000,
             admin_port: 7070,
             seeds: Vec::new(),

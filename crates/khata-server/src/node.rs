@@ -2,10 +2,11 @@
 //! the front ends, assembled from a [`Config`].
 //!
 //! Start-up opens the data directory (replaying the commit log), then binds the CQL listener
-//! on `listen_address:native_transport_port` and the admin HTTP API (`crate::admin`) on
-//! `listen_address:admin_port`. Shutdown stops accepting, lets connections and admin
-//! requests finish what they have in flight (up to [`SHUTDOWN_GRACE`]), then flushes the
-//! memtables and closes the engine, so a clean restart replays nothing.
+//! on `listen_address:native_transport_port`, the DynamoDB API (`khata_dynamo::http`) on
+//! `listen_address:dynamo_port` and the admin HTTP API (`crate::admin`) on
+//! `listen_address:admin_port`. Shutdown stops accepting, lets connections, DynamoDB and
+//! admin requests finish what they have in flight (up to [`SHUTDOWN_GRACE`]), then flushes
+//! the memtables and closes the engine, so a clean restart replays nothing.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use khata_coordinator::{Coordinator, CoordinatorConfig};
 use khata_cql::server::{CqlServer, CqlServerConfig};
+use khata_dynamo::auth::AccessKeys;
+use khata_dynamo::http::{DynamoConfig, DynamoServer, Endpoint};
 use khata_env::{RealFs, SystemClock};
 use khata_replica::{NodeInfo, Replica, ReplicaConfig};
 use khata_storage::EngineConfig;
@@ -98,6 +101,7 @@ pub struct Node {
     coordinator: Arc<Coordinator>,
     cql: Arc<CqlServer>,
     cql_address: SocketAddr,
+    dynamo: DynamoServer,
     admin: AdminServer,
     stop: watch::Sender<bool>,
     accept_tasks: Vec<JoinHandle<()>>,
@@ -168,6 +172,24 @@ impl Node {
         let max_connections = config
             .native_transport_max_concurrent_connections
             .map(|n| n as usize);
+        let dynamo_address = config.dynamo_address();
+        let dynamo_listen_error = |source| NodeError::Listen {
+            what: "DynamoDB",
+            address: dynamo_address,
+            source,
+        };
+        let dynamo_listener = TcpListener::bind(dynamo_address)
+            .await
+            .map_err(dynamo_listen_error)?;
+        let endpoint = Endpoint::new(
+            coordinator.clone(),
+            DynamoConfig {
+                access_keys: AccessKeys::new(config.dynamo_access_keys.clone()),
+                ..DynamoConfig::default()
+            },
+        );
+        let dynamo = DynamoServer::start(dynamo_listener, Arc::new(endpoint))
+            .map_err(dynamo_listen_error)?;
         let admin_address = config.admin_address();
         let admin_listener =
             TcpListener::bind(admin_address)
@@ -195,6 +217,8 @@ impl Node {
         let accept = tokio::spawn(accept_cql(listener, cql.clone(), stopped, max_connections));
         info!(
             %cql_address,
+            dynamo_address = %dynamo.address(),
+            dynamo_auth = !config.dynamo_access_keys.is_empty(),
             admin_address = %admin.address(),
             host_id = %replica.host_id(),
             elapsed_ms = started.elapsed().as_millis() as u64,
@@ -205,6 +229,7 @@ impl Node {
             coordinator,
             cql,
             cql_address,
+            dynamo,
             admin,
             stop,
             accept_tasks: vec![accept],
@@ -214,6 +239,11 @@ impl Node {
     /// Where the CQL listener is (its port is the OS's choice when configured as 0).
     pub fn cql_address(&self) -> SocketAddr {
         self.cql_address
+    }
+
+    /// Where the DynamoDB API is (its port is the OS's choice when configured as 0).
+    pub fn dynamo_address(&self) -> SocketAddr {
+        self.dynamo.address()
     }
 
     /// Where the admin HTTP API is (its port is the OS's choice when configured as 0).
@@ -236,6 +266,8 @@ impl Node {
         for t in self.accept_tasks {
             let _ = t.await;
         }
+        // DynamoDB requests in flight finish; idle keep-alive connections close.
+        self.dynamo.shutdown(SHUTDOWN_GRACE).await;
         // Admin requests (a flush, a major compaction) end before the engine closes.
         self.admin.shutdown(SHUTDOWN_GRACE).await;
         // Connections finish what they are doing and close.

@@ -199,6 +199,10 @@ pub struct TableOptions {
     /// Uncompressed size of one SSTable data block (Cassandra's `chunk_length_in_kb`).
     pub chunk_length_bytes: u32,
     pub comment: String,
+    /// Opaque per-table metadata kept by front ends, by name (Cassandra's
+    /// `system_schema.tables.extensions`, where ScyllaDB's Alternator keeps a DynamoDB
+    /// table's tags). The engine ignores it; the replica persists it with the schema.
+    pub extensions: BTreeMap<String, Vec<u8>>,
 }
 
 impl Default for TableOptions {
@@ -210,6 +214,7 @@ impl Default for TableOptions {
             compression: Compression::default(),
             chunk_length_bytes: 16 * 1024,
             comment: String::new(),
+            extensions: BTreeMap::new(),
         }
     }
 }

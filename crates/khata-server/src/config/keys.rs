@@ -125,6 +125,22 @@ pub(crate) static KEYS: &[Key] = &[
         aliases: &[],
     },
     Key {
+        name: "dynamo_access_keys",
+        get: |c| {
+            Value::Mapping(
+                c.dynamo_access_keys
+                    .iter()
+                    .map(|(k, s)| (text(k.clone()), text(s.clone())))
+                    .collect(),
+            )
+        },
+        set: |c, x| {
+            c.dynamo_access_keys = v::access_keys(x)?;
+            Ok(())
+        },
+        aliases: &[],
+    },
+    Key {
         name: "storage_port",
         get: |c| number(c.storage_port),
         set: |c, x| {

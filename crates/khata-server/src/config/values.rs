@@ -6,6 +6,7 @@
 //! is the name "123"), a unit setting parses the scalar's text (`commitlog_sync_period: 10000`
 //! is refused for lacking a unit), an integer setting needs a YAML integer.
 
+use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
@@ -97,6 +98,27 @@ pub(crate) fn integer_in(value: &Value, min: i64, max: i64) -> Result<i64, Strin
 pub(crate) fn u32_in(value: &Value, min: u32, max: u32) -> Result<u32, String> {
     let n = integer_in(value, i64::from(min), i64::from(max))?;
     Ok(u32::try_from(n).expect("range checked"))
+}
+
+/// A mapping of access key ids to secret access keys (`{AKID: secret, ...}`); no value is
+/// an empty mapping.
+pub(crate) fn access_keys(value: &Value) -> Result<BTreeMap<String, String>, String> {
+    match value {
+        Value::Null => Ok(BTreeMap::new()),
+        Value::Tagged(tagged) => access_keys(&tagged.value),
+        Value::Mapping(m) => m
+            .iter()
+            .map(|(k, s)| {
+                let key = name(k).map_err(|e| format!("an access key id {e}"))?;
+                let secret = name(s).map_err(|e| format!("the secret of {key} {e}"))?;
+                Ok((key, secret))
+            })
+            .collect(),
+        other => Err(format!(
+            "expected a mapping of access key ids to secrets, found {}",
+            kind(other)
+        )),
+    }
 }
 
 /// A TCP port; 0 asks the OS for a free one (tests use it).

@@ -28,10 +28,15 @@ pub fn test_config(dir: &Path) -> Config {
 
 impl TestNode {
     pub async fn start() -> TestNode {
+        TestNode::start_with(|_| {}).await
+    }
+
+    /// A node with its test configuration changed by `change`.
+    pub async fn start_with(change: impl FnOnce(&mut Config)) -> TestNode {
         let dir = tempfile::tempdir().expect("temp dir");
-        let node = Node::start(&test_config(dir.path()))
-            .await
-            .expect("node starts");
+        let mut config = test_config(dir.path());
+        change(&mut config);
+        let node = Node::start(&config).await.expect("node starts");
         TestNode {
             node: Some(node),
             dir,
@@ -40,6 +45,10 @@ impl TestNode {
 
     pub fn cql_address(&self) -> SocketAddr {
         self.node.as_ref().expect("running").cql_address()
+    }
+
+    pub fn dynamo_address(&self) -> SocketAddr {
+        self.node.as_ref().expect("running").dynamo_address()
     }
 
     pub fn admin_address(&self) -> SocketAddr {

@@ -205,6 +205,7 @@ fn table_options_as_set() {
         compression: Compression::None,
         chunk_length_bytes: 16 * 1024,
         comment: "it's a test".into(),
+        extensions: Default::default(),
     };
     let text = create::table(&t, false);
     for line in [

@@ -1,0 +1,709 @@
+//! CreateTable, UpdateTable and DeleteTable: validation with DynamoDB's messages, then one
+//! schema change each through [`Coordinator::change_schema`](khata_coordinator::Coordinator).
+//!
+//! CreateTable makes the table's keyspace, then the table (whose `extensions` carry the
+//! DynamoDB metadata, [`crate::tables`]); if the second step fails the keyspace is dropped
+//! again. Two concurrent CreateTables of one name race on the keyspace: the loser gets
+//! `ResourceInUseException` as if it had come second. DeleteTable drops the keyspace.
+
+use serde_json::{Value, json};
+
+use super::describe::{iso8601_millis, table_description};
+use super::input::{self, Object, Violations};
+use super::{Operations, RequestInfo};
+use crate::error::{DynamoError, ErrorKind, Result};
+use crate::tables::{
+    self, ATTRS_COLUMN, AttributeDefinition, FORMAT_VERSION, IndexMeta, KeyElement, StreamMeta,
+    TableMeta, Throughput,
+};
+use khata_coordinator::CoordinatorError;
+use khata_coordinator::catalog::{ReplicaError, SchemaChange};
+
+/// DynamoDB's quotas on indexes per table.
+pub const MAX_GSIS: usize = 20;
+pub const MAX_LSIS: usize = 5;
+/// Tags per resource.
+pub const MAX_TAGS: usize = 50;
+
+const BILLING_MODES: &[&str] = &["PROVISIONED", "PAY_PER_REQUEST"];
+const STREAM_VIEW_TYPES: &[&str] = &["NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"];
+
+fn invalid(message: impl std::fmt::Display) -> DynamoError {
+    DynamoError::validation(format!(
+        "One or more parameter values were invalid: {message}"
+    ))
+}
+
+/// A `KeySchema` list: shape checks as violations at `path`.
+fn key_schema(
+    list: Option<Vec<&Object>>,
+    path: &str,
+    v: &mut Violations,
+) -> Result<Vec<KeyElement>> {
+    let Some(list) = list else {
+        v.null(path);
+        return Ok(Vec::new());
+    };
+    if list.is_empty() {
+        v.push("'[]'", path, "must have length greater than or equal to 1");
+    }
+    if list.len() > 2 {
+        v.push(
+            &format!("'{}'", list.len()),
+            path,
+            "must have length less than or equal to 2",
+        );
+    }
+    let mut out = Vec::new();
+    for (i, e) in list.iter().enumerate() {
+        let at = format!("{path}.{}.member", i + 1);
+        let name = input::string(e, "AttributeName")?;
+        let key_type = input::string(e, "KeyType")?;
+        match name {
+            None => v.null(&format!("{at}.attributeName")),
+            Some(n) if n.is_empty() || n.len() > 255 => v.push(
+                &format!("'{n}'"),
+                &format!("{at}.attributeName"),
+                "must have length between 1 and 255",
+            ),
+            _ => {}
+        }
+        match key_type {
+            None => v.null(&format!("{at}.keyType")),
+            Some(t) => v.one_of(t, &format!("{at}.keyType"), &["HASH", "RANGE"]),
+        }
+        out.push(KeyElement {
+            attribute_name: name.unwrap_or_default().to_string(),
+            key_type: key_type.unwrap_or_default().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// The semantic checks of a key schema (after its shape passed).
+fn check_key_order(keys: &[KeyElement], what: &str) -> Result<()> {
+    if keys.first().is_some_and(|k| k.key_type != "HASH") {
+        return Err(DynamoError::validation(format!(
+            "Invalid KeySchema: The first KeySchemaElement is not a HASH key type{what}"
+        )));
+    }
+    if keys.get(1).is_some_and(|k| k.key_type != "RANGE") {
+        return Err(DynamoError::validation(format!(
+            "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type{what}"
+        )));
+    }
+    if keys.len() == 2 && keys[0].attribute_name == keys[1].attribute_name {
+        return Err(DynamoError::validation(
+            "Both the Hash Key and the Range Key element in the KeySchema have the same name",
+        ));
+    }
+    Ok(())
+}
+
+fn throughput(obj: Option<&Object>, path: &str, v: &mut Violations) -> Result<Option<Throughput>> {
+    let Some(obj) = obj else {
+        return Ok(None);
+    };
+    let read = input::integer(obj, "ReadCapacityUnits")?;
+    let write = input::integer(obj, "WriteCapacityUnits")?;
+    for (value, member) in [(read, "readCapacityUnits"), (write, "writeCapacityUnits")] {
+        match value {
+            None => v.null(&format!("{path}.{member}")),
+            Some(n) if n < 1 => v.push(
+                &format!("'{n}'"),
+                &format!("{path}.{member}"),
+                "must have value greater than or equal to 1",
+            ),
+            _ => {}
+        }
+    }
+    Ok(Some(Throughput {
+        read_capacity_units: read.unwrap_or(0),
+        write_capacity_units: write.unwrap_or(0),
+    }))
+}
+
+fn projection(obj: Option<&Object>, path: &str, v: &mut Violations) -> Result<Value> {
+    let Some(obj) = obj else {
+        v.null(path);
+        return Ok(Value::Null);
+    };
+    let kind = input::string(obj, "ProjectionType")?;
+    let non_key = input::string_list(obj, "NonKeyAttributes")?;
+    if let Some(k) = kind {
+        v.one_of(
+            k,
+            &format!("{path}.projectionType"),
+            &["ALL", "KEYS_ONLY", "INCLUDE"],
+        );
+    }
+    if !v.is_empty() {
+        return Ok(Value::Null);
+    }
+    match (kind, &non_key) {
+        (Some("INCLUDE"), None) => {
+            return Err(invalid(
+                "ProjectionType is INCLUDE, but NonKeyAttributes is not specified",
+            ));
+        }
+        (Some(k @ ("ALL" | "KEYS_ONLY")), Some(_)) | (Some(k @ ("ALL" | "KEYS_ONLY")), None)
+            if non_key.is_some() =>
+        {
+            return Err(invalid(format!(
+                "ProjectionType is {k}, but NonKeyAttributes is specified"
+            )));
+        }
+        (None, _) => return Err(invalid("Unknown ProjectionType: null")),
+        _ => {}
+    }
+    let mut out = json!({ "ProjectionType": kind });
+    if let Some(attrs) = non_key {
+        out["NonKeyAttributes"] = json!(attrs);
+    }
+    Ok(out)
+}
+
+/// One `GlobalSecondaryIndexes` or `LocalSecondaryIndexes` member.
+fn index(obj: &Object, path: &str, v: &mut Violations) -> Result<IndexMeta> {
+    let name = input::string(obj, "IndexName")?;
+    v.name(name, &format!("{path}.indexName"));
+    let keys = key_schema(
+        input::object_list(obj, "KeySchema")?,
+        &format!("{path}.keySchema"),
+        v,
+    )?;
+    let projection = projection(
+        input::object(obj, "Projection")?,
+        &format!("{path}.projection"),
+        v,
+    )?;
+    let provisioned = throughput(
+        input::object(obj, "ProvisionedThroughput")?,
+        &format!("{path}.provisionedThroughput"),
+        v,
+    )?;
+    Ok(IndexMeta {
+        index_name: name.unwrap_or_default().to_string(),
+        key_schema: keys,
+        projection,
+        provisioned_throughput: provisioned,
+    })
+}
+
+fn stream(obj: Option<&Object>, now_micros: i64) -> Result<Option<StreamMeta>> {
+    let Some(obj) = obj else {
+        return Ok(None);
+    };
+    let enabled = input::boolean(obj, "StreamEnabled")?;
+    let view = input::string(obj, "StreamViewType")?;
+    let mut v = Violations::default();
+    if let Some(view) = view {
+        v.one_of(
+            view,
+            "streamSpecification.streamViewType",
+            STREAM_VIEW_TYPES,
+        );
+    }
+    v.finish()?;
+    match (enabled, view) {
+        (None, _) => Err(DynamoError::validation(
+            "StreamSpecification: StreamEnabled is required",
+        )),
+        (Some(true), None) => Err(invalid(
+            "You must specify a StreamViewType when enabling a stream",
+        )),
+        (Some(true), Some(view)) => Ok(Some(StreamMeta {
+            enabled: true,
+            view_type: view.to_string(),
+            label: iso8601_millis(now_micros),
+        })),
+        (Some(false), Some(_)) => Err(invalid(
+            "You cannot modify StreamViewType when disabling a stream",
+        )),
+        (Some(false), None) => Ok(None),
+    }
+}
+
+/// Tags of a request (`Tags: [{Key, Value}]`), checked.
+pub fn parse_tags(list: Option<Vec<&Object>>, path: &str) -> Result<Vec<(String, String)>> {
+    let mut v = Violations::default();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (i, t) in list.unwrap_or_default().iter().enumerate() {
+        let at = format!("{path}.{}.member", i + 1);
+        let key = input::string(t, "Key")?;
+        let value = input::string(t, "Value")?;
+        match key {
+            None => v.null(&format!("{at}.key")),
+            Some(k) if k.is_empty() || k.chars().count() > 128 => v.push(
+                &format!("'{k}'"),
+                &format!("{at}.key"),
+                "must have length between 1 and 128",
+            ),
+            _ => {}
+        }
+        match value {
+            None => v.null(&format!("{at}.value")),
+            Some(x) if x.chars().count() > 256 => v.push(
+                &format!("'{x}'"),
+                &format!("{at}.value"),
+                "must have length less than or equal to 256",
+            ),
+            _ => {}
+        }
+        if let (Some(k), Some(x)) = (key, value) {
+            out.retain(|(ek, _)| ek != k);
+            out.push((k.to_string(), x.to_string()));
+        }
+    }
+    v.finish()?;
+    Ok(out)
+}
+
+/// The key attributes of `keys` must be defined; returns the defined type of each.
+fn check_defined(keys: &[KeyElement], defs: &[AttributeDefinition]) -> Result<()> {
+    let missing: Vec<&str> = keys
+        .iter()
+        .filter(|k| !defs.iter().any(|d| d.attribute_name == k.attribute_name))
+        .map(|k| k.attribute_name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        let names: Vec<&str> = defs.iter().map(|d| d.attribute_name.as_str()).collect();
+        let keys: Vec<&str> = keys.iter().map(|k| k.attribute_name.as_str()).collect();
+        return Err(invalid(format!(
+            "Some index key attributes are not defined in AttributeDefinitions. Keys: [{}], AttributeDefinitions: [{}]",
+            keys.join(", "),
+            names.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Everything CreateTable checks, in DynamoDB's order: shapes (all violations together), then
+/// the meaning.
+fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
+    let mut v = Violations::default();
+    let name = input::string(body, "TableName")?;
+    v.name(name, "tableName");
+    let keys = key_schema(input::object_list(body, "KeySchema")?, "keySchema", &mut v)?;
+    let mut defs = Vec::new();
+    match input::object_list(body, "AttributeDefinitions")? {
+        None => v.null("attributeDefinitions"),
+        Some(list) => {
+            for (i, d) in list.iter().enumerate() {
+                let at = format!("attributeDefinitions.{}.member", i + 1);
+                let n = input::string(d, "AttributeName")?;
+                let t = input::string(d, "AttributeType")?;
+                if n.is_none() {
+                    v.null(&format!("{at}.attributeName"));
+                }
+                match t {
+                    None => v.null(&format!("{at}.attributeType")),
+                    Some(t) => v.one_of(t, &format!("{at}.attributeType"), &["B", "N", "S"]),
+                }
+                defs.push(AttributeDefinition {
+                    attribute_name: n.unwrap_or_default().to_string(),
+                    attribute_type: t.unwrap_or_default().to_string(),
+                });
+            }
+        }
+    }
+    let billing = input::string(body, "BillingMode")?;
+    if let Some(b) = billing {
+        v.one_of(b, "billingMode", BILLING_MODES);
+    }
+    let provisioned = throughput(
+        input::object(body, "ProvisionedThroughput")?,
+        "provisionedThroughput",
+        &mut v,
+    )?;
+    let mut gsis = Vec::new();
+    for (i, g) in input::object_list(body, "GlobalSecondaryIndexes")?
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        gsis.push(index(
+            g,
+            &format!("globalSecondaryIndexes.{}.member", i + 1),
+            &mut v,
+        )?);
+    }
+    let mut lsis = Vec::new();
+    for (i, l) in input::object_list(body, "LocalSecondaryIndexes")?
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        lsis.push(index(
+            l,
+            &format!("localSecondaryIndexes.{}.member", i + 1),
+            &mut v,
+        )?);
+    }
+    let tags = input::object_list(body, "Tags")?;
+    let stream_spec = input::object(body, "StreamSpecification")?;
+    let deletion_protection = input::boolean(body, "DeletionProtectionEnabled")?.unwrap_or(false);
+    v.finish()?;
+    let name = name.unwrap_or_default();
+
+    check_key_order(&keys, "")?;
+    for (i, a) in defs.iter().enumerate() {
+        if defs[..i]
+            .iter()
+            .any(|b| b.attribute_name == a.attribute_name)
+        {
+            return Err(invalid("Duplicate AttributeName in AttributeDefinitions"));
+        }
+    }
+    check_defined(&keys, &defs)?;
+    for k in &keys {
+        if k.attribute_name == ATTRS_COLUMN {
+            return Err(invalid(format!(
+                "the key attribute name {ATTRS_COLUMN} is reserved by khata"
+            )));
+        }
+    }
+    let billing = billing.unwrap_or("PROVISIONED");
+    let throughput = match (billing, provisioned) {
+        ("PROVISIONED", Some(t)) => t,
+        ("PROVISIONED", None) => {
+            return Err(invalid(
+                "ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED",
+            ));
+        }
+        (_, Some(_)) => {
+            return Err(invalid(
+                "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
+            ));
+        }
+        (_, None) => Throughput {
+            read_capacity_units: 0,
+            write_capacity_units: 0,
+        },
+    };
+    if gsis.len() > MAX_GSIS {
+        return Err(DynamoError::new(
+            ErrorKind::LimitExceeded,
+            format!("GSI count exceeds the maximum of {MAX_GSIS}"),
+        ));
+    }
+    if lsis.len() > MAX_LSIS {
+        return Err(invalid(format!(
+            "Table has {} local secondary indexes, the maximum is {MAX_LSIS}",
+            lsis.len()
+        )));
+    }
+    let mut index_names: Vec<&str> = Vec::new();
+    for i in gsis.iter().chain(&lsis) {
+        if index_names.contains(&i.index_name.as_str()) {
+            return Err(invalid(format!("Duplicate index name: {}", i.index_name)));
+        }
+        index_names.push(&i.index_name);
+        check_key_order(&i.key_schema, &format!(" for index {}", i.index_name))?;
+        check_defined(&i.key_schema, &defs)?;
+    }
+    for g in &mut gsis {
+        match (billing, g.provisioned_throughput) {
+            ("PROVISIONED", None) => {
+                return Err(invalid(format!(
+                    "ProvisionedThroughput must be specified for index: {}",
+                    g.index_name
+                )));
+            }
+            ("PAY_PER_REQUEST", Some(_)) => {
+                return Err(invalid(format!(
+                    "ProvisionedThroughput should not be specified for index: {} when BillingMode is PAY_PER_REQUEST",
+                    g.index_name
+                )));
+            }
+            _ => {}
+        }
+    }
+    let table_hash = keys
+        .first()
+        .map(|k| k.attribute_name.clone())
+        .unwrap_or_default();
+    if !lsis.is_empty() && keys.len() < 2 {
+        return Err(invalid(
+            "Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex",
+        ));
+    }
+    for l in &lsis {
+        if l.key_schema.len() != 2 {
+            return Err(invalid(format!(
+                "Index KeySchema does not have a range key for index: {}",
+                l.index_name
+            )));
+        }
+        if l.key_schema[0].attribute_name != table_hash {
+            return Err(invalid(format!(
+                "Index KeySchema does not have the same leading hash key as table KeySchema for index: {}. index hash key: {}, table hash key: {}",
+                l.index_name, l.key_schema[0].attribute_name, table_hash
+            )));
+        }
+    }
+    // Every definition must be a key of the table or of an index.
+    let used = |d: &AttributeDefinition| {
+        keys.iter()
+            .chain(gsis.iter().chain(&lsis).flat_map(|i| &i.key_schema))
+            .any(|k| k.attribute_name == d.attribute_name)
+    };
+    if !defs.iter().all(used) {
+        return Err(invalid(
+            "Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions",
+        ));
+    }
+    let tags = parse_tags(tags, "tags")?;
+    if tags.len() > MAX_TAGS {
+        return Err(invalid(format!(
+            "The number of tags exceeds the limit of {MAX_TAGS}"
+        )));
+    }
+    let stream = stream(stream_spec, now_micros)?;
+    Ok(TableMeta {
+        format_version: FORMAT_VERSION,
+        table_name: name.to_string(),
+        key_schema: keys,
+        attribute_definitions: defs,
+        global_secondary_indexes: gsis,
+        local_secondary_indexes: lsis,
+        billing_mode: billing.to_string(),
+        provisioned_throughput: throughput,
+        pay_per_request_since_micros: (billing == "PAY_PER_REQUEST").then_some(now_micros),
+        stream,
+        ttl: None,
+        tags,
+        deletion_protection,
+        creation_micros: now_micros,
+    })
+}
+
+fn in_use(name: &str) -> DynamoError {
+    DynamoError::new(
+        ErrorKind::ResourceInUse,
+        format!("Table already exists: {name}"),
+    )
+}
+
+fn is_already_exists(e: &CoordinatorError) -> bool {
+    matches!(
+        e,
+        CoordinatorError::Schema(ReplicaError::AlreadyExists { .. })
+    )
+}
+
+fn is_not_found(e: &CoordinatorError) -> bool {
+    matches!(e, CoordinatorError::Schema(ReplicaError::NotFound(_)))
+}
+
+pub async fn create_table(ops: &Operations, body: &Object, request: &RequestInfo) -> Result<Value> {
+    let coordinator = &ops.coordinator;
+    let meta = parse_create(body, coordinator.timestamp())?;
+    let name = meta.table_name.clone();
+    let _guard = ops.schema_lock.lock().await;
+    if coordinator
+        .schema()
+        .keyspace(&tables::keyspace_name(&name))
+        .is_some()
+    {
+        return Err(in_use(&name));
+    }
+    match coordinator
+        .change_schema(SchemaChange::CreateKeyspace(tables::keyspace_def(&name)))
+        .await
+    {
+        Ok(_) => {}
+        Err(e) if is_already_exists(&e) => return Err(in_use(&name)),
+        Err(e) => return Err(e.into()),
+    }
+    let id = coordinator.random_uuid();
+    let schema = tables::table_schema(&meta, id);
+    if let Err(e) = coordinator
+        .change_schema(SchemaChange::CreateTable(schema))
+        .await
+    {
+        // Leave nothing half made.
+        let _ = coordinator
+            .change_schema(SchemaChange::DropKeyspace(tables::keyspace_name(&name)))
+            .await;
+        return Err(if is_already_exists(&e) {
+            in_use(&name)
+        } else {
+            e.into()
+        });
+    }
+    Ok(json!({
+        "TableDescription": table_description(&meta, id, &request.region, "ACTIVE")
+    }))
+}
+
+pub async fn delete_table(ops: &Operations, body: &Object, request: &RequestInfo) -> Result<Value> {
+    let name = input::table_name(body)?;
+    let _guard = ops.schema_lock.lock().await;
+    let table = ops.table(name)?;
+    if table.meta.deletion_protection {
+        return Err(DynamoError::validation(
+            "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.",
+        ));
+    }
+    match ops
+        .coordinator
+        .change_schema(SchemaChange::DropKeyspace(tables::keyspace_name(name)))
+        .await
+    {
+        Ok(_) => {}
+        Err(e) if is_not_found(&e) => return Err(DynamoError::table_not_found(name)),
+        Err(e) => return Err(e.into()),
+    }
+    Ok(json!({
+        "TableDescription": table_description(&table.meta, table.schema.def.id, &request.region, "DELETING")
+    }))
+}
+
+/// UpdateTable: billing mode, throughput, streams, deletion protection. Index changes wait
+/// for secondary indexes.
+pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo) -> Result<Value> {
+    let name = input::table_name(body)?;
+    let mut v = Violations::default();
+    let billing = input::string(body, "BillingMode")?;
+    if let Some(b) = billing {
+        v.one_of(b, "billingMode", BILLING_MODES);
+    }
+    let provisioned = throughput(
+        input::object(body, "ProvisionedThroughput")?,
+        "provisionedThroughput",
+        &mut v,
+    )?;
+    let stream_spec = input::object(body, "StreamSpecification")?;
+    let protection = input::boolean(body, "DeletionProtectionEnabled")?;
+    let index_updates = input::list(body, "GlobalSecondaryIndexUpdates")?;
+    let _ = input::object_list(body, "AttributeDefinitions")?;
+    v.finish()?;
+    let _guard = ops.schema_lock.lock().await;
+    let table = ops.table(name)?;
+    if index_updates.is_some_and(|u| !u.is_empty()) {
+        return Err(DynamoError::not_supported(
+            "UpdateTable with GlobalSecondaryIndexUpdates",
+        ));
+    }
+    if billing.is_none() && provisioned.is_none() && stream_spec.is_none() && protection.is_none() {
+        return Err(DynamoError::validation(
+            "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required",
+        ));
+    }
+    let now = ops.coordinator.timestamp();
+    let mut meta = table.meta.clone();
+    let billing = billing.unwrap_or(&table.meta.billing_mode).to_string();
+    match (billing.as_str(), provisioned) {
+        ("PAY_PER_REQUEST", Some(_)) => {
+            return Err(invalid(
+                "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
+            ));
+        }
+        ("PROVISIONED", Some(t)) => meta.provisioned_throughput = t,
+        ("PROVISIONED", None) if table.meta.billing_mode != "PROVISIONED" => {
+            return Err(invalid(
+                "ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED",
+            ));
+        }
+        ("PAY_PER_REQUEST", None) => {
+            meta.provisioned_throughput = Throughput {
+                read_capacity_units: 0,
+                write_capacity_units: 0,
+            };
+            if table.meta.billing_mode != "PAY_PER_REQUEST" {
+                meta.pay_per_request_since_micros = Some(now);
+            }
+        }
+        _ => {}
+    }
+    meta.billing_mode = billing;
+    if let Some(spec) = stream_spec {
+        let enabled_now = table.meta.stream.as_ref().is_some_and(|s| s.enabled);
+        match stream(Some(spec), now)? {
+            Some(_) if enabled_now => {
+                return Err(DynamoError::validation(format!(
+                    "Table already has an enabled stream: TableName: {name}"
+                )));
+            }
+            Some(s) => meta.stream = Some(s),
+            None if !enabled_now => {
+                return Err(DynamoError::validation(format!(
+                    "Table already has no enabled stream: TableName: {name}"
+                )));
+            }
+            None => {
+                if let Some(s) = meta.stream.as_mut() {
+                    s.enabled = false;
+                }
+            }
+        }
+    }
+    if let Some(p) = protection {
+        meta.deletion_protection = p;
+    }
+    ops.alter_meta(&table, &meta).await?;
+    Ok(json!({
+        "TableDescription": table_description(&meta, table.schema.def.id, &request.region, "ACTIVE")
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn create(body: &str) -> Result<TableMeta> {
+        parse_create(&serde_json::from_str(body).unwrap(), 1_000_000)
+    }
+
+    #[test]
+    fn key_schemas_are_checked() {
+        let ok = create(
+            r#"{"TableName":"t12","BillingMode":"PAY_PER_REQUEST",
+                "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],
+                "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(ok.hash_key(), Some("pk"));
+        let e = create(
+            r#"{"TableName":"t12","BillingMode":"PAY_PER_REQUEST",
+                "KeySchema":[{"AttributeName":"pk","KeyType":"RANGE"}],
+                "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message.unwrap(),
+            "Invalid KeySchema: The first KeySchemaElement is not a HASH key type"
+        );
+        let e = create(
+            r#"{"TableName":"t12","BillingMode":"PAY_PER_REQUEST",
+                "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],
+                "AttributeDefinitions":[{"AttributeName":"x","AttributeType":"S"}]}"#,
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .unwrap()
+                .contains("Some index key attributes are not defined")
+        );
+        let e = create(r#"{"TableName":"t"}"#).unwrap_err();
+        assert_eq!(
+            e.message.unwrap(),
+            "3 validation errors detected: Value 't' at 'tableName' failed to satisfy \
+             constraint: Member must have length greater than or equal to 3; Value null at \
+             'keySchema' failed to satisfy constraint: Member must not be null; Value null at \
+             'attributeDefinitions' failed to satisfy constraint: Member must not be null"
+        );
+        let e = create(
+            r#"{"TableName":"t12",
+                "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],
+                "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}]}"#,
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .unwrap()
+                .contains("must both be specified when BillingMode is PROVISIONED")
+        );
+    }
+}

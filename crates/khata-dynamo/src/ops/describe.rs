@@ -1,0 +1,205 @@
+//! DescribeTable, ListTables, DescribeLimits, DescribeEndpoints, and the `TableDescription`
+//! that CreateTable, UpdateTable and DeleteTable answer too.
+//!
+//! Tables are created and altered synchronously, so a table is `ACTIVE` as soon as it exists
+//! (as in DynamoDB Local and Alternator) and its indexes too; `ItemCount`, `TableSizeBytes`
+//! and their index counterparts are estimates DynamoDB refreshes every six hours, and are 0
+//! until khata keeps them.
+
+use serde_json::{Value, json};
+
+use super::input::{self, Object, Violations};
+use super::{Operations, RequestInfo, table_arn};
+use crate::error::Result;
+use crate::tables::{IndexMeta, TableMeta};
+
+/// ListTables' page size bounds.
+pub const LIST_TABLES_MAX_LIMIT: i64 = 100;
+
+/// Seconds since the epoch with a fraction, as DynamoDB's JSON dates are.
+pub fn epoch_seconds(micros: i64) -> f64 {
+    micros as f64 / 1e6
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmm` (UTC): stream labels.
+pub fn iso8601_millis(micros: i64) -> String {
+    let secs = micros.div_euclid(1_000_000);
+    let millis = micros.rem_euclid(1_000_000) / 1000;
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn index_description(
+    index: &IndexMeta,
+    arn: &str,
+    global: bool,
+    billing_provisioned: bool,
+) -> Value {
+    let mut d = json!({
+        "IndexName": index.index_name,
+        "KeySchema": index.key_schema,
+        "Projection": index.projection,
+        "IndexSizeBytes": 0,
+        "ItemCount": 0,
+        "IndexArn": format!("{arn}/index/{}", index.index_name),
+    });
+    if global {
+        d["IndexStatus"] = json!("ACTIVE");
+        let t = index.provisioned_throughput.filter(|_| billing_provisioned);
+        d["ProvisionedThroughput"] = json!({
+            "NumberOfDecreasesToday": 0,
+            "ReadCapacityUnits": t.map_or(0, |t| t.read_capacity_units),
+            "WriteCapacityUnits": t.map_or(0, |t| t.write_capacity_units),
+        });
+    }
+    d
+}
+
+/// A `TableDescription` with the given status.
+pub fn table_description(meta: &TableMeta, id: uuid::Uuid, region: &str, status: &str) -> Value {
+    let arn = table_arn(region, &meta.table_name);
+    let provisioned = meta.billing_mode == "PROVISIONED";
+    let mut d = json!({
+        "TableName": meta.table_name,
+        "TableStatus": status,
+        "TableId": id.to_string(),
+        "TableArn": arn,
+        "KeySchema": meta.key_schema,
+        "AttributeDefinitions": meta.attribute_definitions,
+        "CreationDateTime": epoch_seconds(meta.creation_micros),
+        "ItemCount": 0,
+        "TableSizeBytes": 0,
+        "ProvisionedThroughput": {
+            "NumberOfDecreasesToday": 0,
+            "ReadCapacityUnits": meta.provisioned_throughput.read_capacity_units,
+            "WriteCapacityUnits": meta.provisioned_throughput.write_capacity_units,
+        },
+        "DeletionProtectionEnabled": meta.deletion_protection,
+    });
+    let mut billing = json!({ "BillingMode": meta.billing_mode });
+    if let Some(since) = meta.pay_per_request_since_micros.filter(|_| !provisioned) {
+        billing["LastUpdateToPayPerRequestDateTime"] = json!(epoch_seconds(since));
+    }
+    d["BillingModeSummary"] = billing;
+    if !meta.local_secondary_indexes.is_empty() {
+        d["LocalSecondaryIndexes"] = meta
+            .local_secondary_indexes
+            .iter()
+            .map(|i| index_description(i, &arn, false, provisioned))
+            .collect();
+    }
+    if !meta.global_secondary_indexes.is_empty() {
+        d["GlobalSecondaryIndexes"] = meta
+            .global_secondary_indexes
+            .iter()
+            .map(|i| index_description(i, &arn, true, provisioned))
+            .collect();
+    }
+    if let Some(stream) = &meta.stream {
+        if stream.enabled {
+            d["StreamSpecification"] = json!({
+                "StreamEnabled": true,
+                "StreamViewType": stream.view_type,
+            });
+        }
+        d["LatestStreamLabel"] = json!(stream.label);
+        d["LatestStreamArn"] = json!(format!("{arn}/stream/{}", stream.label));
+    }
+    d
+}
+
+pub fn describe_table(ops: &Operations, body: &Object, request: &RequestInfo) -> Result<Value> {
+    let name = input::table_name(body)?;
+    let table = ops.table(name)?;
+    Ok(json!({
+        "Table": table_description(&table.meta, table.schema.def.id, &request.region, "ACTIVE")
+    }))
+}
+
+pub fn list_tables(ops: &Operations, body: &Object) -> Result<Value> {
+    let start = input::string(body, "ExclusiveStartTableName")?;
+    let limit = input::integer(body, "Limit")?;
+    let mut v = Violations::default();
+    if let Some(start) = start {
+        v.name(Some(start), "exclusiveStartTableName");
+    }
+    if let Some(limit) = limit {
+        if limit < 1 {
+            v.push(
+                &format!("'{limit}'"),
+                "limit",
+                "must have value greater than or equal to 1",
+            );
+        }
+        if limit > LIST_TABLES_MAX_LIMIT {
+            v.push(
+                &format!("'{limit}'"),
+                "limit",
+                "must have value less than or equal to 100",
+            );
+        }
+    }
+    v.finish()?;
+    let limit = limit.unwrap_or(LIST_TABLES_MAX_LIMIT) as usize;
+    let names = crate::tables::names(&ops.coordinator.schema());
+    let after: Vec<String> = names
+        .into_iter()
+        .filter(|n| start.is_none_or(|s| n.as_str() > s))
+        .collect();
+    let page: Vec<&String> = after.iter().take(limit).collect();
+    let mut out = json!({ "TableNames": page });
+    if after.len() > limit
+        && let Some(last) = page.last()
+    {
+        out["LastEvaluatedTableName"] = json!(last);
+    }
+    Ok(out)
+}
+
+/// DynamoDB's default account and table quotas (khata enforces none of them).
+pub fn describe_limits() -> Value {
+    json!({
+        "AccountMaxReadCapacityUnits": 80000,
+        "AccountMaxWriteCapacityUnits": 80000,
+        "TableMaxReadCapacityUnits": 40000,
+        "TableMaxWriteCapacityUnits": 40000,
+    })
+}
+
+/// This endpoint itself, cached for a day as DynamoDB says.
+pub fn describe_endpoints(request: &RequestInfo) -> Value {
+    json!({
+        "Endpoints": [{ "Address": request.host, "CachePeriodInMinutes": 1440 }]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_utc() {
+        assert_eq!(iso8601_millis(0), "1970-01-01T00:00:00.000");
+        assert_eq!(
+            iso8601_millis(1_709_251_199_999_000),
+            "2024-02-29T23:59:59.999"
+        );
+        assert_eq!(epoch_seconds(1_500_000), 1.5);
+    }
+}

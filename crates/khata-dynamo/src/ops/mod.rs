@@ -1,0 +1,253 @@
+//! DynamoDB's operations: the dispatcher from an operation name to its handler.
+//!
+//! Each handler takes the request's JSON object and answers a JSON object or a
+//! [`DynamoError`]; the endpoint ([`crate::http`]) does the HTTP. Handlers reach data and
+//! schema only through the [`Coordinator`].
+//!
+//! - control plane ([`control`], [`describe`], [`tags`], [`ttl`]): CreateTable, DescribeTable,
+//!   ListTables, UpdateTable, DeleteTable, TagResource, UntagResource, ListTagsOfResource,
+//!   UpdateTimeToLive, DescribeTimeToLive, DescribeLimits, DescribeEndpoints;
+//! - items ([`crate::item_ops`]): PutItem, GetItem, UpdateItem, DeleteItem, Query, Scan; the
+//!   other item operations (batches, transactions, PartiQL) answer a `ValidationException`
+//!   saying they are not implemented yet;
+//! - the Streams API (`DynamoDBStreams_20120810.*`) answers `UnknownOperationException` for
+//!   every operation until streams exist.
+
+pub mod control;
+pub mod describe;
+pub mod input;
+pub mod tags;
+pub mod ttl;
+
+use std::sync::Arc;
+
+use khata_coordinator::Coordinator;
+use serde_json::Value;
+
+use crate::error::{DynamoError, ErrorKind, Result};
+use input::Object;
+
+/// The account id in ARNs: a single node has no accounts.
+pub const ACCOUNT_ID: &str = "000000000000";
+
+/// The region when a request does not say (it says in its SigV4 credential scope).
+pub const DEFAULT_REGION: &str = "us-east-1";
+
+/// What the handlers share: the coordinator and the node's DynamoDB settings.
+#[derive(Debug)]
+pub struct Operations {
+    pub coordinator: Arc<Coordinator>,
+    /// Serializes this node's read-modify-writes of table metadata (create, delete, update,
+    /// tags, TTL), so two changes to one table do not lose each other.
+    pub(crate) schema_lock: tokio::sync::Mutex<()>,
+}
+
+/// What a handler knows about the request besides its body.
+#[derive(Clone, Debug)]
+pub struct RequestInfo {
+    /// From the SigV4 credential scope, else [`DEFAULT_REGION`]: it goes into ARNs.
+    pub region: String,
+    /// The `Host` header (DescribeEndpoints answers it).
+    pub host: String,
+}
+
+/// The control-plane operations this build implements.
+const CONTROL_PLANE: &[&str] = &[
+    "CreateTable",
+    "DescribeTable",
+    "ListTables",
+    "UpdateTable",
+    "DeleteTable",
+    "TagResource",
+    "UntagResource",
+    "ListTagsOfResource",
+    "UpdateTimeToLive",
+    "DescribeTimeToLive",
+    "DescribeLimits",
+    "DescribeEndpoints",
+];
+
+/// The item operations this build implements.
+const ITEMS: &[&str] = &[
+    "PutItem",
+    "GetItem",
+    "UpdateItem",
+    "DeleteItem",
+    "Query",
+    "Scan",
+];
+
+/// The rest of DynamoDB_20120810's operations: known, not implemented yet.
+const NOT_YET: &[&str] = &[
+    "BatchGetItem",
+    "BatchWriteItem",
+    "TransactWriteItems",
+    "TransactGetItems",
+    "ExecuteStatement",
+    "BatchExecuteStatement",
+    "ExecuteTransaction",
+    "CreateBackup",
+    "DeleteBackup",
+    "DescribeBackup",
+    "ListBackups",
+    "RestoreTableFromBackup",
+    "RestoreTableToPointInTime",
+    "DescribeContinuousBackups",
+    "UpdateContinuousBackups",
+    "CreateGlobalTable",
+    "DescribeGlobalTable",
+    "ListGlobalTables",
+    "UpdateGlobalTable",
+    "DescribeContributorInsights",
+    "ListContributorInsights",
+    "UpdateContributorInsights",
+    "DescribeTableReplicaAutoScaling",
+    "UpdateTableReplicaAutoScaling",
+    "DescribeKinesisStreamingDestination",
+    "EnableKinesisStreamingDestination",
+    "DisableKinesisStreamingDestination",
+    "ExportTableToPointInTime",
+    "DescribeExport",
+    "ListExports",
+    "ImportTable",
+    "DescribeImport",
+    "ListImports",
+    "GetResourcePolicy",
+    "PutResourcePolicy",
+    "DeleteResourcePolicy",
+];
+
+/// Whether `operation` is one of DynamoDB_20120810's.
+pub fn is_known(operation: &str) -> bool {
+    CONTROL_PLANE.contains(&operation) || ITEMS.contains(&operation) || NOT_YET.contains(&operation)
+}
+
+impl Operations {
+    pub fn new(coordinator: Arc<Coordinator>) -> Self {
+        Operations {
+            coordinator,
+            schema_lock: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// Run `operation` (a name [`is_known`] accepts; others are `UnknownOperationException`).
+    pub async fn dispatch(
+        &self,
+        operation: &str,
+        body: Object,
+        request: &RequestInfo,
+    ) -> Result<Value> {
+        match operation {
+            "CreateTable" => control::create_table(self, &body, request).await,
+            "DeleteTable" => control::delete_table(self, &body, request).await,
+            "UpdateTable" => control::update_table(self, &body, request).await,
+            "DescribeTable" => describe::describe_table(self, &body, request),
+            "ListTables" => describe::list_tables(self, &body),
+            "DescribeLimits" => Ok(describe::describe_limits()),
+            "DescribeEndpoints" => Ok(describe::describe_endpoints(request)),
+            "TagResource" => tags::tag_resource(self, &body).await,
+            "UntagResource" => tags::untag_resource(self, &body).await,
+            "ListTagsOfResource" => tags::list_tags(self, &body),
+            "UpdateTimeToLive" => ttl::update_ttl(self, &body).await,
+            "DescribeTimeToLive" => ttl::describe_ttl(self, &body),
+            op if ITEMS.contains(&op) => self.item_operation(op, &body).await,
+            op if NOT_YET.contains(&op) => {
+                Err(DynamoError::not_supported(&format!("operation {op}")))
+            }
+            _ => Err(DynamoError::bare(ErrorKind::UnknownOperation)),
+        }
+    }
+
+    /// An item operation on the table its `TableName` names.
+    async fn item_operation(&self, operation: &str, body: &Object) -> Result<Value> {
+        let name = match body.get("TableName") {
+            Some(Value::String(n)) => n.as_str(),
+            None | Some(Value::Null) => {
+                return Err(DynamoError::validation(
+                    "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null",
+                ));
+            }
+            Some(_) => {
+                return Err(DynamoError::serialization(
+                    "Unexpected value type in payload for TableName",
+                ));
+            }
+        };
+        let table = self.table(name)?;
+        let layout = item_layout(&table)?;
+        let c = &self.coordinator;
+        let result = match operation {
+            "PutItem" => crate::item_ops::put_item(c, &layout, body).await,
+            "GetItem" => crate::item_ops::get_item(c, &layout, body).await,
+            "UpdateItem" => crate::item_ops::update_item(c, &layout, body).await,
+            "DeleteItem" => crate::item_ops::delete_item(c, &layout, body).await,
+            "Query" => crate::item_ops::query(c, &layout, body).await,
+            "Scan" => crate::item_ops::scan(c, &layout, body).await,
+            _ => return Err(DynamoError::bare(ErrorKind::UnknownOperation)),
+        };
+        result.map_err(DynamoError::from)
+    }
+
+    /// The Streams API (`DynamoDBStreams_20120810.*`): none of it yet.
+    pub async fn dispatch_streams(&self, _operation: &str, _body: Object) -> Result<Value> {
+        Err(DynamoError::bare(ErrorKind::UnknownOperation))
+    }
+
+    /// Replace a table's metadata (one `AlterTable` schema change).
+    pub(crate) async fn alter_meta(
+        &self,
+        table: &crate::tables::Table,
+        meta: &crate::tables::TableMeta,
+    ) -> Result<()> {
+        self.coordinator
+            .change_schema(khata_coordinator::catalog::SchemaChange::AlterTable(
+                crate::tables::with_meta(&table.schema, meta),
+            ))
+            .await?;
+        Ok(())
+    }
+
+    /// The DynamoDB table `name`, or `ResourceNotFoundException`.
+    pub(crate) fn table(&self, name: &str) -> Result<crate::tables::Table> {
+        match crate::tables::find(&self.coordinator.schema(), name) {
+            Ok(Some(t)) => Ok(t),
+            Ok(None) => Err(DynamoError::table_not_found(name)),
+            Err(e) => Err(DynamoError::internal(e)),
+        }
+    }
+}
+
+/// `arn:aws:dynamodb:<region>:000000000000:table/<name>`.
+pub fn table_arn(region: &str, name: &str) -> String {
+    format!("arn:aws:dynamodb:{region}:{ACCOUNT_ID}:table/{name}")
+}
+
+/// How a table's items are stored, from its metadata.
+fn item_layout(table: &crate::tables::Table) -> Result<crate::items::ItemLayout> {
+    use crate::value::KeyType;
+    let key_type = |name: &str| -> Result<KeyType> {
+        match table.meta.attribute_type(name) {
+            Some("S") => Ok(KeyType::S),
+            Some("N") => Ok(KeyType::N),
+            Some("B") => Ok(KeyType::B),
+            other => Err(DynamoError::internal(format!(
+                "table {}: key {name} has type {other:?}",
+                table.meta.table_name
+            ))),
+        }
+    };
+    let hash = table.meta.hash_key().ok_or_else(|| {
+        DynamoError::internal(format!("table {} has no hash key", table.meta.table_name))
+    })?;
+    let hash = (hash.to_string(), key_type(hash)?);
+    let range = match table.meta.range_key() {
+        Some(r) => Some((r.to_string(), key_type(r)?)),
+        None => None,
+    };
+    crate::items::ItemLayout::new(table.schema.clone(), hash, range).ok_or_else(|| {
+        DynamoError::internal(format!(
+            "table {} is not stored as khata stores DynamoDB tables",
+            table.meta.table_name
+        ))
+    })
+}

@@ -1,0 +1,287 @@
+//! The DynamoDB endpoint over raw HTTP/1.1: every answer has `x-amz-crc32` (the CRC32 of its
+//! body) and an `x-amzn-RequestId`; keep-alive; DynamoDB's errors for malformed JSON, unknown
+//! operations, the Streams API, oversized bodies (declared or streamed); the health answer;
+//! garbage on the socket leaves the node serving.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use support::TestNode;
+
+/// One parsed answer.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).to_string()
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.text()))
+    }
+}
+
+/// Read one answer with a `Content-Length` from `stream`.
+fn read_answer(stream: &mut TcpStream) -> Answer {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        let n = stream.read(&mut byte).expect("read");
+        assert!(
+            n == 1,
+            "connection closed in the head: {:?}",
+            String::from_utf8_lossy(&head)
+        );
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap()[9..12].parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (k, v) = l.split_once(':').unwrap();
+            (k.trim().to_string(), v.trim().to_string())
+        })
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .map(|(_, v)| v.parse().unwrap())
+        .expect("content-length");
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).unwrap();
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn connect(address: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(address).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s
+}
+
+fn post(stream: &mut TcpStream, target: &str, body: &[u8]) -> Answer {
+    write!(
+        stream,
+        "POST / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: {target}\r\n\
+         Content-Type: application/x-amz-json-1.0\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(body).unwrap();
+    read_answer(stream)
+}
+
+fn check_framing(a: &Answer) {
+    let crc: u32 = a
+        .header("x-amz-crc32")
+        .expect("x-amz-crc32")
+        .parse()
+        .unwrap();
+    assert_eq!(crc, crc32fast::hash(&a.body), "crc32 of {}", a.text());
+    let id = a.header("x-amzn-RequestId").expect("request id");
+    assert_eq!(id.len(), 52);
+    assert!(
+        id.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+    );
+}
+
+fn error_type(a: &Answer) -> String {
+    a.json()["__type"].as_str().unwrap_or("").to_string()
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(f).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_are_framed_and_errors_are_dynamodbs() {
+    let mut node = TestNode::start().await;
+    let address = node.dynamo_address();
+    blocking(move || {
+        let mut s = connect(address);
+        // Two requests on one kept-alive connection.
+        let a = post(&mut s, "DynamoDB_20120810.ListTables", b"{}");
+        assert_eq!(a.status, 200, "{}", a.text());
+        check_framing(&a);
+        assert_eq!(a.header("content-type"), Some("application/x-amz-json-1.0"));
+        assert_eq!(a.json()["TableNames"], serde_json::json!([]));
+        let b = post(&mut s, "DynamoDB_20120810.ListTables", b"{}");
+        check_framing(&b);
+        assert_ne!(a.header("x-amzn-RequestId"), b.header("x-amzn-RequestId"));
+
+        let a = post(&mut s, "DynamoDB_20120810.ListTables", b"{\"Limit\": ");
+        assert_eq!(a.status, 400);
+        check_framing(&a);
+        assert_eq!(
+            error_type(&a),
+            "com.amazon.coral.service#SerializationException"
+        );
+
+        let a = post(&mut s, "DynamoDB_20120810.ListTables", b"[1, 2]");
+        assert_eq!(
+            error_type(&a),
+            "com.amazon.coral.service#SerializationException"
+        );
+
+        let a = post(&mut s, "DynamoDB_20120810.FlyToTheMoon", b"{}");
+        assert_eq!(a.status, 400);
+        check_framing(&a);
+        assert_eq!(
+            error_type(&a),
+            "com.amazon.coral.service#UnknownOperationException"
+        );
+        let a = post(&mut s, "", b"{}");
+        assert_eq!(
+            error_type(&a),
+            "com.amazon.coral.service#UnknownOperationException"
+        );
+        let a = post(&mut s, "DynamoDBStreams_20120810.ListStreams", b"{}");
+        assert_eq!(
+            error_type(&a),
+            "com.amazon.coral.service#UnknownOperationException"
+        );
+
+        let a = post(
+            &mut s,
+            "DynamoDB_20120810.DescribeTable",
+            br#"{"TableName": "nothere"}"#,
+        );
+        assert_eq!(a.status, 400);
+        assert_eq!(
+            a.json(),
+            serde_json::json!({
+                "__type": "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException",
+                "message": "Requested resource not found: Table: nothere not found"
+            })
+        );
+
+        // Deep nesting is refused by the JSON reader, not by the stack.
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let a = post(&mut s, "DynamoDB_20120810.ListTables", deep.as_bytes());
+        assert_eq!(
+            error_type(&a),
+            "com.amazon.coral.service#SerializationException"
+        );
+
+        // The 1.1 content type is answered in kind.
+        write!(
+            s,
+            "POST / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\n\
+             Content-Type: application/x-amz-json-1.1\r\nContent-Length: 2\r\n\r\n{{}}"
+        )
+        .unwrap();
+        let a = read_answer(&mut s);
+        assert_eq!(a.status, 200);
+        assert_eq!(a.header("content-type"), Some("application/x-amz-json-1.1"));
+
+        // Health.
+        write!(s, "GET / HTTP/1.1\r\nHost: localhost:8000\r\n\r\n").unwrap();
+        let a = read_answer(&mut s);
+        assert_eq!(a.status, 200);
+        assert!(
+            a.text().starts_with("healthy: localhost:8000"),
+            "{}",
+            a.text()
+        );
+        check_framing(&a);
+    })
+    .await;
+    node.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_bodies_are_refused_before_they_are_buffered() {
+    let mut node = TestNode::start().await;
+    let address = node.dynamo_address();
+    blocking(move || {
+        // Declared: refused from the head alone, nothing else sent.
+        let mut s = connect(address);
+        write!(
+            s,
+            "POST / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\n\
+             Content-Type: application/x-amz-json-1.0\r\nContent-Length: {}\r\n\r\n",
+            16 * 1024 * 1024 + 1
+        )
+        .unwrap();
+        let a = read_answer(&mut s);
+        assert_eq!(a.status, 413);
+        check_framing(&a);
+        assert_eq!(
+            error_type(&a),
+            "com.amazon.coral.service#RequestEntityTooLarge"
+        );
+
+        // Streamed without a length: refused once the limit is passed.
+        let mut s = connect(address);
+        write!(
+            s,
+            "POST / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\n\
+             Content-Type: application/x-amz-json-1.0\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        .unwrap();
+        let chunk = vec![b' '; 1024 * 1024];
+        for _ in 0..17 {
+            if write!(s, "{:x}\r\n", chunk.len()).is_err()
+                || s.write_all(&chunk).is_err()
+                || s.write_all(b"\r\n").is_err()
+            {
+                break; // the server may stop reading once it has answered
+            }
+        }
+        let _ = s.write_all(b"0\r\n\r\n");
+        let a = read_answer(&mut s);
+        assert_eq!(a.status, 413);
+    })
+    .await;
+    node.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_leaves_the_node_serving() {
+    let mut node = TestNode::start().await;
+    let address = node.dynamo_address();
+    blocking(move || {
+        let garbage: [&[u8]; 6] = [
+            b"\x00\x01\x02\x03\r\n\r\n",
+            b"GET\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: -5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nab",
+            b"PUT /x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: a\r\nX-Amz-Target: DynamoDB_20120810.CreateTable\r\nContent-Length: 26\r\n\r\n{\"TableName\": [1, {\"a\":2}]}",
+        ];
+        for g in garbage {
+            let mut s = connect(address);
+            s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            let _ = s.write_all(g);
+            let _ = s.shutdown(std::net::Shutdown::Write);
+            let mut sink = Vec::new();
+            let _ = s.read_to_end(&mut sink);
+        }
+        let mut s = connect(address);
+        let a = post(&mut s, "DynamoDB_20120810.ListTables", b"{}");
+        assert_eq!(a.status, 200);
+    })
+    .await;
+    node.stop().await;
+}

@@ -1,0 +1,243 @@
+"""The DynamoDB control plane through boto3: tables created, described, listed in pages,
+updated and deleted; tags; TTL settings; DynamoDB's errors; the framing botocore checks
+(x-amz-crc32 is verified by botocore on every DynamoDB response, so a wrong one would fail
+every call here)."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+from botocore.exceptions import ClientError
+
+ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/{}"
+
+
+def _create(dynamodb, name, **extra):
+    args = dict(
+        TableName=name,
+        KeySchema=[
+            {"AttributeName": "PK", "KeyType": "HASH"},
+            {"AttributeName": "SK", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "PK", "AttributeType": "S"},
+            {"AttributeName": "SK", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    args.update(extra)
+    return dynamodb.create_table(**args)
+
+
+def _error(excinfo) -> tuple[str, str]:
+    err = excinfo.value.response["Error"]
+    return err["Code"], err.get("Message", "")
+
+
+@pytest.fixture(scope="module")
+def names(dynamodb):
+    """Tables this module creates, deleted at the end."""
+    created: list[str] = []
+    yield created
+    for name in created:
+        try:
+            dynamodb.delete_table(TableName=name)
+        except ClientError:
+            pass
+
+
+def test_create_describe_and_delete(dynamodb, names):
+    names.append("py-orders")
+    out = _create(
+        dynamodb,
+        "py-orders",
+        AttributeDefinitions=[
+            {"AttributeName": "PK", "AttributeType": "S"},
+            {"AttributeName": "SK", "AttributeType": "S"},
+            {"AttributeName": "GSI1PK", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "GSI1",
+                "KeySchema": [{"AttributeName": "GSI1PK", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+        Tags=[{"Key": "env", "Value": "test"}],
+    )
+    assert out["TableDescription"]["TableStatus"] == "ACTIVE"
+    dynamodb.get_waiter("table_exists").wait(TableName="py-orders")
+    table = dynamodb.describe_table(TableName="py-orders")["Table"]
+    assert table["TableName"] == "py-orders"
+    assert table["KeySchema"][0] == {"AttributeName": "PK", "KeyType": "HASH"}
+    assert table["TableArn"] == ARN.format("py-orders")
+    assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    assert table["GlobalSecondaryIndexes"][0]["IndexStatus"] == "ACTIVE"
+    assert table["StreamSpecification"]["StreamViewType"] == "NEW_IMAGE"
+    assert table["LatestStreamArn"].startswith(ARN.format("py-orders") + "/stream/")
+    assert table["ItemCount"] == 0
+    assert "CreationDateTime" in table
+
+    deleted = dynamodb.delete_table(TableName="py-orders")
+    assert deleted["TableDescription"]["TableStatus"] == "DELETING"
+    dynamodb.get_waiter("table_not_exists").wait(TableName="py-orders")
+    with pytest.raises(ClientError) as e:
+        dynamodb.describe_table(TableName="py-orders")
+    assert _error(e) == (
+        "ResourceNotFoundException",
+        "Requested resource not found: Table: py-orders not found",
+    )
+
+
+def test_list_tables_pages(dynamodb, names):
+    mine = [f"py-list-{i}" for i in range(5)]
+    for name in mine:
+        names.append(name)
+        _create(dynamodb, name)
+    seen: list[str] = []
+    kwargs: dict = {"Limit": 2}
+    while True:
+        page = dynamodb.list_tables(**kwargs)
+        assert len(page["TableNames"]) <= 2
+        seen.extend(page["TableNames"])
+        if "LastEvaluatedTableName" not in page:
+            break
+        kwargs["ExclusiveStartTableName"] = page["LastEvaluatedTableName"]
+    assert [n for n in seen if n.startswith("py-list-")] == mine
+    assert seen == sorted(seen)
+    paginated = [
+        n
+        for p in dynamodb.get_paginator("list_tables").paginate(PaginationConfig={"PageSize": 3})
+        for n in p["TableNames"]
+    ]
+    assert paginated == seen
+
+
+def test_errors(dynamodb, names):
+    names.append("py-dup")
+    _create(dynamodb, "py-dup")
+    with pytest.raises(ClientError) as e:
+        _create(dynamodb, "py-dup")
+    assert _error(e) == ("ResourceInUseException", "Table already exists: py-dup")
+
+    with pytest.raises(ClientError) as e:
+        dynamodb.create_table(
+            TableName="py-bad",
+            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "Other", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+    code, message = _error(e)
+    assert code == "ValidationException"
+    assert "Some index key attributes are not defined in AttributeDefinitions" in message
+
+    with pytest.raises(ClientError) as e:
+        dynamodb.create_table(
+            TableName="py-bad",
+            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+        )
+    code, message = _error(e)
+    assert code == "ValidationException"
+    assert "BillingMode is PROVISIONED" in message
+
+    with pytest.raises(ClientError) as e:
+        dynamodb.delete_table(TableName="py-missing")
+    assert _error(e)[0] == "ResourceNotFoundException"
+
+    with pytest.raises(ClientError) as e:
+        dynamodb.get_item(TableName="py-dup", Key={"PK": {"S": "a"}, "SK": {"S": "b"}})
+    assert _error(e) == ("ValidationException", "operation GetItem is not supported by khata yet")
+
+
+def test_update_table(dynamodb, names):
+    names.append("py-update")
+    _create(dynamodb, "py-update")
+    out = dynamodb.update_table(
+        TableName="py-update",
+        BillingMode="PROVISIONED",
+        ProvisionedThroughput={"ReadCapacityUnits": 2, "WriteCapacityUnits": 3},
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"},
+    )
+    description = out["TableDescription"]
+    assert description["ProvisionedThroughput"]["ReadCapacityUnits"] == 2
+    assert description["StreamSpecification"]["StreamViewType"] == "KEYS_ONLY"
+    table = dynamodb.describe_table(TableName="py-update")["Table"]
+    assert table["BillingModeSummary"]["BillingMode"] == "PROVISIONED"
+    with pytest.raises(ClientError) as e:
+        dynamodb.update_table(
+            TableName="py-update",
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"},
+        )
+    assert _error(e)[0] == "ValidationException"
+
+
+def test_tags(dynamodb, names):
+    names.append("py-tags")
+    _create(dynamodb, "py-tags", Tags=[{"Key": "a", "Value": "1"}])
+    arn = ARN.format("py-tags")
+    dynamodb.tag_resource(ResourceArn=arn, Tags=[{"Key": "b", "Value": "2"}])
+    dynamodb.untag_resource(ResourceArn=arn, TagKeys=["a"])
+    tags = dynamodb.list_tags_of_resource(ResourceArn=arn)["Tags"]
+    assert tags == [{"Key": "b", "Value": "2"}]
+    with pytest.raises(ClientError) as e:
+        dynamodb.list_tags_of_resource(ResourceArn=ARN.format("py-nothing"))
+    assert _error(e)[0] == "ResourceNotFoundException"
+
+
+def test_time_to_live(dynamodb, names):
+    names.append("py-ttl")
+    _create(dynamodb, "py-ttl")
+    status = dynamodb.describe_time_to_live(TableName="py-ttl")["TimeToLiveDescription"]
+    assert status["TimeToLiveStatus"] == "DISABLED"
+    out = dynamodb.update_time_to_live(
+        TableName="py-ttl",
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"},
+    )
+    assert out["TimeToLiveSpecification"] == {"Enabled": True, "AttributeName": "expires"}
+    status = dynamodb.describe_time_to_live(TableName="py-ttl")["TimeToLiveDescription"]
+    assert status == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}
+    with pytest.raises(ClientError) as e:
+        dynamodb.update_time_to_live(
+            TableName="py-ttl",
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"},
+        )
+    assert _error(e) == ("ValidationException", "TimeToLive is already enabled")
+
+
+def test_limits_endpoints_and_health(dynamodb, dynamodb_endpoint):
+    limits = dynamodb.describe_limits()
+    assert limits["TableMaxWriteCapacityUnits"] == 40000
+    endpoints = dynamodb.describe_endpoints()["Endpoints"]
+    assert endpoints[0]["CachePeriodInMinutes"] == 1440
+    with urllib.request.urlopen(dynamodb_endpoint + "/") as answer:
+        assert answer.status == 200
+        assert answer.read().decode().startswith("healthy: ")
+
+
+def test_raw_errors(dynamodb_endpoint):
+    def post(target: str, body: bytes):
+        request = urllib.request.Request(
+            dynamodb_endpoint + "/",
+            data=body,
+            headers={
+                "X-Amz-Target": target,
+                "Content-Type": "application/x-amz-json-1.0",
+            },
+        )
+        try:
+            with urllib.request.urlopen(request) as answer:
+                return answer.status, answer.headers, answer.read()
+        except urllib.error.HTTPError as err:
+            return err.code, err.headers, err.read()
+
+    status, headers, body = post("DynamoDB_20120810.ListTables", b"{not json")
+    assert status == 400
+    assert json.loads(body)["__type"] == "com.amazon.coral.service#SerializationException"
+    assert headers["x-amzn-RequestId"]
+    status, _, body = post("DynamoDB_20120810.Nope", b"{}")
+    assert status == 400
+    assert json.loads(body) == {"__type": "com.amazon.coral.service#UnknownOperationException"}
