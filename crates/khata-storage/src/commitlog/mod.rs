@@ -12,9 +12,9 @@
 //!   `max_record_size_bytes` must leave room in an empty segment.
 //! - Segment ids strictly increase, across restarts too: `open` always starts a new segment with
 //!   an id above every one on disk, and the active segment is never deleted.
-//! - A segment is synced whole before its successor is created, so after any crash only the
-//!   last segment can end in a torn record; replay cuts such a torn tail and refuses to open on
-//!   any other damage, naming the file and offset (see [`replay`]).
+//! - A segment is synced whole before its successor gets its final name, so after any crash
+//!   only the last segment can end in a torn record; replay cuts such a torn tail and refuses to
+//!   open on any other damage, naming the file and offset (see [`replay`]).
 //! - A position ([`CommitLogPosition`]) is `(segment id, offset just after a record)`; positions
 //!   order records in log order.
 //!
@@ -34,12 +34,25 @@
 //! continue during an fsync. A failed fsync (or a failed write) poisons the log: that append and
 //! every later one fail with [`StorageError::Poisoned`] until the log is reopened.
 //!
+//! # Moving to the next segment
+//!
+//! The append that fills a segment moves the log to the next one under the append lock, so
+//! every appender waits for it; it is kept short. The successor is prepared ahead by the
+//! background thread (a [`segment::SpareSegment`], asked for once the active segment is half
+//! full), so the switch only renames it into place and syncs the directory. The old segment
+//! must be synced whole first; in periodic mode the background thread also syncs whenever
+//! [`SYNC_AHEAD_BYTES`] have been written since it last did, so that fsync finds little left
+//! to write (a whole 32 MiB segment took 30-40 ms and stalled every writer, docs/benchmarks.md).
+//! If no spare is ready the switch creates the segment itself, as it always did.
+//!
 //! # Threads and time
 //!
-//! Only periodic mode starts a thread (`commitlog-sync`). It and the group window are the only
-//! uses of the real clock here: std condvar timeouts and `thread::sleep`, which are fine for a
-//! background flusher and a few-millisecond batching delay and keep `khata-env`'s clock for what
-//! the engine's semantics depend on. `close` (or drop) syncs, stops the thread and joins it.
+//! Every mode starts one thread (`commitlog`): it prepares spare segments and, in periodic
+//! mode, syncs every `period` and after every [`SYNC_AHEAD_BYTES`]. It and the group window are
+//! the only uses of the real clock here: std condvar timeouts and `thread::sleep`, which are
+//! fine for a background flusher and a few-millisecond batching delay and keep `khata-env`'s
+//! clock for what the engine's semantics depend on. `close` (or drop) syncs, stops the thread,
+//! joins it and deletes an unused spare.
 //!
 //! # Not done here
 //!
@@ -47,6 +60,7 @@
 //! (the engine passes a position to [`CommitLog::discard_before`]), and returns all replayed
 //! records at once from [`CommitLog::open`] (memory proportional to the log being replayed).
 
+mod background;
 mod format;
 mod replay;
 mod segment;
@@ -57,17 +71,23 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use khata_env::FileSystem;
 use khata_env::fs::create_dir_all_durably;
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use parking_lot::{Condvar, Mutex};
 
 use crate::error::{Result, StorageError};
+use background::Wanted;
 use format::{HEADER_LEN, RECORD_HEADER_LEN, RecordBuf};
-use segment::{ActiveSegment, FinishedSegment};
+use segment::{ActiveSegment, FinishedSegment, SpareSegment};
 use sync::Durability;
+
+/// In periodic mode, bytes appended after which the background thread syncs without waiting
+/// for the period: it bounds what the fsync at a segment switch, which holds the append lock,
+/// has to write (about a millisecond per MiB on the benchmark machine's virtio disk).
+pub const SYNC_AHEAD_BYTES: u64 = 1 << 20;
 
 /// When an append is acknowledged, relative to fsync (Cassandra's `commitlog_sync`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,8 +172,8 @@ pub struct ReplayedRecord {
 /// The write-ahead log. `Send + Sync`; share it as `Arc<CommitLog>`.
 pub struct CommitLog {
     inner: Arc<Inner>,
-    /// The periodic-mode sync thread, taken by `close`.
-    periodic: Mutex<Option<JoinHandle<()>>>,
+    /// The background thread (spare segments, periodic syncs), taken by `close`.
+    background: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// What the append path and the sync thread share.
@@ -163,16 +183,27 @@ struct Inner {
     config: CommitLogConfig,
     /// The append lock: held only while writing a record to the OS (and rotating segments).
     writer: Mutex<Writer>,
+    /// Signalled (with `writer`) when the background thread has finished making a spare.
+    spare_ready: Condvar,
     /// Segments no longer written to, by id. Lock order: `writer` before `finished`.
     finished: Mutex<BTreeMap<u64, FinishedSegment>>,
     durability: Durability,
-    /// Tells the periodic thread to stop.
-    stop: Mutex<bool>,
-    stop_signal: Condvar,
+    /// What the background thread is asked to do.
+    wanted: Mutex<Wanted>,
+    wanted_signal: Condvar,
 }
 
 struct Writer {
     active: ActiveSegment,
+    /// The next segment, prepared by the background thread; its id is `active.id + 1`.
+    spare: Option<SpareSegment>,
+    /// A spare has been asked for since the last switch.
+    spare_asked: bool,
+    /// The id of the spare the background thread is making now. A switch to that id waits for
+    /// it (on `Inner::spare_ready`) instead of creating a second file under the same name.
+    preparing: Option<u64>,
+    /// In periodic mode, the active segment's offset past which a sync is asked for.
+    sync_ahead_at: u64,
     closed: bool,
 }
 
@@ -225,26 +256,25 @@ impl CommitLog {
             config,
             writer: Mutex::new(Writer {
                 active,
+                spare: None,
+                spare_asked: false,
+                preparing: None,
+                sync_ahead_at: HEADER_LEN + SYNC_AHEAD_BYTES,
                 closed: false,
             }),
             finished: Mutex::new(finished),
-            stop: Mutex::new(false),
-            stop_signal: Condvar::new(),
+            spare_ready: Condvar::new(),
+            wanted: Mutex::new(Wanted::default()),
+            wanted_signal: Condvar::new(),
         });
-        let periodic = match config.sync {
-            SyncMode::Periodic { period } => {
-                let thread_inner = inner.clone();
-                let handle = std::thread::Builder::new()
-                    .name("commitlog-sync".into())
-                    .spawn(move || thread_inner.run_periodic(period))
-                    .map_err(|e| StorageError::io(dir, e))?;
-                Some(handle)
-            }
-            SyncMode::Group { .. } | SyncMode::Batch => None,
-        };
+        let thread_inner = inner.clone();
+        let handle = std::thread::Builder::new()
+            .name("commitlog".into())
+            .spawn(move || thread_inner.run_background())
+            .map_err(|e| StorageError::io(dir, e))?;
         let log = Arc::new(CommitLog {
             inner,
-            periodic: Mutex::new(periodic),
+            background: Mutex::new(Some(handle)),
         });
         Ok((log, records))
     }
@@ -321,7 +351,10 @@ impl CommitLog {
     /// drop.
     pub fn close(&self) -> Result<()> {
         let first = !std::mem::replace(&mut self.inner.writer.lock().closed, true);
-        self.stop_periodic();
+        self.stop_background();
+        if let Some(spare) = self.inner.writer.lock().spare.take() {
+            spare.remove(&*self.inner.fs);
+        }
         if first {
             self.sync()
         } else {
@@ -329,13 +362,13 @@ impl CommitLog {
         }
     }
 
-    fn stop_periodic(&self) {
-        *self.inner.stop.lock() = true;
-        self.inner.stop_signal.notify_all();
-        if let Some(handle) = self.periodic.lock().take()
+    fn stop_background(&self) {
+        self.inner.wanted.lock().stop = true;
+        self.inner.wanted_signal.notify_all();
+        if let Some(handle) = self.background.lock().take()
             && handle.join().is_err()
         {
-            tracing::error!("commit log: the periodic sync thread panicked");
+            tracing::error!("commit log: the background thread panicked");
         }
     }
 }
@@ -369,12 +402,20 @@ impl Inner {
         // Copy and checksum the payload before taking the lock.
         let mut record = RecordBuf::new(payload);
         let mut writer = self.writer.lock();
-        if writer.closed {
-            return Err(StorageError::Closed);
-        }
-        self.durability.check()?;
-        if writer.active.offset + record.len() > self.config.segment_size_bytes {
-            self.rotate(&mut writer.active)?;
+        loop {
+            if writer.closed {
+                return Err(StorageError::Closed);
+            }
+            self.durability.check()?;
+            if writer.active.offset + record.len() <= self.config.segment_size_bytes {
+                break;
+            }
+            if writer.spare.is_none() && writer.preparing == Some(writer.active.id + 1) {
+                // Nearly ready; waiting releases the append lock, so recheck everything after.
+                self.spare_ready.wait(&mut writer);
+                continue;
+            }
+            self.rotate(&mut writer)?;
         }
         let active = &mut writer.active;
         if let Err(e) = active.file.append(record.seal(active.seed)) {
@@ -384,27 +425,71 @@ impl Inner {
             return Err(StorageError::io(&active.path, e));
         }
         active.offset += record.len();
-        Ok(active.end())
+        let end = active.end();
+        let wake = self.ask_background(&mut writer);
+        drop(writer);
+        if let Some(wanted) = wake {
+            self.wake_background(wanted);
+        }
+        Ok(end)
     }
 
-    /// Finish the active segment (sync it whole) and start the next.
-    fn rotate(&self, active: &mut ActiveSegment) -> Result<()> {
-        // The old segment must be durable before the new one exists: replay treats damage in
-        // any segment but the last as corruption, not as a torn tail.
+    /// What the background thread should do after an append: prepare the next segment once
+    /// the active one is half full, sync ahead in periodic mode. Asked once each.
+    fn ask_background(&self, writer: &mut Writer) -> Option<Wanted> {
+        let mut wanted = Wanted::default();
+        if !writer.spare_asked && writer.active.offset >= self.config.segment_size_bytes / 2 {
+            writer.spare_asked = true;
+            wanted.spare = true;
+        }
+        if matches!(self.config.sync, SyncMode::Periodic { .. })
+            && writer.active.offset >= writer.sync_ahead_at
+        {
+            writer.sync_ahead_at = writer.active.offset + SYNC_AHEAD_BYTES;
+            wanted.sync = true;
+        }
+        (wanted.spare || wanted.sync).then_some(wanted)
+    }
+
+    fn wake_background(&self, asked: Wanted) {
+        let mut wanted = self.wanted.lock();
+        wanted.spare |= asked.spare;
+        wanted.sync |= asked.sync;
+        self.wanted_signal.notify_one();
+    }
+
+    /// Finish the active segment (sync it whole) and move to the next: the spare if one is
+    /// ready, else a segment created here.
+    fn rotate(&self, writer: &mut Writer) -> Result<()> {
+        let active = &mut writer.active;
+        // The old segment must be durable before the new one has its name: replay treats
+        // damage in any segment but the last as corruption, not as a torn tail.
         if let Err(e) = active.file.sync() {
             let reason = format!("fsync of {} failed: {e}", active.path.display());
             self.durability.poison(reason.clone());
             return Err(StorageError::Poisoned(reason));
         }
-        let next = match ActiveSegment::create(&*self.fs, &self.dir, active.id + 1) {
+        let next_id = active.id + 1;
+        let next = match writer.spare.take() {
+            Some(spare) if spare.id == next_id => spare.install(&*self.fs),
+            other => {
+                if let Some(stale) = other {
+                    stale.remove(&*self.fs);
+                }
+                ActiveSegment::create(&*self.fs, &self.dir, next_id)
+            }
+        };
+        let next = match next {
             Ok(next) => next,
             Err(e) => {
-                let reason = format!("creating segment {} failed: {e}", active.id + 1);
+                let reason = format!("creating segment {next_id} failed: {e}");
                 self.durability.poison(reason.clone());
                 return Err(StorageError::Poisoned(reason));
             }
         };
-        let old = std::mem::replace(active, next);
+        writer.spare_asked = false;
+        writer.sync_ahead_at = HEADER_LEN + SYNC_AHEAD_BYTES;
+        let old = std::mem::replace(&mut writer.active, next);
         self.durability.mark_synced(old.end());
         self.finished.lock().insert(
             old.id,
@@ -432,27 +517,5 @@ impl Inner {
                 .map_err(|e| format!("fsync of {} failed: {e}", path.display()))?;
             Ok(end)
         })
-    }
-
-    /// The periodic-mode thread: fsync every `period` until told to stop.
-    fn run_periodic(&self, period: Duration) {
-        let mut stop = self.stop.lock();
-        while !*stop {
-            let deadline = Instant::now() + period; // layering: allowed (paces the periodic sync)
-            loop {
-                let now = Instant::now(); // layering: allowed (paces the periodic sync)
-                if *stop || now >= deadline {
-                    break;
-                }
-                self.stop_signal.wait_until(&mut stop, deadline);
-            }
-            if *stop || self.durability.is_poisoned() {
-                continue;
-            }
-            MutexGuard::unlocked(&mut stop, || {
-                // An error has poisoned the log and been logged; appends report it.
-                let _ = self.sync_to(self.current_position(), Duration::ZERO);
-            });
-        }
     }
 }

@@ -1,9 +1,15 @@
-//! Segment files: creating the active one, finding the existing ones, removing discarded ones.
+//! Segment files: preparing the next one, finding the existing ones, removing discarded ones.
 //!
-//! A segment appears under its final name only with its header written and synced
-//! ([`khata_env::write_file_durably`]: temporary name, sync, rename, sync the directory), so a
+//! A segment appears under its final name only with its header written and synced (temporary
+//! name, sync, rename, sync the directory, as [`khata_env::write_file_durably`] does), so a
 //! segment with a missing or damaged header is corruption, never a crash artefact; a leftover
 //! temporary file is a creation that never finished and is removed on open.
+//!
+//! Creation is split in two so that its slow half stays off the write path, as Cassandra keeps
+//! a segment ready: a [`SpareSegment`] is the file under its temporary name with its header
+//! synced, prepared in the background ahead of need; [`SpareSegment::install`] renames it into
+//! place and syncs the directory when the log moves to it. Until then the spare is invisible
+//! to replay (a crash leaves it as an unfinished creation).
 //!
 //! Discarded segments are deleted, not recycled. Cassandra dropped segment recycling in 2.2
 //! (CASSANDRA-8771) and the file-system seam has no overwrite-in-place; deleting also means no
@@ -15,7 +21,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use khata_env::{FileSystem, WritableFile, write_file_durably};
+use khata_env::fs::tmp_path;
+use khata_env::{FileSystem, WritableFile, durable_rename};
 
 use super::CommitLogPosition;
 use super::format::{self, FileKind, HEADER_LEN};
@@ -36,16 +43,7 @@ pub(super) struct ActiveSegment {
 impl ActiveSegment {
     /// Create segment `id` in `dir` durably, with its header, open for appending.
     pub(super) fn create(fs: &dyn FileSystem, dir: &Path, id: u64) -> io::Result<Self> {
-        let path = format::segment_path(dir, id);
-        write_file_durably(fs, &path, &format::encode_header(id))?;
-        let file = fs.open_append(&path)?;
-        Ok(ActiveSegment {
-            id,
-            path,
-            file,
-            seed: format::segment_seed(id),
-            offset: HEADER_LEN,
-        })
+        SpareSegment::create(fs, dir, id)?.install(fs)
     }
 
     /// The position just after the last record written.
@@ -53,6 +51,62 @@ impl ActiveSegment {
         CommitLogPosition {
             segment_id: self.id,
             offset: self.offset,
+        }
+    }
+}
+
+/// The next segment, prepared ahead: its header written and synced under the temporary name.
+#[derive(Debug)]
+pub(super) struct SpareSegment {
+    pub(super) id: u64,
+    tmp: PathBuf,
+    path: PathBuf,
+    file: Arc<dyn WritableFile>,
+}
+
+impl SpareSegment {
+    /// Write segment `id`'s header to its temporary file in `dir` and sync it.
+    pub(super) fn create(fs: &dyn FileSystem, dir: &Path, id: u64) -> io::Result<Self> {
+        let path = format::segment_path(dir, id);
+        let tmp = tmp_path(&path);
+        let file = fs.create(&tmp)?;
+        let spare = SpareSegment {
+            id,
+            tmp,
+            path,
+            file,
+        };
+        let written = spare
+            .file
+            .append(&format::encode_header(id))
+            .and_then(|()| spare.file.sync());
+        match written {
+            Ok(()) => Ok(spare),
+            Err(e) => {
+                spare.remove(fs);
+                Err(e)
+            }
+        }
+    }
+
+    /// Give the spare its final name durably (rename, then sync the directory: only then may
+    /// a record in it be acknowledged) and return it as the segment to append to. The file
+    /// handle stays the one the header was written through.
+    pub(super) fn install(self, fs: &dyn FileSystem) -> io::Result<ActiveSegment> {
+        durable_rename(fs, &self.tmp, &self.path)?;
+        Ok(ActiveSegment {
+            id: self.id,
+            path: self.path,
+            file: self.file,
+            seed: format::segment_seed(self.id),
+            offset: HEADER_LEN,
+        })
+    }
+
+    /// Delete a spare that will not be used (best effort: open removes leftovers anyway).
+    pub(super) fn remove(self, fs: &dyn FileSystem) {
+        if let Err(e) = fs.remove_file(&self.tmp) {
+            tracing::debug!(path = %self.tmp.display(), error = %e, "commit log: removing a spare segment failed");
         }
     }
 }

@@ -1,0 +1,95 @@
+//! The commit log's background thread: it prepares the next segment when an appender asks
+//! (once the active segment is half full) and, in periodic mode, fsyncs every `period` and
+//! whenever an appender reports [`super::SYNC_AHEAD_BYTES`] written since the last request.
+//! Appenders only set flags in [`Wanted`] and signal; all the I/O happens here.
+
+use std::time::{Duration, Instant};
+
+use parking_lot::MutexGuard;
+
+use super::segment::SpareSegment;
+use super::{Inner, SyncMode};
+
+/// Work for the background thread, set by appenders (under `Inner::wanted`).
+#[derive(Debug, Default)]
+pub(super) struct Wanted {
+    pub(super) stop: bool,
+    pub(super) spare: bool,
+    pub(super) sync: bool,
+}
+
+impl Inner {
+    /// The background thread: prepare spare segments when asked; in periodic mode fsync
+    /// every `period` and when asked (sync-ahead); until told to stop.
+    pub(super) fn run_background(&self) {
+        let period = match self.config.sync {
+            SyncMode::Periodic { period } => Some(period),
+            SyncMode::Group { .. } | SyncMode::Batch => None,
+        };
+        let next_deadline = || period.map(|p| Instant::now() + p); // layering: allowed (paces the periodic sync)
+        let mut deadline = next_deadline();
+        let mut wanted = self.wanted.lock();
+        loop {
+            let due = deadline.is_some_and(|d| Instant::now() >= d); // layering: allowed (paces the periodic sync)
+            if wanted.stop {
+                return;
+            }
+            if !(due || wanted.spare || wanted.sync) {
+                match deadline {
+                    Some(d) => {
+                        self.wanted_signal.wait_until(&mut wanted, d);
+                    }
+                    None => self.wanted_signal.wait(&mut wanted),
+                }
+                continue;
+            }
+            let spare = std::mem::take(&mut wanted.spare);
+            let sync = std::mem::take(&mut wanted.sync) || due;
+            if due {
+                deadline = next_deadline();
+            }
+            MutexGuard::unlocked(&mut wanted, || {
+                if spare {
+                    self.prepare_spare();
+                }
+                if sync && !self.durability.is_poisoned() {
+                    // An error has poisoned the log and been logged; appends report it.
+                    let _ = self.sync_to(self.current_position(), Duration::ZERO);
+                }
+            });
+        }
+    }
+
+    /// Create the segment after the active one under its temporary name and leave it for the
+    /// next switch. A failure is only logged: the switch then creates the segment itself and
+    /// reports the error if it fails again. Only one file is ever made for an id: a switch
+    /// that finds this one in the making waits for it.
+    fn prepare_spare(&self) {
+        let id = {
+            let mut writer = self.writer.lock();
+            if writer.closed || writer.spare.is_some() || writer.preparing.is_some() {
+                return;
+            }
+            let id = writer.active.id + 1;
+            writer.preparing = Some(id);
+            id
+        };
+        let made = SpareSegment::create(&*self.fs, &self.dir, id);
+        let mut writer = self.writer.lock();
+        writer.preparing = None;
+        self.spare_ready.notify_all();
+        match made {
+            Ok(spare) if !writer.closed && writer.spare.is_none() && writer.active.id + 1 == id => {
+                writer.spare = Some(spare);
+            }
+            Ok(spare) => {
+                // Closed while the file was being made.
+                drop(writer);
+                spare.remove(&*self.fs);
+            }
+            Err(e) => {
+                tracing::warn!(segment = id, error = %e, "commit log: preparing the next segment failed");
+            }
+        }
+    }
+}
