@@ -337,8 +337,8 @@ fn print_comparison(workloads: &[Workload], reports: &[TargetReport]) {
     }
     println!();
     println!(
-        "{:<8}{:>14}{:>14}{:>8}{:>12}{:>12}  target (>= 10x, lower p99)",
-        "workload", "khata ops/s", "dynalite ops/s", "ratio", "khata p99", "dyn. p99"
+        "{:<8}{:>14}{:>16}{:>8}{:>14}{:>17}  target (>= 10x, lower p99)",
+        "workload", "khata ops/s", "dynalite ops/s", "ratio", "khata p99 ms", "dynalite p99 ms"
     );
     let show_rate =
         |s: Option<&Summary>| s.map_or("-".into(), |s| format!("{:.0}", s.ops_per_second()));
@@ -355,7 +355,7 @@ fn print_comparison(workloads: &[Workload], reports: &[TargetReport]) {
             _ => ("-".into(), "no dynalite figure (errors)"),
         };
         println!(
-            "{:<8}{:>14}{:>14}{:>8}{:>12}{:>12}  {verdict}",
+            "{:<8}{:>14}{:>16}{:>8}{:>14}{:>17}  {verdict}",
             w.name(),
             show_rate(k),
             show_rate(d),
