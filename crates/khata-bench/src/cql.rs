@@ -30,8 +30,8 @@
 //! Not here: correctness checks beyond counting errors and short results (the driver test
 //! suites do that), and several nodes (the cluster issue brings those).
 
-mod load;
-mod node;
+pub(crate) mod load;
+pub(crate) mod node;
 mod options;
 mod workloads;
 

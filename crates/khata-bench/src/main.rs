@@ -16,8 +16,13 @@
 //! `khata-bench cql` drives a `khata` node over CQL through the `scylla` driver (prepared
 //! INSERT, SELECT by key, the newest 50 rows of a partition) and measures the protocol's floor,
 //! the OPTIONS round trip, on the same number of connections; see [`cql`].
+//!
+//! `khata-bench dynamo` runs DynamoDB workloads (PutItem, GetItem, the newest 20 items of a
+//! partition by Query) over HTTP/1.1 keep-alive connections against khata and dynalite in the
+//! same run, and prints the ratio; see [`dynamo`].
 
 mod cql;
+mod dynamo;
 mod khata;
 #[cfg(feature = "rocksdb")]
 mod rocks;
@@ -48,6 +53,8 @@ enum Cmd {
     },
     /// A CQL node through the scylla driver: OPTIONS, INSERT, SELECT by key, newest 50.
     Cql(cql::CqlArgs),
+    /// DynamoDB API workloads (PutItem, GetItem, Query newest 20) on khata and dynalite.
+    Dynamo(dynamo::DynamoArgs),
     /// Run the workloads on one engine in this process (used by `storage`).
     #[command(hide = true)]
     StorageRun {
@@ -68,6 +75,7 @@ fn main() {
     match cli.command {
         Cmd::Storage { params, engines } => run_storage(&params, &engines),
         Cmd::Cql(args) => cql::run(&args),
+        Cmd::Dynamo(args) => dynamo::run(&args),
         Cmd::StorageRun { params, engine } => {
             let engine = open_engine(&engine, &params);
             workloads::run_all(engine.as_ref(), &params);

@@ -12,6 +12,28 @@ use std::time::{Duration, Instant};
 
 use super::CqlArgs;
 
+/// How a pass runs: requests in flight, unmeasured seconds, then measured seconds. The CQL and
+/// DynamoDB benchmarks share the load shapes through it.
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    /// Requests in flight.
+    pub concurrency: usize,
+    /// Unmeasured seconds before the measured window.
+    pub warmup: u64,
+    /// Measured seconds.
+    pub duration: u64,
+}
+
+impl From<&CqlArgs> for Pace {
+    fn from(args: &CqlArgs) -> Pace {
+        Pace {
+            concurrency: args.concurrency,
+            warmup: args.warmup,
+            duration: args.duration,
+        }
+    }
+}
+
 /// Most requests the open loop keeps in flight; past it a scheduled request is skipped and
 /// counted, rather than queued without bound.
 const OPEN_LOOP_MAX_IN_FLIGHT: usize = 4096;
@@ -40,6 +62,8 @@ pub struct Summary {
     pub p99_ms: f64,
     /// 99.9th percentile, milliseconds.
     pub p999_ms: f64,
+    /// The first failure's reason, if any request failed (warm-up included).
+    pub first_error: Option<String>,
 }
 
 impl Summary {
@@ -60,6 +84,7 @@ impl Summary {
             p50_ms: pick(0.50),
             p99_ms: pick(0.99),
             p999_ms: pick(0.999),
+            first_error: None,
         }
     }
 
@@ -110,14 +135,18 @@ impl Rng {
     }
 }
 
-/// Runs `op` with `args.concurrency` requests in flight: warm-up, then the measured window.
-pub async fn closed_loop<O: Operation>(op: Arc<O>, args: &CqlArgs) -> Summary {
+/// Runs `op` with `pace.concurrency` requests in flight: warm-up, then the measured window.
+/// The first failure is printed once (not once per request in flight) and kept in the summary.
+pub async fn closed_loop<O: Operation>(op: Arc<O>, pace: impl Into<Pace>) -> Summary {
+    let pace = pace.into();
     let start = Instant::now();
-    let measure_from = start + Duration::from_secs(args.warmup);
-    let end = measure_from + Duration::from_secs(args.duration);
-    let mut tasks = Vec::with_capacity(args.concurrency);
-    for worker in 0..args.concurrency {
+    let measure_from = start + Duration::from_secs(pace.warmup);
+    let end = measure_from + Duration::from_secs(pace.duration);
+    let first_error = Arc::new(Mutex::new(None::<String>));
+    let mut tasks = Vec::with_capacity(pace.concurrency);
+    for worker in 0..pace.concurrency {
         let op = Arc::clone(&op);
+        let first_error = Arc::clone(&first_error);
         tasks.push(tokio::spawn(async move {
             let mut rng = Rng::new(0x5EED ^ ((worker as u64) << 32));
             let mut nanos = Vec::new();
@@ -128,17 +157,19 @@ pub async fn closed_loop<O: Operation>(op: Arc<O>, args: &CqlArgs) -> Summary {
                     break;
                 }
                 let result = op.run(&mut rng).await;
+                if let Err(e) = &result {
+                    let mut first = first_error.lock().expect("first error lock");
+                    if first.is_none() {
+                        eprintln!("request failed: {e}");
+                        *first = Some(e.clone());
+                    }
+                }
                 if began < measure_from {
                     continue;
                 }
                 match result {
                     Ok(()) => nanos.push(duration_nanos(began.elapsed())),
-                    Err(e) => {
-                        if errors == 0 {
-                            eprintln!("request failed: {e}");
-                        }
-                        errors += 1;
-                    }
+                    Err(_) => errors += 1,
                 }
             }
             (nanos, errors)
@@ -151,7 +182,9 @@ pub async fn closed_loop<O: Operation>(op: Arc<O>, args: &CqlArgs) -> Summary {
         all.extend(nanos);
         errors += e;
     }
-    Summary::from_samples(all, errors, args.duration as f64)
+    let mut summary = Summary::from_samples(all, errors, pace.duration as f64);
+    summary.first_error = first_error.lock().expect("first error lock").take();
+    summary
 }
 
 /// Runs `op` at `rate` requests per second whatever the node does (an open loop): every
