@@ -149,8 +149,10 @@ def test_errors(dynamodb, names):
     assert _error(e)[0] == "ResourceNotFoundException"
 
     with pytest.raises(ClientError) as e:
-        dynamodb.get_item(TableName="py-dup", Key={"PK": {"S": "a"}, "SK": {"S": "b"}})
-    assert _error(e) == ("ValidationException", "operation GetItem is not supported by khata yet")
+        dynamodb.transact_get_items(TransactItems=[
+            {"Get": {"TableName": "py-dup", "Key": {"PK": {"S": "a"}, "SK": {"S": "b"}}}}])
+    assert _error(e) == ("ValidationException",
+                         "operation TransactGetItems is not supported by khata yet")
 
 
 def test_update_table(dynamodb, names):

@@ -350,10 +350,9 @@ async fn refusals_have_dynamodb_errors() {
         .into_service_error();
     assert_eq!(code(&e).0, "ValidationException");
 
-    // Item operations are not there yet: a clear ValidationException.
+    // Operations not built yet: a clear ValidationException.
     let e = client
-        .scan()
-        .table_name("dup")
+        .transact_get_items()
         .send()
         .await
         .unwrap_err()
@@ -362,7 +361,7 @@ async fn refusals_have_dynamodb_errors() {
         code(&e),
         (
             "ValidationException".into(),
-            "operation Scan is not supported by khata yet".into()
+            "operation TransactGetItems is not supported by khata yet".into()
         )
     );
     node.stop().await;
