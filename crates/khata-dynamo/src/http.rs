@@ -25,9 +25,7 @@
 //!
 //! The server does not enforce DynamoDB's request-rate limits or idle timeouts.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -36,9 +34,6 @@ use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::Response;
 use khata_coordinator::Coordinator;
 use serde_json::Value;
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 use tracing::{debug, warn};
 
 use crate::auth::{self, AccessKeys, SignedRequest};
@@ -92,51 +87,6 @@ impl Endpoint {
 /// The endpoint as an axum router (every path and method goes to one handler).
 pub fn router(endpoint: Arc<Endpoint>) -> Router {
     Router::new().fallback(handle).with_state(endpoint)
-}
-
-/// The running DynamoDB HTTP server.
-#[derive(Debug)]
-pub struct DynamoServer {
-    address: SocketAddr,
-    stop: oneshot::Sender<()>,
-    task: JoinHandle<()>,
-}
-
-impl DynamoServer {
-    /// Serve the endpoint on `listener`.
-    pub fn start(listener: TcpListener, endpoint: Arc<Endpoint>) -> std::io::Result<Self> {
-        let address = listener.local_addr()?;
-        let (stop, stopped) = oneshot::channel::<()>();
-        let serve = axum::serve(listener, router(endpoint)).with_graceful_shutdown(async move {
-            let _ = stopped.await;
-        });
-        let task = tokio::spawn(async move {
-            if let Err(e) = serve.await {
-                warn!(error = %e, "DynamoDB endpoint stopped");
-            }
-        });
-        Ok(DynamoServer {
-            address,
-            stop,
-            task,
-        })
-    }
-
-    /// Where the endpoint listens.
-    pub fn address(&self) -> SocketAddr {
-        self.address
-    }
-
-    /// Stop accepting; requests in flight finish (idle keep-alive connections close) for up
-    /// to `grace`, then the rest are dropped.
-    pub async fn shutdown(self, grace: Duration) {
-        let _ = self.stop.send(());
-        let mut task = self.task;
-        if tokio::time::timeout(grace, &mut task).await.is_err() {
-            warn!("DynamoDB requests still running at shutdown; dropping them");
-            task.abort();
-        }
-    }
 }
 
 /// An answer before the request id and checksum are added.

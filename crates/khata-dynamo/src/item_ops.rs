@@ -320,6 +320,76 @@ fn attributes(item: Option<&Item>) -> Value {
     Value::Object(out)
 }
 
+/// The condition a write checks and what it answers (PutItem and DeleteItem take the same).
+struct WriteRequest {
+    condition: Option<Condition>,
+    all_old: bool,
+    on_failure: bool,
+}
+
+fn write_request(req: &Object) -> Result<WriteRequest> {
+    let p = Placeholders::of(req)?;
+    let mut ex = Expressions::new(&p.names, &p.values);
+    let condition = write_condition(req, &p, &mut ex)?;
+    if condition.is_none() {
+        expressions_required(&p)?;
+    }
+    ex.finish()?;
+    let rv = return_values(
+        req,
+        &["NONE", "ALL_OLD"],
+        "Return values set to invalid value",
+    )?;
+    Ok(WriteRequest {
+        condition,
+        all_old: rv == "ALL_OLD",
+        on_failure: all_old_on_failure(req)?,
+    })
+}
+
+/// ConditionalCheckFailedException unless `condition` holds on the stored item (an absent item
+/// is an empty one).
+fn check_condition(
+    condition: Option<&Condition>,
+    old: &Option<Item>,
+    on_failure: bool,
+) -> Result<()> {
+    match condition {
+        Some(c) if !c.eval(old.as_ref().unwrap_or(&Item::new())) => Err(
+            OpError::ConditionalCheckFailed(on_failure.then(|| old.clone()).flatten()),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Write `mutation`, the whole of item `key`: at once when nothing is to be checked or
+/// returned, else as one compare-and-set.
+async fn write_item(
+    coordinator: &Coordinator,
+    layout: &ItemLayout,
+    key: &ItemKey,
+    mutation: khata_coordinator::catalog::Mutation,
+    w: WriteRequest,
+) -> Result<Value> {
+    if w.condition.is_none() && !w.all_old {
+        coordinator
+            .write(vec![mutation], Consistency::LocalQuorum, WriteType::Simple)
+            .await?;
+        return Ok(Value::Object(JsonMap::new()));
+    }
+    let (condition, on_failure) = (w.condition, w.on_failure);
+    let out = cas_item(coordinator, layout, key, move |old, _| {
+        check_condition(condition.as_ref(), &old, on_failure)?;
+        Ok(Some(mutation))
+    })
+    .await?;
+    Ok(if w.all_old {
+        attributes(out.old.as_ref())
+    } else {
+        Value::Object(JsonMap::new())
+    })
+}
+
 /// PutItem.
 pub async fn put_item(
     coordinator: &Coordinator,
@@ -327,49 +397,15 @@ pub async fn put_item(
     req: &Object,
 ) -> Result<Value> {
     let item = item_param(req, "Item", "item")?;
-    let p = Placeholders::of(req)?;
-    let mut ex = Expressions::new(&p.names, &p.values);
-    let condition = write_condition(req, &p, &mut ex)?;
-    if condition.is_none() && p.any() {
-        ex.finish()?;
-        expressions_required(&p)?;
-    } else {
-        ex.finish()?;
-    }
-    let rv = return_values(
-        req,
-        &["NONE", "ALL_OLD"],
-        "Return values set to invalid value",
-    )?;
-    let on_failure = all_old_on_failure(req)?;
-    let ts = coordinator.timestamp();
-    let now = coordinator.now_seconds();
-    let mutation = layout.put(&item, ts, now)?;
-    if condition.is_none() && rv == "NONE" {
-        coordinator
-            .write(vec![mutation], Consistency::LocalQuorum, WriteType::Simple)
-            .await?;
-        return Ok(Value::Object(JsonMap::new()));
-    }
+    let w = write_request(req)?;
     let key = layout.key_of_item(&item)?;
-    let out = cas_item(coordinator, layout, &key, move |old, _| {
-        if let Some(c) = &condition
-            && !c.eval(old.as_ref().unwrap_or(&Item::new()))
-        {
-            return Err(OpError::ConditionalCheckFailed(if on_failure {
-                old
-            } else {
-                None
-            }));
-        }
-        Ok(Some(mutation))
-    })
-    .await?;
-    Ok(if rv == "ALL_OLD" {
-        attributes(out.old.as_ref())
-    } else {
-        Value::Object(JsonMap::new())
-    })
+    let mutation = layout.put(
+        &key,
+        &item,
+        coordinator.timestamp(),
+        coordinator.now_seconds(),
+    )?;
+    write_item(coordinator, layout, &key, mutation, w).await
 }
 
 /// The `Key` parameter.
@@ -430,46 +466,9 @@ pub async fn delete_item(
     req: &Object,
 ) -> Result<Value> {
     let key = key_param(layout, req)?;
-    let p = Placeholders::of(req)?;
-    let mut ex = Expressions::new(&p.names, &p.values);
-    let condition = write_condition(req, &p, &mut ex)?;
-    if condition.is_none() {
-        expressions_required(&p)?;
-    }
-    ex.finish()?;
-    let rv = return_values(
-        req,
-        &["NONE", "ALL_OLD"],
-        "Return values set to invalid value",
-    )?;
-    let on_failure = all_old_on_failure(req)?;
-    let ts = coordinator.timestamp();
-    let now = coordinator.now_seconds();
-    let mutation = layout.delete(&key, ts, now);
-    if condition.is_none() && rv == "NONE" {
-        coordinator
-            .write(vec![mutation], Consistency::LocalQuorum, WriteType::Simple)
-            .await?;
-        return Ok(Value::Object(JsonMap::new()));
-    }
-    let out = cas_item(coordinator, layout, &key, move |old, _| {
-        if let Some(c) = &condition
-            && !c.eval(old.as_ref().unwrap_or(&Item::new()))
-        {
-            return Err(OpError::ConditionalCheckFailed(if on_failure {
-                old
-            } else {
-                None
-            }));
-        }
-        Ok(Some(mutation))
-    })
-    .await?;
-    Ok(if rv == "ALL_OLD" {
-        attributes(out.old.as_ref())
-    } else {
-        Value::Object(JsonMap::new())
-    })
+    let w = write_request(req)?;
+    let mutation = layout.delete(&key, coordinator.timestamp(), coordinator.now_seconds());
+    write_item(coordinator, layout, &key, mutation, w).await
 }
 
 /// UpdateItem: always a compare-and-set, so that read-modify-writes of one item by concurrent
@@ -518,11 +517,7 @@ pub async fn update_item(
         .collect();
     let decide_update = update.clone();
     let out = cas_item(coordinator, layout, &key, move |old, out| {
-        if let Some(c) = &condition
-            && !c.eval(old.as_ref().unwrap_or(&Item::new()))
-        {
-            return Err(OpError::ConditionalCheckFailed(if on_failure { old } else { None }));
-        }
+        check_condition(condition.as_ref(), &old, on_failure)?;
         let base = old.clone().unwrap_or_else(|| key_item.clone());
         let (new, changed) = match &decide_update {
             Some(u) => u.apply(&base)?,

@@ -281,23 +281,27 @@ impl ItemLayout {
         row
     }
 
-    /// PutItem: the item replaces whatever was stored under its key. Checks the key and the
-    /// 400 KB limit.
+    /// PutItem: the item replaces whatever was stored under its key (from
+    /// [`ItemLayout::key_of_item`]). Checks the 400 KB limit.
     pub fn put(
         &self,
+        key: &ItemKey,
         item: &Item,
         ts: Timestamp,
         now: LocalTime,
     ) -> Result<Mutation, ValidationError> {
-        let key = self.key_of_item(item)?;
         if item.size_bytes() > MAX_ITEM_SIZE_BYTES {
             return Err(invalid("Item size has exceeded the maximum allowed size"));
         }
         let mut row = self.row_of(item, ts, now, None);
         row.deletion = Some(DeletionTime::new(ts - 1, now));
         let mut update = Partition::new();
-        update.add_row(key.clustering, row);
-        Ok(Mutation::new(self.table.def.id, key.partition, update))
+        update.add_row(key.clustering.clone(), row);
+        Ok(Mutation::new(
+            self.table.def.id,
+            key.partition.clone(),
+            update,
+        ))
     }
 
     /// UpdateItem: the attributes in `changed` set to their values in `new` (or removed), and
@@ -463,7 +467,7 @@ mod tests {
             ("name", s("ann")),
             ("tags", AttributeValue::Ss(vec!["a".into(), "b".into()])),
         ]);
-        let m = l.put(&it, 100, 7).unwrap();
+        let m = l.put(&l.key_of_item(&it).unwrap(), &it, 100, 7).unwrap();
         let (clustering, row) = m.update.rows.iter().next().unwrap();
         assert_eq!(row.deletion.unwrap().marked_for_delete_at, 99);
         assert_eq!(l.item(&m.key, clustering, row, 7).unwrap(), it);
@@ -545,7 +549,9 @@ mod tests {
         let l = layout(None);
         let it = item(&[("pk", s("p")), ("big", s(&"x".repeat(MAX_ITEM_SIZE_BYTES)))]);
         assert_eq!(
-            l.put(&it, 1, 1).unwrap_err().0,
+            l.put(&l.key_of_item(&it).unwrap(), &it, 1, 1)
+                .unwrap_err()
+                .0,
             "Item size has exceeded the maximum allowed size"
         );
     }

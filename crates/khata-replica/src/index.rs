@@ -220,7 +220,10 @@ pub(crate) fn entries(
         if only.is_some_and(|n| n != index.name) {
             continue;
         }
-        let column = indexed_column(&table.def, index)?;
+        // Checked when the index was created; a write only looks the column up.
+        let Some(column) = table.def.column(&index.column().0) else {
+            continue;
+        };
         let cell_key = CellKey::simple(column.id);
         let id = index_table_id(table.def.id, &index.name);
         let first = out.len();

@@ -19,6 +19,7 @@ pub mod admin;
 pub mod cli;
 pub mod config;
 mod error;
+pub mod http_server;
 pub mod node;
 pub mod run;
 

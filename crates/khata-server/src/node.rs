@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use khata_coordinator::{Coordinator, CoordinatorConfig};
 use khata_cql::server::{CqlServer, CqlServerConfig};
 use khata_dynamo::auth::AccessKeys;
-use khata_dynamo::http::{DynamoConfig, DynamoServer, Endpoint};
+use khata_dynamo::http::{DynamoConfig, Endpoint};
 use khata_env::{RealFs, SystemClock};
 use khata_replica::{NodeInfo, Replica, ReplicaConfig};
 use khata_storage::EngineConfig;
@@ -27,8 +27,9 @@ use tokio::task::JoinHandle;
 use tracing::{info, warn};
 use uuid::Uuid;
 
-use crate::admin::{AdminContext, AdminServer};
+use crate::admin::AdminContext;
 use crate::config::{CommitLogSync, Config};
+use crate::http_server::HttpServer;
 
 /// How long shutdown waits for connections to finish the requests they have in flight.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -101,8 +102,8 @@ pub struct Node {
     coordinator: Arc<Coordinator>,
     cql: Arc<CqlServer>,
     cql_address: SocketAddr,
-    dynamo: DynamoServer,
-    admin: AdminServer,
+    dynamo: HttpServer,
+    admin: HttpServer,
     stop: watch::Sender<bool>,
     accept_tasks: Vec<JoinHandle<()>>,
 }
@@ -188,8 +189,12 @@ impl Node {
                 ..DynamoConfig::default()
             },
         );
-        let dynamo = DynamoServer::start(dynamo_listener, Arc::new(endpoint))
-            .map_err(dynamo_listen_error)?;
+        let dynamo = HttpServer::start(
+            "DynamoDB endpoint",
+            dynamo_listener,
+            khata_dynamo::http::router(Arc::new(endpoint)),
+        )
+        .map_err(dynamo_listen_error)?;
         let admin_address = config.admin_address();
         let admin_listener =
             TcpListener::bind(admin_address)
@@ -206,14 +211,16 @@ impl Node {
             cql_address,
             started,
         );
-        let admin =
-            AdminServer::start(admin_listener, Arc::new(admin_context)).map_err(|source| {
-                NodeError::Listen {
-                    what: "admin",
-                    address: admin_address,
-                    source,
-                }
-            })?;
+        let admin = HttpServer::start(
+            "admin API",
+            admin_listener,
+            crate::admin::router(Arc::new(admin_context)),
+        )
+        .map_err(|source| NodeError::Listen {
+            what: "admin",
+            address: admin_address,
+            source,
+        })?;
         let accept = tokio::spawn(accept_cql(listener, cql.clone(), stopped, max_connections));
         info!(
             %cql_address,

@@ -31,16 +31,12 @@ pub mod report;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::Router;
 use axum::routing::{get, post};
 use khata_coordinator::Coordinator;
 use khata_cql::server::CqlServer;
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
-use tracing::warn;
 
 use crate::config::Config;
 
@@ -88,49 +84,4 @@ pub fn router(context: Arc<AdminContext>) -> Router {
         .route("/metrics", get(handlers::metrics))
         .fallback(handlers::unknown_path)
         .with_state(context)
-}
-
-/// The running admin HTTP server.
-#[derive(Debug)]
-pub struct AdminServer {
-    address: SocketAddr,
-    stop: oneshot::Sender<()>,
-    task: JoinHandle<()>,
-}
-
-impl AdminServer {
-    /// Serve the admin API on `listener`.
-    pub fn start(listener: TcpListener, context: Arc<AdminContext>) -> std::io::Result<Self> {
-        let address = listener.local_addr()?;
-        let (stop, stopped) = oneshot::channel::<()>();
-        let serve = axum::serve(listener, router(context)).with_graceful_shutdown(async move {
-            let _ = stopped.await;
-        });
-        let task = tokio::spawn(async move {
-            if let Err(e) = serve.await {
-                warn!(error = %e, "admin API stopped");
-            }
-        });
-        Ok(AdminServer {
-            address,
-            stop,
-            task,
-        })
-    }
-
-    /// Where the API listens.
-    pub fn address(&self) -> SocketAddr {
-        self.address
-    }
-
-    /// Stop accepting, let requests in flight finish for up to `grace`, then drop the rest.
-    /// (A major compaction still running carries on in its blocking thread until it ends.)
-    pub async fn shutdown(self, grace: Duration) {
-        let _ = self.stop.send(());
-        let mut task = self.task;
-        if tokio::time::timeout(grace, &mut task).await.is_err() {
-            warn!("admin requests still running at shutdown; dropping them");
-            task.abort();
-        }
-    }
 }
