@@ -130,6 +130,22 @@ impl Coordinator {
         &self.replica
     }
 
+    /// Estimates of a table's rows and bytes (memtables and SSTables, before compaction merges
+    /// overwrites), as DynamoDB's `ItemCount` and `TableSizeBytes` are estimates. One node
+    /// answers for itself; a cluster will sum its replicas' estimates divided by the
+    /// replication factor.
+    pub fn table_estimate(&self, table: Uuid) -> Result<TableEstimate> {
+        let stats = self
+            .replica
+            .engine()
+            .table_stats(table)
+            .map_err(|e| CoordinatorError::Internal(e.to_string()))?;
+        Ok(TableEstimate {
+            rows: stats.rows_estimate,
+            bytes: stats.live_data_bytes + stats.memtable_bytes as u64,
+        })
+    }
+
     /// Request counts, latencies and tombstones scanned (for the admin API's `/metrics`).
     pub fn metrics(&self) -> &CoordinatorMetrics {
         &self.metrics
@@ -393,6 +409,13 @@ impl Coordinator {
 const UUID_EPOCH_OFFSET: u64 = 0x01B2_1DD2_1381_4000;
 
 /// A version-1 UUID for `micros` since the Unix epoch, with node bits from `host`.
+/// What [`Coordinator::table_estimate`] answers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TableEstimate {
+    pub rows: u64,
+    pub bytes: u64,
+}
+
 pub fn timeuuid_at(micros: i64, host: Uuid) -> Uuid {
     let ticks = (micros.max(0) as u64)
         .wrapping_mul(10)

@@ -12,7 +12,7 @@ pub mod error;
 pub mod metrics;
 
 pub use consistency::Consistency;
-pub use coordinator::{Coordinator, CoordinatorConfig, ReadCommand, ScanCommand};
+pub use coordinator::{Coordinator, CoordinatorConfig, ReadCommand, ScanCommand, TableEstimate};
 pub use error::{CoordinatorError, Result, WriteType};
 
 /// Schema and storage types the front ends use, re-exported from the layers below.

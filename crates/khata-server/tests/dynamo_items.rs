@@ -118,6 +118,17 @@ async fn items_are_put_read_updated_queried_scanned_and_deleted() {
         Some("ConditionalCheckFailedException")
     );
 
+    // DescribeTable estimates the items and their bytes (two items, never overwritten).
+    let described = client
+        .describe_table()
+        .table_name("shop")
+        .send()
+        .await
+        .unwrap();
+    let t = described.table().unwrap();
+    assert_eq!(t.item_count(), Some(2));
+    assert!(t.table_size_bytes().unwrap() > 0);
+
     // UpdateItem with a condition and ReturnValues.
     let update = client
         .update_item()

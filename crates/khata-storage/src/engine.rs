@@ -104,6 +104,9 @@ pub struct TableStats {
     pub sstables_per_level: Vec<usize>,
     pub live_data_bytes: u64,
     pub partitions_estimate: u64,
+    /// Rows in SSTables and memtables, counted once per place they appear (overwritten and
+    /// deleted rows included until compaction merges them): an estimate.
+    pub rows_estimate: u64,
     pub tombstones: u64,
     pub pending_compactions: usize,
     /// The largest partitions on disk: (key bytes, size in bytes).
@@ -606,6 +609,12 @@ impl Engine {
                     .map(|m| m.memtable.size_bytes())
                     .sum::<usize>(),
             memtable_partitions: view.active.memtable.partition_count(),
+            rows_estimate: (view.active.memtable.row_count()
+                + view
+                    .sealed
+                    .iter()
+                    .map(|m| m.memtable.row_count())
+                    .sum::<usize>()) as u64,
             sstable_count: view.sstables.len(),
             ..Default::default()
         };
@@ -619,6 +628,7 @@ impl Engine {
             stats.sstables_per_level[level] += 1;
             stats.live_data_bytes += st.data_size_bytes;
             stats.partitions_estimate += st.partition_count;
+            stats.rows_estimate += st.row_count;
             stats.tombstones += st.tombstone_count();
             largest.extend(
                 st.largest_partitions

@@ -77,6 +77,14 @@ impl Memtable {
         self.partitions.len()
     }
 
+    /// Rows held, deleted ones included (each partition is locked in turn; for statistics).
+    pub fn row_count(&self) -> usize {
+        self.partitions
+            .iter()
+            .map(|e| e.value().lock().rows.len())
+            .sum()
+    }
+
     /// Smallest write timestamp in the memtable (`i64::MAX` if empty): compaction may purge a
     /// tombstone only if no memtable can hold data it shadows.
     pub fn min_timestamp(&self) -> i64 {

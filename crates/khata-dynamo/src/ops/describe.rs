@@ -2,9 +2,10 @@
 //! that CreateTable, UpdateTable and DeleteTable answer too.
 //!
 //! Tables are created and altered synchronously, so a table is `ACTIVE` as soon as it exists
-//! (as in DynamoDB Local and Alternator) and its indexes too; `ItemCount`, `TableSizeBytes`
-//! and their index counterparts are estimates DynamoDB refreshes every six hours, and are 0
-//! until khata keeps them.
+//! (as in DynamoDB Local and Alternator) and its indexes too. `ItemCount` and `TableSizeBytes`
+//! are estimates (DynamoDB refreshes its own every six hours): rows and bytes in the table's
+//! memtables and SSTables, where an overwritten or deleted item counts until compaction merges
+//! it away ([`khata_coordinator::Coordinator::table_estimate`]).
 
 use serde_json::{Value, json};
 
@@ -127,9 +128,14 @@ pub fn table_description(meta: &TableMeta, id: uuid::Uuid, region: &str, status:
 pub fn describe_table(ops: &Operations, body: &Object, request: &RequestInfo) -> Result<Value> {
     let name = input::table_name(body)?;
     let table = ops.table(name)?;
-    Ok(json!({
-        "Table": table_description(&table.meta, table.schema.def.id, &request.region, "ACTIVE")
-    }))
+    let mut d = table_description(&table.meta, table.schema.def.id, &request.region, "ACTIVE");
+    // DescribeTable answers the estimates; the description the control-plane operations
+    // answer keeps DynamoDB's zeros there.
+    if let Ok(estimate) = ops.coordinator.table_estimate(table.schema.def.id) {
+        d["ItemCount"] = json!(estimate.rows);
+        d["TableSizeBytes"] = json!(estimate.bytes);
+    }
+    Ok(json!({ "Table": d }))
 }
 
 pub fn list_tables(ops: &Operations, body: &Object) -> Result<Value> {
