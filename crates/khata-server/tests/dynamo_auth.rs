@@ -1,7 +1,9 @@
 //! SigV4 on the DynamoDB endpoint: with `dynamo_access_keys` configured, a request the SDK
 //! signs with a configured key is served; a wrong secret is `InvalidSignatureException`, an
 //! unknown key `UnrecognizedClientException`, an unsigned request
-//! `MissingAuthenticationTokenException`. Without keys, anything goes.
+//! `MissingAuthenticationTokenException`, a request signed 20 minutes in the past or future
+//! `InvalidSignatureException` (Signature expired / not yet current), a session token
+//! `UnrecognizedClientException`. Without keys, anything goes.
 
 mod dynamo_support;
 mod support;
@@ -53,6 +55,51 @@ async fn signatures_are_verified_when_keys_are_configured() {
         e.message(),
         Some("The security token included in the request is invalid.")
     );
+
+    // A clock 20 minutes off either way: DynamoDB allows 15.
+    let twenty_minutes = std::time::Duration::from_secs(20 * 60);
+    for (ahead, words) in [
+        (false, "Signature expired: "),
+        (true, "Signature not yet current: "),
+    ] {
+        let skewed =
+            dynamo_support::client_skewed(address, KEY, SECRET, None, twenty_minutes, ahead);
+        let e = skewed
+            .list_tables()
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(e.code(), Some("InvalidSignatureException"), "{e:?}");
+        assert!(e.message().unwrap().starts_with(words), "{e:?}");
+    }
+    // Ten minutes off is within the allowance.
+    let close = dynamo_support::client_skewed(
+        address,
+        KEY,
+        SECRET,
+        None,
+        std::time::Duration::from_secs(600),
+        false,
+    );
+    close.list_tables().send().await.unwrap();
+
+    // Temporary credentials: khata issues none, so no session token is valid.
+    let session = dynamo_support::client_skewed(
+        address,
+        KEY,
+        SECRET,
+        Some("FQoGZXIvYXdzEXAMPLETOKEN"),
+        std::time::Duration::ZERO,
+        false,
+    );
+    let e = session
+        .list_tables()
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert_eq!(e.code(), Some("UnrecognizedClientException"));
 
     // No Authorization header at all.
     let body = tokio::task::spawn_blocking(move || {

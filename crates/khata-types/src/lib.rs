@@ -15,6 +15,7 @@
 //! Times: write timestamps are microseconds since the Unix epoch ([`Timestamp`]); expiry and
 //! deletion times are seconds since the epoch ([`LocalTime`]), as in Cassandra.
 
+pub mod calendar;
 pub mod cell;
 pub mod cell_map;
 pub mod clustering;

@@ -58,39 +58,10 @@ impl SigningTime {
 
     /// The time `seconds` after the Unix epoch.
     pub fn from_unix_seconds(seconds: u64) -> SigningTime {
-        let days = (seconds / 86_400) as i64;
-        let in_day = seconds % 86_400;
-        let (year, month, day) = civil_from_days(days);
-        let date = format!("{year:04}{month:02}{day:02}");
-        let amz_date = format!(
-            "{date}T{:02}{:02}{:02}Z",
-            in_day / 3600,
-            in_day / 60 % 60,
-            in_day % 60
-        );
+        let amz_date = khata_types::calendar::iso8601_basic(seconds as i64);
+        let date = amz_date[..8].to_string();
         SigningTime { amz_date, date }
     }
-}
-
-/// The proleptic Gregorian date of a day count from 1970-01-01: the days are split into
-/// 400-year eras of 146,097 days, and a year is taken to start on 1 March so that the leap
-/// day is the last day of the year.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468; // days from 0000-03-01
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * month_from_march + 2) / 5 + 1) as u32;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 impl Signer {

@@ -10,37 +10,14 @@
 //!   also `UTC`, `GMT`, `GMT+h[:mm]`. As in `SimpleDateFormat`, `.SSS` is a count of
 //!   milliseconds (`.5` is 5 ms). Without a zone the time is UTC.
 //!
-//! Dates are proleptic Gregorian (`days_from_civil` is Howard Hinnant's algorithm).
+//! Dates are proleptic Gregorian ([`khata_types::calendar`]).
 
 use super::LiteralError;
 
 const MILLIS_PER_DAY: i64 = 86_400_000;
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
 
-/// Days from 1970-01-01 to `year-month-day` (proleptic Gregorian).
-pub(super) fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The date `days` after 1970-01-01: (year, month, day).
-pub(super) fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
+pub(super) use khata_types::calendar::{civil_from_days, days_from_civil};
 
 fn days_in_month(year: i64, month: u32) -> u32 {
     match month {
@@ -332,26 +309,6 @@ pub(super) fn format_timestamp(millis: i64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn civil_days_round_trip() {
-        for days in [
-            -719_468i64,
-            -1,
-            0,
-            1,
-            19_753,
-            2_932_896,
-            -100_000_000,
-            100_000_000,
-        ] {
-            let (y, m, d) = civil_from_days(days);
-            assert_eq!(days_from_civil(y, m, d), days);
-        }
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2024, 1, 31), 19_753);
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
-    }
 
     #[test]
     fn dates() {

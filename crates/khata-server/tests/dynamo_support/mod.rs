@@ -25,6 +25,44 @@ pub fn client_with(address: SocketAddr, key: &str, secret: &str) -> Client {
     Client::from_conf(config)
 }
 
+/// A client signing with `key`/`secret` (and a session token if given) at a clock `skew`
+/// away from the real one. It does not retry: the SDK would correct its clock from the
+/// answer's `Date` header and succeed on the second attempt, as it does against DynamoDB.
+pub fn client_skewed(
+    address: SocketAddr,
+    key: &str,
+    secret: &str,
+    session_token: Option<&str>,
+    skew: std::time::Duration,
+    ahead: bool,
+) -> Client {
+    #[derive(Debug)]
+    struct Skewed(std::time::Duration, bool);
+    impl aws_smithy_async::time::TimeSource for Skewed {
+        fn now(&self) -> std::time::SystemTime {
+            let now = std::time::SystemTime::now();
+            if self.1 { now + self.0 } else { now - self.0 }
+        }
+    }
+    let http = aws_smithy_http_client::Builder::new().build_http();
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .endpoint_url(format!("http://{address}"))
+        .credentials_provider(Credentials::new(
+            key,
+            secret,
+            session_token.map(str::to_string),
+            None,
+            "khata-test",
+        ))
+        .time_source(Skewed(skew, ahead))
+        .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
+        .http_client(http)
+        .build();
+    Client::from_conf(config)
+}
+
 /// A client with dummy keys.
 pub fn client(address: SocketAddr) -> Client {
     client_with(address, DUMMY_KEY, DUMMY_SECRET)
