@@ -1,7 +1,8 @@
 //! The DynamoDB endpoint over raw HTTP/1.1: every answer has `x-amz-crc32` (the CRC32 of its
 //! body) and an `x-amzn-RequestId`; keep-alive; DynamoDB's errors for malformed JSON, unknown
 //! operations, the Streams API, oversized bodies (declared or streamed); the health answer;
-//! garbage on the socket leaves the node serving.
+//! garbage on the socket leaves the node serving; bad input of every kind (malformed JSON, bad
+//! types, deep nesting, huge numbers and bodies) gets its error and loses no data.
 
 mod support;
 
@@ -281,6 +282,86 @@ async fn garbage_leaves_the_node_serving() {
         let mut s = connect(address);
         let a = post(&mut s, "DynamoDB_20120810.ListTables", b"{}");
         assert_eq!(a.status, 200);
+    })
+    .await;
+    node.stop().await;
+}
+
+/// Bad input of every kind on one keep-alive connection, after an item was written: each gets
+/// DynamoDB's error, the connection and the node keep serving, and the item is still there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_dynamodb_errors_and_loses_nothing() {
+    let mut node = TestNode::start().await;
+    let address = node.dynamo_address();
+    blocking(move || {
+        let mut s = connect(address);
+        let create = br#"{"TableName": "bad", "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]}"#;
+        assert_eq!(post(&mut s, "DynamoDB_20120810.CreateTable", create).status, 200);
+        let put = br#"{"TableName": "bad", "Item": {"id": {"S": "kept"}, "n": {"N": "42"}}}"#;
+        assert_eq!(post(&mut s, "DynamoDB_20120810.PutItem", put).status, 200);
+
+        let nested = |depth: usize| {
+            let mut v = r#"{"S": "leaf"}"#.to_string();
+            for _ in 0..depth {
+                v = format!(r#"{{"M": {{"a": {v}}}}}"#);
+            }
+            format!(r#"{{"TableName": "bad", "Item": {{"id": {{"S": "deep"}}, "d": {v}}}}}"#)
+        };
+        let deep_json = "[".repeat(100_000);
+        let cases: Vec<(&str, Vec<u8>, u16, &str, &str)> = vec![
+            // (operation, body, status, __type suffix, words in the message)
+            ("PutItem", b"{\"TableName\": \"bad\", \"Item\": ".to_vec(), 400,
+             "SerializationException", ""),
+            ("PutItem", b"\xff\xfe not json".to_vec(), 400, "SerializationException", ""),
+            ("FlyToTheMoon", b"{}".to_vec(), 400, "UnknownOperationException", ""),
+            ("PutItem", br#"{"TableName": "bad", "Item": {"id": {"S": "x"}, "n": {"N": "abc"}}}"#.to_vec(),
+             400, "ValidationException", "cannot be converted to a numeric value"),
+            ("PutItem", br#"{"TableName": "bad", "Item": {"id": {"S": 5}}}"#.to_vec(), 400,
+             "SerializationException", ""),
+            ("PutItem", br#"{"TableName": "bad", "Item": {"id": {"N": "5"}}}"#.to_vec(), 400,
+             "ValidationException", "Type mismatch for key"),
+            ("PutItem", br#"{"TableName": "bad", "Item": {"id": {"S": "x"}, "n": {"N": "1e126"}}}"#.to_vec(),
+             400, "ValidationException", "Number overflow"),
+            ("PutItem", br#"{"TableName": "bad", "Item": {"id": {"S": "x"}, "s": {"SS": ["a", "a"]}}}"#.to_vec(),
+             400, "ValidationException", "duplicates"),
+            ("PutItem", nested(40).into_bytes(), 400, "ValidationException", "Nesting Levels"),
+            ("PutItem", deep_json.into_bytes(), 400, "SerializationException", ""),
+            ("GetItem", br#"{"TableName": "bad", "Key": {"id": {"B": "not base64!"}}}"#.to_vec(), 400,
+             "SerializationException", ""),
+            ("UpdateItem", br#"{"TableName": "bad", "Key": {"id": {"S": "kept"}}, "UpdateExpression": "SET n = n +"}"#.to_vec(),
+             400, "ValidationException", "Invalid UpdateExpression"),
+            ("Query", br#"{"TableName": "nope", "KeyConditionExpression": "id = :v", "ExpressionAttributeValues": {":v": {"S": "a"}}}"#.to_vec(),
+             400, "ResourceNotFoundException", ""),
+        ];
+        for (op, body, status, kind, words) in cases {
+            let a = post(&mut s, &format!("DynamoDB_20120810.{op}"), &body);
+            check_framing(&a);
+            let text = a.text();
+            assert_eq!(a.status, status, "{op}: {text}");
+            assert!(error_type(&a).ends_with(kind), "{op}: {text}");
+            assert!(text.contains(words), "{op}: {text}");
+        }
+        // A body over 16 MB: 413, and the connection closes; the node serves a new one.
+        let mut big = connect(address);
+        write!(
+            big,
+            "POST / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: DynamoDB_20120810.PutItem\r\n\
+             Content-Length: {}\r\n\r\n",
+            16 * 1024 * 1024 + 1
+        )
+        .unwrap();
+        let _ = big.write_all(&[b' '; 64 * 1024]);
+        let a = read_answer(&mut big);
+        assert_eq!(a.status, 413, "{}", a.text());
+
+        let get = br#"{"TableName": "bad", "Key": {"id": {"S": "kept"}}, "ConsistentRead": true}"#;
+        let a = post(&mut s, "DynamoDB_20120810.GetItem", get);
+        assert_eq!(a.status, 200);
+        assert_eq!(a.json()["Item"]["n"]["N"], "42", "{}", a.text());
+        let a = post(&mut connect(address), "DynamoDB_20120810.Scan", br#"{"TableName": "bad"}"#);
+        assert_eq!(a.json()["Count"], 1, "{}", a.text());
     })
     .await;
     node.stop().await;
