@@ -1,7 +1,7 @@
 //! DynamoDB item operations through `aws-sdk-dynamodb` against a node started by the test:
 //! PutItem, GetItem (with a projection), UpdateItem (conditions, ReturnValues), DeleteItem,
 //! Query (begins_with, newest first, pages) and Scan (parallel segments); items survive a
-//! restart.
+//! restart; concurrent conditional increments of one item lose no update.
 
 mod dynamo_support;
 mod support;
@@ -248,4 +248,86 @@ async fn items_are_put_read_updated_queried_scanned_and_deleted() {
         .unwrap();
     assert!(gone.item().is_none());
     restarted.shutdown().await;
+}
+
+/// Many clients doing optimistic conditional increments of one item (read, then
+/// `SET n = n + 1` if `n` is still what they read) lose no update, and `ADD` from as many
+/// clients at once counts every one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_conditional_increments_lose_no_update() {
+    let mut node = TestNode::start().await;
+    let address = node.dynamo_address();
+    let client = dynamo_support::client(address);
+    create(&client, "counters").await;
+    let counter = key("COUNTER", "c");
+    client
+        .put_item()
+        .table_name("counters")
+        .set_item(Some(counter.clone()))
+        .item("n", n("0"))
+        .item("added", n("0"))
+        .send()
+        .await
+        .unwrap();
+    const CLIENTS: usize = 8;
+    const EACH: usize = 25;
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        let counter = counter.clone();
+        // One client (one connection pool) per task, as separate processes would be.
+        let client = dynamo_support::client(address);
+        tasks.push(tokio::spawn(async move {
+            let mut done = 0;
+            let mut conflicts = 0;
+            while done < EACH {
+                let seen = client
+                    .get_item()
+                    .table_name("counters")
+                    .set_key(Some(counter.clone()))
+                    .consistent_read(true)
+                    .send()
+                    .await
+                    .unwrap()
+                    .item()
+                    .unwrap()["n"]
+                    .clone();
+                let r = client
+                    .update_item()
+                    .table_name("counters")
+                    .set_key(Some(counter.clone()))
+                    .update_expression("SET n = n + :one ADD added :one")
+                    .condition_expression("n = :seen")
+                    .expression_attribute_values(":one", n("1"))
+                    .expression_attribute_values(":seen", seen)
+                    .send()
+                    .await;
+                match r {
+                    Ok(_) => done += 1,
+                    Err(e) => {
+                        let e = e.into_service_error();
+                        assert_eq!(e.code(), Some("ConditionalCheckFailedException"), "{e:?}");
+                        conflicts += 1;
+                    }
+                }
+            }
+            conflicts
+        }));
+    }
+    let mut conflicts = 0;
+    for t in tasks {
+        conflicts += t.await.unwrap();
+    }
+    let item = client
+        .get_item()
+        .table_name("counters")
+        .set_key(Some(counter))
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap();
+    let item = item.item().unwrap();
+    let total = (CLIENTS * EACH).to_string();
+    assert_eq!(item["n"], n(&total), "{conflicts} conflicts");
+    assert_eq!(item["added"], n(&total));
+    node.stop().await;
 }
