@@ -1,13 +1,14 @@
 //! The writing side of a connection: one task owns the socket's write half and turns the
 //! envelopes the request tasks queue into bytes on the wire.
 //!
-//! Until a v5 connection's STARTUP is answered, and always on v3/v4 connections, each envelope
-//! (a frame) is written as it is. The reader queues [`Outgoing::StartFraming`] right after the
-//! READY of a v5 STARTUP, so READY itself goes out bare and every envelope behind it is wrapped
-//! in v5 segments (spec v5 §2.3.1). Framed, the writer gathers the envelopes already queued
-//! (up to [`WRITE_BATCH_BYTES`]) so that many small responses share one self-contained segment
-//! and one write; an envelope larger than a segment is split over non-self-contained ones by
-//! [`SegmentWriter`].
+//! Until a v5 connection's STARTUP is answered, and always on v3/v4 connections, envelopes
+//! (frames) go out bare. The reader queues [`Outgoing::StartFraming`] right after the READY of
+//! a v5 STARTUP, so READY itself goes out bare and every envelope behind it is wrapped in v5
+//! segments (spec v5 §2.3.1). Either way the writer gathers the envelopes already queued (up
+//! to [`WRITE_BATCH_BYTES`]) into one write, so that a connection with many requests in flight
+//! answers them with few write(2) calls; framed, they share one self-contained segment, and an
+//! envelope larger than a segment is split over non-self-contained ones by [`SegmentWriter`].
+//! A bare envelope of [`DIRECT_WRITE_BYTES`] or more is written without a copy.
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -16,8 +17,11 @@ use tracing::warn;
 
 use crate::frame::SegmentWriter;
 
-/// The most bytes of segments gathered before they are written (framed connections).
+/// The most bytes gathered before they are written.
 pub(crate) const WRITE_BATCH_BYTES: usize = 256 * 1024;
+
+/// Unframed envelopes this large are written as they are rather than copied into the batch.
+const DIRECT_WRITE_BYTES: usize = 64 * 1024;
 
 /// What the writer is told to do, in order.
 pub(crate) enum Outgoing {
@@ -63,8 +67,16 @@ where
                             break 'write;
                         }
                     }
-                    // Unframed envelopes go out as they come, without a copy.
+                    // Unframed: small envelopes are gathered into one write, a large one
+                    // goes out without a copy (after what was gathered before it).
+                    None if envelope.len() < DIRECT_WRITE_BYTES => out.extend_from_slice(&envelope),
                     None => {
+                        if !out.is_empty() {
+                            if write_half.write_all(&out).await.is_err() {
+                                break 'write;
+                            }
+                            out.clear();
+                        }
                         if write_half.write_all(&envelope).await.is_err() {
                             break 'write;
                         }
@@ -76,8 +88,9 @@ where
                     break;
                 }
             }
-            // Framed: gather what is queued already into the same segments and write.
-            if framing.is_some() && out.len() < WRITE_BATCH_BYTES {
+            // Gather what is queued already into the same write (and, framed, the same
+            // segments): many requests in flight on a connection answer with one write(2).
+            if out.len() < WRITE_BATCH_BYTES {
                 next = rx.try_recv().ok();
             }
         }
@@ -150,6 +163,74 @@ mod tests {
         assert!(segment.self_contained);
         assert_eq!(segment.payload, after);
         assert!(rest.is_empty());
+    }
+
+    /// An `AsyncWrite` that counts the writes it is asked for.
+    struct CountingWriter {
+        bytes: Vec<u8>,
+        writes: usize,
+    }
+
+    impl AsyncWrite for CountingWriter {
+        fn poll_write(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            self.writes += 1;
+            self.bytes.extend_from_slice(buf);
+            std::task::Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn queued_bare_frames_go_out_in_one_write_in_order() {
+        let small: Vec<Bytes> = (0..20)
+            .map(|s| envelope(s, ProtocolVersion::V4, 10))
+            .collect();
+        let mut large = envelope(99, ProtocolVersion::V4, 100).to_vec();
+        large.extend(std::iter::repeat_n(0u8, DIRECT_WRITE_BYTES));
+        let length = u32::try_from(large.len() - 9).expect("fits");
+        large[5..9].copy_from_slice(&length.to_be_bytes());
+        let large = Bytes::from(large);
+        let (tx, rx) = mpsc::channel(64);
+        for e in &small[..10] {
+            tx.send(Outgoing::Envelope(e.clone()))
+                .await
+                .expect("queued");
+        }
+        tx.send(Outgoing::Envelope(large.clone()))
+            .await
+            .expect("queued");
+        for e in &small[10..] {
+            tx.send(Outgoing::Envelope(e.clone()))
+                .await
+                .expect("queued");
+        }
+        drop(tx);
+        let mut w = CountingWriter {
+            bytes: Vec::new(),
+            writes: 0,
+        };
+        write_loop(rx, &mut w).await;
+        let expected = [small[..10].concat(), large.to_vec(), small[10..].concat()].concat();
+        assert_eq!(w.bytes, expected);
+        // The first ten together, the large frame alone, the last ten together.
+        assert_eq!(w.writes, 3);
     }
 
     #[tokio::test]
