@@ -6,8 +6,11 @@
 //! the partition with [`Partition::merge`], so the memtable holds the reconciled, canonical
 //! version of every partition it has seen.
 //!
-//! Memory is accounted approximately (the estimated size of every update applied); the engine
-//! flushes a memtable when the accounted size passes its threshold. A memtable is never
+//! Memory is accounted approximately: the estimated size of every update applied, plus what a
+//! partition costs the first time it is written ([`PARTITION_BYTES`]: its skip-list node, its
+//! mutex and `Partition`) and the first time it gets a row ([`ROW_LEAF_BYTES`]: the B-tree
+//! leaf that holds up to eleven rows, allocated whole), which dominate for one-row
+//! partitions. The engine flushes a memtable when the accounted size passes its threshold. A memtable is never
 //! modified after it has been *sealed* for flushing: the engine switches writes to a fresh one
 //! first, so a flush can iterate a sealed memtable without locks held against writers.
 
@@ -19,6 +22,18 @@ use crossbeam_skiplist::SkipMap;
 use khata_types::partition::{Partition, RangeTombstoneList};
 use khata_types::token::DecoratedKey;
 use parking_lot::Mutex;
+
+/// What a partition costs the memtable before its contents: the skip-list node (key, value,
+/// reference count and an average tower of pointers) holding its mutex and `Partition`.
+pub const PARTITION_BYTES: usize =
+    std::mem::size_of::<DecoratedKey>() + std::mem::size_of::<Mutex<Partition>>() + 48;
+
+/// The B-tree leaf a partition's first row allocates (`BTreeMap` leaves hold eleven entries),
+/// less the share of it [`Row::size_estimate`] already counts for that row.
+///
+/// [`Row::size_estimate`]: khata_types::row::Row::size_estimate
+pub const ROW_LEAF_BYTES: usize = 11 * std::mem::size_of::<(Bytes, khata_types::row::Row)>() + 16
+    - std::mem::size_of::<(Bytes, khata_types::row::Row)>() * 3 / 2;
 
 /// One memtable.
 #[derive(Debug)]
@@ -47,7 +62,7 @@ impl Memtable {
 
     /// Join `update` into the partition at `key`.
     pub fn apply(&self, key: &DecoratedKey, update: Partition) {
-        let size = update.size_estimate() + key.key.len() + 48;
+        let size = update.size_estimate();
         if let Some(ts) = update.max_timestamp() {
             self.max_timestamp.fetch_max(ts, Ordering::Relaxed);
         }
@@ -60,8 +75,16 @@ impl Memtable {
                 .partitions
                 .get_or_insert(key.clone(), Mutex::new(Partition::new())),
         };
-        entry.value().lock().merge(update);
-        self.size_bytes.fetch_add(size, Ordering::Relaxed);
+        let overhead = {
+            let mut p = entry.value().lock();
+            let fresh = p.is_empty();
+            let first_rows = p.rows.is_empty() && !update.rows.is_empty();
+            p.merge(update);
+            usize::from(fresh) * (PARTITION_BYTES + key.key.len())
+                + usize::from(first_rows) * ROW_LEAF_BYTES
+        };
+        self.size_bytes
+            .fetch_add(size + overhead, Ordering::Relaxed);
     }
 
     /// Accounted size in bytes.

@@ -14,6 +14,9 @@ use std::fmt;
 use crate::cell::Cell;
 use crate::row::CellKey;
 
+/// Up to this many cells a map grows one slot at a time (see [`CellMap::insert`]).
+const EXACT_GROWTH_UP_TO: usize = 8;
+
 /// Cells keyed by [`CellKey`], in key order, each key at most once.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct CellMap {
@@ -62,6 +65,11 @@ impl CellMap {
         match self.find(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, cell)),
             Err(i) => {
+                // Rows are built cell by cell and most have a few cells: growing by one keeps a
+                // one-cell row at one slot rather than the four a doubling `Vec` starts with.
+                if self.entries.len() < EXACT_GROWTH_UP_TO {
+                    self.entries.reserve_exact(1);
+                }
                 self.entries.insert(i, (key, cell));
                 None
             }
