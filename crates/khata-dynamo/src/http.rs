@@ -73,11 +73,13 @@ impl Default for DynamoConfig {
 pub struct Endpoint {
     ops: Operations,
     config: DynamoConfig,
+    request_ids: RequestIds,
 }
 
 impl Endpoint {
     pub fn new(coordinator: Arc<Coordinator>, config: DynamoConfig) -> Self {
         Endpoint {
+            request_ids: RequestIds::new(&coordinator),
             ops: Operations::new(coordinator),
             config,
         }
@@ -116,7 +118,7 @@ impl Answer {
 }
 
 async fn handle(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Response {
-    let request_id = new_request_id(&endpoint);
+    let request_id = endpoint.request_ids.next();
     let answer = answer(&endpoint, request).await;
     if answer.status.is_server_error() {
         warn!(%request_id, status = answer.status.as_u16(), body = %String::from_utf8_lossy(&answer.body), "DynamoDB request failed");
@@ -131,19 +133,44 @@ async fn handle(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Resp
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
-/// 52 characters of `[A-Z0-9]`, the shape of DynamoDB's request ids.
-fn new_request_id(endpoint: &Endpoint) -> String {
-    const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    let mut n = endpoint.ops.coordinator.random_uuid().as_u128();
-    let mut m = endpoint.ops.coordinator.random_uuid().as_u128();
-    (0..52)
-        .map(|i| {
-            let source = if i < 26 { &mut n } else { &mut m };
-            let d = DIGITS[(*source % 36) as usize] as char;
-            *source /= 36;
-            d
-        })
-        .collect()
+/// Request ids in the shape of DynamoDB's (52 characters of `[A-Z0-9]`), unique within a run
+/// of the node without a system call per request: a counter passed through the SplitMix64
+/// finalizer (a bijection, so distinct counts give distinct ids) under a random seed.
+#[derive(Debug)]
+struct RequestIds {
+    seed: [u64; 4],
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl RequestIds {
+    fn new(coordinator: &Coordinator) -> Self {
+        let (a, b) = coordinator.random_uuid().as_u64_pair();
+        let (c, d) = coordinator.random_uuid().as_u64_pair();
+        RequestIds {
+            seed: [a, b, c, d],
+            next: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    fn next(&self) -> String {
+        const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+        fn mix(mut z: u64) -> u64 {
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+        let count = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let word = |i: usize| u128::from(mix(self.seed[i] ^ count));
+        let mut halves = [word(0) | word(1) << 64, word(2) | word(3) << 64];
+        (0..52)
+            .map(|i| {
+                let source = &mut halves[i / 26];
+                let d = DIGITS[(*source % 36) as usize] as char;
+                *source /= 36;
+                d
+            })
+            .collect()
+    }
 }
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
