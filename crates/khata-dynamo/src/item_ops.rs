@@ -71,7 +71,7 @@ impl From<CoordinatorError> for OpError {
     }
 }
 
-type Result<T> = std::result::Result<T, OpError>;
+pub(crate) type Result<T> = std::result::Result<T, OpError>;
 
 /// The largest page a Query or Scan returns, in bytes of items read.
 pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
@@ -79,11 +79,11 @@ pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
 /// Rows read from the engine per round of a Query or Scan.
 const READ_CHUNK: usize = 1000;
 
-fn validation(message: impl Into<String>) -> OpError {
+pub(crate) fn validation(message: impl Into<String>) -> OpError {
     OpError::Validation(message.into())
 }
 
-fn string<'a>(req: &'a Object, name: &str) -> Result<Option<&'a str>> {
+pub(crate) fn string<'a>(req: &'a Object, name: &str) -> Result<Option<&'a str>> {
     match req.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
@@ -94,13 +94,13 @@ fn string<'a>(req: &'a Object, name: &str) -> Result<Option<&'a str>> {
 }
 
 /// The request's `ExpressionAttributeNames` and `ExpressionAttributeValues`.
-struct Placeholders {
-    names: HashMap<String, String>,
-    values: HashMap<String, AttributeValue>,
+pub(crate) struct Placeholders {
+    pub(crate) names: HashMap<String, String>,
+    pub(crate) values: HashMap<String, AttributeValue>,
 }
 
 impl Placeholders {
-    fn of(req: &Object) -> Result<Placeholders> {
+    pub(crate) fn of(req: &Object) -> Result<Placeholders> {
         let mut names = HashMap::new();
         match req.get("ExpressionAttributeNames") {
             None | Some(Value::Null) => {}
@@ -132,7 +132,7 @@ impl Placeholders {
     }
 }
 
-fn expressions_required(p: &Placeholders) -> Result<()> {
+pub(crate) fn expressions_required(p: &Placeholders) -> Result<()> {
     if !p.values.is_empty() {
         return Err(validation(
             "ExpressionAttributeValues can only be specified when using expressions",
@@ -147,7 +147,7 @@ fn expressions_required(p: &Placeholders) -> Result<()> {
 }
 
 /// The condition of a write: `ConditionExpression`, or the legacy `Expected`.
-fn write_condition(
+pub(crate) fn write_condition(
     req: &Object,
     p: &Placeholders,
     ex: &mut Expressions<'_>,
@@ -173,7 +173,7 @@ fn write_condition(
 }
 
 /// The projection of a read: `ProjectionExpression`, or the legacy `AttributesToGet`.
-fn projection(req: &Object, ex: &mut Expressions<'_>) -> Result<Option<Projection>> {
+pub(crate) fn projection(req: &Object, ex: &mut Expressions<'_>) -> Result<Option<Projection>> {
     if let Some(text) = string(req, "ProjectionExpression")? {
         if req.get("AttributesToGet").is_some_and(|v| !v.is_null()) {
             return Err(validation(
@@ -188,7 +188,7 @@ fn projection(req: &Object, ex: &mut Expressions<'_>) -> Result<Option<Projectio
     }
 }
 
-fn read_consistency(req: &Object) -> Result<Consistency> {
+pub(crate) fn read_consistency(req: &Object) -> Result<Consistency> {
     Ok(match req.get("ConsistentRead") {
         Some(Value::Bool(true)) => Consistency::LocalQuorum,
         None | Some(Value::Null) | Some(Value::Bool(false)) => Consistency::LocalOne,
@@ -200,7 +200,7 @@ fn read_consistency(req: &Object) -> Result<Consistency> {
     })
 }
 
-fn item_param(req: &Object, name: &str, path: &str) -> Result<Item> {
+pub(crate) fn item_param(req: &Object, name: &str, path: &str) -> Result<Item> {
     match req.get(name) {
         None | Some(Value::Null) => Err(validation(format!(
             "1 validation error detected: Value null at '{path}' failed to satisfy constraint: Member must not be null"
@@ -210,7 +210,7 @@ fn item_param(req: &Object, name: &str, path: &str) -> Result<Item> {
 }
 
 /// The item stored under `key` in what a read returned (`None` if there is none).
-fn stored_item(
+pub(crate) fn stored_item(
     layout: &ItemLayout,
     key: &ItemKey,
     read: &ReadResult,
@@ -302,7 +302,7 @@ fn return_values<'a>(req: &'a Object, allowed: &[&str], message: &str) -> Result
     Ok(v)
 }
 
-fn all_old_on_failure(req: &Object) -> Result<bool> {
+pub(crate) fn all_old_on_failure(req: &Object) -> Result<bool> {
     match string(req, "ReturnValuesOnConditionCheckFailure")? {
         None | Some("NONE") => Ok(false),
         Some("ALL_OLD") => Ok(true),
@@ -349,7 +349,7 @@ fn write_request(req: &Object) -> Result<WriteRequest> {
 
 /// ConditionalCheckFailedException unless `condition` holds on the stored item (an absent item
 /// is an empty one).
-fn check_condition(
+pub(crate) fn check_condition(
     condition: Option<&Condition>,
     old: &Option<Item>,
     on_failure: bool,
