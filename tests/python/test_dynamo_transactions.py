@@ -50,13 +50,13 @@ def test_a_transaction_applies_whole(dynamodb, bank):
 
 
 def test_a_transaction_cancels_whole(dynamodb, bank):
-    for pk in ("cat", "dan"):
+    for pk in ("cat", "dan", "eve"):
         dynamodb.put_item(TableName=bank, Item={"PK": {"S": pk}, "balance": {"N": "10"}})
     with pytest.raises(ClientError) as e:
         dynamodb.transact_write_items(TransactItems=[
             {"Put": {"TableName": bank, "Item": {"PK": {"S": "log#2"}}}},
             *_transfer(bank, "cat", "dan", 500),
-            {"Delete": {"TableName": bank, "Key": {"PK": {"S": "dan"}},
+            {"Delete": {"TableName": bank, "Key": {"PK": {"S": "eve"}},
                         "ConditionExpression": "balance > :z",
                         "ExpressionAttributeValues": {":z": {"N": "1000"}},
                         "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}}])
@@ -71,10 +71,10 @@ def test_a_transaction_cancels_whole(dynamodb, bank):
     assert "Message" not in reasons[0]
     assert reasons[1]["Message"] == "The conditional request failed"
     assert "Item" not in reasons[1]
-    assert reasons[3]["Item"] == {"PK": {"S": "dan"}, "balance": {"N": "10"}}
+    assert reasons[3]["Item"] == {"PK": {"S": "eve"}, "balance": {"N": "10"}}
     # Nothing was written.
     assert dynamodb.get_item(TableName=bank, Key={"PK": {"S": "log#2"}}).get("Item") is None
-    assert (_balance(dynamodb, bank, "cat"), _balance(dynamodb, bank, "dan")) == (10, 10)
+    assert [_balance(dynamodb, bank, pk) for pk in ("cat", "dan", "eve")] == [10, 10, 10]
 
 
 def test_validation(dynamodb, bank):
