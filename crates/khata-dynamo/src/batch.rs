@@ -287,12 +287,9 @@ fn write_request(
         }
         (None, Some(delete)) => {
             let delete = object(delete, "DeleteRequest")?;
-            let key_item = item_ops::item_param(
-                delete,
-                "Key",
-                &format!("{path}.member.deleteRequest.key"),
-            )
-            .map_err(op)?;
+            let key_item =
+                item_ops::item_param(delete, "Key", &format!("{path}.member.deleteRequest.key"))
+                    .map_err(op)?;
             let key = table.layout.key_of_param(&key_item).map_err(op)?;
             Ok(BatchWrite {
                 table: index,
@@ -440,7 +437,9 @@ async fn write_reading_old(
     match outcome {
         CasManyOutcome::Decided { .. } => {}
         CasManyOutcome::Conflict(_) => {
-            return Err(DynamoError::internal("batch write could not lock its items"));
+            return Err(DynamoError::internal(
+                "batch write could not lock its items",
+            ));
         }
     }
     let decided = result.lock().take();

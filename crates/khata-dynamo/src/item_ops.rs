@@ -392,7 +392,9 @@ async fn write_item(
     if let Some(item) = &item
         && item.size_bytes() > crate::value::MAX_ITEM_SIZE_BYTES
     {
-        return Err(validation("Item size has exceeded the maximum allowed size"));
+        return Err(validation(
+            "Item size has exceeded the maximum allowed size",
+        ));
     }
     let (condition, on_failure) = (w.condition, w.on_failure);
     let stamps = coordinator.timestamp_source();
@@ -414,13 +416,20 @@ async fn write_item(
         Value::Object(JsonMap::new())
     };
     let units = capacity::write_units(out.old.as_ref(), out.new.as_ref());
-    capacity::attach(&mut answer, table_name(req), &Consumed::write(units), w.capacity);
+    capacity::attach(
+        &mut answer,
+        table_name(req),
+        &Consumed::write(units),
+        w.capacity,
+    );
     Ok(answer)
 }
 
 /// The request's `TableName` (the dispatcher checked it is there).
 fn table_name(req: &Object) -> &str {
-    req.get("TableName").and_then(Value::as_str).unwrap_or_default()
+    req.get("TableName")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// PutItem.
@@ -487,7 +496,12 @@ pub async fn get_item(
         out.insert("Item".into(), item.to_json());
     }
     let mut answer = Value::Object(out);
-    capacity::attach(&mut answer, table_name(req), &Consumed::read(units), capacity_mode);
+    capacity::attach(
+        &mut answer,
+        table_name(req),
+        &Consumed::read(units),
+        capacity_mode,
+    );
     Ok(answer)
 }
 
@@ -579,7 +593,12 @@ pub async fn update_item(
         _ => Value::Object(JsonMap::new()),
     };
     let units = capacity::write_units(out.old.as_ref(), out.new.as_ref());
-    capacity::attach(&mut answer, table_name(req), &Consumed::write(units), capacity_mode);
+    capacity::attach(
+        &mut answer,
+        table_name(req),
+        &Consumed::write(units),
+        capacity_mode,
+    );
     Ok(answer)
 }
 
@@ -903,7 +922,12 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
     }
     let units = capacity::read_units(page.bytes, shape.consistency == Consistency::LocalQuorum);
     let mut answer = page.finish(&shape, more);
-    capacity::attach(&mut answer, table_name(req), &Consumed::read(units), shape.capacity);
+    capacity::attach(
+        &mut answer,
+        table_name(req),
+        &Consumed::read(units),
+        shape.capacity,
+    );
     Ok(answer)
 }
 
@@ -1001,7 +1025,12 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
     }
     let units = capacity::read_units(page.bytes, shape.consistency == Consistency::LocalQuorum);
     let mut answer = page.finish(&shape, more);
-    capacity::attach(&mut answer, table_name(req), &Consumed::read(units), shape.capacity);
+    capacity::attach(
+        &mut answer,
+        table_name(req),
+        &Consumed::read(units),
+        shape.capacity,
+    );
     Ok(answer)
 }
 

@@ -236,11 +236,18 @@ fn action_kind(action: &Object) -> Result<(&'static str, &Object)> {
         }
     }
     found.ok_or_else(|| {
-        DynamoError::validation("TransactItems can only contain one of Check, Put, Update or Delete")
+        DynamoError::validation(
+            "TransactItems can only contain one of Check, Put, Update or Delete",
+        )
     })
 }
 
-fn write_action(ops: &Operations, tables: &mut Tables, index: usize, raw: &Object) -> Result<Action> {
+fn write_action(
+    ops: &Operations,
+    tables: &mut Tables,
+    index: usize,
+    raw: &Object,
+) -> Result<Action> {
     let (kind, body) = action_kind(raw)?;
     let (table, layout) = tables.get(ops, body)?;
     let p = Placeholders::of(body).map_err(op)?;
@@ -361,7 +368,8 @@ impl Tokens {
         let mut map = self.0.lock();
         if let Some(state) = map.get(token) {
             match state {
-                TokenState::Done { at, .. } if now.saturating_sub(*at) >= IDEMPOTENCY_WINDOW_SECONDS => {}
+                TokenState::Done { at, .. }
+                    if now.saturating_sub(*at) >= IDEMPOTENCY_WINDOW_SECONDS => {}
                 TokenState::Done {
                     digest: d, answer, ..
                 } => {
@@ -386,9 +394,7 @@ impl Tokens {
         if map.len() >= MAX_REMEMBERED_TOKENS {
             map.retain(|_, s| match s {
                 TokenState::Running { .. } => true,
-                TokenState::Done { at, .. } => {
-                    now.saturating_sub(*at) < IDEMPOTENCY_WINDOW_SECONDS
-                }
+                TokenState::Done { at, .. } => now.saturating_sub(*at) < IDEMPOTENCY_WINDOW_SECONDS,
             });
             if map.len() >= MAX_REMEMBERED_TOKENS {
                 // Still full of live tokens: forget the oldest finished one.
@@ -472,7 +478,11 @@ pub async fn transact_write_items(ops: &Operations, req: &Object) -> Result<Valu
         .collect();
     let mut seen = HashSet::with_capacity(keys.len());
     for (a, k) in actions.iter().zip(&keys) {
-        if !seen.insert((a.layout.table.def.id, k.partition.key.clone(), k.clustering.clone())) {
+        if !seen.insert((
+            a.layout.table.def.id,
+            k.partition.key.clone(),
+            k.clustering.clone(),
+        )) {
             return Err(DynamoError::validation(
                 "Transaction request cannot include multiple operations on one item",
             ));
@@ -607,7 +617,9 @@ fn decide(
                 .map(|m| (m, Some(item.clone())))
                 .map_err(|e| e.0),
             Write::Delete => Ok((a.layout.delete(key, ts, now), None)),
-            Write::Update { key_item, update } => update_item(a, key, key_item, update, &old, ts, now),
+            Write::Update { key_item, update } => {
+                update_item(a, key, key_item, update, &old, ts, now)
+            }
         };
         match written {
             Ok((m, new)) => {
@@ -654,7 +666,9 @@ fn update_item(
             ));
         }
     }
-    let m = layout.update(key, &new, &changed, ts, now).map_err(|e| e.0)?;
+    let m = layout
+        .update(key, &new, &changed, ts, now)
+        .map_err(|e| e.0)?;
     Ok((m, Some(new)))
 }
 
@@ -721,7 +735,11 @@ pub async fn transact_get_items(ops: &Operations, req: &Object) -> Result<Value>
     }
     let mut seen = HashSet::with_capacity(gets.len());
     for g in &gets {
-        if !seen.insert((g.layout.table.def.id, g.key.partition.key.clone(), g.key.clustering.clone())) {
+        if !seen.insert((
+            g.layout.table.def.id,
+            g.key.partition.key.clone(),
+            g.key.clustering.clone(),
+        )) {
             return Err(DynamoError::validation(
                 "Transaction request cannot include multiple operations on one item",
             ));

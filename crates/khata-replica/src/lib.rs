@@ -27,8 +27,8 @@ pub use index::{IndexKind, IndexQuery, IndexResult};
 pub use replica::{
     ChangeKind, ChangeTarget, NodeInfo, Replica, ReplicaConfig, SchemaChange, SchemaEvent,
 };
-pub use transaction::{CasManyOutcome, CasRead};
 pub use schema::{DroppedColumn, IndexDef, KeyspaceSchema, Schema, TableSchema, UserType};
+pub use transaction::{CasManyOutcome, CasRead};
 
 /// The storage types the layers above see through the replica.
 pub mod storage {

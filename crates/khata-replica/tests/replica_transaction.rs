@@ -148,7 +148,10 @@ fn writes_to_several_partitions_apply_together_or_not_at_all() {
     let out = replica
         .cas_many(&reads(&table, &[1, 2]), 0, None, |_| None)
         .unwrap();
-    assert!(matches!(out, CasManyOutcome::Decided { applied: false, .. }));
+    assert!(matches!(
+        out,
+        CasManyOutcome::Decided { applied: false, .. }
+    ));
     assert_eq!(read_balance(&replica, &table, 1), Some(70));
 
     // Both writes are one commit-log record: they survive a restart together.

@@ -109,7 +109,13 @@ async fn batches_write_and_read_items_of_two_tables() {
         .map(|i| put(with(key(&format!("u{i}")), "name", s(&format!("user {i}")))))
         .collect();
     let orders: Vec<WriteRequest> = (0..5)
-        .map(|i| put(with(key2("u1", &format!("o{i}")), "total", n(&i.to_string()))))
+        .map(|i| {
+            put(with(
+                key2("u1", &format!("o{i}")),
+                "total",
+                n(&i.to_string()),
+            ))
+        })
         .collect();
     let out = client
         .batch_write_item()
@@ -297,9 +303,8 @@ async fn batches_are_limited_and_checked_as_dynamodb_does() {
     assert_eq!(code, "ResourceNotFoundException");
 
     // BatchGetItem: 101 keys over two tables, duplicates, a wrong key.
-    let key_list = |count: usize| -> Vec<Attrs> {
-        (0..count).map(|i| key(&format!("k{i}"))).collect()
-    };
+    let key_list =
+        |count: usize| -> Vec<Attrs> { (0..count).map(|i| key(&format!("k{i}"))).collect() };
     let (code, message) = get_error(
         client
             .batch_get_item()

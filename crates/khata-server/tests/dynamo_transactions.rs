@@ -14,9 +14,8 @@ use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, ConditionCheck, Delete, Get,
-    KeySchemaElement, KeyType, Put, ReturnConsumedCapacity,
-    ReturnValuesOnConditionCheckFailure, ScalarAttributeType, TransactGetItem, TransactWriteItem,
-    Update,
+    KeySchemaElement, KeyType, Put, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
+    ScalarAttributeType, TransactGetItem, TransactWriteItem, Update,
 };
 use support::TestNode;
 
@@ -115,7 +114,9 @@ fn add(table: &str, pk: &str, delta: i64, condition: Option<&str>) -> TransactWr
     if condition.is_some_and(|c| c.contains(":min")) {
         u = u.expression_attribute_values(":min", n(&(-delta).to_string()));
     }
-    TransactWriteItem::builder().update(u.build().unwrap()).build()
+    TransactWriteItem::builder()
+        .update(u.build().unwrap())
+        .build()
 }
 
 async fn get(client: &Client, table: &str, pk: &str) -> Option<Attrs> {
@@ -230,13 +231,13 @@ async fn transactions_apply_whole_or_cancel_whole() {
     );
     let reasons = cancel.cancellation_reasons();
     assert_eq!(reasons[0].message(), None);
-    assert_eq!(
-        reasons[1].message(),
-        Some("The conditional request failed")
-    );
+    assert_eq!(reasons[1].message(), Some("The conditional request failed"));
     assert!(reasons[1].item().is_none(), "ALL_OLD not asked for");
     assert_eq!(reasons[2].item().unwrap()["amount"], n("30"));
-    assert!(get(&client, "ledger", "tx2").await.is_none(), "nothing written");
+    assert!(
+        get(&client, "ledger", "tx2").await.is_none(),
+        "nothing written"
+    );
     assert_eq!(
         get(&client, "bank", "alice").await.unwrap()["balance"],
         n("70")
@@ -337,7 +338,10 @@ async fn transactions_are_validated_as_dynamodb_validates_them() {
         .into_service_error();
     let (code, message) = error(&e);
     assert_eq!(code, "ValidationException");
-    assert!(message.contains("unused") && message.contains(":unused"), "{message}");
+    assert!(
+        message.contains("unused") && message.contains(":unused"),
+        "{message}"
+    );
 
     // A table that does not exist.
     let e = client
@@ -404,7 +408,10 @@ async fn a_client_request_token_makes_a_transaction_idempotent() {
         .unwrap_err()
         .into_service_error();
     assert!(
-        matches!(e, TransactWriteItemsError::IdempotentParameterMismatchException(_)),
+        matches!(
+            e,
+            TransactWriteItemsError::IdempotentParameterMismatchException(_)
+        ),
         "{e:?}"
     );
     node.stop().await;
@@ -579,7 +586,7 @@ async fn concurrent_transfers_keep_the_total_and_lose_nothing() {
             snapshots
         })
     };
-    let mut expected = vec![INITIAL; ACCOUNTS];
+    let mut expected = [INITIAL; ACCOUNTS];
     let mut transfers = 0;
     for t in tasks {
         let (applied, _conflicts) = t.await.unwrap();
@@ -590,7 +597,10 @@ async fn concurrent_transfers_keep_the_total_and_lose_nothing() {
         }
     }
     assert!(reader.await.unwrap() > 0, "some snapshot was taken");
-    assert!(transfers > WORKERS * TRANSFERS / 2, "{transfers} transfers applied");
+    assert!(
+        transfers > WORKERS * TRANSFERS / 2,
+        "{transfers} transfers applied"
+    );
     for (a, want) in expected.iter().enumerate() {
         let got = get(&client, "accounts", &format!("acct{a}")).await.unwrap();
         assert_eq!(got["balance"], n(&want.to_string()), "account {a}");
