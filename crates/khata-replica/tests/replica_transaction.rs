@@ -240,14 +240,19 @@ fn concurrent_transfers_neither_deadlock_nor_lose_updates() {
                     if from == to {
                         continue;
                     }
-                    let ts = clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    // Timestamps are taken under the locks, so they follow the order in
+                    // which writes to an account are serialized.
+                    let stamp = {
+                        let clock = clock.clone();
+                        move || clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+                    };
                     if i % 5 == 0 {
                         // A single-partition read-modify-write on the same locks.
                         let tb = table.clone();
                         replica
                             .cas(table.def.id, &key(from), &[full_range()], 0, move |r| {
                                 let b = balance(&tb, from, r).unwrap();
-                                Some(vec![set(&tb, from, b, ts)])
+                                Some(vec![set(&tb, from, b, stamp())])
                             })
                             .unwrap();
                         continue;
@@ -256,6 +261,7 @@ fn concurrent_transfers_neither_deadlock_nor_lose_updates() {
                     // No bound: ordered locking alone must rule out deadlock.
                     let out = replica
                         .cas_many(&reads(&table, &[from, to]), 0, None, move |r| {
+                            let ts = stamp();
                             let a = balance(&tb, from, &r[0]).unwrap();
                             let b = balance(&tb, to, &r[1]).unwrap();
                             Some(vec![set(&tb, from, a - 1, ts), set(&tb, to, b + 1, ts)])
