@@ -194,6 +194,8 @@ pub async fn batch_get_item(ops: &Operations, req: &Object) -> Result<Value> {
     let mut unprocessed = JsonMap::new();
     let mut consumed = PerTable::default();
     let mut answered_bytes = 0usize;
+    // Once an item would take the answer past 16 MB, it and every key after it are left.
+    let mut full = false;
     for t in &tables {
         let mut found = Vec::new();
         let mut left = Vec::new();
@@ -203,7 +205,7 @@ pub async fn batch_get_item(ops: &Operations, req: &Object) -> Result<Value> {
             Consistency::LocalOne
         };
         for (key_item, key) in &t.keys {
-            if answered_bytes > MAX_BATCH_GET_RESPONSE_BYTES {
+            if full {
                 left.push(key_item.to_json());
                 continue;
             }
@@ -222,16 +224,21 @@ pub async fn batch_get_item(ops: &Operations, req: &Object) -> Result<Value> {
                 .await
                 .map_err(DynamoError::from)?;
             let item = item_ops::stored_item(&t.table.layout, key, &read, now).map_err(op)?;
-            consumed.add(
-                &t.table.name,
-                &Consumed::read(capacity::item_read_units(item.as_ref(), t.consistent)),
-            );
+            // Units count the whole item; the 16 MB the answer.
+            let units = capacity::item_read_units(item.as_ref(), t.consistent);
+            let item = item.map(|item| match &t.projection {
+                Some(p) => p.apply(&item),
+                None => item,
+            });
+            let bytes = item.as_ref().map_or(0, Item::size_bytes);
+            if answered_bytes + bytes > MAX_BATCH_GET_RESPONSE_BYTES {
+                full = true;
+                left.push(key_item.to_json());
+                continue;
+            }
+            consumed.add(&t.table.name, &Consumed::read(units));
             if let Some(item) = item {
-                let item = match &t.projection {
-                    Some(p) => p.apply(&item),
-                    None => item,
-                };
-                answered_bytes += item.size_bytes();
+                answered_bytes += bytes;
                 found.push(item.to_json());
             }
         }

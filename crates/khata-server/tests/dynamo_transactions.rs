@@ -295,6 +295,22 @@ async fn transactions_are_validated_as_dynamodb_validates_them() {
     }
     hundred.send().await.unwrap();
 
+    // More than 4 MB of items.
+    let blob = s(&"x".repeat(390 * 1024));
+    let mut big = client.transact_write_items();
+    for i in 0..11 {
+        big = big.transact_items(put(
+            "strict",
+            item(&format!("big{i}"), &[("b", blob.clone())]),
+            None,
+        ));
+    }
+    let e = big.send().await.unwrap_err().into_service_error();
+    let (code, message) = error(&e);
+    assert_eq!(code, "ValidationException");
+    assert!(message.contains("size cannot exceed 4 MB"), "{message}");
+    assert!(get(&client, "strict", "big0").await.is_none());
+
     // A key of the wrong type: a ValidationError reason for the first bad action only.
     let e = client
         .transact_write_items()
