@@ -13,9 +13,11 @@
 //! BatchWriteItem writes every item whole (PutRequest as PutItem, DeleteRequest as
 //! DeleteItem, no conditions). Each item's write is atomic; khata happens to apply the whole
 //! batch as one commit-log record, which DynamoDB does not promise and clients must not rely
-//! on. When `ReturnConsumedCapacity` asks for units, the old items are read (under their
-//! compare-and-set locks, see [`Coordinator::cas_many`]) so the units count the larger of old
-//! and new as DynamoDB's do. `UnprocessedItems` is always empty on a healthy node.
+//! on. When `ReturnConsumedCapacity` asks for units, or a table has a stream or secondary
+//! indexes (whose records and entries depend on the old item), the old items are read (under
+//! their compare-and-set locks, see [`Coordinator::cas_many`]) and handed to
+//! [`item_writes::append`]; the units then count the larger of old and new as DynamoDB's do.
+//! Otherwise the writes are blind. `UnprocessedItems` is always empty on a healthy node.
 
 use std::collections::HashSet;
 
@@ -82,14 +84,22 @@ pub(crate) fn check_item_collection_metrics(req: &Object) -> Result<()> {
 struct BatchTable {
     name: String,
     layout: ItemLayout,
+    /// Whether writes must know the old item: the table has a stream (old images, INSERT or
+    /// MODIFY) or secondary indexes (entries to remove).
+    needs_old: bool,
 }
 
 fn resolve(ops: &Operations, name: &str) -> Result<BatchTable> {
     let table = ops.table(name)?;
     let layout = crate::ops::item_layout(&table)?;
+    let meta = &table.meta;
+    let needs_old = meta.stream.as_ref().is_some_and(|s| s.enabled)
+        || !meta.global_secondary_indexes.is_empty()
+        || !meta.local_secondary_indexes.is_empty();
     Ok(BatchTable {
         name: name.to_string(),
         layout,
+        needs_old,
     })
 }
 
@@ -349,7 +359,7 @@ pub async fn batch_write_item(ops: &Operations, req: &Object) -> Result<Value> {
         ));
     }
     let coordinator = &ops.coordinator;
-    let consumed = if capacity_mode.wanted() {
+    let consumed = if capacity_mode.wanted() || tables.iter().any(|t| t.needs_old) {
         Some(write_reading_old(coordinator, &tables, writes).await?)
     } else {
         let ts = coordinator.timestamp();
@@ -375,7 +385,7 @@ pub async fn batch_write_item(ops: &Operations, req: &Object) -> Result<Value> {
     };
     let mut out = JsonMap::new();
     out.insert("UnprocessedItems".into(), Value::Object(JsonMap::new()));
-    if let Some(consumed) = consumed {
+    if let Some(consumed) = consumed.filter(|_| capacity_mode.wanted()) {
         out.insert("ConsumedCapacity".into(), consumed.to_json(capacity_mode));
     }
     Ok(Value::Object(out))

@@ -6,9 +6,10 @@
 //! same list, so they land in the same commit-log record as the write (all or nothing).
 //!
 //! What the callers know of the old item: transactions always read it (they check conditions
-//! under the item's lock), so it is [`Before::Known`]; a BatchWriteItem without
-//! `ReturnConsumedCapacity` writes blind, so it is [`Before::Unknown`] there. A hook that needs
-//! the old image (streams with `OLD_IMAGE`) must make the batch read it first.
+//! under the item's lock), so it is [`Before::Known`]; BatchWriteItem reads it (under the same
+//! locks) when a table has a stream or secondary indexes, or units are asked for, and writes
+//! blind otherwise ([`Before::Unknown`]), so a table with a stream or an index always gets
+//! [`Before::Known`] here.
 
 use khata_coordinator::catalog::Mutation;
 

@@ -811,3 +811,77 @@ pub async fn transact_get_items(ops: &Operations, req: &Object) -> Result<Value>
     }
     Ok(Value::Object(out))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_cancellation_names_every_reason_in_order() {
+        let mut old = Item::new();
+        old.insert("PK".into(), crate::value::AttributeValue::S("a".into()));
+        let e = cancelled(&[
+            Reason::None,
+            Reason::ConditionalCheckFailed(Some(old)),
+            Reason::TransactionConflict,
+        ]);
+        assert_eq!(
+            e.body(),
+            json!({
+                "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+                "Message": "Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed, TransactionConflict]",
+                "CancellationReasons": [
+                    {"Code": "None"},
+                    {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed",
+                     "Item": {"PK": {"S": "a"}}},
+                    {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"},
+                ]
+            })
+        );
+        assert_eq!(e.kind.status(), 400);
+    }
+
+    #[test]
+    fn tokens_replay_refuse_a_different_request_and_expire() {
+        let tokens = Tokens::default();
+        let (a, b) = ([1u8; 32], [2u8; 32]);
+        assert!(matches!(tokens.begin("t", a, 100), Ok(TokenCheck::Run)));
+        // Running: the same request is in progress, another is a mismatch.
+        let e = tokens.begin("t", a, 101).err().unwrap();
+        assert_eq!(e.kind, ErrorKind::TransactionInProgress);
+        let e = tokens.begin("t", b, 101).err().unwrap();
+        assert_eq!(e.kind, ErrorKind::IdempotentParameterMismatch);
+        tokens.finish("t", a, 102, Some(&json!({"done": 1})));
+        match tokens.begin("t", a, 300) {
+            Ok(TokenCheck::Replay(v)) => assert_eq!(v, json!({"done": 1})),
+            _ => panic!("expected a replay"),
+        }
+        let e = tokens.begin("t", b, 300).err().unwrap();
+        assert_eq!(e.kind, ErrorKind::IdempotentParameterMismatch);
+        // Ten minutes later the token is new again.
+        assert!(matches!(
+            tokens.begin("t", b, 102 + IDEMPOTENCY_WINDOW_SECONDS),
+            Ok(TokenCheck::Run)
+        ));
+        // A failed run is forgotten: it may be retried.
+        tokens.finish("t", b, 800, None);
+        assert!(matches!(tokens.begin("t", a, 801), Ok(TokenCheck::Run)));
+    }
+
+    #[test]
+    fn the_digest_ignores_the_token_only() {
+        let with = |token: &str, amount: &str| -> Object {
+            serde_json::from_value(json!({"ClientRequestToken": token, "TransactItems": [amount]}))
+                .unwrap()
+        };
+        assert_eq!(
+            request_digest(&with("x", "1")),
+            request_digest(&with("y", "1"))
+        );
+        assert_ne!(
+            request_digest(&with("x", "1")),
+            request_digest(&with("x", "2"))
+        );
+    }
+}

@@ -188,6 +188,58 @@ async fn batches_write_and_read_items_of_two_tables() {
         .await
         .unwrap();
     assert_eq!(got.responses().unwrap()["users"].len(), 2);
+
+    // A table with a stream: the batch reads the old items under their locks (for the
+    // stream's records), and writes as before.
+    client
+        .create_table()
+        .table_name("streamed")
+        .billing_mode(BillingMode::PayPerRequest)
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("PK")
+                .key_type(KeyType::Hash)
+                .build()
+                .unwrap(),
+        )
+        .attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name("PK")
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                .unwrap(),
+        )
+        .stream_specification(
+            aws_sdk_dynamodb::types::StreamSpecification::builder()
+                .stream_enabled(true)
+                .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::NewAndOldImages)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let out = client
+        .batch_write_item()
+        .request_items("streamed", vec![put(key("s1")), put(key("s2"))])
+        .send()
+        .await
+        .unwrap();
+    assert!(out.unprocessed_items().unwrap().is_empty());
+    assert!(out.consumed_capacity().is_empty(), "not asked for");
+    client
+        .batch_write_item()
+        .request_items("streamed", vec![delete(key("s1"))])
+        .send()
+        .await
+        .unwrap();
+    let got = client
+        .batch_get_item()
+        .request_items("streamed", keys(vec![key("s1"), key("s2")]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.responses().unwrap()["streamed"], vec![key("s2")]);
     node.stop().await;
 }
 
