@@ -141,7 +141,7 @@ pub(crate) const CAS_STRIPES: usize = 1024;
 
 /// The lock stripe of a partition for compare-and-set ([`Replica::cas`] and
 /// [`Replica::cas_many`] take the same one).
-pub(crate) fn cas_stripe(table: Uuid, key: &DecoratedKey) -> usize {
+pub fn cas_stripe(table: Uuid, key: &DecoratedKey) -> usize {
     (key.token.0 as u64 ^ table.as_u64_pair().0) as usize % CAS_STRIPES
 }
 

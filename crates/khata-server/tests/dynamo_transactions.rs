@@ -624,3 +624,110 @@ async fn concurrent_transfers_keep_the_total_and_lose_nothing() {
     }
     node.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_meeting_a_busy_item_is_cancelled_with_transaction_conflict() {
+    use bytes::Bytes;
+    use khata_replica::replica::cas_stripe;
+    use khata_types::clustering::full_range;
+    use khata_types::token::DecoratedKey;
+
+    let mut node = TestNode::start().await;
+    let client = dynamo_support::client(node.dynamo_address());
+    create(&client, "busy").await;
+    let replica = node.node.as_ref().unwrap().replica().clone();
+    let table = replica.schema().keyspace("alternator_busy").unwrap().tables["busy"]
+        .def
+        .id;
+    // An S hash key is stored as its UTF-8 bytes: the partition the item lives in.
+    let partition = |pk: &str| DecoratedKey::new(Bytes::copy_from_slice(pk.as_bytes()));
+    let held = "held";
+    let free = (0..)
+        .map(|i| format!("free{i}"))
+        .find(|k| cas_stripe(table, &partition(k)) != cas_stripe(table, &partition(held)))
+        .unwrap();
+    for pk in [held, free.as_str()] {
+        client
+            .put_item()
+            .table_name("busy")
+            .set_item(Some(item(pk, &[("balance", n("10"))])))
+            .send()
+            .await
+            .unwrap();
+    }
+
+    // Another writer holds the item's lock (a conditional write in the middle of its work).
+    let (entered_tx, entered_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let holder = {
+        let replica = replica.clone();
+        let key = partition(held);
+        std::thread::spawn(move || {
+            replica
+                .cas(table, &key, &[full_range()], 0, move |_| {
+                    entered_tx.send(()).unwrap();
+                    release_rx.recv().unwrap();
+                    None
+                })
+                .unwrap();
+        })
+    };
+    tokio::task::spawn_blocking(move || entered_rx.recv().unwrap())
+        .await
+        .unwrap();
+
+    let transfer = || {
+        client
+            .transact_write_items()
+            .transact_items(add("busy", &free, -5, None))
+            .transact_items(add("busy", held, 5, None))
+    };
+    let e = transfer().send().await.unwrap_err().into_service_error();
+    let TransactWriteItemsError::TransactionCanceledException(cancel) = &e else {
+        panic!("expected a cancellation, got {e:?}");
+    };
+    assert_eq!(codes(cancel), ["None", "TransactionConflict"]);
+    assert_eq!(
+        cancel.message(),
+        Some(
+            "Transaction cancelled, please refer cancellation reasons for specific reasons [None, TransactionConflict]"
+        )
+    );
+    let read = client
+        .transact_get_items()
+        .transact_items(
+            TransactGetItem::builder()
+                .get(
+                    Get::builder()
+                        .table_name("busy")
+                        .set_key(Some(key(held)))
+                        .build()
+                        .unwrap(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert_eq!(read.code(), Some("TransactionCanceledException"));
+    assert_eq!(
+        get(&client, "busy", &free).await.unwrap()["balance"],
+        n("10"),
+        "nothing written"
+    );
+
+    // Once the other writer is done, the same transaction goes through.
+    release_tx.send(()).unwrap();
+    holder.join().unwrap();
+    transfer().send().await.unwrap();
+    assert_eq!(
+        get(&client, "busy", held).await.unwrap()["balance"],
+        n("15")
+    );
+    assert_eq!(
+        get(&client, "busy", &free).await.unwrap()["balance"],
+        n("5")
+    );
+    node.stop().await;
+}
