@@ -149,10 +149,9 @@ def test_errors(dynamodb, names):
     assert _error(e)[0] == "ResourceNotFoundException"
 
     with pytest.raises(ClientError) as e:
-        dynamodb.transact_get_items(TransactItems=[
-            {"Get": {"TableName": "py-dup", "Key": {"PK": {"S": "a"}, "SK": {"S": "b"}}}}])
+        dynamodb.execute_statement(Statement='SELECT * FROM "py-dup"')
     assert _error(e) == ("ValidationException",
-                         "operation TransactGetItems is not supported by khata yet")
+                         "operation ExecuteStatement is not supported by khata yet")
 
 
 def test_update_table(dynamodb, names):

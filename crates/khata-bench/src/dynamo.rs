@@ -66,7 +66,7 @@ pub struct DynamoArgs {
     /// directory.
     #[arg(long)]
     pub dynalite_in_memory: bool,
-    /// Workloads to run, in this order: put, get, query.
+    /// Workloads to run, in this order: put, get, query, batch-write, batch-get, transact.
     #[arg(long, value_delimiter = ',', default_value = "put,get,query")]
     pub workloads: Vec<String>,
     /// Requests in flight, for every workload and for the load.

@@ -1,4 +1,5 @@
-//! Lightweight transactions: compare-and-set on one partition.
+//! Lightweight transactions: compare-and-set on one partition, and across partitions
+//! ([`Coordinator::cas_many`], DynamoDB's transactions).
 //!
 //! On one node the replica serializes conditional writes per partition ([`Replica::cas`]):
 //! read, check the condition, write, with no other conditional write to the partition in
@@ -10,6 +11,7 @@
 
 use bytes::Bytes;
 use khata_replica::storage::{Mutation, ReadResult};
+use khata_replica::{CasManyOutcome, CasRead};
 use khata_types::LocalTime;
 use khata_types::token::DecoratedKey;
 use uuid::Uuid;
@@ -111,6 +113,52 @@ impl Coordinator {
                 received: 0,
                 required,
                 write_type,
+            }),
+        }
+    }
+}
+
+impl Coordinator {
+    /// Compare-and-set across partitions (of one or more tables): lock, read and decide as
+    /// [`Replica::cas_many`] does, and apply the decision's mutations as one commit-log record.
+    /// `lock_wait` bounds the wait for each partition's lock (a longer wait answers
+    /// [`CasManyOutcome::Conflict`]); the whole call is bounded by the write timeout.
+    ///
+    /// [`Replica::cas_many`]: khata_replica::Replica::cas_many
+    pub async fn cas_many<F>(
+        &self,
+        reads: Vec<CasRead>,
+        now: LocalTime,
+        serial: Consistency,
+        lock_wait: Option<std::time::Duration>,
+        decide: F,
+    ) -> Result<CasManyOutcome>
+    where
+        F: FnOnce(&[ReadResult]) -> Option<Vec<Mutation>> + Send + 'static,
+    {
+        if !serial.is_serial() {
+            return Err(CoordinatorError::Invalid(format!(
+                "Invalid consistency for conditional update. Must be one of SERIAL or LOCAL_SERIAL, got {}",
+                serial.name()
+            )));
+        }
+        let mut required = 1;
+        for r in &reads {
+            required = required.max(self.check_available(r.table, serial)?);
+        }
+        let replica = self.replica().clone();
+        let work =
+            tokio::task::spawn_blocking(move || replica.cas_many(&reads, now, lock_wait, decide));
+        match tokio::time::timeout(self.config().write_request_timeout, work).await {
+            Ok(Ok(done)) => done.map_err(|e| write_failure(e, serial, required, WriteType::Cas)),
+            Ok(Err(e)) => Err(CoordinatorError::Internal(format!(
+                "storage task failed: {e}"
+            ))),
+            Err(_) => Err(CoordinatorError::WriteTimeout {
+                consistency: serial,
+                received: 0,
+                required,
+                write_type: WriteType::Cas,
             }),
         }
     }

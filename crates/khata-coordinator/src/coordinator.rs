@@ -79,7 +79,7 @@ pub struct Coordinator {
     replica: Arc<Replica>,
     config: CoordinatorConfig,
     schema_events: broadcast::Sender<SchemaEvent>,
-    last_timestamp: AtomicI64,
+    last_timestamp: Arc<AtomicI64>,
     metrics: CoordinatorMetrics,
 }
 
@@ -100,7 +100,7 @@ impl Coordinator {
             replica,
             config,
             schema_events: broadcast::channel(SCHEMA_EVENT_QUEUE).0,
-            last_timestamp: AtomicI64::new(0),
+            last_timestamp: Arc::new(AtomicI64::new(0)),
             metrics: CoordinatorMetrics::default(),
         }
     }
@@ -158,19 +158,16 @@ impl Coordinator {
 
     /// A write timestamp: the clock in microseconds, strictly increasing on this node.
     pub fn timestamp(&self) -> i64 {
-        let now = self.replica.clock().now_micros();
-        let mut last = self.last_timestamp.load(Ordering::Relaxed);
-        loop {
-            let next = now.max(last + 1);
-            match self.last_timestamp.compare_exchange_weak(
-                last,
-                next,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return next,
-                Err(actual) => last = actual,
-            }
+        self.timestamp_source().next()
+    }
+
+    /// The source of [`Coordinator::timestamp`], to take timestamps where the coordinator is
+    /// not at hand: a read-modify-write takes its timestamp inside its compare-and-set, so
+    /// that writes to one item are timestamped in the order they are serialized.
+    pub fn timestamp_source(&self) -> TimestampSource {
+        TimestampSource {
+            clock: self.replica.clock().clone(),
+            last: self.last_timestamp.clone(),
         }
     }
 
@@ -457,5 +454,38 @@ mod tests {
         assert_eq!(secs, 1_700_000_000);
         assert_eq!(nanos, 123_456_000);
         assert_ne!(u, timeuuid_at(1_700_000_000_123_457, host));
+    }
+}
+
+/// The node's write timestamps (see [`Coordinator::timestamp_source`]).
+#[derive(Clone)]
+pub struct TimestampSource {
+    clock: Arc<dyn khata_env::Clock>,
+    last: Arc<AtomicI64>,
+}
+
+impl std::fmt::Debug for TimestampSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimestampSource")
+            .field("last", &self.last.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl TimestampSource {
+    /// The clock in microseconds, strictly above every timestamp handed out before.
+    pub fn next(&self) -> i64 {
+        let now = self.clock.now_micros();
+        let mut last = self.last.load(Ordering::Relaxed);
+        loop {
+            let next = now.max(last + 1);
+            match self
+                .last
+                .compare_exchange_weak(last, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return next,
+                Err(actual) => last = actual,
+            }
+        }
     }
 }

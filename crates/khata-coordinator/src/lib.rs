@@ -12,7 +12,9 @@ pub mod error;
 pub mod metrics;
 
 pub use consistency::Consistency;
-pub use coordinator::{Coordinator, CoordinatorConfig, ReadCommand, ScanCommand, TableEstimate};
+pub use coordinator::{
+    Coordinator, CoordinatorConfig, ReadCommand, ScanCommand, TableEstimate, TimestampSource,
+};
 pub use error::{CoordinatorError, Result, WriteType};
 
 /// Schema and storage types the front ends use, re-exported from the layers below.
@@ -24,8 +26,8 @@ pub mod catalog {
     pub use khata_replica::storage::{Mutation, ReadResult, ScanPosition, ScanResult};
     pub use khata_replica::system_tables;
     pub use khata_replica::{
-        ChangeKind, ChangeTarget, DroppedColumn, IndexDef, IndexKind, IndexQuery, IndexResult,
-        KeyspaceSchema, NodeInfo, ReplicaError, Schema, SchemaChange, SchemaEvent, TableSchema,
-        UserType,
+        CasManyOutcome, CasRead, ChangeKind, ChangeTarget, DroppedColumn, IndexDef, IndexKind,
+        IndexQuery, IndexResult, KeyspaceSchema, NodeInfo, ReplicaError, Schema, SchemaChange,
+        SchemaEvent, TableSchema, UserType,
     };
 }

@@ -45,6 +45,12 @@ pub enum ErrorKind {
     InternalServerError,
     /// The node cannot serve now (shutting down, replicas unavailable); retry later.
     ServiceUnavailable,
+    /// A transaction was cancelled: the body lists one reason per action.
+    TransactionCanceled,
+    /// A `ClientRequestToken` was used again within 10 minutes for a different request.
+    IdempotentParameterMismatch,
+    /// A transaction with the same `ClientRequestToken` is still running.
+    TransactionInProgress,
 }
 
 impl ErrorKind {
@@ -65,6 +71,9 @@ impl ErrorKind {
             ErrorKind::RequestEntityTooLarge => "RequestEntityTooLarge",
             ErrorKind::InternalServerError => "InternalServerError",
             ErrorKind::ServiceUnavailable => "ServiceUnavailableException",
+            ErrorKind::TransactionCanceled => "TransactionCanceledException",
+            ErrorKind::IdempotentParameterMismatch => "IdempotentParameterMismatchException",
+            ErrorKind::TransactionInProgress => "TransactionInProgressException",
         }
     }
 
@@ -84,7 +93,10 @@ impl ErrorKind {
             | ErrorKind::ResourceInUse
             | ErrorKind::LimitExceeded
             | ErrorKind::ConditionalCheckFailed
-            | ErrorKind::InternalServerError => "com.amazonaws.dynamodb.v20120810",
+            | ErrorKind::InternalServerError
+            | ErrorKind::TransactionCanceled
+            | ErrorKind::IdempotentParameterMismatch
+            | ErrorKind::TransactionInProgress => "com.amazonaws.dynamodb.v20120810",
         }
     }
 
@@ -106,7 +118,7 @@ impl ErrorKind {
     /// The body member holding the text: DynamoDB capitalizes it for serialization errors.
     pub fn message_member(self) -> &'static str {
         match self {
-            ErrorKind::Serialization => "Message",
+            ErrorKind::Serialization | ErrorKind::TransactionCanceled => "Message",
             _ => "message",
         }
     }
@@ -128,6 +140,8 @@ pub struct DynamoError {
     pub message: Option<String>,
     /// The item a failed condition saw (`ReturnValuesOnConditionCheckFailure: ALL_OLD`).
     pub item: Option<serde_json::Value>,
+    /// A cancelled transaction's `CancellationReasons` (one per action, in order).
+    pub reasons: Option<serde_json::Value>,
 }
 
 impl DynamoError {
@@ -136,6 +150,7 @@ impl DynamoError {
             kind,
             message: Some(message.into()),
             item: None,
+            reasons: None,
         }
     }
 
@@ -145,6 +160,7 @@ impl DynamoError {
             kind,
             message: None,
             item: None,
+            reasons: None,
         }
     }
 
@@ -189,6 +205,9 @@ impl DynamoError {
         if let Some(item) = &self.item {
             body.insert("Item".into(), item.clone());
         }
+        if let Some(reasons) = &self.reasons {
+            body.insert("CancellationReasons".into(), reasons.clone());
+        }
         serde_json::Value::Object(body)
     }
 }
@@ -230,6 +249,7 @@ impl From<crate::item_ops::OpError> for DynamoError {
                 kind: ErrorKind::ConditionalCheckFailed,
                 message: Some("The conditional request failed".into()),
                 item: item.filter(|i| !i.is_empty()).map(|i| i.to_json()),
+                reasons: None,
             },
             OpError::Coordinator(e) => e.into(),
             OpError::Internal(m) => DynamoError::internal(m),

@@ -25,6 +25,7 @@ use khata_types::token::Token;
 use parking_lot::Mutex;
 use serde_json::{Map as JsonMap, Value};
 
+use crate::capacity::{self, Consumed, ReturnCapacity};
 use crate::expr::{self, Condition, Expressions, KeyCondition, Projection, RangeCondition, Update};
 use crate::items::{ItemKey, ItemLayout};
 use crate::value::{
@@ -71,7 +72,7 @@ impl From<CoordinatorError> for OpError {
     }
 }
 
-type Result<T> = std::result::Result<T, OpError>;
+pub(crate) type Result<T> = std::result::Result<T, OpError>;
 
 /// The largest page a Query or Scan returns, in bytes of items read.
 pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
@@ -79,11 +80,11 @@ pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
 /// Rows read from the engine per round of a Query or Scan.
 const READ_CHUNK: usize = 1000;
 
-fn validation(message: impl Into<String>) -> OpError {
+pub(crate) fn validation(message: impl Into<String>) -> OpError {
     OpError::Validation(message.into())
 }
 
-fn string<'a>(req: &'a Object, name: &str) -> Result<Option<&'a str>> {
+pub(crate) fn string<'a>(req: &'a Object, name: &str) -> Result<Option<&'a str>> {
     match req.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
@@ -94,13 +95,13 @@ fn string<'a>(req: &'a Object, name: &str) -> Result<Option<&'a str>> {
 }
 
 /// The request's `ExpressionAttributeNames` and `ExpressionAttributeValues`.
-struct Placeholders {
-    names: HashMap<String, String>,
-    values: HashMap<String, AttributeValue>,
+pub(crate) struct Placeholders {
+    pub(crate) names: HashMap<String, String>,
+    pub(crate) values: HashMap<String, AttributeValue>,
 }
 
 impl Placeholders {
-    fn of(req: &Object) -> Result<Placeholders> {
+    pub(crate) fn of(req: &Object) -> Result<Placeholders> {
         let mut names = HashMap::new();
         match req.get("ExpressionAttributeNames") {
             None | Some(Value::Null) => {}
@@ -132,7 +133,7 @@ impl Placeholders {
     }
 }
 
-fn expressions_required(p: &Placeholders) -> Result<()> {
+pub(crate) fn expressions_required(p: &Placeholders) -> Result<()> {
     if !p.values.is_empty() {
         return Err(validation(
             "ExpressionAttributeValues can only be specified when using expressions",
@@ -147,7 +148,7 @@ fn expressions_required(p: &Placeholders) -> Result<()> {
 }
 
 /// The condition of a write: `ConditionExpression`, or the legacy `Expected`.
-fn write_condition(
+pub(crate) fn write_condition(
     req: &Object,
     p: &Placeholders,
     ex: &mut Expressions<'_>,
@@ -173,7 +174,7 @@ fn write_condition(
 }
 
 /// The projection of a read: `ProjectionExpression`, or the legacy `AttributesToGet`.
-fn projection(req: &Object, ex: &mut Expressions<'_>) -> Result<Option<Projection>> {
+pub(crate) fn projection(req: &Object, ex: &mut Expressions<'_>) -> Result<Option<Projection>> {
     if let Some(text) = string(req, "ProjectionExpression")? {
         if req.get("AttributesToGet").is_some_and(|v| !v.is_null()) {
             return Err(validation(
@@ -188,7 +189,7 @@ fn projection(req: &Object, ex: &mut Expressions<'_>) -> Result<Option<Projectio
     }
 }
 
-fn read_consistency(req: &Object) -> Result<Consistency> {
+pub(crate) fn read_consistency(req: &Object) -> Result<Consistency> {
     Ok(match req.get("ConsistentRead") {
         Some(Value::Bool(true)) => Consistency::LocalQuorum,
         None | Some(Value::Null) | Some(Value::Bool(false)) => Consistency::LocalOne,
@@ -200,7 +201,7 @@ fn read_consistency(req: &Object) -> Result<Consistency> {
     })
 }
 
-fn item_param(req: &Object, name: &str, path: &str) -> Result<Item> {
+pub(crate) fn item_param(req: &Object, name: &str, path: &str) -> Result<Item> {
     match req.get(name) {
         None | Some(Value::Null) => Err(validation(format!(
             "1 validation error detected: Value null at '{path}' failed to satisfy constraint: Member must not be null"
@@ -210,7 +211,7 @@ fn item_param(req: &Object, name: &str, path: &str) -> Result<Item> {
 }
 
 /// The item stored under `key` in what a read returned (`None` if there is none).
-fn stored_item(
+pub(crate) fn stored_item(
     layout: &ItemLayout,
     key: &ItemKey,
     read: &ReadResult,
@@ -302,7 +303,7 @@ fn return_values<'a>(req: &'a Object, allowed: &[&str], message: &str) -> Result
     Ok(v)
 }
 
-fn all_old_on_failure(req: &Object) -> Result<bool> {
+pub(crate) fn all_old_on_failure(req: &Object) -> Result<bool> {
     match string(req, "ReturnValuesOnConditionCheckFailure")? {
         None | Some("NONE") => Ok(false),
         Some("ALL_OLD") => Ok(true),
@@ -325,6 +326,7 @@ struct WriteRequest {
     condition: Option<Condition>,
     all_old: bool,
     on_failure: bool,
+    capacity: ReturnCapacity,
 }
 
 fn write_request(req: &Object) -> Result<WriteRequest> {
@@ -344,12 +346,13 @@ fn write_request(req: &Object) -> Result<WriteRequest> {
         condition,
         all_old: rv == "ALL_OLD",
         on_failure: all_old_on_failure(req)?,
+        capacity: ReturnCapacity::of(req)?,
     })
 }
 
 /// ConditionalCheckFailedException unless `condition` holds on the stored item (an absent item
 /// is an empty one).
-fn check_condition(
+pub(crate) fn check_condition(
     condition: Option<&Condition>,
     old: &Option<Item>,
     on_failure: bool,
@@ -362,32 +365,71 @@ fn check_condition(
     }
 }
 
-/// Write `mutation`, the whole of item `key`: at once when nothing is to be checked or
-/// returned, else as one compare-and-set.
+/// Write the whole of item `key` (`Some` item for PutItem, `None` for DeleteItem): at once when
+/// nothing is to be checked, returned or counted, else as one compare-and-set whose write
+/// takes its timestamp under the item's lock (so writes to an item are timestamped in the
+/// order they are serialized).
 async fn write_item(
     coordinator: &Coordinator,
     layout: &ItemLayout,
     key: &ItemKey,
-    mutation: khata_coordinator::catalog::Mutation,
+    item: Option<Item>,
     w: WriteRequest,
+    req: &Object,
 ) -> Result<Value> {
-    if w.condition.is_none() && !w.all_old {
+    let now = coordinator.now_seconds();
+    if w.condition.is_none() && !w.all_old && !w.capacity.wanted() {
+        let ts = coordinator.timestamp();
+        let mutation = match &item {
+            Some(item) => layout.put(key, item, ts, now)?,
+            None => layout.delete(key, ts, now),
+        };
         coordinator
             .write(vec![mutation], Consistency::LocalQuorum, WriteType::Simple)
             .await?;
         return Ok(Value::Object(JsonMap::new()));
     }
+    if let Some(item) = &item
+        && item.size_bytes() > crate::value::MAX_ITEM_SIZE_BYTES
+    {
+        return Err(validation(
+            "Item size has exceeded the maximum allowed size",
+        ));
+    }
     let (condition, on_failure) = (w.condition, w.on_failure);
-    let out = cas_item(coordinator, layout, key, move |old, _| {
+    let stamps = coordinator.timestamp_source();
+    let (write_layout, write_key) = (layout.clone(), key.clone());
+    let out = cas_item(coordinator, layout, key, move |old, out| {
         check_condition(condition.as_ref(), &old, on_failure)?;
+        let ts = stamps.next();
+        let mutation = match &item {
+            Some(item) => write_layout.put(&write_key, item, ts, now)?,
+            None => write_layout.delete(&write_key, ts, now),
+        };
+        out.new = item;
         Ok(Some(mutation))
     })
     .await?;
-    Ok(if w.all_old {
+    let mut answer = if w.all_old {
         attributes(out.old.as_ref())
     } else {
         Value::Object(JsonMap::new())
-    })
+    };
+    let units = capacity::write_units(out.old.as_ref(), out.new.as_ref());
+    capacity::attach(
+        &mut answer,
+        table_name(req),
+        &Consumed::write(units),
+        w.capacity,
+    );
+    Ok(answer)
+}
+
+/// The request's `TableName` (the dispatcher checked it is there).
+fn table_name(req: &Object) -> &str {
+    req.get("TableName")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// PutItem.
@@ -399,13 +441,7 @@ pub async fn put_item(
     let item = item_param(req, "Item", "item")?;
     let w = write_request(req)?;
     let key = layout.key_of_item(&item)?;
-    let mutation = layout.put(
-        &key,
-        &item,
-        coordinator.timestamp(),
-        coordinator.now_seconds(),
-    )?;
-    write_item(coordinator, layout, &key, mutation, w).await
+    write_item(coordinator, layout, &key, Some(item), w, req).await
 }
 
 /// The `Key` parameter.
@@ -434,6 +470,7 @@ pub async fn get_item(
     }
     ex.finish()?;
     let cl = read_consistency(req)?;
+    let capacity_mode = ReturnCapacity::of(req)?;
     let now = coordinator.now_seconds();
     let read = coordinator
         .read(
@@ -449,14 +486,23 @@ pub async fn get_item(
         )
         .await?;
     let mut out = JsonMap::new();
-    if let Some(item) = stored_item(layout, &key, &read, now)? {
+    let stored = stored_item(layout, &key, &read, now)?;
+    let units = capacity::item_read_units(stored.as_ref(), cl == Consistency::LocalQuorum);
+    if let Some(item) = stored {
         let item = match &projection {
             Some(p) => p.apply(&item),
             None => item,
         };
         out.insert("Item".into(), item.to_json());
     }
-    Ok(Value::Object(out))
+    let mut answer = Value::Object(out);
+    capacity::attach(
+        &mut answer,
+        table_name(req),
+        &Consumed::read(units),
+        capacity_mode,
+    );
+    Ok(answer)
 }
 
 /// DeleteItem.
@@ -467,8 +513,7 @@ pub async fn delete_item(
 ) -> Result<Value> {
     let key = key_param(layout, req)?;
     let w = write_request(req)?;
-    let mutation = layout.delete(&key, coordinator.timestamp(), coordinator.now_seconds());
-    write_item(coordinator, layout, &key, mutation, w).await
+    write_item(coordinator, layout, &key, None, w, req).await
 }
 
 /// UpdateItem: always a compare-and-set, so that read-modify-writes of one item by concurrent
@@ -508,7 +553,8 @@ pub async fn update_item(
     )?
     .to_string();
     let on_failure = all_old_on_failure(req)?;
-    let ts = coordinator.timestamp();
+    let capacity_mode = ReturnCapacity::of(req)?;
+    let stamps = coordinator.timestamp_source();
     let now = coordinator.now_seconds();
     let decide_layout = layout.clone();
     let decide_key = key.clone();
@@ -528,7 +574,7 @@ pub async fn update_item(
                 "One or more parameter values were invalid: Cannot update attribute {k}. This attribute is part of the key"
             )));
         }
-        let m = decide_layout.update(&decide_key, &new, &changed, ts, now)?;
+        let m = decide_layout.update(&decide_key, &new, &changed, stamps.next(), now)?;
         out.new = Some(new);
         out.changed = changed;
         Ok(Some(m))
@@ -539,13 +585,21 @@ pub async fn update_item(
         let paths = update.as_ref()?.updated_paths();
         Some(paths.apply(item))
     };
-    Ok(match rv.as_str() {
+    let mut answer = match rv.as_str() {
         "ALL_OLD" => attributes(out.old.as_ref()),
         "ALL_NEW" => attributes(out.new.as_ref()),
         "UPDATED_OLD" => attributes(updated(out.old.as_ref()).as_ref()),
         "UPDATED_NEW" => attributes(updated(out.new.as_ref()).as_ref()),
         _ => Value::Object(JsonMap::new()),
-    })
+    };
+    let units = capacity::write_units(out.old.as_ref(), out.new.as_ref());
+    capacity::attach(
+        &mut answer,
+        table_name(req),
+        &Consumed::write(units),
+        capacity_mode,
+    );
+    Ok(answer)
 }
 
 /// `Select`, `Limit` and the projection of a Query or Scan.
@@ -555,6 +609,7 @@ struct ReadShape {
     projection: Option<Projection>,
     filter: Option<Condition>,
     consistency: Consistency,
+    capacity: ReturnCapacity,
 }
 
 fn read_shape(req: &Object, ex: &mut Expressions<'_>, filter_name: &str) -> Result<ReadShape> {
@@ -611,6 +666,7 @@ fn read_shape(req: &Object, ex: &mut Expressions<'_>, filter_name: &str) -> Resu
         projection,
         filter,
         consistency: read_consistency(req)?,
+        capacity: ReturnCapacity::of(req)?,
     })
 }
 
@@ -864,7 +920,15 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
         // DynamoDB answers a LastEvaluatedKey whenever Limit (or 1 MB) ended the page.
         more = true;
     }
-    Ok(page.finish(&shape, more))
+    let units = capacity::read_units(page.bytes, shape.consistency == Consistency::LocalQuorum);
+    let mut answer = page.finish(&shape, more);
+    capacity::attach(
+        &mut answer,
+        table_name(req),
+        &Consumed::read(units),
+        shape.capacity,
+    );
+    Ok(answer)
 }
 
 /// Scan, with parallel `Segment`/`TotalSegments`: segment `i` of `n` is the `i`th of `n`
@@ -959,7 +1023,15 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
     if page.full(&shape) {
         more = true;
     }
-    Ok(page.finish(&shape, more))
+    let units = capacity::read_units(page.bytes, shape.consistency == Consistency::LocalQuorum);
+    let mut answer = page.finish(&shape, more);
+    capacity::attach(
+        &mut answer,
+        table_name(req),
+        &Consumed::read(units),
+        shape.capacity,
+    );
+    Ok(answer)
 }
 
 /// The token range of scan segment `segment` of `total`.

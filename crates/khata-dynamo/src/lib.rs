@@ -9,14 +9,20 @@
 //!   in DynamoDB's shape, limits; [`auth`] verifies SigV4 when keys are configured.
 //! - [`tables`]: DynamoDB tables stored as engine tables (one internal keyspace per table, as
 //!   ScyllaDB's Alternator does), [`items`] items as rows of those tables, and [`ops`] the
-//!   operations.
+//!   operations; [`batch`] and [`transact`] the operations on several items, [`item_writes`]
+//!   the one hook every batch and transaction write goes through, [`capacity`] the capacity
+//!   units of `ReturnConsumedCapacity`.
 
 pub mod auth;
+pub mod batch;
+pub mod capacity;
 pub mod error;
 pub mod expr;
 pub mod http;
 pub mod item_ops;
+pub mod item_writes;
 pub mod items;
 pub mod ops;
 pub mod tables;
+pub mod transact;
 pub mod value;

@@ -7,6 +7,8 @@
 //! - [`schema`] is the catalog snapshot; [`system_tables`] the definitions of the `system` and
 //!   `system_schema` tables; [`schema_tables`] the mapping between the two; [`rows`] the
 //!   small row codec the replica uses to write and read its own tables.
+//! - [`transaction`]: compare-and-set across partitions (`Replica::cas_many`), all locks in one
+//!   order, one commit-log record: DynamoDB's transactions on one node.
 //!
 //! The replica knows nothing of networks or of other nodes: the cluster and coordinator layers
 //! above decide which replicas to ask.
@@ -18,6 +20,7 @@ pub mod rows;
 pub mod schema;
 pub mod schema_tables;
 pub mod system_tables;
+pub mod transaction;
 
 pub use error::{ReplicaError, Result};
 pub use index::{IndexKind, IndexQuery, IndexResult};
@@ -25,6 +28,7 @@ pub use replica::{
     ChangeKind, ChangeTarget, NodeInfo, Replica, ReplicaConfig, SchemaChange, SchemaEvent,
 };
 pub use schema::{DroppedColumn, IndexDef, KeyspaceSchema, Schema, TableSchema, UserType};
+pub use transaction::{CasManyOutcome, CasRead};
 
 /// The storage types the layers above see through the replica.
 pub mod storage {

@@ -122,7 +122,7 @@ pub enum SchemaChange {
 /// The node's local services.
 #[derive(Debug)]
 pub struct Replica {
-    engine: Engine,
+    pub(crate) engine: Engine,
     clock: Arc<dyn Clock>,
     schema: RwLock<Arc<Schema>>,
     schema_lock: Mutex<()>,
@@ -131,13 +131,19 @@ pub struct Replica {
     host_id: Uuid,
     tokens: Vec<Token>,
     /// Serializes [`Replica::cas`] per partition (by stripe).
-    cas_locks: Vec<Mutex<()>>,
+    pub(crate) cas_locks: Vec<Mutex<()>>,
     /// Whether any table has a secondary index (writes skip the lookup when none has).
     has_indexes: AtomicBool,
 }
 
 /// Lock stripes for compare-and-set: partitions share a stripe by hash.
-const CAS_STRIPES: usize = 1024;
+pub(crate) const CAS_STRIPES: usize = 1024;
+
+/// The lock stripe of a partition for compare-and-set ([`Replica::cas`] and
+/// [`Replica::cas_many`] take the same one).
+pub fn cas_stripe(table: Uuid, key: &DecoratedKey) -> usize {
+    (key.token.0 as u64 ^ table.as_u64_pair().0) as usize % CAS_STRIPES
+}
 
 impl Replica {
     /// Open the engine, create the system tables, load the schema and write `system.local`.
@@ -401,7 +407,7 @@ impl Replica {
     }
 
     /// `mutations` and the index entries they make.
-    fn with_index_entries(&self, mut mutations: Vec<Mutation>) -> Result<Vec<Mutation>> {
+    pub(crate) fn with_index_entries(&self, mut mutations: Vec<Mutation>) -> Result<Vec<Mutation>> {
         if !self.has_indexes.load(Ordering::Acquire) {
             return Ok(mutations);
         }
@@ -472,8 +478,7 @@ impl Replica {
         now: LocalTime,
         decide: impl FnOnce(&ReadResult) -> Option<Vec<Mutation>>,
     ) -> Result<(ReadResult, bool)> {
-        let stripe = (key.token.0 as u64 ^ table.as_u64_pair().0) as usize % CAS_STRIPES;
-        let _serial = self.cas_locks[stripe].lock();
+        let _serial = self.cas_locks[cas_stripe(table, key)].lock();
         let read = self.engine.read(table, key, ranges, false, None, now)?;
         match decide(&read) {
             Some(mutations) => {

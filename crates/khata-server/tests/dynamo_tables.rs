@@ -352,7 +352,8 @@ async fn refusals_have_dynamodb_errors() {
 
     // Operations not built yet: a clear ValidationException.
     let e = client
-        .transact_get_items()
+        .execute_statement()
+        .statement("SELECT * FROM \"tables\"")
         .send()
         .await
         .unwrap_err()
@@ -361,7 +362,7 @@ async fn refusals_have_dynamodb_errors() {
         code(&e),
         (
             "ValidationException".into(),
-            "operation TransactGetItems is not supported by khata yet".into()
+            "operation ExecuteStatement is not supported by khata yet".into()
         )
     );
     node.stop().await;

@@ -13,7 +13,11 @@
 //! - `put`: PutItem of a random item among `items` (a new version of it);
 //! - `get`: GetItem of a random loaded item by its full key; it must come back;
 //! - `query`: Query of a random partition's newest 20 items (`KeyConditionExpression` `PK =
-//!   :p`, `ScanIndexForward` false, `Limit` 20); 20 items must come back, the first the newest.
+//!   :p`, `ScanIndexForward` false, `Limit` 20); 20 items must come back, the first the newest;
+//! - `batch-write`: BatchWriteItem of 25 random items of `items` (PutRequests, distinct keys);
+//! - `batch-get`: BatchGetItem of 25 random loaded items (distinct keys); all must come back;
+//! - `transact`: TransactWriteItems of two Updates of two random items of `items`
+//!   (`SET n = if_not_exists(n, :z) + :one`), a transfer's shape.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,7 +46,16 @@ pub enum Workload {
     Get,
     /// Query of the newest 20 items of a partition.
     Query,
+    /// BatchWriteItem of 25 items.
+    BatchWrite,
+    /// BatchGetItem of 25 items.
+    BatchGet,
+    /// TransactWriteItems of two Updates.
+    Transact,
 }
+
+/// Items per BatchWriteItem / BatchGetItem of the batch workloads.
+pub const BATCH_ITEMS: usize = 25;
 
 impl Workload {
     /// Parses a workload's name.
@@ -51,6 +64,9 @@ impl Workload {
             "put" => Some(Workload::Put),
             "get" => Some(Workload::Get),
             "query" => Some(Workload::Query),
+            "batch-write" => Some(Workload::BatchWrite),
+            "batch-get" => Some(Workload::BatchGet),
+            "transact" => Some(Workload::Transact),
             _ => None,
         }
     }
@@ -61,6 +77,9 @@ impl Workload {
             Workload::Put => "put",
             Workload::Get => "get",
             Workload::Query => "query",
+            Workload::BatchWrite => "batch-write",
+            Workload::BatchGet => "batch-get",
+            Workload::Transact => "transact",
         }
     }
 }
@@ -149,7 +168,7 @@ impl Bench {
         concurrency: usize,
     ) -> Result<(), String> {
         let mut writes: Vec<(String, String)> = Vec::new();
-        if workloads.contains(&Workload::Get) {
+        if workloads.contains(&Workload::Get) || workloads.contains(&Workload::BatchGet) {
             writes.extend((0..self.items).map(|i| self.kv_key(i)));
         }
         if workloads.contains(&Workload::Query) {
@@ -203,6 +222,101 @@ impl Bench {
             format!("kv#{:08}", i / self.items_per_partition),
             format!("{i:08}"),
         )
+    }
+
+    /// `count` distinct random items of `items`.
+    fn distinct(&self, count: usize, rng: &mut Rng) -> Vec<u64> {
+        let count = count.min(self.items as usize);
+        let mut picked: Vec<u64> = Vec::with_capacity(count);
+        while picked.len() < count {
+            let i = rng.below(self.items);
+            if !picked.contains(&i) {
+                picked.push(i);
+            }
+        }
+        picked
+    }
+
+    /// A random `data` filler.
+    fn filler(&self, rng: &mut Rng) -> String {
+        let mut data = String::with_capacity(self.filler_bytes);
+        for _ in 0..self.filler_bytes {
+            data.push(char::from(b'a' + rng.below(26) as u8));
+        }
+        data
+    }
+
+    /// One BatchWriteItem of [`BATCH_ITEMS`] random items.
+    async fn batch_write(&self, rng: &mut Rng) -> Result<(), String> {
+        let requests: Vec<String> = self
+            .distinct(BATCH_ITEMS, rng)
+            .into_iter()
+            .map(|i| {
+                let (pk, sk) = self.kv_key(i);
+                let data = self.filler(rng);
+                format!(
+                    r#"{{"PutRequest":{{"Item":{{"PK":{{"S":"{pk}"}},"SK":{{"S":"{sk}"}},"data":{{"S":"{data}"}}}}}}}}"#
+                )
+            })
+            .collect();
+        let body = format!(
+            r#"{{"RequestItems":{{"{}":[{}]}}}}"#,
+            self.table,
+            requests.join(",")
+        );
+        let answer = self.client.call("BatchWriteItem", body).await?;
+        let parsed: serde_json::Value = serde_json::from_slice(&answer)
+            .map_err(|e| format!("BatchWriteItem: unexpected answer: {e}"))?;
+        match parsed.get("UnprocessedItems").and_then(|u| u.as_object()) {
+            Some(u) if u.is_empty() => Ok(()),
+            _ => Err(format!("BatchWriteItem: unprocessed items in {parsed}")),
+        }
+    }
+
+    /// One BatchGetItem of [`BATCH_ITEMS`] random loaded items, which must all come back.
+    async fn batch_get(&self, rng: &mut Rng) -> Result<(), String> {
+        let keys: Vec<String> = self
+            .distinct(BATCH_ITEMS, rng)
+            .into_iter()
+            .map(|i| {
+                let (pk, sk) = self.kv_key(i);
+                format!(r#"{{"PK":{{"S":"{pk}"}},"SK":{{"S":"{sk}"}}}}"#)
+            })
+            .collect();
+        let want = keys.len();
+        let body = format!(
+            r#"{{"RequestItems":{{"{}":{{"Keys":[{}]}}}}}}"#,
+            self.table,
+            keys.join(",")
+        );
+        let answer = self.client.call("BatchGetItem", body).await?;
+        let parsed: serde_json::Value = serde_json::from_slice(&answer)
+            .map_err(|e| format!("BatchGetItem: unexpected answer: {e}"))?;
+        let got = parsed["Responses"][&self.table]
+            .as_array()
+            .map_or(0, Vec::len);
+        if got == want {
+            Ok(())
+        } else {
+            Err(format!("BatchGetItem: {got} of {want} items came back"))
+        }
+    }
+
+    /// One TransactWriteItems of two Updates of random items.
+    async fn transact(&self, rng: &mut Rng) -> Result<(), String> {
+        let updates: Vec<String> = self
+            .distinct(2, rng)
+            .into_iter()
+            .map(|i| {
+                let (pk, sk) = self.kv_key(i);
+                format!(
+                    r#"{{"Update":{{"TableName":"{}","Key":{{"PK":{{"S":"{pk}"}},"SK":{{"S":"{sk}"}}}},"UpdateExpression":"SET n = if_not_exists(n, :z) + :one","ExpressionAttributeValues":{{":z":{{"N":"0"}},":one":{{"N":"1"}}}}}}}}"#,
+                    self.table
+                )
+            })
+            .collect();
+        let body = format!(r#"{{"TransactItems":[{}]}}"#, updates.join(","));
+        self.client.call("TransactWriteItems", body).await.map(drop)
     }
 
     /// One PutItem.
@@ -314,6 +428,9 @@ impl Operation for Request {
             }
             Workload::Get => bench.get(rng.below(bench.items)).await,
             Workload::Query => bench.query(rng.below(bench.query_partitions)).await,
+            Workload::BatchWrite => bench.batch_write(rng).await,
+            Workload::BatchGet => bench.batch_get(rng).await,
+            Workload::Transact => bench.transact(rng).await,
         }
     }
 }

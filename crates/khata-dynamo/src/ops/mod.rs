@@ -7,9 +7,10 @@
 //! - control plane ([`control`], [`describe`], [`tags`], [`ttl`]): CreateTable, DescribeTable,
 //!   ListTables, UpdateTable, DeleteTable, TagResource, UntagResource, ListTagsOfResource,
 //!   UpdateTimeToLive, DescribeTimeToLive, DescribeLimits, DescribeEndpoints;
-//! - items ([`crate::item_ops`]): PutItem, GetItem, UpdateItem, DeleteItem, Query, Scan; the
-//!   other item operations (batches, transactions, PartiQL) answer a `ValidationException`
-//!   saying they are not implemented yet;
+//! - items ([`crate::item_ops`]): PutItem, GetItem, UpdateItem, DeleteItem, Query, Scan;
+//! - several items ([`crate::batch`], [`crate::transact`]): BatchGetItem, BatchWriteItem,
+//!   TransactWriteItems, TransactGetItems; the other item operations (PartiQL) answer a
+//!   `ValidationException` saying they are not implemented yet;
 //! - the Streams API (`DynamoDBStreams_20120810.*`) answers `UnknownOperationException` for
 //!   every operation until streams exist.
 
@@ -40,6 +41,8 @@ pub struct Operations {
     /// Serializes this node's read-modify-writes of table metadata (create, delete, update,
     /// tags, TTL), so two changes to one table do not lose each other.
     pub(crate) schema_lock: tokio::sync::Mutex<()>,
+    /// TransactWriteItems' `ClientRequestToken`s (idempotency for 10 minutes).
+    pub(crate) transaction_tokens: crate::transact::Tokens,
 }
 
 /// What a handler knows about the request besides its body.
@@ -77,12 +80,16 @@ const ITEMS: &[&str] = &[
     "Scan",
 ];
 
-/// The rest of DynamoDB_20120810's operations: known, not implemented yet.
-const NOT_YET: &[&str] = &[
+/// The operations on several items (of one or more tables) this build implements.
+const MULTI_ITEM: &[&str] = &[
     "BatchGetItem",
     "BatchWriteItem",
     "TransactWriteItems",
     "TransactGetItems",
+];
+
+/// The rest of DynamoDB_20120810's operations: known, not implemented yet.
+const NOT_YET: &[&str] = &[
     "ExecuteStatement",
     "BatchExecuteStatement",
     "ExecuteTransaction",
@@ -119,7 +126,10 @@ const NOT_YET: &[&str] = &[
 
 /// Whether `operation` is one of DynamoDB_20120810's.
 pub fn is_known(operation: &str) -> bool {
-    CONTROL_PLANE.contains(&operation) || ITEMS.contains(&operation) || NOT_YET.contains(&operation)
+    CONTROL_PLANE.contains(&operation)
+        || ITEMS.contains(&operation)
+        || MULTI_ITEM.contains(&operation)
+        || NOT_YET.contains(&operation)
 }
 
 impl Operations {
@@ -127,6 +137,7 @@ impl Operations {
         Operations {
             coordinator,
             schema_lock: tokio::sync::Mutex::new(()),
+            transaction_tokens: crate::transact::Tokens::default(),
         }
     }
 
@@ -151,6 +162,10 @@ impl Operations {
             "UpdateTimeToLive" => ttl::update_ttl(self, &body).await,
             "DescribeTimeToLive" => ttl::describe_ttl(self, &body),
             op if ITEMS.contains(&op) => self.item_operation(op, &body).await,
+            "BatchGetItem" => crate::batch::batch_get_item(self, &body).await,
+            "BatchWriteItem" => crate::batch::batch_write_item(self, &body).await,
+            "TransactWriteItems" => crate::transact::transact_write_items(self, &body).await,
+            "TransactGetItems" => crate::transact::transact_get_items(self, &body).await,
             op if NOT_YET.contains(&op) => {
                 Err(DynamoError::not_supported(&format!("operation {op}")))
             }
@@ -223,7 +238,7 @@ pub fn table_arn(region: &str, name: &str) -> String {
 }
 
 /// How a table's items are stored, from its metadata.
-fn item_layout(table: &crate::tables::Table) -> Result<crate::items::ItemLayout> {
+pub(crate) fn item_layout(table: &crate::tables::Table) -> Result<crate::items::ItemLayout> {
     use crate::value::KeyType;
     let key_type = |name: &str| -> Result<KeyType> {
         match table.meta.attribute_type(name) {

@@ -1,0 +1,251 @@
+//! Capacity units, as DynamoDB counts them (developer guide, "Read/write capacity mode" and
+//! "Managing throughput for transactions"), and the `ConsumedCapacity` an operation answers
+//! when the request says `ReturnConsumedCapacity: TOTAL | INDEXES`.
+//!
+//! - A read unit is one strongly consistent read of up to 4 KB; an eventually consistent read
+//!   costs half. GetItem, BatchGetItem and TransactGetItems round each item up to 4 KB on its
+//!   own (an absent item costs what an empty one does); Query and Scan add up the sizes of every
+//!   item they read (before the filter) and round the sum up once.
+//! - A write unit is one write of up to 1 KB, counted on the larger of the item before and
+//!   after the write (a delete on the item deleted; an absent item costs one unit).
+//! - Transactions cost twice: two read units per 4 KB of a TransactGetItems Get, two write
+//!   units per 1 KB of each TransactWriteItems action (a ConditionCheck is counted as a write
+//!   of the item it checks, as DynamoDB does).
+//!
+//! Sizes are [`Item::size_bytes`], DynamoDB's item size. khata does not throttle: the units
+//! are reported, never enforced. Secondary indexes add their own units when they exist
+//! (`GlobalSecondaryIndexes`/`LocalSecondaryIndexes` in the INDEXES shape); tables without
+//! them report the table alone.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map as JsonMap, Value};
+
+use crate::value::Item;
+
+/// Bytes per read unit.
+pub const READ_UNIT_BYTES: usize = 4 * 1024;
+/// Bytes per write unit.
+pub const WRITE_UNIT_BYTES: usize = 1024;
+
+/// What `ReturnConsumedCapacity` asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReturnCapacity {
+    #[default]
+    None,
+    Total,
+    Indexes,
+}
+
+impl ReturnCapacity {
+    /// The request's `ReturnConsumedCapacity` (absent is `NONE`), or the message of the
+    /// `ValidationException` DynamoDB answers for another value.
+    pub fn of(req: &JsonMap<String, Value>) -> Result<ReturnCapacity, CapacityError> {
+        match req.get("ReturnConsumedCapacity") {
+            None | Some(Value::Null) => Ok(ReturnCapacity::None),
+            Some(Value::String(s)) => match s.as_str() {
+                "NONE" => Ok(ReturnCapacity::None),
+                "TOTAL" => Ok(ReturnCapacity::Total),
+                "INDEXES" => Ok(ReturnCapacity::Indexes),
+                other => Err(CapacityError::Validation(format!(
+                    "1 validation error detected: Value '{other}' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]"
+                ))),
+            },
+            Some(_) => Err(CapacityError::Serialization(
+                "Unexpected value type in payload for ReturnConsumedCapacity".into(),
+            )),
+        }
+    }
+
+    /// Whether the answer carries `ConsumedCapacity`.
+    pub fn wanted(self) -> bool {
+        self != ReturnCapacity::None
+    }
+}
+
+/// A bad `ReturnConsumedCapacity`.
+#[derive(Debug)]
+pub enum CapacityError {
+    Validation(String),
+    Serialization(String),
+}
+
+impl From<CapacityError> for crate::item_ops::OpError {
+    fn from(e: CapacityError) -> Self {
+        match e {
+            CapacityError::Validation(m) => crate::item_ops::OpError::Validation(m),
+            CapacityError::Serialization(m) => crate::item_ops::OpError::Serialization(m),
+        }
+    }
+}
+
+fn units(bytes: usize, unit: usize) -> u64 {
+    bytes.div_ceil(unit).max(1) as u64
+}
+
+/// Read units of reading `bytes` (one item, or the sum a Query or Scan read).
+pub fn read_units(bytes: usize, consistent: bool) -> f64 {
+    let whole = units(bytes, READ_UNIT_BYTES) as f64;
+    if consistent { whole } else { whole / 2.0 }
+}
+
+/// Read units of reading one item (absent: `None`, costing what an empty item does).
+pub fn item_read_units(item: Option<&Item>, consistent: bool) -> f64 {
+    read_units(item.map_or(0, Item::size_bytes), consistent)
+}
+
+/// Write units of a write that turns `old` into `new` (either may be absent).
+pub fn write_units(old: Option<&Item>, new: Option<&Item>) -> f64 {
+    let size = old
+        .map_or(0, Item::size_bytes)
+        .max(new.map_or(0, Item::size_bytes));
+    units(size, WRITE_UNIT_BYTES) as f64
+}
+
+/// Units consumed on one table (and, later, its indexes).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Consumed {
+    pub read: f64,
+    pub write: f64,
+}
+
+impl Consumed {
+    pub fn read(units: f64) -> Consumed {
+        Consumed {
+            read: units,
+            write: 0.0,
+        }
+    }
+
+    pub fn write(units: f64) -> Consumed {
+        Consumed {
+            read: 0.0,
+            write: units,
+        }
+    }
+
+    pub fn add(&mut self, other: &Consumed) {
+        self.read += other.read;
+        self.write += other.write;
+    }
+
+    /// Twice the units: what a transactional read or write costs.
+    pub fn transactional(&self) -> Consumed {
+        Consumed {
+            read: self.read * 2.0,
+            write: self.write * 2.0,
+        }
+    }
+
+    fn units_json(&self) -> JsonMap<String, Value> {
+        let mut out = JsonMap::new();
+        out.insert("CapacityUnits".into(), number(self.read + self.write));
+        if self.read > 0.0 {
+            out.insert("ReadCapacityUnits".into(), number(self.read));
+        }
+        if self.write > 0.0 {
+            out.insert("WriteCapacityUnits".into(), number(self.write));
+        }
+        out
+    }
+
+    /// The `ConsumedCapacity` structure of `table`, in the shape `mode` asks for.
+    pub fn to_json(&self, table: &str, mode: ReturnCapacity) -> Value {
+        let mut out = JsonMap::new();
+        out.insert("TableName".into(), Value::String(table.to_string()));
+        out.extend(self.units_json());
+        if mode == ReturnCapacity::Indexes {
+            out.insert("Table".into(), Value::Object(self.units_json()));
+        }
+        Value::Object(out)
+    }
+}
+
+/// A JSON number for units: whole units as integers' floats (1.0), halves as 0.5.
+fn number(units: f64) -> Value {
+    serde_json::Number::from_f64(units).map_or(Value::Null, Value::Number)
+}
+
+/// Units per table, for the operations that touch several (batches, transactions): their
+/// answer is a list of `ConsumedCapacity`, one per table, in table-name order.
+#[derive(Debug, Default)]
+pub struct PerTable(BTreeMap<String, Consumed>);
+
+impl PerTable {
+    pub fn add(&mut self, table: &str, consumed: &Consumed) {
+        self.0.entry(table.to_string()).or_default().add(consumed);
+    }
+
+    /// The `ConsumedCapacity` list.
+    pub fn to_json(&self, mode: ReturnCapacity) -> Value {
+        Value::Array(
+            self.0
+                .iter()
+                .map(|(table, c)| c.to_json(table, mode))
+                .collect(),
+        )
+    }
+}
+
+/// Put `ConsumedCapacity` (one table) into an answer when the request asked for it.
+pub fn attach(answer: &mut Value, table: &str, consumed: &Consumed, mode: ReturnCapacity) {
+    if mode.wanted()
+        && let Value::Object(o) = answer
+    {
+        o.insert("ConsumedCapacity".into(), consumed.to_json(table, mode));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn item_of_size(bytes: usize) -> Item {
+        // "p" (1 byte of name) and a string of the rest.
+        Item::from_json(&json!({"p": {"S": "x".repeat(bytes - 1)}})).unwrap()
+    }
+
+    #[test]
+    fn reads_round_each_item_up_to_4kb_and_halve_when_eventual() {
+        assert_eq!(item_read_units(None, true), 1.0);
+        assert_eq!(item_read_units(None, false), 0.5);
+        assert_eq!(item_read_units(Some(&item_of_size(4096)), true), 1.0);
+        assert_eq!(item_read_units(Some(&item_of_size(4097)), true), 2.0);
+        assert_eq!(item_read_units(Some(&item_of_size(4097)), false), 1.0);
+        // A Query sums first: three 2 KB items are 6 KB, two units, not three.
+        assert_eq!(read_units(3 * 2048, true), 2.0);
+    }
+
+    #[test]
+    fn writes_count_the_larger_of_old_and_new_per_kb() {
+        assert_eq!(write_units(None, None), 1.0);
+        assert_eq!(write_units(None, Some(&item_of_size(1024))), 1.0);
+        assert_eq!(write_units(None, Some(&item_of_size(1025))), 2.0);
+        assert_eq!(
+            write_units(Some(&item_of_size(2049)), Some(&item_of_size(10))),
+            3.0
+        );
+        assert_eq!(Consumed::write(3.0).transactional().write, 6.0);
+    }
+
+    #[test]
+    fn the_shapes_of_total_and_indexes() {
+        let c = Consumed::read(0.5);
+        assert_eq!(
+            c.to_json("T", ReturnCapacity::Total),
+            json!({"TableName": "T", "CapacityUnits": 0.5, "ReadCapacityUnits": 0.5})
+        );
+        assert_eq!(
+            Consumed::write(2.0).to_json("T", ReturnCapacity::Indexes),
+            json!({"TableName": "T", "CapacityUnits": 2.0, "WriteCapacityUnits": 2.0,
+                   "Table": {"CapacityUnits": 2.0, "WriteCapacityUnits": 2.0}})
+        );
+        let req: JsonMap<String, Value> =
+            serde_json::from_value(json!({"ReturnConsumedCapacity": "SOME"})).unwrap();
+        match ReturnCapacity::of(&req) {
+            Err(CapacityError::Validation(m)) => assert!(m.contains("[INDEXES, TOTAL, NONE]")),
+            other => panic!("{other:?}"),
+        }
+    }
+}
