@@ -45,6 +45,10 @@ pub enum ErrorKind {
     InternalServerError,
     /// The node cannot serve now (shutting down, replicas unavailable); retry later.
     ServiceUnavailable,
+    /// Streams: a shard iterator older than 15 minutes.
+    ExpiredIterator,
+    /// Streams: a position past the 24-hour retention.
+    TrimmedDataAccess,
 }
 
 impl ErrorKind {
@@ -65,6 +69,8 @@ impl ErrorKind {
             ErrorKind::RequestEntityTooLarge => "RequestEntityTooLarge",
             ErrorKind::InternalServerError => "InternalServerError",
             ErrorKind::ServiceUnavailable => "ServiceUnavailableException",
+            ErrorKind::ExpiredIterator => "ExpiredIteratorException",
+            ErrorKind::TrimmedDataAccess => "TrimmedDataAccessException",
         }
     }
 
@@ -84,7 +90,9 @@ impl ErrorKind {
             | ErrorKind::ResourceInUse
             | ErrorKind::LimitExceeded
             | ErrorKind::ConditionalCheckFailed
-            | ErrorKind::InternalServerError => "com.amazonaws.dynamodb.v20120810",
+            | ErrorKind::InternalServerError
+            | ErrorKind::ExpiredIterator
+            | ErrorKind::TrimmedDataAccess => "com.amazonaws.dynamodb.v20120810",
         }
     }
 

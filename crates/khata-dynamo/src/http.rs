@@ -71,16 +71,21 @@ impl Default for DynamoConfig {
 /// What the handler holds.
 #[derive(Debug)]
 pub struct Endpoint {
-    ops: Operations,
+    ops: Arc<Operations>,
     config: DynamoConfig,
 }
 
 impl Endpoint {
     pub fn new(coordinator: Arc<Coordinator>, config: DynamoConfig) -> Self {
         Endpoint {
-            ops: Operations::new(coordinator),
+            ops: Arc::new(Operations::new(coordinator)),
             config,
         }
+    }
+
+    /// The operations (the TTL expirer shares them, and so the streams' state).
+    pub fn operations(&self) -> Arc<Operations> {
+        self.ops.clone()
     }
 }
 
@@ -242,7 +247,7 @@ async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
         let endpoint = endpoint.clone();
         tokio::spawn(async move {
             if streams {
-                endpoint.ops.dispatch_streams(&operation, body).await
+                endpoint.ops.dispatch_streams(&operation, body, &info).await
             } else {
                 endpoint.ops.dispatch(&operation, body, &info).await
             }

@@ -257,35 +257,35 @@ where
     let shared = outcome.clone();
     let decide_layout = layout.clone();
     let decide_key = key.clone();
-    coordinator
-        .cas(
-            layout.table.def.id,
-            key.partition.clone(),
-            vec![layout.row_range(key)],
-            now,
-            Consistency::LocalSerial,
-            Consistency::LocalQuorum,
-            move |read: &ReadResult| {
-                let mut out = shared.lock();
-                let old = match stored_item(&decide_layout, &decide_key, read, now) {
-                    Ok(old) => old,
-                    Err(e) => {
-                        out.error = Some(e);
-                        return None;
-                    }
-                };
-                out.old = old.clone();
-                match decide(old, &mut out) {
-                    Ok(Some(m)) => Some(vec![m]),
-                    Ok(None) => None,
-                    Err(e) => {
-                        out.error = Some(e);
-                        None
-                    }
-                }
-            },
-        )
-        .await?;
+    let streamed = layout.stream.is_some();
+    // With a stream, the record of the change joins the write (crate::streams).
+    crate::streams::cas_item(coordinator, layout, key, now, move |read: &ReadResult| {
+        let mut out = shared.lock();
+        let old = match stored_item(&decide_layout, &decide_key, read, now) {
+            Ok(old) => old,
+            Err(e) => {
+                out.error = Some(e);
+                return None;
+            }
+        };
+        out.old = old.clone();
+        match decide(old, &mut out) {
+            Ok(Some(m)) => {
+                let change = streamed.then(|| crate::streams::Change {
+                    old: out.old.clone(),
+                    new: out.new.clone(),
+                    identity: None,
+                });
+                Some((vec![m], change))
+            }
+            Ok(None) => None,
+            Err(e) => {
+                out.error = Some(e);
+                None
+            }
+        }
+    })
+    .await?;
     let mut out = std::mem::take(&mut *outcome.lock());
     if let Some(e) = out.error.take() {
         return Err(e);
@@ -369,17 +369,20 @@ async fn write_item(
     layout: &ItemLayout,
     key: &ItemKey,
     mutation: khata_coordinator::catalog::Mutation,
+    new: Option<Item>,
     w: WriteRequest,
 ) -> Result<Value> {
-    if w.condition.is_none() && !w.all_old {
+    // A table with a stream needs the item before the write: always a compare-and-set.
+    if w.condition.is_none() && !w.all_old && layout.stream.is_none() {
         coordinator
             .write(vec![mutation], Consistency::LocalQuorum, WriteType::Simple)
             .await?;
         return Ok(Value::Object(JsonMap::new()));
     }
     let (condition, on_failure) = (w.condition, w.on_failure);
-    let out = cas_item(coordinator, layout, key, move |old, _| {
+    let out = cas_item(coordinator, layout, key, move |old, out| {
         check_condition(condition.as_ref(), &old, on_failure)?;
+        out.new = new;
         Ok(Some(mutation))
     })
     .await?;
@@ -405,7 +408,8 @@ pub async fn put_item(
         coordinator.timestamp(),
         coordinator.now_seconds(),
     )?;
-    write_item(coordinator, layout, &key, mutation, w).await
+    let new = layout.stream.as_ref().map(|_| item.clone());
+    write_item(coordinator, layout, &key, mutation, new, w).await
 }
 
 /// The `Key` parameter.
@@ -468,7 +472,7 @@ pub async fn delete_item(
     let key = key_param(layout, req)?;
     let w = write_request(req)?;
     let mutation = layout.delete(&key, coordinator.timestamp(), coordinator.now_seconds());
-    write_item(coordinator, layout, &key, mutation, w).await
+    write_item(coordinator, layout, &key, mutation, None, w).await
 }
 
 /// UpdateItem: always a compare-and-set, so that read-modify-writes of one item by concurrent

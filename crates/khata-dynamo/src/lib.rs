@@ -9,14 +9,16 @@
 //!   in DynamoDB's shape, limits; [`auth`] verifies SigV4 when keys are configured.
 //! - [`tables`]: DynamoDB tables stored as engine tables (one internal keyspace per table, as
 //!   ScyllaDB's Alternator does), [`items`] items as rows of those tables, and [`ops`] the
-//!   operations.
+//!   operations; [`streams`] DynamoDB Streams and [`expirer`] the TTL expirer.
 
 pub mod auth;
 pub mod error;
+pub mod expirer;
 pub mod expr;
 pub mod http;
 pub mod item_ops;
 pub mod items;
 pub mod ops;
+pub mod streams;
 pub mod tables;
 pub mod value;

@@ -10,8 +10,8 @@
 //! - items ([`crate::item_ops`]): PutItem, GetItem, UpdateItem, DeleteItem, Query, Scan; the
 //!   other item operations (batches, transactions, PartiQL) answer a `ValidationException`
 //!   saying they are not implemented yet;
-//! - the Streams API (`DynamoDBStreams_20120810.*`) answers `UnknownOperationException` for
-//!   every operation until streams exist.
+//! - the Streams API (`DynamoDBStreams_20120810.*`, [`crate::streams::api`]): ListStreams,
+//!   DescribeStream, GetShardIterator, GetRecords.
 
 pub mod control;
 pub mod describe;
@@ -40,6 +40,8 @@ pub struct Operations {
     /// Serializes this node's read-modify-writes of table metadata (create, delete, update,
     /// tags, TTL), so two changes to one table do not lose each other.
     pub(crate) schema_lock: tokio::sync::Mutex<()>,
+    /// The tables' streams on this node ([`crate::streams`]).
+    pub streams: crate::streams::Streams,
 }
 
 /// What a handler knows about the request besides its body.
@@ -127,6 +129,7 @@ impl Operations {
         Operations {
             coordinator,
             schema_lock: tokio::sync::Mutex::new(()),
+            streams: crate::streams::Streams::default(),
         }
     }
 
@@ -174,7 +177,8 @@ impl Operations {
             }
         };
         let table = self.table(name)?;
-        let layout = item_layout(&table)?;
+        let mut layout = item_layout(&table)?;
+        layout.stream = self.streams.writer(&self.coordinator, &table).await?;
         let c = &self.coordinator;
         let result = match operation {
             "PutItem" => crate::item_ops::put_item(c, &layout, body).await,
@@ -188,9 +192,21 @@ impl Operations {
         result.map_err(DynamoError::from)
     }
 
-    /// The Streams API (`DynamoDBStreams_20120810.*`): none of it yet.
-    pub async fn dispatch_streams(&self, _operation: &str, _body: Object) -> Result<Value> {
-        Err(DynamoError::bare(ErrorKind::UnknownOperation))
+    /// The Streams API (`DynamoDBStreams_20120810.*`).
+    pub async fn dispatch_streams(
+        &self,
+        operation: &str,
+        body: Object,
+        request: &RequestInfo,
+    ) -> Result<Value> {
+        use crate::streams::api;
+        match operation {
+            "ListStreams" => api::list_streams(self, &body, request).await,
+            "DescribeStream" => api::describe_stream(self, &body).await,
+            "GetShardIterator" => api::get_shard_iterator(self, &body).await,
+            "GetRecords" => api::get_records(self, &body, request).await,
+            _ => Err(DynamoError::bare(ErrorKind::UnknownOperation)),
+        }
     }
 
     /// Replace a table's metadata (one `AlterTable` schema change).
@@ -223,7 +239,7 @@ pub fn table_arn(region: &str, name: &str) -> String {
 }
 
 /// How a table's items are stored, from its metadata.
-fn item_layout(table: &crate::tables::Table) -> Result<crate::items::ItemLayout> {
+pub(crate) fn item_layout(table: &crate::tables::Table) -> Result<crate::items::ItemLayout> {
     use crate::value::KeyType;
     let key_type = |name: &str| -> Result<KeyType> {
         match table.meta.attribute_type(name) {
