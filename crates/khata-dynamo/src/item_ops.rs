@@ -6,7 +6,9 @@
 //! `NONE`, and every UpdateItem are one compare-and-set on the item's partition
 //! ([`Coordinator::cas`]): the item is read, checked and written with no other conditional
 //! write to the partition in between, so conditional increments by concurrent clients lose no
-//! update. Unconditional PutItem and DeleteItem are plain writes.
+//! update. Unconditional PutItem and DeleteItem are plain writes, except on a table with a
+//! stream, where every write is a compare-and-set that adds the stream record of the change
+//! ([`crate::streams::cas_item`]).
 //!
 //! Reads are at `LOCAL_ONE`, or `LOCAL_QUORUM` with `ConsistentRead`; writes at
 //! `LOCAL_QUORUM` (DESIGN.md §7).

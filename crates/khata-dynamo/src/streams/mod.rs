@@ -474,13 +474,67 @@ async fn load(
     }))
 }
 
+/// Shift every timestamp of `update` by one amount so that the least is above `floor`.
+///
+/// A compare-and-set's write must win over what it read: its timestamp was taken before it
+/// waited for the partition's lock, so another write that went first may carry a later one,
+/// and last-write-wins would then keep that write's cells over this one's, losing an update
+/// the client was told succeeded (and making its stream record describe a change that is not
+/// there). Shifting the whole write keeps its own order (PutItem's row deletion one
+/// microsecond before its cells).
+fn stamp_above(update: &mut khata_types::partition::Partition, floor: i64) {
+    use khata_types::partition::{RangeTombstone, RangeTombstoneList};
+    use khata_types::row::Row;
+    let Some(least) = update.min_timestamp() else {
+        return;
+    };
+    if least > floor {
+        return;
+    }
+    let delta = floor + 1 - least;
+    let shift_row = |r: &mut Row| {
+        if let Some(l) = r.liveness.as_mut() {
+            l.timestamp += delta;
+        }
+        if let Some(d) = r.deletion.as_mut() {
+            d.marked_for_delete_at += delta;
+        }
+        for d in r.column_deletions.values_mut() {
+            d.marked_for_delete_at += delta;
+        }
+        for c in r.cells.values_mut() {
+            c.timestamp += delta;
+        }
+    };
+    if let Some(d) = update.deletion.as_mut() {
+        d.marked_for_delete_at += delta;
+    }
+    shift_row(&mut update.static_row);
+    for r in update.rows.values_mut() {
+        shift_row(r);
+    }
+    if !update.range_tombstones.is_empty() {
+        let shifted: Vec<RangeTombstone> = update
+            .range_tombstones
+            .iter()
+            .map(|t| {
+                let mut t = t.clone();
+                t.deletion.marked_for_delete_at += delta;
+                t
+            })
+            .collect();
+        update.range_tombstones = RangeTombstoneList::from_sorted(shifted).unwrap_or_default();
+    }
+}
+
 /// How long a write that timed out may still be running before its sequence number is let go
 /// regardless.
 const TIMED_OUT_WRITE_WAIT: Duration = Duration::from_secs(600);
 
 /// One compare-and-set on item `key` of `layout`'s table that also writes the stream record
 /// of the change `decide` makes, when the table has a stream: `decide` sees what was read and
-/// returns the mutations to apply and the change they make (`None`: write nothing).
+/// returns the mutations to apply and the change they make (`None`: write nothing). The
+/// table's mutations are stamped above everything read ([`stamp_above`]).
 pub async fn cas_item<F>(
     coordinator: &Coordinator,
     layout: &ItemLayout,
@@ -506,6 +560,11 @@ where
             Consistency::LocalQuorum,
             move |read: &ReadResult| {
                 let (mut mutations, change) = decide(read)?;
+                if let Some(floor) = read.partition.max_timestamp() {
+                    for m in mutations.iter_mut().filter(|m| m.table == table) {
+                        stamp_above(&mut m.update, floor);
+                    }
+                }
                 if let (Some(stream), Some(change)) = (&stream, change)
                     && let Some((extra, ticket)) = stream.record(&change)
                 {
@@ -565,4 +624,51 @@ where
         }
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use khata_types::cell::{Cell, DeletionTime, LivenessInfo};
+    use khata_types::partition::Partition;
+    use khata_types::row::{CellKey, Row};
+
+    fn put(ts: i64) -> Partition {
+        let mut row = Row {
+            liveness: Some(LivenessInfo::new(ts, None)),
+            deletion: Some(DeletionTime::new(ts - 1, 0)),
+            ..Row::default()
+        };
+        row.cells.insert(CellKey::simple(1), Cell::live(ts, "v"));
+        let mut p = Partition::new();
+        p.add_row(Bytes::new(), row);
+        p
+    }
+
+    #[test]
+    fn a_write_is_stamped_above_what_it_read() {
+        let mut p = put(100);
+        stamp_above(&mut p, 200);
+        assert_eq!(p.min_timestamp(), Some(201));
+        assert_eq!(
+            p.max_timestamp(),
+            Some(202),
+            "the deletion stays just before the cells"
+        );
+        let mut q = put(300);
+        stamp_above(&mut q, 200);
+        assert_eq!(q, put(300), "already above: unchanged");
+    }
+
+    #[test]
+    fn stream_arns_parse() {
+        let arn = stream_arn("eu-west-1", "Orders", "2026-01-01T00:00:00.000");
+        assert_eq!(
+            arn,
+            "arn:aws:dynamodb:eu-west-1:000000000000:table/Orders/stream/2026-01-01T00:00:00.000"
+        );
+        assert_eq!(parse_arn(&arn), Some(("Orders", "2026-01-01T00:00:00.000")));
+        assert_eq!(parse_arn("arn:aws:dynamodb:x:0:table/T/stream/"), None);
+    }
 }
