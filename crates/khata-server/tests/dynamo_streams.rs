@@ -460,7 +460,9 @@ async fn concurrent_writers_a_polling_reader_sees_every_record_once_in_item_orde
         .collect();
     assert_eq!(unique.len(), total, "no record twice");
     // Per item: old -> new goes 0->1, 1->2, ... in sequence order.
-    let mut per_item: BTreeMap<String, Vec<(Option<i64>, Option<i64>)>> = BTreeMap::new();
+    // Per item, (old value, new value) of each record.
+    type Changes = Vec<(Option<i64>, Option<i64>)>;
+    let mut per_item: BTreeMap<String, Changes> = BTreeMap::new();
     for r in &seen {
         let d = r.dynamodb().unwrap();
         per_item

@@ -140,11 +140,19 @@ pub async fn list_streams(ops: &Operations, body: &Object, request: &RequestInfo
             }));
         }
     }
-    let after: Vec<Value> = match start {
-        Some(s) => streams
-            .iter()
-            .position(|x| x["StreamArn"] == s)
-            .map_or(streams.clone(), |i| streams[i + 1..].to_vec()),
+    // Streams are in (table, label) order; a page starts after the given one's place in it,
+    // which holds even if that stream has gone since.
+    let after: Vec<Value> = match start.map(|s| parse_arn(s).unwrap_or((s, ""))) {
+        Some((t, l)) => streams
+            .into_iter()
+            .filter(|x| {
+                let key = (
+                    x["TableName"].as_str().unwrap_or_default(),
+                    x["StreamLabel"].as_str().unwrap_or_default(),
+                );
+                key > (t, l)
+            })
+            .collect(),
         None => streams,
     };
     let more = after.len() > max;

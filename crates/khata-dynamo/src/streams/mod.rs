@@ -581,7 +581,7 @@ where
             let stream = stream.clone();
             let key = key.partition.clone();
             tokio::spawn(async move {
-                let started = tokio::time::Instant::now();
+                let started = tokio::time::Instant::now(); // layering: allowed (bounds a wait)
                 // The closure holds the other reference until `decide` has returned.
                 while Arc::strong_count(&slot) > 1 && started.elapsed() < TIMED_OUT_WRITE_WAIT {
                     tokio::time::sleep(Duration::from_millis(10)).await;
