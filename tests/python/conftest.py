@@ -118,6 +118,8 @@ def _start_node(binary: Path, tmp_path: Path) -> tuple[subprocess.Popen, int, in
             "--admin-port", "0",
             "--dynamo-port", str(dynamo_port),
             "--internode-port", "0",
+            # The TTL tests watch items expire: look for them every second (default 60).
+            "--set", "ttl_scan_period_seconds=1",
         ]  # fmt: skip
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
@@ -186,6 +188,22 @@ def dynamodb(dynamodb_endpoint):
 
     return boto3.client(
         "dynamodb",
+        endpoint_url=dynamodb_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="AKIDKHATATEST",
+        aws_secret_access_key="khata-test-secret",
+        config=Config(retries={"max_attempts": 1}),
+    )
+
+
+@pytest.fixture(scope="session")
+def dynamodbstreams(dynamodb_endpoint):
+    """A boto3 DynamoDB Streams client for the session node (the same endpoint)."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "dynamodbstreams",
         endpoint_url=dynamodb_endpoint,
         region_name="us-east-1",
         aws_access_key_id="AKIDKHATATEST",

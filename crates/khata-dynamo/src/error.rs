@@ -51,6 +51,10 @@ pub enum ErrorKind {
     IdempotentParameterMismatch,
     /// A transaction with the same `ClientRequestToken` is still running.
     TransactionInProgress,
+    /// Streams: a shard iterator older than 15 minutes.
+    ExpiredIterator,
+    /// Streams: a position past the 24-hour retention.
+    TrimmedDataAccess,
 }
 
 impl ErrorKind {
@@ -74,6 +78,8 @@ impl ErrorKind {
             ErrorKind::TransactionCanceled => "TransactionCanceledException",
             ErrorKind::IdempotentParameterMismatch => "IdempotentParameterMismatchException",
             ErrorKind::TransactionInProgress => "TransactionInProgressException",
+            ErrorKind::ExpiredIterator => "ExpiredIteratorException",
+            ErrorKind::TrimmedDataAccess => "TrimmedDataAccessException",
         }
     }
 
@@ -96,7 +102,9 @@ impl ErrorKind {
             | ErrorKind::InternalServerError
             | ErrorKind::TransactionCanceled
             | ErrorKind::IdempotentParameterMismatch
-            | ErrorKind::TransactionInProgress => "com.amazonaws.dynamodb.v20120810",
+            | ErrorKind::TransactionInProgress
+            | ErrorKind::ExpiredIterator
+            | ErrorKind::TrimmedDataAccess => "com.amazonaws.dynamodb.v20120810",
         }
     }
 

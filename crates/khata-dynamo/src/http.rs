@@ -71,7 +71,7 @@ impl Default for DynamoConfig {
 /// What the handler holds.
 #[derive(Debug)]
 pub struct Endpoint {
-    ops: Operations,
+    ops: Arc<Operations>,
     config: DynamoConfig,
     request_ids: RequestIds,
 }
@@ -80,9 +80,14 @@ impl Endpoint {
     pub fn new(coordinator: Arc<Coordinator>, config: DynamoConfig) -> Self {
         Endpoint {
             request_ids: RequestIds::new(&coordinator),
-            ops: Operations::new(coordinator),
+            ops: Arc::new(Operations::new(coordinator)),
             config,
         }
+    }
+
+    /// The operations (the TTL expirer shares them, and so the streams' state).
+    pub fn operations(&self) -> Arc<Operations> {
+        self.ops.clone()
     }
 }
 
@@ -272,7 +277,7 @@ async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
         let endpoint = endpoint.clone();
         tokio::spawn(async move {
             if streams {
-                endpoint.ops.dispatch_streams(&operation, body).await
+                endpoint.ops.dispatch_streams(&operation, body, &info).await
             } else {
                 endpoint.ops.dispatch(&operation, body, &info).await
             }

@@ -6,7 +6,9 @@
 //! `NONE`, and every UpdateItem are one compare-and-set on the item's partition
 //! ([`Coordinator::cas`]): the item is read, checked and written with no other conditional
 //! write to the partition in between, so conditional increments by concurrent clients lose no
-//! update. Unconditional PutItem and DeleteItem are plain writes.
+//! update. Unconditional PutItem and DeleteItem are plain writes, except on a table with a
+//! stream, where every write is a compare-and-set that adds the stream record of the change
+//! ([`crate::streams::cas_item`]).
 //!
 //! Reads are at `LOCAL_ONE`, or `LOCAL_QUORUM` with `ConsistentRead`; writes at
 //! `LOCAL_QUORUM` (DESIGN.md §7).
@@ -258,35 +260,35 @@ where
     let shared = outcome.clone();
     let decide_layout = layout.clone();
     let decide_key = key.clone();
-    coordinator
-        .cas(
-            layout.table.def.id,
-            key.partition.clone(),
-            vec![layout.row_range(key)],
-            now,
-            Consistency::LocalSerial,
-            Consistency::LocalQuorum,
-            move |read: &ReadResult| {
-                let mut out = shared.lock();
-                let old = match stored_item(&decide_layout, &decide_key, read, now) {
-                    Ok(old) => old,
-                    Err(e) => {
-                        out.error = Some(e);
-                        return None;
-                    }
-                };
-                out.old = old.clone();
-                match decide(old, &mut out) {
-                    Ok(Some(m)) => Some(vec![m]),
-                    Ok(None) => None,
-                    Err(e) => {
-                        out.error = Some(e);
-                        None
-                    }
-                }
-            },
-        )
-        .await?;
+    let streamed = layout.stream.is_some();
+    // With a stream, the record of the change joins the write (crate::streams).
+    crate::streams::cas_item(coordinator, layout, key, now, move |read: &ReadResult| {
+        let mut out = shared.lock();
+        let old = match stored_item(&decide_layout, &decide_key, read, now) {
+            Ok(old) => old,
+            Err(e) => {
+                out.error = Some(e);
+                return None;
+            }
+        };
+        out.old = old.clone();
+        match decide(old, &mut out) {
+            Ok(Some(m)) => {
+                let change = streamed.then(|| crate::streams::Change {
+                    old: out.old.clone(),
+                    new: out.new.clone(),
+                    identity: None,
+                });
+                Some((vec![m], change))
+            }
+            Ok(None) => None,
+            Err(e) => {
+                out.error = Some(e);
+                None
+            }
+        }
+    })
+    .await?;
     let mut out = std::mem::take(&mut *outcome.lock());
     if let Some(e) = out.error.take() {
         return Err(e);
@@ -378,7 +380,8 @@ async fn write_item(
     req: &Object,
 ) -> Result<Value> {
     let now = coordinator.now_seconds();
-    if w.condition.is_none() && !w.all_old && !w.capacity.wanted() {
+    // A table with a stream needs the item before the write: always a compare-and-set.
+    if w.condition.is_none() && !w.all_old && !w.capacity.wanted() && layout.stream.is_none() {
         let ts = coordinator.timestamp();
         let mutation = match &item {
             Some(item) => layout.put(key, item, ts, now)?,

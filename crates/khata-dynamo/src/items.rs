@@ -55,6 +55,9 @@ pub struct ItemLayout {
     pub hash: (String, KeyType),
     pub range: Option<(String, KeyType)>,
     attrs: ColumnId,
+    /// The table's enabled stream: writes go through a compare-and-set that adds its record
+    /// ([`crate::streams::cas_item`]).
+    pub stream: Option<Arc<crate::streams::Stream>>,
 }
 
 fn invalid(message: impl Into<String>) -> ValidationError {
@@ -120,6 +123,7 @@ impl ItemLayout {
             hash,
             range,
             attrs,
+            stream: None,
         })
     }
 

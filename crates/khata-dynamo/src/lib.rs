@@ -11,18 +11,21 @@
 //!   ScyllaDB's Alternator does), [`items`] items as rows of those tables, and [`ops`] the
 //!   operations; [`batch`] and [`transact`] the operations on several items, [`item_writes`]
 //!   the one hook every batch and transaction write goes through, [`capacity`] the capacity
-//!   units of `ReturnConsumedCapacity`.
+//!   units of `ReturnConsumedCapacity`; [`streams`] DynamoDB Streams and [`expirer`] the TTL
+//!   expirer.
 
 pub mod auth;
 pub mod batch;
 pub mod capacity;
 pub mod error;
+pub mod expirer;
 pub mod expr;
 pub mod http;
 pub mod item_ops;
 pub mod item_writes;
 pub mod items;
 pub mod ops;
+pub mod streams;
 pub mod tables;
 pub mod transact;
 pub mod value;

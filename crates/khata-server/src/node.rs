@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use khata_coordinator::{Coordinator, CoordinatorConfig};
 use khata_cql::server::{CqlServer, CqlServerConfig};
 use khata_dynamo::auth::AccessKeys;
+use khata_dynamo::expirer::Expirer;
 use khata_dynamo::http::{DynamoConfig, Endpoint};
 use khata_env::{RealFs, SystemClock};
 use khata_replica::{NodeInfo, Replica, ReplicaConfig};
@@ -103,6 +104,8 @@ pub struct Node {
     cql: Arc<CqlServer>,
     cql_address: SocketAddr,
     dynamo: HttpServer,
+    /// Deletes expired DynamoDB items every `ttl_scan_period_seconds`.
+    expirer: Expirer,
     admin: HttpServer,
     stop: watch::Sender<bool>,
     accept_tasks: Vec<JoinHandle<()>>,
@@ -189,12 +192,17 @@ impl Node {
                 ..DynamoConfig::default()
             },
         );
+        let operations = endpoint.operations();
         let dynamo = HttpServer::start(
             "DynamoDB endpoint",
             dynamo_listener,
             khata_dynamo::http::router(Arc::new(endpoint)),
         )
         .map_err(dynamo_listen_error)?;
+        let expirer = Expirer::start(
+            operations,
+            Duration::from_secs(u64::from(config.ttl_scan_period_seconds)),
+        );
         let admin_address = config.admin_address();
         let admin_listener =
             TcpListener::bind(admin_address)
@@ -237,6 +245,7 @@ impl Node {
             cql,
             cql_address,
             dynamo,
+            expirer,
             admin,
             stop,
             accept_tasks: vec![accept],
@@ -273,7 +282,9 @@ impl Node {
         for t in self.accept_tasks {
             let _ = t.await;
         }
-        // DynamoDB requests in flight finish; idle keep-alive connections close.
+        // The TTL expirer ends its delete in progress; then DynamoDB requests in flight finish
+        // and idle keep-alive connections close.
+        self.expirer.stop().await;
         self.dynamo.shutdown(SHUTDOWN_GRACE).await;
         // Admin requests (a flush, a major compaction) end before the engine closes.
         self.admin.shutdown(SHUTDOWN_GRACE).await;

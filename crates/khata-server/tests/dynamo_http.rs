@@ -157,7 +157,12 @@ async fn answers_are_framed_and_errors_are_dynamodbs() {
             error_type(&a),
             "com.amazon.coral.service#UnknownOperationException"
         );
+        // The Streams API answers on the same endpoint; an unknown Streams operation is
+        // unknown there too.
         let a = post(&mut s, "DynamoDBStreams_20120810.ListStreams", b"{}");
+        assert_eq!(a.status, 200);
+        assert_eq!(a.json(), serde_json::json!({ "Streams": [] }));
+        let a = post(&mut s, "DynamoDBStreams_20120810.PutRecord", b"{}");
         assert_eq!(
             error_type(&a),
             "com.amazon.coral.service#UnknownOperationException"

@@ -532,6 +532,9 @@ pub async fn create_table(ops: &Operations, body: &Object, request: &RequestInfo
             e.into()
         });
     }
+    if meta.stream.is_some() {
+        streams_changed(ops, &name).await;
+    }
     Ok(json!({
         "TableDescription": table_description(&meta, id, &request.region, "ACTIVE")
     }))
@@ -643,9 +646,23 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
         meta.deletion_protection = p;
     }
     ops.alter_meta(&table, &meta).await?;
+    if stream_spec.is_some() {
+        streams_changed(ops, name).await;
+    }
     Ok(json!({
         "TableDescription": table_description(&meta, table.schema.def.id, &request.region, "ACTIVE")
     }))
+}
+
+/// Open or close the table's streams after its stream setting changed. A failure here is
+/// repaired when the stream is next loaded (crate::streams), so the change itself stands.
+async fn streams_changed(ops: &Operations, name: &str) {
+    let Ok(table) = ops.table(name) else {
+        return;
+    };
+    if let Err(e) = ops.streams.table_changed(&ops.coordinator, &table).await {
+        tracing::warn!(table = name, error = %e, "stream log not updated; it is on next use");
+    }
 }
 
 #[cfg(test)]

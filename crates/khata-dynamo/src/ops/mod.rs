@@ -11,8 +11,8 @@
 //! - several items ([`crate::batch`], [`crate::transact`]): BatchGetItem, BatchWriteItem,
 //!   TransactWriteItems, TransactGetItems; the other item operations (PartiQL) answer a
 //!   `ValidationException` saying they are not implemented yet;
-//! - the Streams API (`DynamoDBStreams_20120810.*`) answers `UnknownOperationException` for
-//!   every operation until streams exist.
+//! - the Streams API (`DynamoDBStreams_20120810.*`, [`crate::streams::api`]): ListStreams,
+//!   DescribeStream, GetShardIterator, GetRecords.
 
 pub mod control;
 pub mod describe;
@@ -43,6 +43,8 @@ pub struct Operations {
     pub(crate) schema_lock: tokio::sync::Mutex<()>,
     /// TransactWriteItems' `ClientRequestToken`s (idempotency for 10 minutes).
     pub(crate) transaction_tokens: crate::transact::Tokens,
+    /// The tables' streams on this node ([`crate::streams`]).
+    pub streams: crate::streams::Streams,
 }
 
 /// What a handler knows about the request besides its body.
@@ -138,6 +140,7 @@ impl Operations {
             coordinator,
             schema_lock: tokio::sync::Mutex::new(()),
             transaction_tokens: crate::transact::Tokens::default(),
+            streams: crate::streams::Streams::default(),
         }
     }
 
@@ -189,7 +192,8 @@ impl Operations {
             }
         };
         let table = self.table(name)?;
-        let layout = item_layout(&table)?;
+        let mut layout = item_layout(&table)?;
+        layout.stream = self.streams.writer(&self.coordinator, &table).await?;
         let c = &self.coordinator;
         let result = match operation {
             "PutItem" => crate::item_ops::put_item(c, &layout, body).await,
@@ -203,9 +207,21 @@ impl Operations {
         result.map_err(DynamoError::from)
     }
 
-    /// The Streams API (`DynamoDBStreams_20120810.*`): none of it yet.
-    pub async fn dispatch_streams(&self, _operation: &str, _body: Object) -> Result<Value> {
-        Err(DynamoError::bare(ErrorKind::UnknownOperation))
+    /// The Streams API (`DynamoDBStreams_20120810.*`).
+    pub async fn dispatch_streams(
+        &self,
+        operation: &str,
+        body: Object,
+        request: &RequestInfo,
+    ) -> Result<Value> {
+        use crate::streams::api;
+        match operation {
+            "ListStreams" => api::list_streams(self, &body, request).await,
+            "DescribeStream" => api::describe_stream(self, &body).await,
+            "GetShardIterator" => api::get_shard_iterator(self, &body).await,
+            "GetRecords" => api::get_records(self, &body, request).await,
+            _ => Err(DynamoError::bare(ErrorKind::UnknownOperation)),
+        }
     }
 
     /// Replace a table's metadata (one `AlterTable` schema change).

@@ -1,7 +1,7 @@
 //! UpdateTimeToLive and DescribeTimeToLive: the setting, kept in the table's metadata.
 //!
-//! Only the setting is stored for now; the expirer that deletes expired items (period
-//! `ttl_scan_period_seconds`) comes with the item model. DynamoDB refuses to enable TTL when
+//! The expirer ([`crate::expirer`]) reads it every `ttl_scan_period_seconds` and deletes the
+//! expired items. DynamoDB refuses to enable TTL when
 //! it is enabled and to disable it when it is disabled, with the messages below.
 
 use serde_json::{Value, json};
