@@ -358,27 +358,22 @@ pub async fn batch_write_item(ops: &Operations, req: &Object) -> Result<Value> {
             "Too many items requested for the BatchWriteItem call",
         ));
     }
+    ops.with_writers(tables.iter_mut().map(|t| &mut t.layout))
+        .await?;
     let coordinator = &ops.coordinator;
     let consumed = if capacity_mode.wanted() || tables.iter().any(|t| t.needs_old) {
         Some(write_reading_old(coordinator, &tables, writes).await?)
     } else {
         let ts = coordinator.timestamp();
         let now = coordinator.now_seconds();
-        let mut mutations = Vec::with_capacity(writes.len());
+        let mut out = item_writes::Writes::with_capacity(writes.len());
         for w in &writes {
             let layout = &tables[w.table].layout;
             let m = mutation_of(layout, w, ts, now)?;
-            item_writes::append(
-                layout,
-                &w.key,
-                Before::Unknown,
-                w.item.as_ref(),
-                m,
-                &mut mutations,
-            );
+            out.append(layout, &w.key, Before::Unknown, w.item.as_ref(), m);
         }
         coordinator
-            .write(mutations, Consistency::LocalQuorum, WriteType::Batch)
+            .write(out.mutations, Consistency::LocalQuorum, WriteType::Batch)
             .await
             .map_err(DynamoError::from)?;
         None
@@ -420,11 +415,14 @@ async fn write_reading_old(
     let stamps = coordinator.timestamp_source();
     let result = std::sync::Arc::new(parking_lot::Mutex::new(None));
     let shared = result.clone();
+    let tickets = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let shared_tickets = tickets.clone();
+    let settle_reads = reads.clone();
     let outcome = coordinator
         .cas_many(reads, now, Consistency::LocalSerial, None, move |reads| {
             let ts = stamps.next();
             let mut consumed = PerTable::default();
-            let mut mutations = Vec::with_capacity(writes.len());
+            let mut out = item_writes::Writes::with_capacity(writes.len());
             let decided: Result<()> = (|| {
                 for (w, read) in writes.iter().zip(reads) {
                     let (name, layout) = &layouts[w.table];
@@ -434,24 +432,29 @@ async fn write_reading_old(
                         &Consumed::write(capacity::write_units(old.as_ref(), w.item.as_ref())),
                     );
                     let m = mutation_of(layout, w, ts, now)?;
-                    item_writes::append(
+                    out.append(
                         layout,
                         &w.key,
                         Before::Known(old.as_ref()),
                         w.item.as_ref(),
                         m,
-                        &mut mutations,
                     );
                 }
                 Ok(())
             })();
-            let write = decided.is_ok().then_some(mutations);
+            *shared_tickets.lock() = std::mem::take(&mut out.tickets);
+            let write = decided.is_ok().then_some(out.mutations);
             *shared.lock() = Some(decided.map(|_| consumed));
             write
         })
-        .await
-        .map_err(DynamoError::from)?;
-    match outcome {
+        .await;
+    let applied = match &outcome {
+        Ok(CasManyOutcome::Decided { applied, .. }) => Some(*applied),
+        Ok(CasManyOutcome::Conflict(_)) => Some(false),
+        Err(_) => None,
+    };
+    crate::streams::settle_many(tickets, applied, settle_reads);
+    match outcome.map_err(DynamoError::from)? {
         CasManyOutcome::Decided { .. } => {}
         CasManyOutcome::Conflict(_) => {
             return Err(DynamoError::internal(

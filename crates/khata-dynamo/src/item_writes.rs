@@ -1,9 +1,11 @@
 //! The one place a batch or transaction turns an item write into engine mutations.
 //!
-//! BatchWriteItem and TransactWriteItems call [`append`] once per item they write, with what
-//! they know of the item before the write and the item after it. Today it appends the item's
-//! own mutation; secondary-index entries and stream records are appended here too, into the
-//! same list, so they land in the same commit-log record as the write (all or nothing).
+//! BatchWriteItem and TransactWriteItems call [`Writes::append`] once per item they write, with
+//! what they know of the item before the write and the item after it. It appends the item's own
+//! mutation and then what the table derives from it, the stream record of the change, into the
+//! same list, so they land in the same commit-log record as the write (all or nothing); the
+//! caller finishes the stream tickets once the write has ended
+//! ([`crate::streams::settle_many`]).
 //!
 //! What the callers know of the old item: transactions always read it (they check conditions
 //! under the item's lock), so it is [`Before::Known`]; BatchWriteItem reads it (under the same
@@ -25,18 +27,46 @@ pub enum Before<'a> {
     Known(Option<&'a Item>),
 }
 
-/// Append the mutations of one item write to `out`: `mutation` (from [`ItemLayout::put`],
-/// [`ItemLayout::update`] or [`ItemLayout::delete`]) and whatever derived writes the table
-/// needs. `new` is the whole item after the write, `None` for a delete.
-pub fn append(
-    layout: &ItemLayout,
-    key: &ItemKey,
-    before: Before<'_>,
-    new: Option<&Item>,
-    mutation: Mutation,
-    out: &mut Vec<Mutation>,
-) {
-    // Derived writes (index entries, stream records) take `layout`, `key`, `before` and `new`.
-    let _ = (layout, key, before, new);
-    out.push(mutation);
+/// The mutations a batch or transaction writes, and the stream tickets to finish once it has
+/// (see [`crate::streams::settle_many`]).
+#[derive(Debug, Default)]
+pub struct Writes {
+    pub mutations: Vec<Mutation>,
+    pub tickets: Vec<crate::streams::Ticket>,
+}
+
+impl Writes {
+    pub fn with_capacity(n: usize) -> Self {
+        Writes {
+            mutations: Vec::with_capacity(n),
+            tickets: Vec::new(),
+        }
+    }
+
+    /// Append the mutations of one item write: `mutation` (from [`ItemLayout::put`],
+    /// [`ItemLayout::update`] or [`ItemLayout::delete`]) first, then what the table derives
+    /// from it: the stream record of the change when the table has a stream (which needs the
+    /// old item: a writer to such a table must read it, [`Before::Known`]). `new` is the whole
+    /// item after the write, `None` for a delete.
+    pub fn append(
+        &mut self,
+        layout: &ItemLayout,
+        key: &ItemKey,
+        before: Before<'_>,
+        new: Option<&Item>,
+        mutation: Mutation,
+    ) {
+        let _ = key;
+        self.mutations.push(mutation);
+        if let (Some(stream), Before::Known(old)) = (&layout.stream, before)
+            && let Some((extra, ticket)) = stream.record(&crate::streams::Change {
+                old: old.cloned(),
+                new: new.cloned(),
+                identity: None,
+            })
+        {
+            self.mutations.extend(extra);
+            self.tickets.push(ticket);
+        }
+    }
 }

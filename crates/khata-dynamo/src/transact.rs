@@ -488,6 +488,8 @@ pub async fn transact_write_items(ops: &Operations, req: &Object) -> Result<Valu
             ));
         }
     }
+    ops.with_writers(actions.iter_mut().map(|a| &mut a.layout))
+        .await?;
     let now = ops.coordinator.now_seconds();
     let digest = request_digest(req);
     if let Some(t) = &token {
@@ -530,6 +532,9 @@ async fn run_write(
     let stamps = coordinator.timestamp_source();
     let decision = Arc::new(Mutex::new(Decision::default()));
     let shared = decision.clone();
+    let tickets = Arc::new(Mutex::new(Vec::new()));
+    let shared_tickets = tickets.clone();
+    let settle_reads = reads.clone();
     let n = actions.len();
     let outcome = coordinator
         .cas_many(
@@ -540,14 +545,22 @@ async fn run_write(
             move |reads: &[ReadResult]| {
                 let ts = stamps.next();
                 let mut d = shared.lock();
-                let (mutations, reasons, consumed) = decide(&actions, &keys, reads, ts, now);
+                let (writes, reasons, consumed) = decide(&actions, &keys, reads, ts, now);
                 d.reasons = reasons;
                 d.consumed = consumed;
-                mutations
+                let writes = writes?;
+                *shared_tickets.lock() = writes.tickets;
+                Some(writes.mutations)
             },
         )
-        .await
-        .map_err(DynamoError::from)?;
+        .await;
+    let applied = match &outcome {
+        Ok(CasManyOutcome::Decided { applied, .. }) => Some(*applied),
+        Ok(CasManyOutcome::Conflict(_)) => Some(false),
+        Err(_) => None,
+    };
+    crate::streams::settle_many(tickets, applied, settle_reads);
+    let outcome = outcome.map_err(DynamoError::from)?;
     if let CasManyOutcome::Conflict(items) = outcome {
         let mut reasons = vec![Reason::None; n];
         for i in items {
@@ -573,9 +586,9 @@ fn decide(
     reads: &[ReadResult],
     ts: i64,
     now: u32,
-) -> (Option<Vec<Mutation>>, Vec<Reason>, PerTable) {
+) -> (Option<item_writes::Writes>, Vec<Reason>, PerTable) {
     let mut reasons = Vec::with_capacity(actions.len());
-    let mut mutations = Vec::with_capacity(actions.len());
+    let mut mutations = item_writes::Writes::with_capacity(actions.len());
     let mut consumed = PerTable::default();
     for ((a, key), read) in actions.iter().zip(keys).zip(reads) {
         let old = match item_ops::stored_item(&a.layout, key, read, now) {
@@ -628,19 +641,13 @@ fn decide(
                     &Consumed::write(capacity::write_units(old.as_ref(), new.as_ref()))
                         .transactional(),
                 );
-                item_writes::append(
-                    &a.layout,
-                    key,
-                    Before::Known(old.as_ref()),
-                    new.as_ref(),
-                    m,
-                    &mut mutations,
-                );
+                mutations.append(&a.layout, key, Before::Known(old.as_ref()), new.as_ref(), m);
                 reasons.push(Reason::None);
             }
             Err(message) => reasons.push(Reason::ValidationError(message)),
         }
     }
+    // Stream tickets are only taken for a transaction that writes (below: dropped otherwise).
     let ok = reasons.iter().all(|r| *r == Reason::None);
     (ok.then_some(mutations), reasons, consumed)
 }

@@ -675,3 +675,122 @@ async fn records_and_numbering_survive_a_restart() {
     assert!(seqs.windows(2).all(|w| w[0] < w[1]));
     restarted.shutdown().await;
 }
+
+/// Writes by TransactWriteItems and BatchWriteItem are recorded like single-item writes; a
+/// transaction that cancels records nothing, and does not hold readers back.
+#[tokio::test]
+async fn transactions_and_batch_writes_are_recorded() {
+    use aws_sdk_dynamodb::types::{Delete, Put, PutRequest, TransactWriteItem, WriteRequest};
+    let mut node = TestNode::start().await;
+    let client = dynamo_support::client(node.dynamo_address());
+    let streams = streams_client(node.dynamo_address());
+    create(&client, "txs", Some(StreamViewType::NewAndOldImages)).await;
+    let arn = latest_arn(&client, "txs").await;
+    let item =
+        |pk: &str, v: &str| HashMap::from([("pk".to_string(), s(pk)), ("v".to_string(), n(v))]);
+    let put = |pk: &str, v: &str| {
+        TransactWriteItem::builder()
+            .put(
+                Put::builder()
+                    .table_name("txs")
+                    .set_item(Some(item(pk, v)))
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+    };
+    client
+        .transact_write_items()
+        .transact_items(put("a", "1"))
+        .transact_items(put("b", "1"))
+        .send()
+        .await
+        .unwrap();
+    // Cancelled whole: its first action would have written `c`.
+    let cancelled = client
+        .transact_write_items()
+        .transact_items(put("c", "1"))
+        .transact_items(
+            TransactWriteItem::builder()
+                .delete(
+                    Delete::builder()
+                        .table_name("txs")
+                        .key("pk", s("a"))
+                        .condition_expression("attribute_not_exists(pk)")
+                        .build()
+                        .unwrap(),
+                )
+                .build(),
+        )
+        .send()
+        .await;
+    assert!(cancelled.is_err());
+    client
+        .batch_write_item()
+        .request_items(
+            "txs",
+            vec![
+                WriteRequest::builder()
+                    .put_request(
+                        PutRequest::builder()
+                            .set_item(Some(item("a", "2")))
+                            .build()
+                            .unwrap(),
+                    )
+                    .build(),
+                WriteRequest::builder()
+                    .put_request(
+                        PutRequest::builder()
+                            .set_item(Some(item("d", "1")))
+                            .build()
+                            .unwrap(),
+                    )
+                    .build(),
+            ],
+        )
+        .send()
+        .await
+        .unwrap();
+    // A single-item write after them is read too: nothing holds readers back.
+    client
+        .put_item()
+        .table_name("txs")
+        .set_item(Some(item("e", "1")))
+        .send()
+        .await
+        .unwrap();
+    let mut records = Vec::new();
+    for _ in 0..200 {
+        records = read_all(&streams, &arn, None).await;
+        if records.len() >= 5 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let seen: Vec<(String, OperationType, Option<i64>, Option<i64>)> = records
+        .iter()
+        .map(|r| {
+            let d = r.dynamodb().unwrap();
+            (
+                key_of(r),
+                r.event_name().unwrap().clone(),
+                number(d.old_image(), "v"),
+                number(d.new_image(), "v"),
+            )
+        })
+        .collect();
+    let mut sorted = seen.clone();
+    sorted.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(
+        sorted,
+        vec![
+            ("a".to_string(), OperationType::Insert, None, Some(1)),
+            ("a".to_string(), OperationType::Modify, Some(1), Some(2)),
+            ("b".to_string(), OperationType::Insert, None, Some(1)),
+            ("d".to_string(), OperationType::Insert, None, Some(1)),
+            ("e".to_string(), OperationType::Insert, None, Some(1)),
+        ],
+        "{seen:?}"
+    );
+    node.stop().await;
+}

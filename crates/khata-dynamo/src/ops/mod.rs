@@ -192,8 +192,7 @@ impl Operations {
             }
         };
         let table = self.table(name)?;
-        let mut layout = item_layout(&table)?;
-        layout.stream = self.streams.writer(&self.coordinator, &table).await?;
+        let layout = self.writer_layout(&table).await?;
         let c = &self.coordinator;
         let result = match operation {
             "PutItem" => crate::item_ops::put_item(c, &layout, body).await,
@@ -205,6 +204,44 @@ impl Operations {
             _ => return Err(DynamoError::bare(ErrorKind::UnknownOperation)),
         };
         result.map_err(DynamoError::from)
+    }
+
+    /// How table `table`'s items are stored and what their writes derive: its stream.
+    pub(crate) async fn writer_layout(
+        &self,
+        table: &crate::tables::Table,
+    ) -> Result<crate::items::ItemLayout> {
+        let mut layout = item_layout(table)?;
+        layout.stream = self.streams.writer(&self.coordinator, table).await?;
+        Ok(layout)
+    }
+
+    /// Give the layouts of a batch's or transaction's tables what their writes derive (streams),
+    /// each table resolved once.
+    pub(crate) async fn with_writers<'a>(
+        &self,
+        layouts: impl Iterator<Item = &'a mut crate::items::ItemLayout>,
+    ) -> Result<()> {
+        let mut done: std::collections::HashMap<uuid::Uuid, Option<Arc<crate::streams::Stream>>> =
+            std::collections::HashMap::new();
+        for layout in layouts {
+            let id = layout.table.def.id;
+            if let std::collections::hash_map::Entry::Vacant(slot) = done.entry(id) {
+                let stream = match crate::tables::meta_of(&layout.table) {
+                    Some(Ok(meta)) => {
+                        let table = crate::tables::Table {
+                            schema: layout.table.clone(),
+                            meta,
+                        };
+                        self.streams.writer(&self.coordinator, &table).await?
+                    }
+                    _ => None,
+                };
+                slot.insert(stream);
+            }
+            layout.stream = done[&id].clone();
+        }
+        Ok(())
     }
 
     /// The Streams API (`DynamoDBStreams_20120810.*`).

@@ -91,22 +91,38 @@ pub struct Stream {
 }
 
 /// A sequence number in flight: the write carrying it must [`Ticket::finish`] when it has
-/// been applied or has failed, or readers stop at it.
+/// been applied or has failed; readers stop below it until then. It must live until the write
+/// has ended: dropped, it lets the number go as not applied.
 #[derive(Debug)]
 #[must_use = "a ticket holds readers back until it is finished"]
 pub struct Ticket {
     stream: Arc<Stream>,
-    seq: u64,
+    /// `None` once released.
+    seq: Option<u64>,
     directory: Vec<ShardEntry>,
 }
 
 impl Ticket {
     /// The write ended; `applied` says whether its mutations are durable.
-    pub fn finish(self, applied: bool) {
-        self.stream
-            .state
-            .lock()
-            .release(self.seq, applied, &self.directory);
+    pub fn finish(mut self, applied: bool) {
+        self.release(applied);
+    }
+
+    fn release(&mut self, applied: bool) {
+        if let Some(seq) = self.seq.take() {
+            self.stream
+                .state
+                .lock()
+                .release(seq, applied, &self.directory);
+        }
+    }
+}
+
+/// A ticket dropped unfinished (a transaction that cancelled after taking it, a panic) lets its
+/// number go as not applied, so readers are never held back by it.
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        self.release(false);
     }
 }
 
@@ -197,7 +213,7 @@ impl Stream {
         }
         let ticket = Ticket {
             stream: self.clone(),
-            seq: assignment.seq,
+            seq: Some(assignment.seq),
             directory: assignment.directory,
         };
         Some((mutations, ticket))
@@ -525,6 +541,47 @@ fn stamp_above(update: &mut khata_types::partition::Partition, floor: i64) {
             .collect();
         update.range_tombstones = RangeTombstoneList::from_sorted(shifted).unwrap_or_default();
     }
+}
+
+/// Finish the tickets a multi-item compare-and-set (`Coordinator::cas_many`: a batch or a
+/// transaction) put in `slot` while deciding: at once with `applied` when it answered, or, when
+/// it failed (a write timeout: it may still run), once it has ended: after the decision's
+/// closure let go of `slot` and an empty compare-and-set on the same items got their locks.
+pub fn settle_many(
+    slot: Arc<Mutex<Vec<Ticket>>>,
+    applied: Option<bool>,
+    reads: Vec<khata_coordinator::catalog::CasRead>,
+) {
+    if let Some(applied) = applied {
+        for t in std::mem::take(&mut *slot.lock()) {
+            t.finish(applied);
+        }
+        return;
+    }
+    tokio::spawn(async move {
+        let started = tokio::time::Instant::now(); // layering: allowed (bounds a wait)
+        while Arc::strong_count(&slot) > 1 && started.elapsed() < TIMED_OUT_WRITE_WAIT {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let tickets = std::mem::take(&mut *slot.lock());
+        let Some(first) = tickets.first() else {
+            return;
+        };
+        let coordinator = first.stream.coordinator.clone();
+        while started.elapsed() < TIMED_OUT_WRITE_WAIT {
+            let now = coordinator.now_seconds();
+            match coordinator
+                .cas_many(reads.clone(), now, Consistency::LocalSerial, None, |_| None)
+                .await
+            {
+                Err(CoordinatorError::WriteTimeout { .. }) => continue,
+                _ => break,
+            }
+        }
+        for t in tickets {
+            t.finish(false);
+        }
+    });
 }
 
 /// How long a write that timed out may still be running before its sequence number is let go
