@@ -71,19 +71,19 @@ impl From<CoordinatorError> for OpError {
     }
 }
 
-type Result<T> = std::result::Result<T, OpError>;
+pub(crate) type Result<T> = std::result::Result<T, OpError>;
 
 /// The largest page a Query or Scan returns, in bytes of items read.
 pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
 
 /// Rows read from the engine per round of a Query or Scan.
-const READ_CHUNK: usize = 1000;
+pub(crate) const READ_CHUNK: usize = 1000;
 
-fn validation(message: impl Into<String>) -> OpError {
+pub(crate) fn validation(message: impl Into<String>) -> OpError {
     OpError::Validation(message.into())
 }
 
-fn string<'a>(req: &'a Object, name: &str) -> Result<Option<&'a str>> {
+pub(crate) fn string<'a>(req: &'a Object, name: &str) -> Result<Option<&'a str>> {
     match req.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
@@ -94,13 +94,13 @@ fn string<'a>(req: &'a Object, name: &str) -> Result<Option<&'a str>> {
 }
 
 /// The request's `ExpressionAttributeNames` and `ExpressionAttributeValues`.
-struct Placeholders {
-    names: HashMap<String, String>,
-    values: HashMap<String, AttributeValue>,
+pub(crate) struct Placeholders {
+    pub(crate) names: HashMap<String, String>,
+    pub(crate) values: HashMap<String, AttributeValue>,
 }
 
 impl Placeholders {
-    fn of(req: &Object) -> Result<Placeholders> {
+    pub(crate) fn of(req: &Object) -> Result<Placeholders> {
         let mut names = HashMap::new();
         match req.get("ExpressionAttributeNames") {
             None | Some(Value::Null) => {}
@@ -132,7 +132,7 @@ impl Placeholders {
     }
 }
 
-fn expressions_required(p: &Placeholders) -> Result<()> {
+pub(crate) fn expressions_required(p: &Placeholders) -> Result<()> {
     if !p.values.is_empty() {
         return Err(validation(
             "ExpressionAttributeValues can only be specified when using expressions",
@@ -210,7 +210,7 @@ fn item_param(req: &Object, name: &str, path: &str) -> Result<Item> {
 }
 
 /// The item stored under `key` in what a read returned (`None` if there is none).
-fn stored_item(
+pub(crate) fn stored_item(
     layout: &ItemLayout,
     key: &ItemKey,
     read: &ReadResult,
@@ -239,8 +239,9 @@ struct Outcome {
     error: Option<OpError>,
 }
 
-/// One compare-and-set on an item: `decide` sees the stored item and returns the mutation to
-/// apply, or an error (a failed condition included).
+/// One compare-and-set on an item: `decide` sees the stored item and returns the mutations to
+/// apply (the item's first, then its index entries), or an error (a failed condition
+/// included).
 async fn cas_item<F>(
     coordinator: &Coordinator,
     layout: &ItemLayout,
@@ -248,7 +249,10 @@ async fn cas_item<F>(
     decide: F,
 ) -> Result<Outcome>
 where
-    F: FnOnce(Option<Item>, &mut Outcome) -> Result<Option<khata_coordinator::catalog::Mutation>>
+    F: FnOnce(
+            Option<Item>,
+            &mut Outcome,
+        ) -> Result<Option<Vec<khata_coordinator::catalog::Mutation>>>
         + Send
         + 'static,
 {
@@ -276,7 +280,7 @@ where
                 };
                 out.old = old.clone();
                 match decide(old, &mut out) {
-                    Ok(Some(m)) => Some(vec![m]),
+                    Ok(Some(m)) => Some(m),
                     Ok(None) => None,
                     Err(e) => {
                         out.error = Some(e);
@@ -362,25 +366,43 @@ fn check_condition(
     }
 }
 
-/// Write `mutation`, the whole of item `key`: at once when nothing is to be checked or
-/// returned, else as one compare-and-set.
+/// Write `mutation`, the whole of item `key` (leaving it `new` at `ts`, `None` deleted), with
+/// the entries `new` makes in the table's indexes: at once when nothing is to be checked or
+/// returned, else as one compare-and-set, which also deletes the old item's stale entries.
+#[allow(clippy::too_many_arguments)]
 async fn write_item(
     coordinator: &Coordinator,
     layout: &ItemLayout,
     key: &ItemKey,
     mutation: khata_coordinator::catalog::Mutation,
+    new: Option<Item>,
+    ts: i64,
     w: WriteRequest,
 ) -> Result<Value> {
+    let mut mutations = vec![mutation];
+    if let Some(new) = &new {
+        mutations.extend(crate::indexes::index_entries(layout, new, None, ts)?);
+    }
     if w.condition.is_none() && !w.all_old {
         coordinator
-            .write(vec![mutation], Consistency::LocalQuorum, WriteType::Simple)
+            .write(mutations, Consistency::LocalQuorum, WriteType::Simple)
             .await?;
         return Ok(Value::Object(JsonMap::new()));
     }
     let (condition, on_failure) = (w.condition, w.on_failure);
+    let (decide_layout, now) = (layout.clone(), coordinator.now_seconds());
     let out = cas_item(coordinator, layout, key, move |old, _| {
         check_condition(condition.as_ref(), &old, on_failure)?;
-        Ok(Some(mutation))
+        if let Some(old) = &old {
+            mutations.extend(crate::indexes::obsolete_entries(
+                &decide_layout,
+                old,
+                new.as_ref(),
+                ts,
+                now,
+            ));
+        }
+        Ok(Some(mutations))
     })
     .await?;
     Ok(if w.all_old {
@@ -399,13 +421,9 @@ pub async fn put_item(
     let item = item_param(req, "Item", "item")?;
     let w = write_request(req)?;
     let key = layout.key_of_item(&item)?;
-    let mutation = layout.put(
-        &key,
-        &item,
-        coordinator.timestamp(),
-        coordinator.now_seconds(),
-    )?;
-    write_item(coordinator, layout, &key, mutation, w).await
+    let ts = coordinator.timestamp();
+    let mutation = layout.put(&key, &item, ts, coordinator.now_seconds())?;
+    write_item(coordinator, layout, &key, mutation, Some(item), ts, w).await
 }
 
 /// The `Key` parameter.
@@ -467,8 +485,9 @@ pub async fn delete_item(
 ) -> Result<Value> {
     let key = key_param(layout, req)?;
     let w = write_request(req)?;
-    let mutation = layout.delete(&key, coordinator.timestamp(), coordinator.now_seconds());
-    write_item(coordinator, layout, &key, mutation, w).await
+    let ts = coordinator.timestamp();
+    let mutation = layout.delete(&key, ts, coordinator.now_seconds());
+    write_item(coordinator, layout, &key, mutation, None, ts, w).await
 }
 
 /// UpdateItem: always a compare-and-set, so that read-modify-writes of one item by concurrent
@@ -528,7 +547,18 @@ pub async fn update_item(
                 "One or more parameter values were invalid: Cannot update attribute {k}. This attribute is part of the key"
             )));
         }
-        let m = decide_layout.update(&decide_key, &new, &changed, ts, now)?;
+        let mut m = vec![decide_layout.update(&decide_key, &new, &changed, ts, now)?];
+        let only = old.is_some().then_some(&changed);
+        m.extend(crate::indexes::index_entries(&decide_layout, &new, only, ts)?);
+        if let Some(old) = &old {
+            m.extend(crate::indexes::obsolete_entries(
+                &decide_layout,
+                old,
+                Some(&new),
+                ts,
+                now,
+            ));
+        }
         out.new = Some(new);
         out.changed = changed;
         Ok(Some(m))
@@ -549,15 +579,19 @@ pub async fn update_item(
 }
 
 /// `Select`, `Limit` and the projection of a Query or Scan.
-struct ReadShape {
-    count_only: bool,
-    limit: Option<usize>,
-    projection: Option<Projection>,
-    filter: Option<Condition>,
-    consistency: Consistency,
+pub(crate) struct ReadShape {
+    pub(crate) count_only: bool,
+    pub(crate) limit: Option<usize>,
+    pub(crate) projection: Option<Projection>,
+    pub(crate) filter: Option<Condition>,
+    pub(crate) consistency: Consistency,
 }
 
-fn read_shape(req: &Object, ex: &mut Expressions<'_>, filter_name: &str) -> Result<ReadShape> {
+pub(crate) fn read_shape(
+    req: &Object,
+    ex: &mut Expressions<'_>,
+    filter_name: &str,
+) -> Result<ReadShape> {
     let projection = projection(req, ex)?;
     let select = string(req, "Select")?;
     let count_only = match select {
@@ -735,7 +769,7 @@ fn range_of(layout: &ItemLayout, cond: Option<&RangeCondition>) -> Result<(Bytes
 /// terminator, so every extension shares the bytes before the terminator, and the least byte
 /// string above all of them is those bytes with trailing `FF`s dropped and the last one
 /// incremented.
-fn prefix_end(key: &[u8]) -> Bytes {
+pub(crate) fn prefix_end(key: &[u8]) -> Bytes {
     let mut shared = key[..key.len().saturating_sub(2)].to_vec();
     while shared.last() == Some(&0xFF) {
         shared.pop();
@@ -749,12 +783,10 @@ fn prefix_end(key: &[u8]) -> Bytes {
     }
 }
 
-/// Query (on the table; indexes are not served yet).
+/// Query (on an index: [`crate::indexes::query`]).
 pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Value> {
-    if string(req, "IndexName")?.is_some() {
-        return Err(validation(
-            "Query on a secondary index is not supported by khata yet",
-        ));
+    if let Some(index) = string(req, "IndexName")? {
+        return crate::indexes::query::query(coordinator, layout, req, index).await;
     }
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
@@ -870,10 +902,8 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
 /// Scan, with parallel `Segment`/`TotalSegments`: segment `i` of `n` is the `i`th of `n`
 /// equal slices of the token ring, so the segments together cover every item once.
 pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Value> {
-    if string(req, "IndexName")?.is_some() {
-        return Err(validation(
-            "Scan of a secondary index is not supported by khata yet",
-        ));
+    if let Some(index) = string(req, "IndexName")? {
+        return crate::indexes::query::scan(coordinator, layout, req, index).await;
     }
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
@@ -882,34 +912,7 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
         expressions_required(&p)?;
     }
     ex.finish()?;
-    let segment = req.get("Segment").and_then(Value::as_i64);
-    let total = req.get("TotalSegments").and_then(Value::as_i64);
-    let (start, end) = match (segment, total) {
-        (None, None) => (Bound::Unbounded, Bound::Unbounded),
-        (Some(s), Some(t)) if (1..=1_000_000).contains(&t) && (0..t).contains(&s) => {
-            segment_bounds(s as u64, t as u64)
-        }
-        (Some(_), Some(t)) if !(1..=1_000_000).contains(&t) => {
-            return Err(validation(format!(
-                "1 validation error detected: Value '{t}' at 'totalSegments' failed to satisfy constraint: Member must have value less than or equal to 1000000"
-            )));
-        }
-        (Some(s), Some(t)) => {
-            return Err(validation(format!(
-                "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: {s} is out of bounds for TotalSegments: {t}"
-            )));
-        }
-        (Some(_), None) => {
-            return Err(validation(
-                "The TotalSegments parameter is required but was not present in the request when Segment parameter is present",
-            ));
-        }
-        (None, Some(_)) => {
-            return Err(validation(
-                "The Segment parameter is required but was not present in the request when parameter TotalSegments is present",
-            ));
-        }
-    };
+    let (start, end) = segment_range(req)?;
     let mut resume = match req.get("ExclusiveStartKey").filter(|v| !v.is_null()) {
         None => None,
         Some(start_key) => {
@@ -962,8 +965,40 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
     Ok(page.finish(&shape, more))
 }
 
+/// The token range of a Scan's `Segment` of `TotalSegments` (the whole ring without them).
+pub(crate) fn segment_range(req: &Object) -> Result<(Bound<Token>, Bound<Token>)> {
+    let segment = req.get("Segment").and_then(Value::as_i64);
+    let total = req.get("TotalSegments").and_then(Value::as_i64);
+    Ok(match (segment, total) {
+        (None, None) => (Bound::Unbounded, Bound::Unbounded),
+        (Some(s), Some(t)) if (1..=1_000_000).contains(&t) && (0..t).contains(&s) => {
+            segment_bounds(s as u64, t as u64)
+        }
+        (Some(_), Some(t)) if !(1..=1_000_000).contains(&t) => {
+            return Err(validation(format!(
+                "1 validation error detected: Value '{t}' at 'totalSegments' failed to satisfy constraint: Member must have value less than or equal to 1000000"
+            )));
+        }
+        (Some(s), Some(t)) => {
+            return Err(validation(format!(
+                "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: {s} is out of bounds for TotalSegments: {t}"
+            )));
+        }
+        (Some(_), None) => {
+            return Err(validation(
+                "The TotalSegments parameter is required but was not present in the request when Segment parameter is present",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(validation(
+                "The Segment parameter is required but was not present in the request when parameter TotalSegments is present",
+            ));
+        }
+    })
+}
+
 /// The token range of scan segment `segment` of `total`.
-fn segment_bounds(segment: u64, total: u64) -> (Bound<Token>, Bound<Token>) {
+pub(crate) fn segment_bounds(segment: u64, total: u64) -> (Bound<Token>, Bound<Token>) {
     // Tokens run from i64::MIN (never a real token) to i64::MAX: 2^64 values.
     let width = (u128::from(u64::MAX) + 1) / u128::from(total);
     let at = |i: u64| (i128::from(i64::MIN) + (width * u128::from(i)) as i128) as i64;

@@ -8,13 +8,14 @@
 //! - [`http`]: the endpoint: `POST /` with `X-Amz-Target`, `x-amz-crc32`, request ids, errors
 //!   in DynamoDB's shape, limits; [`auth`] verifies SigV4 when keys are configured.
 //! - [`tables`]: DynamoDB tables stored as engine tables (one internal keyspace per table, as
-//!   ScyllaDB's Alternator does), [`items`] items as rows of those tables, and [`ops`] the
-//!   operations.
+//!   ScyllaDB's Alternator does), [`items`] items as rows of those tables, [`indexes`] their
+//!   global and local secondary indexes, and [`ops`] the operations.
 
 pub mod auth;
 pub mod error;
 pub mod expr;
 pub mod http;
+pub mod indexes;
 pub mod item_ops;
 pub mod items;
 pub mod ops;

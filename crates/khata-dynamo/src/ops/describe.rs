@@ -2,7 +2,8 @@
 //! that CreateTable, UpdateTable and DeleteTable answer too.
 //!
 //! Tables are created and altered synchronously, so a table is `ACTIVE` as soon as it exists
-//! (as in DynamoDB Local and Alternator) and its indexes too; `ItemCount`, `TableSizeBytes`
+//! (as in DynamoDB Local and Alternator) and so are the indexes it was created with; a GSI
+//! added by UpdateTable is `CREATING` (Backfilling) until built, and the table `UPDATING`; `ItemCount`, `TableSizeBytes`
 //! and their index counterparts are estimates DynamoDB refreshes every six hours, and are 0
 //! until khata keeps them.
 
@@ -60,7 +61,11 @@ fn index_description(
         "IndexArn": format!("{arn}/index/{}", index.index_name),
     });
     if global {
-        d["IndexStatus"] = json!("ACTIVE");
+        let status = crate::indexes::IndexStatus::of(index);
+        d["IndexStatus"] = json!(status.name());
+        if status == crate::indexes::IndexStatus::Creating {
+            d["Backfilling"] = json!(true);
+        }
         let t = index.provisioned_throughput.filter(|_| billing_provisioned);
         d["ProvisionedThroughput"] = json!({
             "NumberOfDecreasesToday": 0,
@@ -124,11 +129,21 @@ pub fn table_description(meta: &TableMeta, id: uuid::Uuid, region: &str, status:
     d
 }
 
+/// `UPDATING` while a GSI is being created or deleted, else `ACTIVE`.
+pub fn table_status(meta: &TableMeta) -> &'static str {
+    let busy = meta
+        .global_secondary_indexes
+        .iter()
+        .any(|i| crate::indexes::IndexStatus::of(i) != crate::indexes::IndexStatus::Active);
+    if busy { "UPDATING" } else { "ACTIVE" }
+}
+
 pub fn describe_table(ops: &Operations, body: &Object, request: &RequestInfo) -> Result<Value> {
     let name = input::table_name(body)?;
     let table = ops.table(name)?;
+    let status = table_status(&table.meta);
     Ok(json!({
-        "Table": table_description(&table.meta, table.schema.def.id, &request.region, "ACTIVE")
+        "Table": table_description(&table.meta, table.schema.def.id, &request.region, status)
     }))
 }
 
