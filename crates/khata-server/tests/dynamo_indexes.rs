@@ -778,6 +778,11 @@ async fn a_gsi_added_by_update_table_is_backfilled_survives_restart_and_is_delet
     client
         .delete_table()
         .table_name("events")
+        .customize()
+        .config_override(
+            aws_sdk_dynamodb::config::Config::builder()
+                .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled()),
+        )
         .send()
         .await
         .unwrap();
@@ -834,4 +839,110 @@ async fn a_backfill_cut_by_a_restart_finishes_after_it() {
     wait_for(&client, "events", "kind-index", Some(IndexStatus::Active)).await;
     assert_eq!(count(&client, "kind-index", "kind", s("k")).await, 1500);
     restarted.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writes_leave_the_index_equal_to_the_table() {
+    let mut node = TestNode::start().await;
+    let client = dynamo_support::client(node.dynamo_address());
+    create_orders(&client).await;
+    let statuses = ["A", "B", "C"];
+    // Four clients race puts, conditional puts, updates and deletes on the same 12 items.
+    let writers: Vec<_> = (0..4u64)
+        .map(|w| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let mut x = w.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+                for _ in 0..150 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let sk = format!("o{}", x % 12);
+                    let status = statuses[(x >> 8) as usize % 3];
+                    let key = item(&[("PK", s("C#1")), ("SK", s(&sk))]);
+                    let result = match (x >> 16) % 5 {
+                        0 => client
+                            .put_item()
+                            .table_name("orders")
+                            .set_item(Some(item(&[
+                                ("PK", s("C#1")),
+                                ("SK", s(&sk)),
+                                ("status", s(status)),
+                                ("total", n("1")),
+                            ])))
+                            .send()
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| format!("{e:?}")),
+                        1 => client
+                            .put_item()
+                            .table_name("orders")
+                            .set_item(Some(item(&[
+                                ("PK", s("C#1")),
+                                ("SK", s(&sk)),
+                                ("status", s(status)),
+                                ("total", n("2")),
+                            ])))
+                            .condition_expression(
+                                "attribute_exists(PK) OR attribute_not_exists(PK)",
+                            )
+                            .send()
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| format!("{e:?}")),
+                        2 => client
+                            .update_item()
+                            .table_name("orders")
+                            .set_key(Some(key))
+                            .update_expression("SET #s = :s, #t = :t")
+                            .expression_attribute_names("#s", "status")
+                            .expression_attribute_names("#t", "total")
+                            .expression_attribute_values(":s", s(status))
+                            .expression_attribute_values(":t", n("3"))
+                            .send()
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| format!("{e:?}")),
+                        3 => client
+                            .update_item()
+                            .table_name("orders")
+                            .set_key(Some(key))
+                            .update_expression("REMOVE #s")
+                            .expression_attribute_names("#s", "status")
+                            .send()
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| format!("{e:?}")),
+                        _ => client
+                            .delete_item()
+                            .table_name("orders")
+                            .set_key(Some(key))
+                            .send()
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| format!("{e:?}")),
+                    };
+                    result.unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.await.unwrap();
+    }
+    // What the table says each status holds, against what the index answers.
+    let scan = client.scan().table_name("orders").send().await.unwrap();
+    for status in statuses {
+        let mut want: Vec<String> = scan
+            .items()
+            .iter()
+            .filter(|i| i.get("status") == Some(&s(status)) && i.contains_key("total"))
+            .map(|i| sks(std::slice::from_ref(i))[0].clone())
+            .collect();
+        want.sort();
+        let mut got = sks(&query_all(&client, "status-total", "status", s(status)).await);
+        got.sort();
+        assert_eq!(got, want, "status {status}");
+    }
+    node.stop().await;
 }
