@@ -492,3 +492,187 @@ pub fn with_indexes(layout: ItemLayout, meta: &TableMeta) -> Result<ItemLayout, 
 
 /// The shared, cheap-to-clone form of a table's indexes.
 pub type Indexes = Arc<[IndexLayout]>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::{AttributeDefinition, FORMAT_VERSION, KeyElement, Throughput};
+    use crate::value::Number;
+    use serde_json::json;
+
+    fn keys(hash: &str, range: Option<&str>) -> Vec<KeyElement> {
+        let mut k = vec![KeyElement {
+            attribute_name: hash.into(),
+            key_type: "HASH".into(),
+        }];
+        if let Some(r) = range {
+            k.push(KeyElement {
+                attribute_name: r.into(),
+                key_type: "RANGE".into(),
+            });
+        }
+        k
+    }
+
+    fn index(name: &str, hash: &str, range: Option<&str>, projection: Value) -> IndexMeta {
+        IndexMeta {
+            index_name: name.into(),
+            key_schema: keys(hash, range),
+            projection,
+            provisioned_throughput: None,
+            index_status: None,
+            table_id: Some(Uuid::from_u128(7).to_string()),
+        }
+    }
+
+    /// Table (PK S, SK S) with GSI1 (GSI1PK, n N, INCLUDE x), inverted (SK, PK, KEYS_ONLY)
+    /// and LSI by-n (PK, n, ALL).
+    fn layout() -> ItemLayout {
+        let defs = [("PK", "S"), ("SK", "S"), ("GSI1PK", "S"), ("n", "N")];
+        let meta = TableMeta {
+            format_version: FORMAT_VERSION,
+            table_name: "t12".into(),
+            key_schema: keys("PK", Some("SK")),
+            attribute_definitions: defs
+                .iter()
+                .map(|(n, t)| AttributeDefinition {
+                    attribute_name: (*n).into(),
+                    attribute_type: (*t).into(),
+                })
+                .collect(),
+            global_secondary_indexes: vec![
+                index(
+                    "GSI1",
+                    "GSI1PK",
+                    Some("n"),
+                    json!({"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x"]}),
+                ),
+                index(
+                    "inverted",
+                    "SK",
+                    Some("PK"),
+                    json!({"ProjectionType": "KEYS_ONLY"}),
+                ),
+            ],
+            local_secondary_indexes: vec![index(
+                "by-n",
+                "PK",
+                Some("n"),
+                json!({"ProjectionType": "ALL"}),
+            )],
+            billing_mode: "PAY_PER_REQUEST".into(),
+            provisioned_throughput: Throughput {
+                read_capacity_units: 0,
+                write_capacity_units: 0,
+            },
+            pay_per_request_since_micros: None,
+            stream: None,
+            ttl: None,
+            tags: Vec::new(),
+            deletion_protection: false,
+            creation_micros: 0,
+        };
+        let table = Arc::new(crate::tables::table_schema(&meta, Uuid::from_u128(1)));
+        let layout = ItemLayout::new(
+            table,
+            ("PK".into(), KeyType::S),
+            Some(("SK".into(), KeyType::S)),
+        )
+        .unwrap();
+        with_indexes(layout, &meta).unwrap()
+    }
+
+    fn item(pairs: &[(&str, AttributeValue)]) -> Item {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    fn s(v: &str) -> AttributeValue {
+        AttributeValue::S(v.into())
+    }
+
+    fn n(v: &str) -> AttributeValue {
+        AttributeValue::N(Number::parse(v).unwrap())
+    }
+
+    #[test]
+    fn entries_name_their_item_and_sort_by_the_index_range_key() {
+        let l = layout();
+        let (gsi, inverted, lsi) = (&l.indexes[0], &l.indexes[1], &l.indexes[2]);
+        let names = |i: &IndexLayout| -> Vec<String> {
+            i.clustering.iter().map(|(n, _)| n.clone()).collect()
+        };
+        assert_eq!(names(gsi), ["n", "PK", "SK"]);
+        assert_eq!(names(inverted), ["PK"]);
+        assert_eq!(names(lsi), ["n", "SK"]);
+        let a = item(&[("PK", s("p")), ("SK", s("a")), ("GSI1PK", s("g")), ("n", n("-2"))]);
+        let b = item(&[("PK", s("p")), ("SK", s("b")), ("GSI1PK", s("g")), ("n", n("10"))]);
+        let (pa, ca) = gsi.entry_key(&a).unwrap();
+        let (pb, cb) = gsi.entry_key(&b).unwrap();
+        assert_eq!(pa, pb);
+        assert!(ca < cb, "numbers sort numerically");
+        let back = gsi.entry_values(&pa, &ca).unwrap();
+        assert_eq!(back.get("SK"), Some(&s("a")));
+        assert_eq!(back.get("n"), Some(&n("-2")));
+        assert_eq!(back.len(), 4);
+        // Sparse: no GSI1PK, or a wrong type, is no entry.
+        assert!(gsi.entry_key(&item(&[("PK", s("p")), ("SK", s("a"))])).is_none());
+        let wrong = item(&[("PK", s("p")), ("SK", s("a")), ("GSI1PK", n("1")), ("n", n("1"))]);
+        assert!(gsi.entry_key(&wrong).is_none());
+        assert_eq!(
+            gsi.check(&l, &wrong).unwrap_err().0,
+            "One or more parameter values were invalid: Type mismatch for Index Key GSI1PK Expected: S Actual: N IndexName: GSI1"
+        );
+    }
+
+    #[test]
+    fn projections_keep_the_keys_and_what_they_name() {
+        let l = layout();
+        let it = item(&[
+            ("PK", s("p")),
+            ("SK", s("a")),
+            ("GSI1PK", s("g")),
+            ("n", n("1")),
+            ("x", s("kept")),
+            ("y", s("dropped")),
+        ]);
+        let names = |i: Item| -> Vec<String> { i.keys().cloned().collect() };
+        assert_eq!(
+            names(l.indexes[0].project(&it)),
+            ["GSI1PK", "PK", "SK", "n", "x"]
+        );
+        assert_eq!(names(l.indexes[1].project(&it)), ["PK", "SK"]);
+        assert_eq!(l.indexes[2].project(&it), it);
+    }
+
+    #[test]
+    fn writes_add_entries_and_known_old_ones_are_deleted() {
+        let l = layout();
+        let old = item(&[("PK", s("p")), ("SK", s("a")), ("GSI1PK", s("g")), ("n", n("1"))]);
+        let new = item(&[("PK", s("p")), ("SK", s("a")), ("GSI1PK", s("h")), ("n", n("1"))]);
+        // Every index holds the new item.
+        assert_eq!(index_entries(&l, &new, None, 100).unwrap().len(), 3);
+        // An update of GSI1PK only rewrites GSI1's entry...
+        let changed = BTreeSet::from(["GSI1PK".to_string()]);
+        let m = index_entries(&l, &new, Some(&changed), 100).unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].table, l.indexes[0].table);
+        // ...and deletes the old one just below the write.
+        let gone = obsolete_entries(&l, &old, Some(&new), 100, 5);
+        assert_eq!(gone.len(), 1);
+        let row = gone[0].update.rows.values().next().unwrap();
+        assert_eq!(row.deletion.unwrap().marked_for_delete_at, 99);
+        // A delete makes every entry of the old item stale.
+        assert_eq!(obsolete_entries(&l, &old, None, 100, 5).len(), 3);
+    }
+
+    #[test]
+    fn long_index_names_fit_the_file_system() {
+        let name = index_storage_name(&"t".repeat(255), &"i".repeat(255), false);
+        assert!(name.len() <= crate::tables::MAX_PLAIN_NAME);
+        assert_eq!(index_storage_name("Orders", "GSI1", true), "Orders:GSI1");
+        assert_eq!(index_storage_name("Orders", "byDate", false), "Orders!:byDate");
+    }
+}
