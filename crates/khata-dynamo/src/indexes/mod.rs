@@ -607,8 +607,18 @@ mod tests {
         assert_eq!(names(gsi), ["n", "PK", "SK"]);
         assert_eq!(names(inverted), ["PK"]);
         assert_eq!(names(lsi), ["n", "SK"]);
-        let a = item(&[("PK", s("p")), ("SK", s("a")), ("GSI1PK", s("g")), ("n", n("-2"))]);
-        let b = item(&[("PK", s("p")), ("SK", s("b")), ("GSI1PK", s("g")), ("n", n("10"))]);
+        let a = item(&[
+            ("PK", s("p")),
+            ("SK", s("a")),
+            ("GSI1PK", s("g")),
+            ("n", n("-2")),
+        ]);
+        let b = item(&[
+            ("PK", s("p")),
+            ("SK", s("b")),
+            ("GSI1PK", s("g")),
+            ("n", n("10")),
+        ]);
         let (pa, ca) = gsi.entry_key(&a).unwrap();
         let (pb, cb) = gsi.entry_key(&b).unwrap();
         assert_eq!(pa, pb);
@@ -618,8 +628,16 @@ mod tests {
         assert_eq!(back.get("n"), Some(&n("-2")));
         assert_eq!(back.len(), 4);
         // Sparse: no GSI1PK, or a wrong type, is no entry.
-        assert!(gsi.entry_key(&item(&[("PK", s("p")), ("SK", s("a"))])).is_none());
-        let wrong = item(&[("PK", s("p")), ("SK", s("a")), ("GSI1PK", n("1")), ("n", n("1"))]);
+        assert!(
+            gsi.entry_key(&item(&[("PK", s("p")), ("SK", s("a"))]))
+                .is_none()
+        );
+        let wrong = item(&[
+            ("PK", s("p")),
+            ("SK", s("a")),
+            ("GSI1PK", n("1")),
+            ("n", n("1")),
+        ]);
         assert!(gsi.entry_key(&wrong).is_none());
         assert_eq!(
             gsi.check(&l, &wrong).unwrap_err().0,
@@ -650,8 +668,18 @@ mod tests {
     #[test]
     fn writes_add_entries_and_known_old_ones_are_deleted() {
         let l = layout();
-        let old = item(&[("PK", s("p")), ("SK", s("a")), ("GSI1PK", s("g")), ("n", n("1"))]);
-        let new = item(&[("PK", s("p")), ("SK", s("a")), ("GSI1PK", s("h")), ("n", n("1"))]);
+        let old = item(&[
+            ("PK", s("p")),
+            ("SK", s("a")),
+            ("GSI1PK", s("g")),
+            ("n", n("1")),
+        ]);
+        let new = item(&[
+            ("PK", s("p")),
+            ("SK", s("a")),
+            ("GSI1PK", s("h")),
+            ("n", n("1")),
+        ]);
         // Every index holds the new item.
         assert_eq!(index_entries(&l, &new, None, 100).unwrap().len(), 3);
         // An update of GSI1PK only rewrites GSI1's entry...
@@ -673,6 +701,9 @@ mod tests {
         let name = index_storage_name(&"t".repeat(255), &"i".repeat(255), false);
         assert!(name.len() <= crate::tables::MAX_PLAIN_NAME);
         assert_eq!(index_storage_name("Orders", "GSI1", true), "Orders:GSI1");
-        assert_eq!(index_storage_name("Orders", "byDate", false), "Orders!:byDate");
+        assert_eq!(
+            index_storage_name("Orders", "byDate", false),
+            "Orders!:byDate"
+        );
     }
 }
