@@ -370,7 +370,8 @@ pub async fn batch_write_item(ops: &Operations, req: &Object) -> Result<Value> {
         for w in &writes {
             let layout = &tables[w.table].layout;
             let m = mutation_of(layout, w, ts, now)?;
-            out.append(layout, &w.key, Before::Unknown, w.item.as_ref(), m);
+            out.append(layout, &w.key, Before::Unknown, w.item.as_ref(), m, ts, now)
+                .map_err(|e| DynamoError::validation(e.0))?;
         }
         coordinator
             .write(out.mutations, Consistency::LocalQuorum, WriteType::Batch)
@@ -438,7 +439,10 @@ async fn write_reading_old(
                         Before::Known(old.as_ref()),
                         w.item.as_ref(),
                         m,
-                    );
+                        ts,
+                        now,
+                    )
+                    .map_err(|e| DynamoError::validation(e.0))?;
                 }
                 Ok(())
             })();

@@ -80,7 +80,7 @@ pub(crate) type Result<T> = std::result::Result<T, OpError>;
 pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
 
 /// Rows read from the engine per round of a Query or Scan.
-const READ_CHUNK: usize = 1000;
+pub(crate) const READ_CHUNK: usize = 1000;
 
 pub(crate) fn validation(message: impl Into<String>) -> OpError {
     OpError::Validation(message.into())
@@ -242,8 +242,9 @@ struct Outcome {
     error: Option<OpError>,
 }
 
-/// One compare-and-set on an item: `decide` sees the stored item and returns the mutation to
-/// apply, or an error (a failed condition included).
+/// One compare-and-set on an item: `decide` sees the stored item and returns the mutations to
+/// apply (the item's first, then its index entries), or an error (a failed condition
+/// included).
 async fn cas_item<F>(
     coordinator: &Coordinator,
     layout: &ItemLayout,
@@ -251,7 +252,10 @@ async fn cas_item<F>(
     decide: F,
 ) -> Result<Outcome>
 where
-    F: FnOnce(Option<Item>, &mut Outcome) -> Result<Option<khata_coordinator::catalog::Mutation>>
+    F: FnOnce(
+            Option<Item>,
+            &mut Outcome,
+        ) -> Result<Option<Vec<khata_coordinator::catalog::Mutation>>>
         + Send
         + 'static,
 {
@@ -273,13 +277,13 @@ where
         };
         out.old = old.clone();
         match decide(old, &mut out) {
-            Ok(Some(m)) => {
+            Ok(Some(ms)) => {
                 let change = streamed.then(|| crate::streams::Change {
                     old: out.old.clone(),
                     new: out.new.clone(),
                     identity: None,
                 });
-                Some((vec![m], change))
+                Some((ms, change))
             }
             Ok(None) => None,
             Err(e) => {
@@ -367,10 +371,11 @@ pub(crate) fn check_condition(
     }
 }
 
-/// Write the whole of item `key` (`Some` item for PutItem, `None` for DeleteItem): at once when
-/// nothing is to be checked, returned or counted, else as one compare-and-set whose write
-/// takes its timestamp under the item's lock (so writes to an item are timestamped in the
-/// order they are serialized).
+/// Write the whole of item `key` (`Some` item for PutItem, `None` for DeleteItem) with the
+/// entries it makes in the table's indexes: at once when nothing is to be checked, returned or
+/// counted (and the table has no stream), else as one compare-and-set whose write takes its
+/// timestamp under the item's lock (so writes to an item are timestamped in the order they
+/// are serialized) and also deletes the old item's stale index entries.
 async fn write_item(
     coordinator: &Coordinator,
     layout: &ItemLayout,
@@ -383,12 +388,15 @@ async fn write_item(
     // A table with a stream needs the item before the write: always a compare-and-set.
     if w.condition.is_none() && !w.all_old && !w.capacity.wanted() && layout.stream.is_none() {
         let ts = coordinator.timestamp();
-        let mutation = match &item {
+        let mut mutations = vec![match &item {
             Some(item) => layout.put(key, item, ts, now)?,
             None => layout.delete(key, ts, now),
-        };
+        }];
+        if let Some(new) = &item {
+            mutations.extend(crate::indexes::index_entries(layout, new, None, ts)?);
+        }
         coordinator
-            .write(vec![mutation], Consistency::LocalQuorum, WriteType::Simple)
+            .write(mutations, Consistency::LocalQuorum, WriteType::Simple)
             .await?;
         return Ok(Value::Object(JsonMap::new()));
     }
@@ -405,12 +413,24 @@ async fn write_item(
     let out = cas_item(coordinator, layout, key, move |old, out| {
         check_condition(condition.as_ref(), &old, on_failure)?;
         let ts = stamps.next();
-        let mutation = match &item {
+        let mut mutations = vec![match &item {
             Some(item) => write_layout.put(&write_key, item, ts, now)?,
             None => write_layout.delete(&write_key, ts, now),
-        };
+        }];
+        if let Some(new) = &item {
+            mutations.extend(crate::indexes::index_entries(&write_layout, new, None, ts)?);
+        }
+        if let Some(old) = &old {
+            mutations.extend(crate::indexes::obsolete_entries(
+                &write_layout,
+                old,
+                item.as_ref(),
+                ts,
+                now,
+            ));
+        }
         out.new = item;
-        Ok(Some(mutation))
+        Ok(Some(mutations))
     })
     .await?;
     let mut answer = if w.all_old {
@@ -577,7 +597,19 @@ pub async fn update_item(
                 "One or more parameter values were invalid: Cannot update attribute {k}. This attribute is part of the key"
             )));
         }
-        let m = decide_layout.update(&decide_key, &new, &changed, stamps.next(), now)?;
+        let ts = stamps.next();
+        let mut m = vec![decide_layout.update(&decide_key, &new, &changed, ts, now)?];
+        let only = old.is_some().then_some(&changed);
+        m.extend(crate::indexes::index_entries(&decide_layout, &new, only, ts)?);
+        if let Some(old) = &old {
+            m.extend(crate::indexes::obsolete_entries(
+                &decide_layout,
+                old,
+                Some(&new),
+                ts,
+                now,
+            ));
+        }
         out.new = Some(new);
         out.changed = changed;
         Ok(Some(m))
@@ -606,16 +638,20 @@ pub async fn update_item(
 }
 
 /// `Select`, `Limit` and the projection of a Query or Scan.
-struct ReadShape {
-    count_only: bool,
-    limit: Option<usize>,
-    projection: Option<Projection>,
-    filter: Option<Condition>,
-    consistency: Consistency,
-    capacity: ReturnCapacity,
+pub(crate) struct ReadShape {
+    pub(crate) count_only: bool,
+    pub(crate) limit: Option<usize>,
+    pub(crate) projection: Option<Projection>,
+    pub(crate) filter: Option<Condition>,
+    pub(crate) consistency: Consistency,
+    pub(crate) capacity: ReturnCapacity,
 }
 
-fn read_shape(req: &Object, ex: &mut Expressions<'_>, filter_name: &str) -> Result<ReadShape> {
+pub(crate) fn read_shape(
+    req: &Object,
+    ex: &mut Expressions<'_>,
+    filter_name: &str,
+) -> Result<ReadShape> {
     let projection = projection(req, ex)?;
     let select = string(req, "Select")?;
     let count_only = match select {
@@ -794,7 +830,7 @@ fn range_of(layout: &ItemLayout, cond: Option<&RangeCondition>) -> Result<(Bytes
 /// terminator, so every extension shares the bytes before the terminator, and the least byte
 /// string above all of them is those bytes with trailing `FF`s dropped and the last one
 /// incremented.
-fn prefix_end(key: &[u8]) -> Bytes {
+pub(crate) fn prefix_end(key: &[u8]) -> Bytes {
     let mut shared = key[..key.len().saturating_sub(2)].to_vec();
     while shared.last() == Some(&0xFF) {
         shared.pop();
@@ -808,12 +844,10 @@ fn prefix_end(key: &[u8]) -> Bytes {
     }
 }
 
-/// Query (on the table; indexes are not served yet).
+/// Query (on an index: [`crate::indexes::query`]).
 pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Value> {
-    if string(req, "IndexName")?.is_some() {
-        return Err(validation(
-            "Query on a secondary index is not supported by khata yet",
-        ));
+    if let Some(index) = string(req, "IndexName")? {
+        return crate::indexes::query::query(coordinator, layout, req, index).await;
     }
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
@@ -937,10 +971,8 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
 /// Scan, with parallel `Segment`/`TotalSegments`: segment `i` of `n` is the `i`th of `n`
 /// equal slices of the token ring, so the segments together cover every item once.
 pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Value> {
-    if string(req, "IndexName")?.is_some() {
-        return Err(validation(
-            "Scan of a secondary index is not supported by khata yet",
-        ));
+    if let Some(index) = string(req, "IndexName")? {
+        return crate::indexes::query::scan(coordinator, layout, req, index).await;
     }
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
@@ -949,34 +981,7 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
         expressions_required(&p)?;
     }
     ex.finish()?;
-    let segment = req.get("Segment").and_then(Value::as_i64);
-    let total = req.get("TotalSegments").and_then(Value::as_i64);
-    let (start, end) = match (segment, total) {
-        (None, None) => (Bound::Unbounded, Bound::Unbounded),
-        (Some(s), Some(t)) if (1..=1_000_000).contains(&t) && (0..t).contains(&s) => {
-            segment_bounds(s as u64, t as u64)
-        }
-        (Some(_), Some(t)) if !(1..=1_000_000).contains(&t) => {
-            return Err(validation(format!(
-                "1 validation error detected: Value '{t}' at 'totalSegments' failed to satisfy constraint: Member must have value less than or equal to 1000000"
-            )));
-        }
-        (Some(s), Some(t)) => {
-            return Err(validation(format!(
-                "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: {s} is out of bounds for TotalSegments: {t}"
-            )));
-        }
-        (Some(_), None) => {
-            return Err(validation(
-                "The TotalSegments parameter is required but was not present in the request when Segment parameter is present",
-            ));
-        }
-        (None, Some(_)) => {
-            return Err(validation(
-                "The Segment parameter is required but was not present in the request when parameter TotalSegments is present",
-            ));
-        }
-    };
+    let (start, end) = segment_range(req)?;
     let mut resume = match req.get("ExclusiveStartKey").filter(|v| !v.is_null()) {
         None => None,
         Some(start_key) => {
@@ -1037,8 +1042,40 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
     Ok(answer)
 }
 
+/// The token range of a Scan's `Segment` of `TotalSegments` (the whole ring without them).
+pub(crate) fn segment_range(req: &Object) -> Result<(Bound<Token>, Bound<Token>)> {
+    let segment = req.get("Segment").and_then(Value::as_i64);
+    let total = req.get("TotalSegments").and_then(Value::as_i64);
+    Ok(match (segment, total) {
+        (None, None) => (Bound::Unbounded, Bound::Unbounded),
+        (Some(s), Some(t)) if (1..=1_000_000).contains(&t) && (0..t).contains(&s) => {
+            segment_bounds(s as u64, t as u64)
+        }
+        (Some(_), Some(t)) if !(1..=1_000_000).contains(&t) => {
+            return Err(validation(format!(
+                "1 validation error detected: Value '{t}' at 'totalSegments' failed to satisfy constraint: Member must have value less than or equal to 1000000"
+            )));
+        }
+        (Some(s), Some(t)) => {
+            return Err(validation(format!(
+                "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: {s} is out of bounds for TotalSegments: {t}"
+            )));
+        }
+        (Some(_), None) => {
+            return Err(validation(
+                "The TotalSegments parameter is required but was not present in the request when Segment parameter is present",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(validation(
+                "The Segment parameter is required but was not present in the request when parameter TotalSegments is present",
+            ));
+        }
+    })
+}
+
 /// The token range of scan segment `segment` of `total`.
-fn segment_bounds(segment: u64, total: u64) -> (Bound<Token>, Bound<Token>) {
+pub(crate) fn segment_bounds(segment: u64, total: u64) -> (Bound<Token>, Bound<Token>) {
     // Tokens run from i64::MIN (never a real token) to i64::MAX: 2^64 values.
     let width = (u128::from(u64::MAX) + 1) / u128::from(total);
     let at = |i: u64| (i128::from(i64::MIN) + (width * u128::from(i)) as i128) as i64;

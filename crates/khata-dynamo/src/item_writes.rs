@@ -2,8 +2,8 @@
 //!
 //! BatchWriteItem and TransactWriteItems call [`Writes::append`] once per item they write, with
 //! what they know of the item before the write and the item after it. It appends the item's own
-//! mutation and then what the table derives from it, the stream record of the change, into the
-//! same list, so they land in the same commit-log record as the write (all or nothing); the
+//! mutation and then what the table derives from it, its index entries and the stream record
+//! of the change, into the same list, so they land in the same commit-log record as the write (all or nothing); the
 //! caller finishes the stream tickets once the write has ended
 //! ([`crate::streams::settle_many`]).
 //!
@@ -15,8 +15,10 @@
 
 use khata_coordinator::catalog::Mutation;
 
+use khata_types::LocalTime;
+
 use crate::items::{ItemKey, ItemLayout};
-use crate::value::Item;
+use crate::value::{Item, ValidationError};
 
 /// What a writer knows of an item before its write.
 #[derive(Clone, Copy, Debug)]
@@ -44,10 +46,15 @@ impl Writes {
     }
 
     /// Append the mutations of one item write: `mutation` (from [`ItemLayout::put`],
-    /// [`ItemLayout::update`] or [`ItemLayout::delete`]) first, then what the table derives
-    /// from it: the stream record of the change when the table has a stream (which needs the
-    /// old item: a writer to such a table must read it, [`Before::Known`]). `new` is the whole
-    /// item after the write, `None` for a delete.
+    /// [`ItemLayout::update`] or [`ItemLayout::delete`], written at `ts`) first, then what the
+    /// table derives from it: the entries `new` makes in the table's secondary indexes (and,
+    /// when the old item is known, the deletion of its entries that `new` no longer has; with
+    /// the old item unknown, reads drop those as stale, [`crate::indexes`]), and the stream
+    /// record of the change when the table has a stream (which needs the old item: a writer to
+    /// such a table must read it, [`Before::Known`]). `new` is the whole item after the write,
+    /// `None` for a delete. An index key of the wrong type in `new` is DynamoDB's
+    /// ValidationException, and nothing is appended.
+    #[allow(clippy::too_many_arguments)]
     pub fn append(
         &mut self,
         layout: &ItemLayout,
@@ -55,9 +62,20 @@ impl Writes {
         before: Before<'_>,
         new: Option<&Item>,
         mutation: Mutation,
-    ) {
+        ts: i64,
+        now: LocalTime,
+    ) -> Result<(), ValidationError> {
         let _ = key;
+        let entries = match new {
+            Some(new) => crate::indexes::index_entries(layout, new, None, ts)?,
+            None => Vec::new(),
+        };
         self.mutations.push(mutation);
+        self.mutations.extend(entries);
+        if let Before::Known(Some(old)) = before {
+            self.mutations
+                .extend(crate::indexes::obsolete_entries(layout, old, new, ts, now));
+        }
         if let (Some(stream), Before::Known(old)) = (&layout.stream, before)
             && let Some((extra, ticket)) = stream.record(&crate::streams::Change {
                 old: old.cloned(),
@@ -68,5 +86,6 @@ impl Writes {
             self.mutations.extend(extra);
             self.tickets.push(ticket);
         }
+        Ok(())
     }
 }

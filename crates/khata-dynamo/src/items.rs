@@ -58,13 +58,15 @@ pub struct ItemLayout {
     /// The table's enabled stream: writes go through a compare-and-set that adds its record
     /// ([`crate::streams::cas_item`]).
     pub stream: Option<Arc<crate::streams::Stream>>,
+    /// The table's secondary indexes that writes keep ([`crate::indexes`]).
+    pub indexes: Arc<[crate::indexes::IndexLayout]>,
 }
 
 fn invalid(message: impl Into<String>) -> ValidationError {
     ValidationError(message.into())
 }
 
-fn type_letter(t: KeyType) -> &'static str {
+pub(crate) fn type_letter(t: KeyType) -> &'static str {
     match t {
         KeyType::S => "S",
         KeyType::N => "N",
@@ -73,7 +75,7 @@ fn type_letter(t: KeyType) -> &'static str {
 }
 
 /// The type of a key value, if it can be one.
-fn key_type_of(v: &AttributeValue) -> Option<KeyType> {
+pub(crate) fn key_type_of(v: &AttributeValue) -> Option<KeyType> {
     match v {
         AttributeValue::S(_) => Some(KeyType::S),
         AttributeValue::N(_) => Some(KeyType::N),
@@ -83,7 +85,7 @@ fn key_type_of(v: &AttributeValue) -> Option<KeyType> {
 }
 
 /// A key value as its column stores it.
-fn column_bytes(v: &AttributeValue) -> Vec<u8> {
+pub(crate) fn column_bytes(v: &AttributeValue) -> Vec<u8> {
     match v {
         AttributeValue::S(s) => s.as_bytes().to_vec(),
         AttributeValue::B(b) => b.clone(),
@@ -92,7 +94,7 @@ fn column_bytes(v: &AttributeValue) -> Vec<u8> {
 }
 
 /// A key value back from its column's bytes.
-fn column_value(t: KeyType, bytes: &[u8]) -> Result<AttributeValue, DecodeError> {
+pub(crate) fn column_value(t: KeyType, bytes: &[u8]) -> Result<AttributeValue, DecodeError> {
     Ok(match t {
         KeyType::S => AttributeValue::S(
             String::from_utf8(bytes.to_vec()).map_err(|_| DecodeError("key is not UTF-8"))?,
@@ -102,7 +104,7 @@ fn column_value(t: KeyType, bytes: &[u8]) -> Result<AttributeValue, DecodeError>
     })
 }
 
-fn clustering_type(t: KeyType) -> CqlType {
+pub(crate) fn clustering_type(t: KeyType) -> CqlType {
     match t {
         KeyType::S => CqlType::Text,
         KeyType::N | KeyType::B => CqlType::Blob,
@@ -124,7 +126,19 @@ impl ItemLayout {
             range,
             attrs,
             stream: None,
+            indexes: Arc::from(Vec::new()),
         })
+    }
+
+    /// This layout with the table's secondary indexes.
+    pub fn with_indexes(mut self, indexes: Vec<crate::indexes::IndexLayout>) -> ItemLayout {
+        self.indexes = Arc::from(indexes);
+        self
+    }
+
+    /// The id of the `:attrs` column.
+    pub(crate) fn attrs_column(&self) -> ColumnId {
+        self.attrs
     }
 
     /// The key names, for the messages that list them.

@@ -8,11 +8,11 @@
 //! - [`http`]: the endpoint: `POST /` with `X-Amz-Target`, `x-amz-crc32`, request ids, errors
 //!   in DynamoDB's shape, limits; [`auth`] verifies SigV4 when keys are configured.
 //! - [`tables`]: DynamoDB tables stored as engine tables (one internal keyspace per table, as
-//!   ScyllaDB's Alternator does), [`items`] items as rows of those tables, and [`ops`] the
-//!   operations; [`batch`] and [`transact`] the operations on several items, [`item_writes`]
-//!   the one hook every batch and transaction write goes through, [`capacity`] the capacity
-//!   units of `ReturnConsumedCapacity`; [`streams`] DynamoDB Streams and [`expirer`] the TTL
-//!   expirer.
+//!   ScyllaDB's Alternator does), [`items`] items as rows of those tables, [`indexes`] their
+//!   global and local secondary indexes, and [`ops`] the operations; [`batch`] and
+//!   [`transact`] the operations on several items, [`item_writes`] the one hook every batch and
+//!   transaction write goes through, [`capacity`] the capacity units of
+//!   `ReturnConsumedCapacity`; [`streams`] DynamoDB Streams and [`expirer`] the TTL expirer.
 
 pub mod auth;
 pub mod batch;
@@ -21,6 +21,7 @@ pub mod error;
 pub mod expirer;
 pub mod expr;
 pub mod http;
+pub mod indexes;
 pub mod item_ops;
 pub mod item_writes;
 pub mod items;

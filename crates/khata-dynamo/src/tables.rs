@@ -96,6 +96,23 @@ pub struct IndexMeta {
     /// GSIs of provisioned tables only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provisioned_throughput: Option<Throughput>,
+    /// `CREATING` (being backfilled), `DELETING`, or absent for `ACTIVE`
+    /// ([`crate::indexes`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_status: Option<String>,
+    /// The engine table holding the index's entries; absent in metadata written before
+    /// indexes were kept, in which case the index is built when the node starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_id: Option<String>,
+}
+
+impl IndexMeta {
+    /// The id of the index's engine table, if it has one.
+    pub fn table(&self) -> Option<Uuid> {
+        self.table_id
+            .as_deref()
+            .and_then(|t| Uuid::parse_str(t).ok())
+    }
 }
 
 /// A table's stream setting.

@@ -641,8 +641,18 @@ fn decide(
                     &Consumed::write(capacity::write_units(old.as_ref(), new.as_ref()))
                         .transactional(),
                 );
-                mutations.append(&a.layout, key, Before::Known(old.as_ref()), new.as_ref(), m);
-                reasons.push(Reason::None);
+                match mutations.append(
+                    &a.layout,
+                    key,
+                    Before::Known(old.as_ref()),
+                    new.as_ref(),
+                    m,
+                    ts,
+                    now,
+                ) {
+                    Ok(()) => reasons.push(Reason::None),
+                    Err(e) => reasons.push(Reason::ValidationError(e.0)),
+                }
             }
             Err(message) => reasons.push(Reason::ValidationError(message)),
         }

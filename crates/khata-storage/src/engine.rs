@@ -327,6 +327,9 @@ impl Engine {
             .ok_or_else(|| StorageError::UnknownTable(id.to_string()))?;
         t.dropped.store(true, Ordering::Release);
         let _flush = t.flush_lock.lock();
+        // A compaction of the table in flight finishes first (the next sees `dropped`); its
+        // files would otherwise vanish under it, failing it and poisoning the engine.
+        let _compaction = t.compaction_running.lock();
         for s in t.view().sstables.iter() {
             s.mark_obsolete();
         }
@@ -929,6 +932,10 @@ fn run_one(
     now: LocalTime,
 ) -> Result<CompactionOutcome> {
     let clock = inner.config.clock.clone();
+    let _running = t.compaction_running.lock();
+    if t.dropped.load(Ordering::Acquire) {
+        return Ok(CompactionOutcome::default());
+    }
     let mut throttle = inner.throttle.lock();
     let outcome = compactor::run_task(t, task, now, &mut throttle, &|| clock.now_micros());
     match &outcome {

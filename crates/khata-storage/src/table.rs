@@ -106,6 +106,9 @@ pub struct TableStore {
     pub(crate) flush_lock: Mutex<()>,
     /// Generations being compacted.
     pub(crate) compacting: Mutex<HashSet<u64>>,
+    /// Held while a compaction task of this table runs, so a drop waits for it rather than
+    /// removing the directory under it.
+    pub(crate) compaction_running: Mutex<()>,
     /// The *replay floor*: commit-log records at or before this position are not replayed
     /// into this table on open, because their data is already in SSTables (a flush moved it
     /// there) or was removed (a truncate). Kept in `table.options` as `truncated_at`, which
@@ -148,6 +151,7 @@ impl TableStore {
             next_generation: AtomicU64::new(next),
             flush_lock: Mutex::new(()),
             compacting: Mutex::new(HashSet::new()),
+            compaction_running: Mutex::new(()),
             replay_floor: Mutex::new(replay_floor),
             flush_requested: AtomicBool::new(false),
             dropped: AtomicBool::new(false),

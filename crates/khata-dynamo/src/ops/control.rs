@@ -12,6 +12,7 @@ use super::describe::{iso8601_millis, table_description};
 use super::input::{self, Object, Violations};
 use super::{Operations, RequestInfo};
 use crate::error::{DynamoError, ErrorKind, Result};
+use crate::indexes::Projected;
 use crate::tables::{
     self, ATTRS_COLUMN, AttributeDefinition, FORMAT_VERSION, IndexMeta, KeyElement, StreamMeta,
     TableMeta, Throughput,
@@ -28,7 +29,7 @@ pub const MAX_TAGS: usize = 50;
 const BILLING_MODES: &[&str] = &["PROVISIONED", "PAY_PER_REQUEST"];
 const STREAM_VIEW_TYPES: &[&str] = &["NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"];
 
-fn invalid(message: impl std::fmt::Display) -> DynamoError {
+pub(super) fn invalid(message: impl std::fmt::Display) -> DynamoError {
     DynamoError::validation(format!(
         "One or more parameter values were invalid: {message}"
     ))
@@ -81,7 +82,7 @@ fn key_schema(
 }
 
 /// The semantic checks of a key schema (after its shape passed).
-fn check_key_order(keys: &[KeyElement], what: &str) -> Result<()> {
+pub(super) fn check_key_order(keys: &[KeyElement], what: &str) -> Result<()> {
     if keys.first().is_some_and(|k| k.key_type != "HASH") {
         return Err(DynamoError::validation(format!(
             "Invalid KeySchema: The first KeySchemaElement is not a HASH key type{what}"
@@ -164,7 +165,7 @@ fn projection(obj: Option<&Object>, path: &str, v: &mut Violations) -> Result<Va
 }
 
 /// One `GlobalSecondaryIndexes` or `LocalSecondaryIndexes` member.
-fn index(obj: &Object, path: &str, v: &mut Violations) -> Result<IndexMeta> {
+pub(super) fn index(obj: &Object, path: &str, v: &mut Violations) -> Result<IndexMeta> {
     let name = input::string(obj, "IndexName")?;
     v.name(name, &format!("{path}.indexName"));
     let keys = key_schema(
@@ -187,6 +188,8 @@ fn index(obj: &Object, path: &str, v: &mut Violations) -> Result<IndexMeta> {
         key_schema: keys,
         projection,
         provisioned_throughput: provisioned,
+        index_status: None,
+        table_id: None,
     })
 }
 
@@ -260,7 +263,7 @@ pub fn parse_tags(list: Option<Vec<&Object>>, path: &str) -> Result<Vec<(String,
 }
 
 /// The key attributes of `keys` must be defined; returns the defined type of each.
-fn check_defined(keys: &[KeyElement], defs: &[AttributeDefinition]) -> Result<()> {
+pub(super) fn check_defined(keys: &[KeyElement], defs: &[AttributeDefinition]) -> Result<()> {
     let missing: Vec<&str> = keys
         .iter()
         .filter(|k| !defs.iter().any(|d| d.attribute_name == k.attribute_name))
@@ -381,17 +384,43 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
             write_capacity_units: 0,
         },
     };
+    if body
+        .get("GlobalSecondaryIndexes")
+        .is_some_and(|g| g.as_array().is_some_and(Vec::is_empty))
+    {
+        return Err(invalid("List of GlobalSecondaryIndexes is empty"));
+    }
+    if body
+        .get("LocalSecondaryIndexes")
+        .is_some_and(|g| g.as_array().is_some_and(Vec::is_empty))
+    {
+        return Err(invalid("List of LocalSecondaryIndexes is empty"));
+    }
     if gsis.len() > MAX_GSIS {
-        return Err(DynamoError::new(
-            ErrorKind::LimitExceeded,
-            format!("GSI count exceeds the maximum of {MAX_GSIS}"),
-        ));
+        return Err(invalid(format!(
+            "GlobalSecondaryIndex count exceeds the per-table limit of {MAX_GSIS}"
+        )));
     }
     if lsis.len() > MAX_LSIS {
         return Err(invalid(format!(
-            "Table has {} local secondary indexes, the maximum is {MAX_LSIS}",
-            lsis.len()
+            "Number of LocalSecondaryIndexes exceeds per-table limit of {MAX_LSIS}"
         )));
+    }
+    for i in gsis.iter().chain(&lsis) {
+        if let Projected::Include(_) = Projected::of(&i.projection) {
+            let attrs = i.projection["NonKeyAttributes"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            for (n, a) in attrs.iter().enumerate() {
+                if attrs[..n].contains(a) {
+                    return Err(invalid(format!(
+                        "Duplicate element in NonKeyAttributes: {}",
+                        a.as_str().unwrap_or_default()
+                    )));
+                }
+            }
+        }
     }
     let mut index_names: Vec<&str> = Vec::new();
     for i in gsis.iter().chain(&lsis) {
@@ -460,7 +489,7 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
         )));
     }
     let stream = stream(stream_spec, now_micros)?;
-    Ok(TableMeta {
+    let meta = TableMeta {
         format_version: FORMAT_VERSION,
         table_name: name.to_string(),
         key_schema: keys,
@@ -475,7 +504,30 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
         tags,
         deletion_protection,
         creation_micros: now_micros,
-    })
+    };
+    super::index_updates::check_projected(&meta)?;
+    Ok(meta)
+}
+
+/// The engine tables of a new table's indexes (before the base table, whose metadata names
+/// them).
+async fn create_index_tables(
+    ops: &Operations,
+    meta: &mut TableMeta,
+) -> std::result::Result<(), CoordinatorError> {
+    let snapshot = meta.clone();
+    let globals = meta.global_secondary_indexes.iter_mut().map(|i| (i, true));
+    let locals = meta.local_secondary_indexes.iter_mut().map(|i| (i, false));
+    for (index, global) in globals.chain(locals) {
+        let id = ops.coordinator.random_uuid();
+        let schema = crate::indexes::table_schema(&snapshot, index, global, id)
+            .map_err(CoordinatorError::Internal)?;
+        ops.coordinator
+            .change_schema(SchemaChange::CreateTable(schema))
+            .await?;
+        index.table_id = Some(id.to_string());
+    }
+    Ok(())
 }
 
 fn in_use(name: &str) -> DynamoError {
@@ -516,12 +568,18 @@ pub async fn create_table(ops: &Operations, body: &Object, request: &RequestInfo
         Err(e) if is_already_exists(&e) => return Err(in_use(&name)),
         Err(e) => return Err(e.into()),
     }
+    let mut meta = meta;
     let id = coordinator.random_uuid();
-    let schema = tables::table_schema(&meta, id);
-    if let Err(e) = coordinator
-        .change_schema(SchemaChange::CreateTable(schema))
-        .await
-    {
+    let made = match create_index_tables(ops, &mut meta).await {
+        Ok(()) => {
+            let schema = tables::table_schema(&meta, id);
+            coordinator
+                .change_schema(SchemaChange::CreateTable(schema))
+                .await
+        }
+        Err(e) => Err(e),
+    };
+    if let Err(e) = made {
         // Leave nothing half made.
         let _ = coordinator
             .change_schema(SchemaChange::DropKeyspace(tables::keyspace_name(&name)))
@@ -563,8 +621,8 @@ pub async fn delete_table(ops: &Operations, body: &Object, request: &RequestInfo
     }))
 }
 
-/// UpdateTable: billing mode, throughput, streams, deletion protection. Index changes wait
-/// for secondary indexes.
+/// UpdateTable: billing mode, throughput, streams, deletion protection, and GSI creation and
+/// deletion ([`super::index_updates`]).
 pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo) -> Result<Value> {
     let name = input::table_name(body)?;
     let mut v = Violations::default();
@@ -584,12 +642,15 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
     v.finish()?;
     let _guard = ops.schema_lock.lock().await;
     let table = ops.table(name)?;
-    if index_updates.is_some_and(|u| !u.is_empty()) {
-        return Err(DynamoError::not_supported(
-            "UpdateTable with GlobalSecondaryIndexUpdates",
-        ));
+    if index_updates.is_some_and(Vec::is_empty) {
+        return Err(invalid("List of GlobalSecondaryIndexUpdates is empty"));
     }
-    if billing.is_none() && provisioned.is_none() && stream_spec.is_none() && protection.is_none() {
+    if billing.is_none()
+        && provisioned.is_none()
+        && stream_spec.is_none()
+        && protection.is_none()
+        && index_updates.is_none()
+    {
         return Err(DynamoError::validation(
             "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required",
         ));
@@ -645,12 +706,21 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
     if let Some(p) = protection {
         meta.deletion_protection = p;
     }
-    ops.alter_meta(&table, &meta).await?;
+    let work = match index_updates {
+        Some(updates) => super::index_updates::plan(ops, &mut meta, updates, body).await?,
+        None => Vec::new(),
+    };
+    if let Err(e) = ops.alter_meta(&table, &meta).await {
+        super::index_updates::abandon(ops, &meta, &work).await;
+        return Err(e);
+    }
     if stream_spec.is_some() {
         streams_changed(ops, name).await;
     }
+    super::index_updates::start(ops, name, work);
+    let status = super::describe::table_status(&meta);
     Ok(json!({
-        "TableDescription": table_description(&meta, table.schema.def.id, &request.region, "ACTIVE")
+        "TableDescription": table_description(&meta, table.schema.def.id, &request.region, status)
     }))
 }
 

@@ -2,10 +2,12 @@
 //! that CreateTable, UpdateTable and DeleteTable answer too.
 //!
 //! Tables are created and altered synchronously, so a table is `ACTIVE` as soon as it exists
-//! (as in DynamoDB Local and Alternator) and its indexes too. `ItemCount` and `TableSizeBytes`
-//! are estimates (DynamoDB refreshes its own every six hours): rows and bytes in the table's
-//! memtables and SSTables, where an overwritten or deleted item counts until compaction merges
-//! it away ([`khata_coordinator::Coordinator::table_estimate`]).
+//! (as in DynamoDB Local and Alternator) and so are the indexes it was created with; a GSI
+//! added by UpdateTable is `CREATING` (Backfilling) until built, and the table `UPDATING`.
+//! DescribeTable's `ItemCount` and `TableSizeBytes` are estimates (DynamoDB refreshes its own
+//! every six hours): rows and bytes in the table's memtables and SSTables, where an
+//! overwritten or deleted item counts until compaction merges it away
+//! ([`khata_coordinator::Coordinator::table_estimate`]); the indexes' counterparts are 0.
 
 use serde_json::{Value, json};
 
@@ -52,7 +54,11 @@ fn index_description(
         "IndexArn": format!("{arn}/index/{}", index.index_name),
     });
     if global {
-        d["IndexStatus"] = json!("ACTIVE");
+        let status = crate::indexes::IndexStatus::of(index);
+        d["IndexStatus"] = json!(status.name());
+        if status == crate::indexes::IndexStatus::Creating {
+            d["Backfilling"] = json!(true);
+        }
         let t = index.provisioned_throughput.filter(|_| billing_provisioned);
         d["ProvisionedThroughput"] = json!({
             "NumberOfDecreasesToday": 0,
@@ -116,10 +122,20 @@ pub fn table_description(meta: &TableMeta, id: uuid::Uuid, region: &str, status:
     d
 }
 
+/// `UPDATING` while a GSI is being created or deleted, else `ACTIVE`.
+pub fn table_status(meta: &TableMeta) -> &'static str {
+    let busy = meta
+        .global_secondary_indexes
+        .iter()
+        .any(|i| crate::indexes::IndexStatus::of(i) != crate::indexes::IndexStatus::Active);
+    if busy { "UPDATING" } else { "ACTIVE" }
+}
+
 pub fn describe_table(ops: &Operations, body: &Object, request: &RequestInfo) -> Result<Value> {
     let name = input::table_name(body)?;
     let table = ops.table(name)?;
-    let mut d = table_description(&table.meta, table.schema.def.id, &request.region, "ACTIVE");
+    let status = table_status(&table.meta);
+    let mut d = table_description(&table.meta, table.schema.def.id, &request.region, status);
     // DescribeTable answers the estimates; the description the control-plane operations
     // answer keeps DynamoDB's zeros there.
     if let Ok(estimate) = ops.coordinator.table_estimate(table.schema.def.id) {

@@ -16,6 +16,7 @@
 
 pub mod control;
 pub mod describe;
+pub mod index_updates;
 pub mod input;
 pub mod tags;
 pub mod ttl;
@@ -40,7 +41,7 @@ pub struct Operations {
     pub coordinator: Arc<Coordinator>,
     /// Serializes this node's read-modify-writes of table metadata (create, delete, update,
     /// tags, TTL), so two changes to one table do not lose each other.
-    pub(crate) schema_lock: tokio::sync::Mutex<()>,
+    pub(crate) schema_lock: crate::indexes::build::SchemaLock,
     /// TransactWriteItems' `ClientRequestToken`s (idempotency for 10 minutes).
     pub(crate) transaction_tokens: crate::transact::Tokens,
     /// The tables' streams on this node ([`crate::streams`]).
@@ -136,9 +137,15 @@ pub fn is_known(operation: &str) -> bool {
 
 impl Operations {
     pub fn new(coordinator: Arc<Coordinator>) -> Self {
+        let schema_lock = Arc::new(tokio::sync::Mutex::new(()));
+        // Index builds and drops a restart interrupted go on (inside a runtime only: unit
+        // tests build handlers without one).
+        if tokio::runtime::Handle::try_current().is_ok() {
+            crate::indexes::build::resume(coordinator.clone(), schema_lock.clone());
+        }
         Operations {
             coordinator,
-            schema_lock: tokio::sync::Mutex::new(()),
+            schema_lock,
             transaction_tokens: crate::transact::Tokens::default(),
             streams: crate::streams::Streams::default(),
         }
@@ -290,7 +297,7 @@ pub fn table_arn(region: &str, name: &str) -> String {
     format!("arn:aws:dynamodb:{region}:{ACCOUNT_ID}:table/{name}")
 }
 
-/// How a table's items are stored, from its metadata.
+/// How a table's items (and its indexes' entries) are stored, from its metadata.
 pub(crate) fn item_layout(table: &crate::tables::Table) -> Result<crate::items::ItemLayout> {
     use crate::value::KeyType;
     let key_type = |name: &str| -> Result<KeyType> {
@@ -312,10 +319,12 @@ pub(crate) fn item_layout(table: &crate::tables::Table) -> Result<crate::items::
         Some(r) => Some((r.to_string(), key_type(r)?)),
         None => None,
     };
-    crate::items::ItemLayout::new(table.schema.clone(), hash, range).ok_or_else(|| {
-        DynamoError::internal(format!(
-            "table {} is not stored as khata stores DynamoDB tables",
-            table.meta.table_name
-        ))
-    })
+    let layout =
+        crate::items::ItemLayout::new(table.schema.clone(), hash, range).ok_or_else(|| {
+            DynamoError::internal(format!(
+                "table {} is not stored as khata stores DynamoDB tables",
+                table.meta.table_name
+            ))
+        })?;
+    crate::indexes::with_indexes(layout, &table.meta).map_err(DynamoError::internal)
 }

@@ -1,0 +1,486 @@
+//! Query and Scan with `IndexName`: entries read from the index table, each checked against
+//! its base item (stale ones skipped and deleted, see the module docs of [`crate::indexes`]),
+//! then projected as the index projects.
+//!
+//! DynamoDB's rules kept here: GSIs refuse `ConsistentRead` and reads while backfilling; the
+//! default `Select` is `ALL_PROJECTED_ATTRIBUTES`; `ALL_ATTRIBUTES` on a GSI that does not
+//! project everything is refused, while an LSI fetches what it does not project from the base
+//! item (so filters and projections on an LSI see the whole item, on a GSI only what it
+//! projects); `LastEvaluatedKey` holds the index keys and the table keys, and
+//! `ExclusiveStartKey` must too.
+
+use bytes::Bytes;
+use khata_coordinator::catalog::{Mutation, ScanPosition};
+use khata_coordinator::{Consistency, Coordinator, ReadCommand, ScanCommand, WriteType};
+use khata_types::clustering::{
+    after_prefix, encode_key as encode_clustering, end_bound, full_range,
+};
+use khata_types::row::Row;
+use khata_types::schema::ClusteringOrder;
+use khata_types::token::DecoratedKey;
+use serde_json::{Map as JsonMap, Value};
+
+use super::{IndexLayout, IndexStatus, Projected};
+use crate::expr::{self, Expressions, KeyCondition, RangeCondition};
+use crate::item_ops::{
+    MAX_PAGE_BYTES, Object, OpError, Placeholders, READ_CHUNK, ReadShape, Result,
+    expressions_required, prefix_end, read_shape, segment_range, stored_item, string, validation,
+};
+use crate::items::{ItemLayout, clustering_type, column_bytes, key_type_of};
+use crate::value::{AttributeValue, Item, Map};
+
+const TYPE_MISMATCH: &str = "One or more parameter values were invalid: Condition parameter type does not match schema type";
+const BAD_START_KEY: &str =
+    "The provided starting key is invalid: The provided key element does not match the schema";
+
+/// The readable index `name` of the table.
+fn readable<'a>(layout: &'a ItemLayout, name: &str) -> Result<&'a IndexLayout> {
+    let index = layout
+        .indexes
+        .iter()
+        .find(|i| i.name == name && i.status != IndexStatus::Deleting)
+        .ok_or_else(|| {
+            validation(format!(
+                "The table does not have the specified index: {name}"
+            ))
+        })?;
+    if index.status == IndexStatus::Creating {
+        return Err(validation(format!(
+            "Cannot read from backfilling global secondary index: {name}"
+        )));
+    }
+    Ok(index)
+}
+
+/// What a read through an index returns of each item.
+struct View {
+    select_all: bool,
+}
+
+impl View {
+    fn of(index: &IndexLayout, req: &Object, shape: &ReadShape) -> Result<View> {
+        if index.global && shape.consistency != Consistency::LocalOne {
+            return Err(validation(
+                "Consistent reads are not supported on global secondary indexes",
+            ));
+        }
+        let select_all = string(req, "Select")? == Some("ALL_ATTRIBUTES");
+        if select_all && index.global && index.projection != Projected::All {
+            return Err(validation(format!(
+                "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index {} because its projection type is not ALL",
+                index.name
+            )));
+        }
+        Ok(View { select_all })
+    }
+
+    /// The item filters and projection expressions see: an LSI fetches from the base item
+    /// what it does not project, a GSI has only what it projects.
+    fn seen(&self, index: &IndexLayout, base: &Item) -> Item {
+        if index.global {
+            index.project(base)
+        } else {
+            base.clone()
+        }
+    }
+}
+
+/// A page of index results being filled.
+struct Page {
+    items: Vec<Value>,
+    count: usize,
+    scanned: usize,
+    bytes: usize,
+    last: Option<Item>,
+}
+
+impl Page {
+    fn new() -> Page {
+        Page {
+            items: Vec::new(),
+            count: 0,
+            scanned: 0,
+            bytes: 0,
+            last: None,
+        }
+    }
+
+    fn full(&self, shape: &ReadShape) -> bool {
+        shape.limit.is_some_and(|l| self.scanned >= l) || self.bytes >= MAX_PAGE_BYTES
+    }
+
+    fn add(
+        &mut self,
+        layout: &ItemLayout,
+        index: &IndexLayout,
+        shape: &ReadShape,
+        view: &View,
+        base: Item,
+    ) {
+        let projected = index.project(&base);
+        self.scanned += 1;
+        self.bytes += projected.size_bytes();
+        let names = index
+            .key_names()
+            .chain(std::iter::once(&layout.hash))
+            .chain(layout.range.as_ref());
+        let mut last = Item::new();
+        for (name, _) in names {
+            if let Some(v) = base.get(name) {
+                last.insert(name.clone(), v.clone());
+            }
+        }
+        self.last = Some(last);
+        let seen = view.seen(index, &base);
+        if shape.filter.as_ref().is_some_and(|f| !f.eval(&seen)) {
+            return;
+        }
+        self.count += 1;
+        if shape.count_only {
+            return;
+        }
+        let out = match &shape.projection {
+            Some(p) => p.apply(&seen),
+            None if view.select_all => base,
+            None => projected,
+        };
+        self.items.push(out.to_json());
+    }
+
+    fn finish(self, shape: &ReadShape, more: bool) -> Value {
+        let mut out = JsonMap::new();
+        if !shape.count_only {
+            out.insert("Items".into(), Value::Array(self.items));
+        }
+        out.insert("Count".into(), Value::from(self.count));
+        out.insert("ScannedCount".into(), Value::from(self.scanned));
+        if more && let Some(last) = self.last {
+            out.insert("LastEvaluatedKey".into(), last.to_json());
+        }
+        Value::Object(out)
+    }
+}
+
+/// Reads base items for entries, and collects the tombstones of stale entries.
+struct Resolver<'a> {
+    coordinator: &'a Coordinator,
+    layout: &'a ItemLayout,
+    index: &'a IndexLayout,
+    consistency: Consistency,
+    now: u32,
+    stale: Vec<Mutation>,
+}
+
+impl Resolver<'_> {
+    /// The base item of an entry, if the entry is current; a stale entry gets a tombstone at
+    /// its own timestamp.
+    async fn resolve(
+        &mut self,
+        partition: &DecoratedKey,
+        clustering: &Bytes,
+        row: &Row,
+    ) -> Result<Option<Item>> {
+        let values = self
+            .index
+            .entry_values(partition, clustering)
+            .map_err(OpError::Internal)?;
+        let mut key = Map::new();
+        for (name, _) in std::iter::once(&self.layout.hash).chain(self.layout.range.as_ref()) {
+            let v = values
+                .get(name)
+                .ok_or_else(|| OpError::Internal("index entry lacks a table key".into()))?;
+            key.insert(name.clone(), v.clone());
+        }
+        let key = self
+            .layout
+            .key_of_param(&key)
+            .map_err(|e| OpError::Internal(format!("index entry names a bad key: {}", e.0)))?;
+        let read = self
+            .coordinator
+            .read(
+                ReadCommand {
+                    table: self.layout.table.def.id,
+                    key: key.partition.clone(),
+                    ranges: vec![self.layout.row_range(&key)],
+                    reversed: false,
+                    row_limit: Some(1),
+                    now: self.now,
+                },
+                self.consistency,
+            )
+            .await?;
+        let item = stored_item(self.layout, &key, &read, self.now)?;
+        let current = item.as_ref().and_then(|i| self.index.entry_key(i));
+        if current.as_ref() == Some(&(partition.clone(), clustering.clone())) {
+            return Ok(item);
+        }
+        if let Some(liveness) = row.liveness {
+            self.stale.push(self.index.entry_delete(
+                (partition.clone(), clustering.clone()),
+                liveness.timestamp,
+                self.now,
+            ));
+        }
+        Ok(None)
+    }
+
+    /// Write the stale entries' tombstones (best effort: the next reader tries again).
+    async fn clean(self) {
+        if self.stale.is_empty() {
+            return;
+        }
+        if let Err(e) = self
+            .coordinator
+            .write(self.stale, Consistency::LocalOne, WriteType::Simple)
+            .await
+        {
+            tracing::warn!(index = %self.index.name, error = %e, "stale index entries not deleted");
+        }
+    }
+}
+
+/// The one-component clustering prefix of an index range key value.
+fn range_prefix(index: &IndexLayout, v: &AttributeValue) -> Result<Bytes> {
+    let (_, t) = index
+        .range
+        .as_ref()
+        .ok_or_else(|| validation("Query key condition not supported"))?;
+    if key_type_of(v) != Some(*t) {
+        return Err(validation(TYPE_MISMATCH));
+    }
+    encode_clustering(
+        &[(clustering_type(*t), ClusteringOrder::Asc)],
+        &[&column_bytes(v)],
+    )
+    .map_err(|e| validation(format!("range key cannot be read: {e}")))
+}
+
+/// The clustering byte range of an index partition a range-key condition selects.
+fn range_of(index: &IndexLayout, cond: Option<&RangeCondition>) -> Result<(Bytes, Bytes)> {
+    let all = full_range();
+    let k = |v: &AttributeValue| range_prefix(index, v);
+    Ok(match cond {
+        None => all,
+        Some(RangeCondition::Eq(v)) => {
+            let k = k(v)?;
+            (k.clone(), end_bound(&k, true))
+        }
+        Some(RangeCondition::Lt(v)) => (all.0, k(v)?),
+        Some(RangeCondition::Le(v)) => (all.0, end_bound(&k(v)?, true)),
+        Some(RangeCondition::Gt(v)) => (after_prefix(&k(v)?), all.1),
+        Some(RangeCondition::Ge(v)) => (k(v)?, all.1),
+        Some(RangeCondition::Between(lo, hi)) => (k(lo)?, end_bound(&k(hi)?, true)),
+        Some(RangeCondition::BeginsWith(v)) => {
+            let k = k(v)?;
+            (k.clone(), prefix_end(&k))
+        }
+    })
+}
+
+/// The entry an `ExclusiveStartKey` names: it must hold the index keys and the table keys.
+fn start_entry(
+    layout: &ItemLayout,
+    index: &IndexLayout,
+    req: &Object,
+) -> Result<Option<(DecoratedKey, Bytes)>> {
+    let Some(start) = req.get("ExclusiveStartKey").filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let start = Item::from_json(start)?;
+    let needed = index
+        .key_names()
+        .chain(std::iter::once(&layout.hash))
+        .chain(layout.range.as_ref());
+    for (name, t) in needed {
+        if start.get(name).and_then(key_type_of) != Some(*t) {
+            return Err(validation(BAD_START_KEY));
+        }
+    }
+    index
+        .entry_key(&start)
+        .map(Some)
+        .ok_or_else(|| validation(BAD_START_KEY))
+}
+
+/// Query with `IndexName`.
+pub async fn query(
+    coordinator: &Coordinator,
+    layout: &ItemLayout,
+    req: &Object,
+    index_name: &str,
+) -> Result<Value> {
+    let index = readable(layout, index_name)?;
+    let p = Placeholders::of(req)?;
+    let mut ex = Expressions::new(&p.names, &p.values);
+    let range_name = index.range.as_ref().map(|(n, _)| n.as_str());
+    let key_condition: KeyCondition = match string(req, "KeyConditionExpression")? {
+        Some(text) => ex.key_condition(text, &index.hash.0, range_name)?,
+        None => match req.get("KeyConditions") {
+            None | Some(Value::Null) => {
+                return Err(validation(
+                    "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
+                ));
+            }
+            Some(v) => expr::key_conditions(v, &index.hash.0, range_name)?,
+        },
+    };
+    let shape = read_shape(req, &mut ex, "QueryFilter")?;
+    ex.finish()?;
+    let view = View::of(index, req, &shape)?;
+    let forward = match req.get("ScanIndexForward") {
+        None | Some(Value::Null) | Some(Value::Bool(true)) => true,
+        Some(Value::Bool(false)) => false,
+        Some(_) => {
+            return Err(OpError::Serialization(
+                "Unexpected value type in payload for ScanIndexForward".into(),
+            ));
+        }
+    };
+    let hash_value = &key_condition.hash_value;
+    if key_type_of(hash_value) != Some(index.hash.1) {
+        return Err(validation(TYPE_MISMATCH));
+    }
+    let partition = DecoratedKey::new(Bytes::from(column_bytes(hash_value)));
+    let range_cond = key_condition.range.as_ref().map(|(_, c)| c);
+    let (mut low, mut high) = range_of(index, range_cond)?;
+    if let Some((start_partition, start)) = start_entry(layout, index, req)? {
+        if start_partition != partition {
+            return Err(validation(BAD_START_KEY));
+        }
+        if forward {
+            low = low.max(after_prefix(&start));
+        } else {
+            high = high.min(start);
+        }
+    }
+    let now = coordinator.now_seconds();
+    let mut resolver = Resolver {
+        coordinator,
+        layout,
+        index,
+        consistency: shape.consistency,
+        now,
+        stale: Vec::new(),
+    };
+    let mut page = Page::new();
+    let mut more = false;
+    'read: while low < high {
+        let read = coordinator
+            .read(
+                ReadCommand {
+                    table: index.table,
+                    key: partition.clone(),
+                    ranges: vec![(low.clone(), high.clone())],
+                    reversed: !forward,
+                    row_limit: Some(READ_CHUNK),
+                    now,
+                },
+                shape.consistency,
+            )
+            .await?;
+        let rows: Vec<(&Bytes, &Row)> = if forward {
+            read.partition.live_rows(now).collect()
+        } else {
+            read.partition.live_rows(now).rev().collect()
+        };
+        let Some(last) = rows.last().map(|(k, _)| (*k).clone()) else {
+            break;
+        };
+        for (clustering, row) in rows {
+            if page.full(&shape) {
+                more = true;
+                break 'read;
+            }
+            if let (Some((name, _)), Some(c)) = (&index.range, range_cond) {
+                let values = index
+                    .entry_values(&partition, clustering)
+                    .map_err(OpError::Internal)?;
+                if values.get(name).is_some_and(|v| !c.matches(v)) {
+                    // Past a begins_with prefix: nothing further matches.
+                    break 'read;
+                }
+            }
+            if let Some(base) = resolver.resolve(&partition, clustering, row).await? {
+                page.add(layout, index, &shape, &view, base);
+            }
+        }
+        if !read.limit_reached {
+            break;
+        }
+        if forward {
+            low = after_prefix(&last);
+        } else {
+            high = last;
+        }
+    }
+    resolver.clean().await;
+    if page.full(&shape) {
+        more = true;
+    }
+    Ok(page.finish(&shape, more))
+}
+
+/// Scan with `IndexName` (parallel segments are slices of the index table's token ring).
+pub async fn scan(
+    coordinator: &Coordinator,
+    layout: &ItemLayout,
+    req: &Object,
+    index_name: &str,
+) -> Result<Value> {
+    let index = readable(layout, index_name)?;
+    let p = Placeholders::of(req)?;
+    let mut ex = Expressions::new(&p.names, &p.values);
+    let shape = read_shape(req, &mut ex, "ScanFilter")?;
+    if shape.filter.is_none() && shape.projection.is_none() {
+        expressions_required(&p)?;
+    }
+    ex.finish()?;
+    let view = View::of(index, req, &shape)?;
+    let (start, end) = segment_range(req)?;
+    let mut resume = start_entry(layout, index, req)?.map(|(key, clustering)| ScanPosition {
+        key,
+        last_clustering: (!index.clustering.is_empty()).then_some(clustering),
+    });
+    let now = coordinator.now_seconds();
+    let mut resolver = Resolver {
+        coordinator,
+        layout,
+        index,
+        consistency: shape.consistency,
+        now,
+        stale: Vec::new(),
+    };
+    let mut page = Page::new();
+    'read: loop {
+        let result = coordinator
+            .scan(
+                ScanCommand {
+                    table: index.table,
+                    start,
+                    end,
+                    resume: resume.clone(),
+                    row_limit: READ_CHUNK,
+                    now,
+                },
+                shape.consistency,
+            )
+            .await?;
+        for (key, partition) in &result.partitions {
+            for (clustering, row) in partition.live_rows(now) {
+                if page.full(&shape) {
+                    break 'read;
+                }
+                if let Some(base) = resolver.resolve(key, clustering, row).await? {
+                    page.add(layout, index, &shape, &view, base);
+                }
+            }
+        }
+        match result.resume {
+            Some(r) => resume = Some(r),
+            None => break,
+        }
+    }
+    resolver.clean().await;
+    let more = page.full(&shape);
+    Ok(page.finish(&shape, more))
+}
