@@ -243,9 +243,7 @@ async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
             headers,
             body: &bytes,
         };
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
+        let now = i64::from(endpoint.ops.coordinator.now_seconds());
         if let Err(e) = auth::verify_at(&endpoint.config.access_keys, &signed, now) {
             return error(e);
         }
