@@ -946,3 +946,112 @@ async fn concurrent_writes_leave_the_index_equal_to_the_table() {
     }
     node.stop().await;
 }
+
+/// TransactWriteItems and BatchWriteItem keep the indexes as single-item writes do: entries
+/// for what they write, an update moving an item to another index key leaves the old one, and
+/// an index key of the wrong type cancels the transaction with a ValidationError reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactions_and_batches_keep_the_indexes() {
+    use aws_sdk_dynamodb::types::{Put, PutRequest, TransactWriteItem, Update, WriteRequest};
+    let mut node = TestNode::start().await;
+    let client = dynamo_support::client(node.dynamo_address());
+    create_orders(&client).await;
+    let order = |sk: &str, customer: &str| {
+        item(&[
+            ("PK", s("USER#1")),
+            ("SK", s(sk)),
+            ("customer", s(customer)),
+        ])
+    };
+    let tx_put = |it: Item| {
+        TransactWriteItem::builder()
+            .put(
+                Put::builder()
+                    .table_name("orders")
+                    .set_item(Some(it))
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+    };
+    client
+        .transact_write_items()
+        .transact_items(tx_put(order("ORDER#1", "kim")))
+        .transact_items(tx_put(order("ORDER#2", "kim")))
+        .send()
+        .await
+        .unwrap();
+    client
+        .batch_write_item()
+        .request_items(
+            "orders",
+            vec![
+                WriteRequest::builder()
+                    .put_request(
+                        PutRequest::builder()
+                            .set_item(Some(order("ORDER#3", "lee")))
+                            .build()
+                            .unwrap(),
+                    )
+                    .build(),
+            ],
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        sks(&query_all(&client, "customer", "customer", s("kim")).await),
+        vec!["ORDER#1", "ORDER#2"]
+    );
+    assert_eq!(
+        sks(&query_all(&client, "customer", "customer", s("lee")).await),
+        vec!["ORDER#3"]
+    );
+    // An update in a transaction moves ORDER#2 from kim to lee.
+    client
+        .transact_write_items()
+        .transact_items(
+            TransactWriteItem::builder()
+                .update(
+                    Update::builder()
+                        .table_name("orders")
+                        .key("PK", s("USER#1"))
+                        .key("SK", s("ORDER#2"))
+                        .update_expression("SET customer = :c")
+                        .expression_attribute_values(":c", s("lee"))
+                        .build()
+                        .unwrap(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        sks(&query_all(&client, "customer", "customer", s("kim")).await),
+        vec!["ORDER#1"]
+    );
+    assert_eq!(
+        sks(&query_all(&client, "customer", "customer", s("lee")).await),
+        vec!["ORDER#2", "ORDER#3"]
+    );
+    // An index key of the wrong type: the whole transaction cancels.
+    let e = client
+        .transact_write_items()
+        .transact_items(tx_put(order("ORDER#4", "kim")))
+        .transact_items(tx_put(item(&[
+            ("PK", s("USER#1")),
+            ("SK", s("ORDER#5")),
+            ("customer", n("7")),
+        ])))
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert_eq!(code(&e).0, "TransactionCanceledException", "{e:?}");
+    assert_eq!(
+        sks(&query_all(&client, "customer", "customer", s("kim")).await),
+        vec!["ORDER#1"]
+    );
+    node.stop().await;
+}
