@@ -1007,6 +1007,32 @@ async fn transactions_and_batches_keep_the_indexes() {
         sks(&query_all(&client, "customer", "customer", s("lee")).await),
         vec!["ORDER#3"]
     );
+    // DescribeTable estimates each index's entries: the sparse ones have none.
+    let described = client
+        .describe_table()
+        .table_name("orders")
+        .send()
+        .await
+        .unwrap();
+    let t = described.table().unwrap();
+    assert_eq!(t.item_count(), Some(3));
+    let count = |name: &str| {
+        t.global_secondary_indexes()
+            .iter()
+            .find(|i| i.index_name() == Some(name))
+            .and_then(|i| i.item_count())
+    };
+    assert_eq!(count("customer"), Some(3));
+    assert_eq!(count("status-total"), Some(0));
+    assert!(
+        t.global_secondary_indexes()
+            .iter()
+            .find(|i| i.index_name() == Some("customer"))
+            .and_then(|i| i.index_size_bytes())
+            .unwrap()
+            > 0
+    );
+    assert_eq!(t.local_secondary_indexes()[0].item_count(), Some(0));
     // An update in a transaction moves ORDER#2 from kim to lee.
     client
         .transact_write_items()

@@ -7,7 +7,9 @@
 //! DescribeTable's `ItemCount` and `TableSizeBytes` are estimates (DynamoDB refreshes its own
 //! every six hours): rows and bytes in the table's memtables and SSTables, where an
 //! overwritten or deleted item counts until compaction merges it away
-//! ([`khata_coordinator::Coordinator::table_estimate`]); the indexes' counterparts are 0.
+//! ([`khata_coordinator::Coordinator::table_estimate`]); an index's `ItemCount` is its
+//! entries (stale ones counted until a read or compaction removes them), its `IndexSizeBytes`
+//! that many items of the table's average size.
 
 use serde_json::{Value, json};
 
@@ -141,6 +143,37 @@ pub fn describe_table(ops: &Operations, body: &Object, request: &RequestInfo) ->
     if let Ok(estimate) = ops.coordinator.table_estimate(table.schema.def.id) {
         d["ItemCount"] = json!(estimate.rows);
         d["TableSizeBytes"] = json!(estimate.bytes);
+        // An index's items are its entries; its size, those entries at the table's average
+        // item size (entries hold keys only: the projection is read from the table).
+        let average = estimate.bytes.checked_div(estimate.rows).unwrap_or(0);
+        let indexes = table
+            .meta
+            .global_secondary_indexes
+            .iter()
+            .map(|i| ("GlobalSecondaryIndexes", i))
+            .chain(
+                table
+                    .meta
+                    .local_secondary_indexes
+                    .iter()
+                    .map(|i| ("LocalSecondaryIndexes", i)),
+            );
+        for (list, index) in indexes {
+            let Some(rows) = index
+                .table()
+                .and_then(|id| ops.coordinator.table_estimate(id).ok())
+                .map(|e| e.rows)
+            else {
+                continue;
+            };
+            if let Some(described) = d[list].as_array_mut().and_then(|l| {
+                l.iter_mut()
+                    .find(|x| x["IndexName"] == json!(index.index_name))
+            }) {
+                described["ItemCount"] = json!(rows);
+                described["IndexSizeBytes"] = json!(rows * average);
+            }
+        }
     }
     Ok(json!({ "Table": d }))
 }
