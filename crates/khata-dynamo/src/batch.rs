@@ -370,7 +370,7 @@ pub async fn batch_write_item(ops: &Operations, req: &Object) -> Result<Value> {
         for w in &writes {
             let layout = &tables[w.table].layout;
             let m = mutation_of(layout, w, ts, now)?;
-            out.append(layout, &w.key, Before::Unknown, w.item.as_ref(), m, ts, now)
+            out.append(layout, Before::Unknown, w.item.as_ref(), m, ts, now)
                 .map_err(|e| DynamoError::validation(e.0))?;
         }
         coordinator
@@ -435,7 +435,6 @@ async fn write_reading_old(
                     let m = mutation_of(layout, w, ts, now)?;
                     out.append(
                         layout,
-                        &w.key,
                         Before::Known(old.as_ref()),
                         w.item.as_ref(),
                         m,
@@ -455,7 +454,8 @@ async fn write_reading_old(
     let applied = match &outcome {
         Ok(CasManyOutcome::Decided { applied, .. }) => Some(*applied),
         Ok(CasManyOutcome::Conflict(_)) => Some(false),
-        Err(_) => None,
+        Err(khata_coordinator::CoordinatorError::WriteTimeout { .. }) => None,
+        Err(_) => Some(false),
     };
     crate::streams::settle_many(tickets, applied, settle_reads);
     match outcome.map_err(DynamoError::from)? {

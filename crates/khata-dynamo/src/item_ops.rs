@@ -709,8 +709,8 @@ pub(crate) fn read_shape(
     })
 }
 
-/// A page of a Query or Scan being filled.
-struct Page {
+/// A page of a Query or Scan (of a table or an index) being filled.
+pub(crate) struct Page {
     items: Vec<Value>,
     count: usize,
     scanned: usize,
@@ -719,7 +719,7 @@ struct Page {
 }
 
 impl Page {
-    fn new() -> Page {
+    pub(crate) fn new() -> Page {
         Page {
             items: Vec::new(),
             count: 0,
@@ -730,35 +730,49 @@ impl Page {
     }
 
     /// Whether the page is full (by `Limit` or by 1 MB).
-    fn full(&self, shape: &ReadShape) -> bool {
+    pub(crate) fn full(&self, shape: &ReadShape) -> bool {
         shape.limit.is_some_and(|l| self.scanned >= l) || self.bytes >= MAX_PAGE_BYTES
     }
 
-    /// Count an item read, and keep it if it passes the filter.
-    fn add(&mut self, layout: &ItemLayout, shape: &ReadShape, item: Item) {
+    /// Count an item read: `size` bytes of it, `last` the key a next page starts after.
+    pub(crate) fn read(&mut self, size: usize, last: Item) {
         self.scanned += 1;
-        self.bytes += item.size_bytes();
+        self.bytes += size;
+        self.last = Some(last);
+    }
+
+    /// Whether `seen` (the item as the filter sees it) passes the filter, counted if it does,
+    /// and is to be returned (not with `Select: COUNT`): then [`Page::push`] it.
+    pub(crate) fn keep(&mut self, shape: &ReadShape, seen: &Item) -> bool {
+        if shape.filter.as_ref().is_some_and(|f| !f.eval(seen)) {
+            return false;
+        }
+        self.count += 1;
+        !shape.count_only
+    }
+
+    pub(crate) fn push(&mut self, item: &Item) {
+        self.items.push(item.to_json());
+    }
+
+    /// Count an item of the table read, and keep it if it passes the filter.
+    fn add(&mut self, layout: &ItemLayout, shape: &ReadShape, item: Item) {
         let mut key = Item::new();
         for (name, _) in std::iter::once(&layout.hash).chain(layout.range.as_ref()) {
             if let Some(v) = item.get(name) {
                 key.insert(name.clone(), v.clone());
             }
         }
-        self.last = Some(key);
-        if shape.filter.as_ref().is_some_and(|f| !f.eval(&item)) {
-            return;
-        }
-        self.count += 1;
-        if !shape.count_only {
-            let item = match &shape.projection {
-                Some(p) => p.apply(&item),
-                None => item,
-            };
-            self.items.push(item.to_json());
+        self.read(item.size_bytes(), key);
+        if self.keep(shape, &item) {
+            match &shape.projection {
+                Some(p) => self.push(&p.apply(&item)),
+                None => self.push(&item),
+            }
         }
     }
 
-    fn finish(self, shape: &ReadShape, more: bool) -> Value {
+    pub(crate) fn finish(self, shape: &ReadShape, more: bool) -> Value {
         let mut out = JsonMap::new();
         if !shape.count_only {
             out.insert("Items".into(), Value::Array(self.items));

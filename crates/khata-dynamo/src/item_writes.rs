@@ -17,7 +17,7 @@ use khata_coordinator::catalog::Mutation;
 
 use khata_types::LocalTime;
 
-use crate::items::{ItemKey, ItemLayout};
+use crate::items::ItemLayout;
 use crate::value::{Item, ValidationError};
 
 /// What a writer knows of an item before its write.
@@ -54,18 +54,15 @@ impl Writes {
     /// such a table must read it, [`Before::Known`]). `new` is the whole item after the write,
     /// `None` for a delete. An index key of the wrong type in `new` is DynamoDB's
     /// ValidationException, and nothing is appended.
-    #[allow(clippy::too_many_arguments)]
     pub fn append(
         &mut self,
         layout: &ItemLayout,
-        key: &ItemKey,
         before: Before<'_>,
         new: Option<&Item>,
         mutation: Mutation,
         ts: i64,
         now: LocalTime,
     ) -> Result<(), ValidationError> {
-        let _ = key;
         let entries = match new {
             Some(new) => crate::indexes::index_entries(layout, new, None, ts)?,
             None => Vec::new(),

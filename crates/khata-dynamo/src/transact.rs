@@ -557,7 +557,8 @@ async fn run_write(
     let applied = match &outcome {
         Ok(CasManyOutcome::Decided { applied, .. }) => Some(*applied),
         Ok(CasManyOutcome::Conflict(_)) => Some(false),
-        Err(_) => None,
+        Err(khata_coordinator::CoordinatorError::WriteTimeout { .. }) => None,
+        Err(_) => Some(false),
     };
     crate::streams::settle_many(tickets, applied, settle_reads);
     let outcome = outcome.map_err(DynamoError::from)?;
@@ -643,7 +644,6 @@ fn decide(
                 );
                 match mutations.append(
                     &a.layout,
-                    key,
                     Before::Known(old.as_ref()),
                     new.as_ref(),
                     m,

@@ -18,13 +18,13 @@ use khata_types::clustering::{
 use khata_types::row::Row;
 use khata_types::schema::ClusteringOrder;
 use khata_types::token::DecoratedKey;
-use serde_json::{Map as JsonMap, Value};
+use serde_json::Value;
 
 use super::{IndexLayout, IndexStatus, Projected};
 use crate::expr::{self, Expressions, KeyCondition, RangeCondition};
 use crate::item_ops::{
-    MAX_PAGE_BYTES, Object, OpError, Placeholders, READ_CHUNK, ReadShape, Result,
-    expressions_required, prefix_end, read_shape, segment_range, stored_item, string, validation,
+    Object, OpError, Page, Placeholders, READ_CHUNK, ReadShape, Result, expressions_required,
+    prefix_end, read_shape, segment_range, stored_item, string, validation,
 };
 use crate::items::{ItemLayout, clustering_type, column_bytes, key_type_of};
 use crate::value::{AttributeValue, Item, Map};
@@ -85,79 +85,36 @@ impl View {
     }
 }
 
-/// A page of index results being filled.
-struct Page {
-    items: Vec<Value>,
-    count: usize,
-    scanned: usize,
-    bytes: usize,
-    last: Option<Item>,
-}
-
-impl Page {
-    fn new() -> Page {
-        Page {
-            items: Vec::new(),
-            count: 0,
-            scanned: 0,
-            bytes: 0,
-            last: None,
+/// Count an index entry's item read into `page`, and keep it if it passes the filter: the
+/// index's projection of `base`, or what the request's projection or `Select` asks for.
+fn add(
+    page: &mut Page,
+    layout: &ItemLayout,
+    index: &IndexLayout,
+    shape: &ReadShape,
+    view: &View,
+    base: Item,
+) {
+    let projected = index.project(&base);
+    let names = index
+        .key_names()
+        .chain(std::iter::once(&layout.hash))
+        .chain(layout.range.as_ref());
+    let mut last = Item::new();
+    for (name, _) in names {
+        if let Some(v) = base.get(name) {
+            last.insert(name.clone(), v.clone());
         }
     }
-
-    fn full(&self, shape: &ReadShape) -> bool {
-        shape.limit.is_some_and(|l| self.scanned >= l) || self.bytes >= MAX_PAGE_BYTES
+    page.read(projected.size_bytes(), last);
+    let seen = view.seen(index, &base);
+    if !page.keep(shape, &seen) {
+        return;
     }
-
-    fn add(
-        &mut self,
-        layout: &ItemLayout,
-        index: &IndexLayout,
-        shape: &ReadShape,
-        view: &View,
-        base: Item,
-    ) {
-        let projected = index.project(&base);
-        self.scanned += 1;
-        self.bytes += projected.size_bytes();
-        let names = index
-            .key_names()
-            .chain(std::iter::once(&layout.hash))
-            .chain(layout.range.as_ref());
-        let mut last = Item::new();
-        for (name, _) in names {
-            if let Some(v) = base.get(name) {
-                last.insert(name.clone(), v.clone());
-            }
-        }
-        self.last = Some(last);
-        let seen = view.seen(index, &base);
-        if shape.filter.as_ref().is_some_and(|f| !f.eval(&seen)) {
-            return;
-        }
-        self.count += 1;
-        if shape.count_only {
-            return;
-        }
-        let out = match &shape.projection {
-            Some(p) => p.apply(&seen),
-            None if view.select_all => base,
-            None => projected,
-        };
-        self.items.push(out.to_json());
-    }
-
-    fn finish(self, shape: &ReadShape, more: bool) -> Value {
-        let mut out = JsonMap::new();
-        if !shape.count_only {
-            out.insert("Items".into(), Value::Array(self.items));
-        }
-        out.insert("Count".into(), Value::from(self.count));
-        out.insert("ScannedCount".into(), Value::from(self.scanned));
-        if more && let Some(last) = self.last {
-            out.insert("LastEvaluatedKey".into(), last.to_json());
-        }
-        Value::Object(out)
+    match &shape.projection {
+        Some(p) => page.push(&p.apply(&seen)),
+        None if view.select_all => page.push(&base),
+        None => page.push(&projected),
     }
 }
 
@@ -401,7 +358,7 @@ pub async fn query(
                 }
             }
             if let Some(base) = resolver.resolve(&partition, clustering, row).await? {
-                page.add(layout, index, &shape, &view, base);
+                add(&mut page, layout, index, &shape, &view, base);
             }
         }
         if !read.limit_reached {
@@ -471,7 +428,7 @@ pub async fn scan(
                     break 'read;
                 }
                 if let Some(base) = resolver.resolve(key, clustering, row).await? {
-                    page.add(layout, index, &shape, &view, base);
+                    add(&mut page, layout, index, &shape, &view, base);
                 }
             }
         }

@@ -543,10 +543,11 @@ fn stamp_above(update: &mut khata_types::partition::Partition, floor: i64) {
     }
 }
 
-/// Finish the tickets a multi-item compare-and-set (`Coordinator::cas_many`: a batch or a
-/// transaction) put in `slot` while deciding: at once with `applied` when it answered, or, when
-/// it failed (a write timeout: it may still run), once it has ended: after the decision's
-/// closure let go of `slot` and an empty compare-and-set on the same items got their locks.
+/// Finish the tickets a compare-and-set (one item's, or `Coordinator::cas_many`'s for a batch
+/// or a transaction) put in `slot` while deciding: at once with `applied` when it answered, or,
+/// when it timed out (`None`: it may still run), once it has ended: after the decision's
+/// closure let go of `slot` and an empty compare-and-set on the same items got their locks (an
+/// empty `cas_many` takes the same stripe locks as `cas`).
 pub fn settle_many(
     slot: Arc<Mutex<Vec<Ticket>>>,
     applied: Option<bool>,
@@ -603,7 +604,7 @@ where
     F: FnOnce(&ReadResult) -> Option<(Vec<Mutation>, Option<Change>)> + Send + 'static,
 {
     let stream = layout.stream.clone();
-    let slot: Arc<Mutex<Option<Ticket>>> = Arc::new(Mutex::new(None));
+    let slot: Arc<Mutex<Vec<Ticket>>> = Arc::new(Mutex::new(Vec::new()));
     let filled = slot.clone();
     let table = layout.table.def.id;
     let ranges = vec![layout.row_range(key)];
@@ -626,60 +627,24 @@ where
                     && let Some((extra, ticket)) = stream.record(&change)
                 {
                     mutations.extend(extra);
-                    *filled.lock() = Some(ticket);
+                    filled.lock().push(ticket);
                 }
                 Some(mutations)
             },
         )
         .await;
-    match (&result, &layout.stream) {
-        (Err(CoordinatorError::WriteTimeout { .. }), Some(stream)) => {
-            // The compare-and-set may still run: let its number go only once it has ended.
-            let stream = stream.clone();
-            let key = key.partition.clone();
-            tokio::spawn(async move {
-                let started = tokio::time::Instant::now(); // layering: allowed (bounds a wait)
-                // The closure holds the other reference until `decide` has returned.
-                while Arc::strong_count(&slot) > 1 && started.elapsed() < TIMED_OUT_WRITE_WAIT {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-                // It holds the partition's lock from before `decide` until after the write:
-                // an empty compare-and-set on the partition waits for it.
-                while started.elapsed() < TIMED_OUT_WRITE_WAIT {
-                    let now = stream.coordinator.now_seconds();
-                    match stream
-                        .coordinator
-                        .cas(
-                            table,
-                            key.clone(),
-                            ranges.clone(),
-                            now,
-                            Consistency::LocalSerial,
-                            Consistency::LocalQuorum,
-                            |_: &ReadResult| None,
-                        )
-                        .await
-                    {
-                        Err(CoordinatorError::WriteTimeout { .. }) => continue,
-                        _ => break,
-                    }
-                }
-                if let Some(t) = slot.lock().take() {
-                    t.finish(false);
-                }
-            });
-        }
-        (Ok((_, applied)), _) => {
-            if let Some(t) = slot.lock().take() {
-                t.finish(*applied);
-            }
-        }
-        (Err(_), _) => {
-            if let Some(t) = slot.lock().take() {
-                t.finish(false);
-            }
-        }
-    }
+    let applied = match &result {
+        Ok((_, applied)) => Some(*applied),
+        // The compare-and-set may still run: its number is let go once it has ended.
+        Err(CoordinatorError::WriteTimeout { .. }) => None,
+        Err(_) => Some(false),
+    };
+    let reads = vec![khata_coordinator::catalog::CasRead {
+        table,
+        key: key.partition.clone(),
+        ranges,
+    }];
+    settle_many(slot, applied, reads);
     result
 }
 
