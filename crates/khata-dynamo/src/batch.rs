@@ -69,15 +69,15 @@ fn request_items(req: &Object) -> Result<&Object> {
     }
 }
 
-/// `ReturnItemCollectionMetrics`: `SIZE` or `NONE` (there are no item collections to
-/// measure without local secondary indexes, so nothing is answered for it).
-pub(crate) fn check_item_collection_metrics(req: &Object) -> Result<()> {
-    match item_ops::string(req, "ReturnItemCollectionMetrics").map_err(op)? {
-        None | Some("NONE") | Some("SIZE") => Ok(()),
-        Some(other) => Err(DynamoError::validation(format!(
-            "1 validation error detected: Value '{other}' at 'returnItemCollectionMetrics' failed to satisfy constraint: Member must satisfy enum value set: [SIZE, NONE]"
-        ))),
-    }
+/// `ReturnItemCollectionMetrics`: whether it is `SIZE` (only tables with local secondary
+/// indexes have item collections to measure, [`crate::collections`]).
+pub(crate) fn item_collection_metrics(req: &Object) -> Result<bool> {
+    crate::collections::wanted(req).map_err(op)
+}
+
+/// `ItemCollectionSizeLimitExceededException`.
+pub(crate) fn collection_size_exceeded() -> DynamoError {
+    DynamoError::from(item_ops::OpError::CollectionSizeExceeded)
 }
 
 /// A table of a batch, resolved.
@@ -323,7 +323,7 @@ fn write_request(
 /// BatchWriteItem.
 pub async fn batch_write_item(ops: &Operations, req: &Object) -> Result<Value> {
     let capacity_mode = ReturnCapacity::of(req).map_err(op)?;
-    check_item_collection_metrics(req)?;
+    let metrics_wanted = item_collection_metrics(req)?;
     let items = request_items(req)?;
     let mut tables = Vec::with_capacity(items.len());
     let mut writes = Vec::new();
@@ -361,7 +361,7 @@ pub async fn batch_write_item(ops: &Operations, req: &Object) -> Result<Value> {
     ops.with_writers(tables.iter_mut().map(|t| &mut t.layout))
         .await?;
     let coordinator = &ops.coordinator;
-    let consumed = if capacity_mode.wanted() || tables.iter().any(|t| t.needs_old) {
+    let read_old = if capacity_mode.wanted() || tables.iter().any(|t| t.needs_old) {
         Some(write_reading_old(coordinator, &tables, writes).await?)
     } else {
         let ts = coordinator.timestamp();
@@ -381,8 +381,16 @@ pub async fn batch_write_item(ops: &Operations, req: &Object) -> Result<Value> {
     };
     let mut out = JsonMap::new();
     out.insert("UnprocessedItems".into(), Value::Object(JsonMap::new()));
-    if let Some(consumed) = consumed.filter(|_| capacity_mode.wanted()) {
-        out.insert("ConsumedCapacity".into(), consumed.to_json(capacity_mode));
+    if let Some((consumed, metrics)) = read_old {
+        if capacity_mode.wanted() {
+            out.insert("ConsumedCapacity".into(), consumed.to_json(capacity_mode));
+        }
+        if metrics_wanted && !metrics.is_empty() {
+            out.insert(
+                "ItemCollectionMetrics".into(),
+                crate::collections::Metric::map_json(&metrics),
+            );
+        }
     }
     Ok(Value::Object(out))
 }
@@ -394,12 +402,13 @@ fn mutation_of(layout: &ItemLayout, w: &BatchWrite, ts: i64, now: u32) -> Result
     })
 }
 
-/// The batch's writes with the old items read first, for the units.
+/// The batch's writes with the old items read first, for the units, the derived writes and
+/// the item collections' sizes (which it answers).
 async fn write_reading_old(
     coordinator: &Coordinator,
     tables: &[BatchTable],
     writes: Vec<BatchWrite>,
-) -> Result<PerTable> {
+) -> Result<(PerTable, Vec<crate::collections::Metric>)> {
     let reads: Vec<CasRead> = writes
         .iter()
         .map(|w| CasRead {
@@ -425,12 +434,13 @@ async fn write_reading_old(
             let mut consumed = PerTable::default();
             let mut out = item_writes::Writes::with_capacity(writes.len());
             let decided: Result<()> = (|| {
-                for (w, read) in writes.iter().zip(reads) {
+                for (i, (w, read)) in writes.iter().zip(reads).enumerate() {
                     let (name, layout) = &layouts[w.table];
                     let old = item_ops::stored_item(layout, &w.key, read, now).map_err(op)?;
                     consumed.add(
                         name,
-                        &Consumed::write(capacity::write_units(old.as_ref(), w.item.as_ref())),
+                        &Consumed::write(capacity::write_units(old.as_ref(), w.item.as_ref()))
+                            .with_index_writes(&layout.indexes, old.as_ref(), w.item.as_ref()),
                     );
                     let m = mutation_of(layout, w, ts, now)?;
                     out.append(
@@ -442,12 +452,25 @@ async fn write_reading_old(
                         now,
                     )
                     .map_err(|e| DynamoError::validation(e.0))?;
+                    out.note_collection(
+                        i,
+                        name,
+                        layout,
+                        &w.key,
+                        read,
+                        old.as_ref(),
+                        w.item.as_ref(),
+                        ts,
+                        now,
+                    );
                 }
-                Ok(())
+                out.finish_collections()
+                    .map_err(|_| collection_size_exceeded())
             })();
             *shared_tickets.lock() = std::mem::take(&mut out.tickets);
+            let metrics = std::mem::take(&mut out.metrics);
             let write = decided.is_ok().then_some(out.mutations);
-            *shared.lock() = Some(decided.map(|_| consumed));
+            *shared.lock() = Some(decided.map(|_| (consumed, metrics)));
             write
         })
         .await;

@@ -12,16 +12,28 @@
 //!   units per 1 KB of each TransactWriteItems action (a ConditionCheck is counted as a write
 //!   of the item it checks, as DynamoDB does).
 //!
+//! - Secondary indexes consume their own units ("Provisioned throughput considerations for
+//!   Global Secondary Indexes"): a write that puts an item into an index costs one write of
+//!   its index entry, one that takes it out one write of the old entry, one that moves it to
+//!   another index key both, one that changes only its projected attributes one write of the
+//!   larger entry, and one that leaves the entry as it was nothing. An entry's size is the
+//!   projected item (keys included) plus 100 bytes. A Query or Scan of an index reads its
+//!   entries: the sum of their projected sizes, rounded up once, charged to the index.
+//!
 //! Sizes are [`Item::size_bytes`], DynamoDB's item size. khata does not throttle: the units
-//! are reported, never enforced. Secondary indexes add their own units when they exist
-//! (`GlobalSecondaryIndexes`/`LocalSecondaryIndexes` in the INDEXES shape); tables without
-//! them report the table alone.
+//! are reported, never enforced. `TOTAL` reports the sum over the table and its indexes;
+//! `INDEXES` adds `Table` and `GlobalSecondaryIndexes`/`LocalSecondaryIndexes` (the indexes
+//! that consumed units).
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map as JsonMap, Value};
 
+use crate::indexes::{IndexStatus, Indexes};
 use crate::value::Item;
+
+/// The overhead DynamoDB counts for each index entry.
+pub const INDEX_ENTRY_OVERHEAD_BYTES: usize = 100;
 
 /// Bytes per read unit.
 pub const READ_UNIT_BYTES: usize = 4 * 1024;
@@ -102,42 +114,27 @@ pub fn write_units(old: Option<&Item>, new: Option<&Item>) -> f64 {
     units(size, WRITE_UNIT_BYTES) as f64
 }
 
-/// Units consumed on one table (and, later, its indexes).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Consumed {
+/// Read and write units of one table or index.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Units {
     pub read: f64,
     pub write: f64,
 }
 
-impl Consumed {
-    pub fn read(units: f64) -> Consumed {
-        Consumed {
-            read: units,
-            write: 0.0,
-        }
-    }
-
-    pub fn write(units: f64) -> Consumed {
-        Consumed {
-            read: 0.0,
-            write: units,
-        }
-    }
-
-    pub fn add(&mut self, other: &Consumed) {
+impl Units {
+    fn add(&mut self, other: &Units) {
         self.read += other.read;
         self.write += other.write;
     }
 
-    /// Twice the units: what a transactional read or write costs.
-    pub fn transactional(&self) -> Consumed {
-        Consumed {
+    fn doubled(&self) -> Units {
+        Units {
             read: self.read * 2.0,
             write: self.write * 2.0,
         }
     }
 
-    fn units_json(&self) -> JsonMap<String, Value> {
+    fn to_json(self) -> JsonMap<String, Value> {
         let mut out = JsonMap::new();
         out.insert("CapacityUnits".into(), number(self.read + self.write));
         if self.read > 0.0 {
@@ -148,14 +145,145 @@ impl Consumed {
         }
         out
     }
+}
+
+/// Units consumed on one table and its secondary indexes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Consumed {
+    pub read: f64,
+    pub write: f64,
+    /// By index name: whether it is global, and its units.
+    pub indexes: BTreeMap<String, (bool, Units)>,
+}
+
+impl Consumed {
+    pub fn read(units: f64) -> Consumed {
+        Consumed {
+            read: units,
+            ..Consumed::default()
+        }
+    }
+
+    pub fn write(units: f64) -> Consumed {
+        Consumed {
+            write: units,
+            ..Consumed::default()
+        }
+    }
+
+    /// Read units charged to index `name` (a Query or Scan of it), none to the table.
+    pub fn index_read(name: &str, global: bool, units: f64) -> Consumed {
+        let mut c = Consumed::default();
+        c.indexes.insert(
+            name.to_string(),
+            (
+                global,
+                Units {
+                    read: units,
+                    write: 0.0,
+                },
+            ),
+        );
+        c
+    }
+
+    /// These units with the index writes of a write that turns `old` into `new`.
+    pub fn with_index_writes(
+        mut self,
+        indexes: &Indexes,
+        old: Option<&Item>,
+        new: Option<&Item>,
+    ) -> Consumed {
+        for index in indexes.iter() {
+            if index.status == IndexStatus::Deleting {
+                continue;
+            }
+            let entry = |item: Option<&Item>| {
+                let item = item?;
+                let key = index.entry_key(item)?;
+                Some((key, index.project(item)))
+            };
+            let size = |projected: &Item| projected.size_bytes() + INDEX_ENTRY_OVERHEAD_BYTES;
+            let units = match (entry(old), entry(new)) {
+                (None, None) => continue,
+                (None, Some((_, p))) | (Some((_, p)), None) => units(size(&p), WRITE_UNIT_BYTES),
+                (Some((ka, a)), Some((kb, b))) if ka != kb => {
+                    units(size(&a), WRITE_UNIT_BYTES) + units(size(&b), WRITE_UNIT_BYTES)
+                }
+                (Some((_, a)), Some((_, b))) if a == b => continue,
+                (Some((_, a)), Some((_, b))) => units(size(&a).max(size(&b)), WRITE_UNIT_BYTES),
+            };
+            let slot = self
+                .indexes
+                .entry(index.name.clone())
+                .or_insert((index.global, Units::default()));
+            slot.1.write += units as f64;
+        }
+        self
+    }
+
+    fn table_units(&self) -> Units {
+        Units {
+            read: self.read,
+            write: self.write,
+        }
+    }
+
+    /// The table's and the indexes' units together.
+    pub fn total(&self) -> Units {
+        let mut t = self.table_units();
+        for (_, u) in self.indexes.values() {
+            t.add(u);
+        }
+        t
+    }
+
+    pub fn add(&mut self, other: &Consumed) {
+        self.read += other.read;
+        self.write += other.write;
+        for (name, (global, u)) in &other.indexes {
+            self.indexes
+                .entry(name.clone())
+                .or_insert((*global, Units::default()))
+                .1
+                .add(u);
+        }
+    }
+
+    /// Twice the units: what a transactional read or write costs.
+    pub fn transactional(&self) -> Consumed {
+        Consumed {
+            read: self.read * 2.0,
+            write: self.write * 2.0,
+            indexes: self
+                .indexes
+                .iter()
+                .map(|(n, (g, u))| (n.clone(), (*g, u.doubled())))
+                .collect(),
+        }
+    }
 
     /// The `ConsumedCapacity` structure of `table`, in the shape `mode` asks for.
     pub fn to_json(&self, table: &str, mode: ReturnCapacity) -> Value {
         let mut out = JsonMap::new();
         out.insert("TableName".into(), Value::String(table.to_string()));
-        out.extend(self.units_json());
+        out.extend(self.total().to_json());
         if mode == ReturnCapacity::Indexes {
-            out.insert("Table".into(), Value::Object(self.units_json()));
+            out.insert("Table".into(), Value::Object(self.table_units().to_json()));
+            for (global, member) in [
+                (true, "GlobalSecondaryIndexes"),
+                (false, "LocalSecondaryIndexes"),
+            ] {
+                let of_kind: JsonMap<String, Value> = self
+                    .indexes
+                    .iter()
+                    .filter(|(_, (g, _))| *g == global)
+                    .map(|(n, (_, u))| (n.clone(), Value::Object(u.to_json())))
+                    .collect();
+                if !of_kind.is_empty() {
+                    out.insert(member.into(), Value::Object(of_kind));
+                }
+            }
         }
         Value::Object(out)
     }

@@ -55,6 +55,8 @@ pub enum ErrorKind {
     ExpiredIterator,
     /// Streams: a position past the 24-hour retention.
     TrimmedDataAccess,
+    /// A write would grow an item collection of a table with LSIs past 10 GB.
+    ItemCollectionSizeLimitExceeded,
 }
 
 impl ErrorKind {
@@ -80,6 +82,9 @@ impl ErrorKind {
             ErrorKind::TransactionInProgress => "TransactionInProgressException",
             ErrorKind::ExpiredIterator => "ExpiredIteratorException",
             ErrorKind::TrimmedDataAccess => "TrimmedDataAccessException",
+            ErrorKind::ItemCollectionSizeLimitExceeded => {
+                "ItemCollectionSizeLimitExceededException"
+            }
         }
     }
 
@@ -104,7 +109,8 @@ impl ErrorKind {
             | ErrorKind::IdempotentParameterMismatch
             | ErrorKind::TransactionInProgress
             | ErrorKind::ExpiredIterator
-            | ErrorKind::TrimmedDataAccess => "com.amazonaws.dynamodb.v20120810",
+            | ErrorKind::TrimmedDataAccess
+            | ErrorKind::ItemCollectionSizeLimitExceeded => "com.amazonaws.dynamodb.v20120810",
         }
     }
 
@@ -259,6 +265,10 @@ impl From<crate::item_ops::OpError> for DynamoError {
                 item: item.filter(|i| !i.is_empty()).map(|i| i.to_json()),
                 reasons: None,
             },
+            OpError::CollectionSizeExceeded => DynamoError::new(
+                ErrorKind::ItemCollectionSizeLimitExceeded,
+                crate::collections::LIMIT_MESSAGE,
+            ),
             OpError::Coordinator(e) => e.into(),
             OpError::Internal(m) => DynamoError::internal(m),
         }

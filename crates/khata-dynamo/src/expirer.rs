@@ -171,7 +171,8 @@ async fn delete_expired(
     attribute: String,
 ) -> Result<bool> {
     let now = coordinator.now_seconds();
-    let mutation = layout.delete(key, coordinator.timestamp(), now);
+    let ts = coordinator.timestamp();
+    let mutation = layout.delete(key, ts, now);
     let decide_layout = layout.clone();
     let decide_key = key.clone();
     let (_, applied) =
@@ -187,12 +188,29 @@ async fn delete_expired(
             if !is_expired(&old, &attribute, now) {
                 return None;
             }
+            let mut mutations = vec![mutation];
+            // The item's collection shrinks by what it held (tables with LSIs), and its index
+            // entries go with it.
+            if let Some(c) = decide_layout.collections {
+                let removed = crate::collections::contribution(&decide_layout, Some(&old));
+                let stored = c.stored(&read.partition, now);
+                if let Ok(bytes) = crate::collections::resize(stored, removed, 0, c.limit) {
+                    c.store(&mut mutations[0].update, bytes, ts);
+                }
+            }
+            mutations.extend(crate::indexes::obsolete_entries(
+                &decide_layout,
+                &old,
+                None,
+                ts,
+                now,
+            ));
             let change = Change {
                 old: Some(old),
                 new: None,
                 identity: Some(Identity::Service),
             };
-            Some((vec![mutation], Some(change)))
+            Some((mutations, Some(change)))
         })
         .await
         .map_err(DynamoError::from)?;

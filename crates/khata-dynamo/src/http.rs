@@ -57,6 +57,8 @@ pub struct DynamoConfig {
     /// Empty: no authentication.
     pub access_keys: AccessKeys,
     pub max_request_size_bytes: usize,
+    /// The largest item collection of a table with LSIs ([`crate::collections`]).
+    pub item_collection_size_limit_bytes: u64,
 }
 
 impl Default for DynamoConfig {
@@ -64,6 +66,7 @@ impl Default for DynamoConfig {
         DynamoConfig {
             access_keys: AccessKeys::default(),
             max_request_size_bytes: DEFAULT_MAX_REQUEST_SIZE_BYTES,
+            item_collection_size_limit_bytes: crate::collections::DEFAULT_LIMIT_BYTES,
         }
     }
 }
@@ -80,7 +83,10 @@ impl Endpoint {
     pub fn new(coordinator: Arc<Coordinator>, config: DynamoConfig) -> Self {
         Endpoint {
             request_ids: RequestIds::new(&coordinator),
-            ops: Arc::new(Operations::new(coordinator)),
+            ops: Arc::new(
+                Operations::new(coordinator)
+                    .with_collection_limit(config.item_collection_size_limit_bytes),
+            ),
             config,
         }
     }

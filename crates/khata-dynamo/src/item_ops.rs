@@ -47,6 +47,9 @@ pub enum OpError {
     /// `ConditionalCheckFailedException`, with the item when the request asked for it
     /// (`ReturnValuesOnConditionCheckFailure: ALL_OLD`).
     ConditionalCheckFailed(Option<Item>),
+    /// `ItemCollectionSizeLimitExceededException`: the write would grow its item collection
+    /// past the limit ([`crate::collections`]).
+    CollectionSizeExceeded,
     /// The coordinator failed (timeouts, unavailable replicas, storage errors).
     Coordinator(CoordinatorError),
     /// Stored data could not be read back.
@@ -240,6 +243,8 @@ struct Outcome {
     new: Option<Item>,
     changed: BTreeSet<String>,
     error: Option<OpError>,
+    /// The item collection's size after the write (tables with LSIs, [`crate::collections`]).
+    collection: Option<u64>,
 }
 
 /// One compare-and-set on an item: `decide` sees the stored item and returns the mutations to
@@ -267,6 +272,7 @@ where
     let streamed = layout.stream.is_some();
     // With a stream, the record of the change joins the write (crate::streams).
     crate::streams::cas_item(coordinator, layout, key, now, move |read: &ReadResult| {
+        let collections = decide_layout.collections;
         let mut out = shared.lock();
         let old = match stored_item(&decide_layout, &decide_key, read, now) {
             Ok(old) => old,
@@ -277,7 +283,25 @@ where
         };
         out.old = old.clone();
         match decide(old, &mut out) {
-            Ok(Some(ms)) => {
+            Ok(Some(mut ms)) => {
+                if let (Some(c), Some(base)) = (collections, ms.first_mut()) {
+                    // The item collection's new size joins the item's own mutation.
+                    let removed =
+                        crate::collections::contribution(&decide_layout, out.old.as_ref());
+                    let added = crate::collections::contribution(&decide_layout, out.new.as_ref());
+                    let stored = c.stored(&read.partition, now);
+                    match crate::collections::resize(stored, removed, added, c.limit) {
+                        Ok(bytes) => {
+                            let ts = base.update.max_timestamp().unwrap_or_default();
+                            c.store(&mut base.update, bytes, ts);
+                            out.collection = Some(bytes);
+                        }
+                        Err(_) => {
+                            out.error = Some(OpError::CollectionSizeExceeded);
+                            return None;
+                        }
+                    }
+                }
                 let change = streamed.then(|| crate::streams::Change {
                     old: out.old.clone(),
                     new: out.new.clone(),
@@ -333,6 +357,8 @@ struct WriteRequest {
     all_old: bool,
     on_failure: bool,
     capacity: ReturnCapacity,
+    /// `ReturnItemCollectionMetrics: SIZE`.
+    metrics: bool,
 }
 
 fn write_request(req: &Object) -> Result<WriteRequest> {
@@ -353,6 +379,7 @@ fn write_request(req: &Object) -> Result<WriteRequest> {
         all_old: rv == "ALL_OLD",
         on_failure: all_old_on_failure(req)?,
         capacity: ReturnCapacity::of(req)?,
+        metrics: crate::collections::wanted(req)?,
     })
 }
 
@@ -386,7 +413,13 @@ async fn write_item(
 ) -> Result<Value> {
     let now = coordinator.now_seconds();
     // A table with a stream needs the item before the write: always a compare-and-set.
-    if w.condition.is_none() && !w.all_old && !w.capacity.wanted() && layout.stream.is_none() {
+    // So does a table that keeps its item collections' sizes.
+    if w.condition.is_none()
+        && !w.all_old
+        && !w.capacity.wanted()
+        && layout.stream.is_none()
+        && layout.collections.is_none()
+    {
         let ts = coordinator.timestamp();
         let mut mutations = vec![match &item {
             Some(item) => layout.put(key, item, ts, now)?,
@@ -439,17 +472,37 @@ async fn write_item(
         Value::Object(JsonMap::new())
     };
     let units = capacity::write_units(out.old.as_ref(), out.new.as_ref());
-    capacity::attach(
-        &mut answer,
-        table_name(req),
-        &Consumed::write(units),
-        w.capacity,
+    let consumed = Consumed::write(units).with_index_writes(
+        &layout.indexes,
+        out.old.as_ref(),
+        out.new.as_ref(),
     );
+    capacity::attach(&mut answer, table_name(req), &consumed, w.capacity);
+    attach_metrics(&mut answer, layout, key, out.collection, w.metrics);
     Ok(answer)
 }
 
+/// Put `ItemCollectionMetrics` into a single-item write's answer when the request asked for
+/// them and the table keeps item collections.
+fn attach_metrics(
+    answer: &mut Value,
+    layout: &ItemLayout,
+    key: &ItemKey,
+    collection: Option<u64>,
+    wanted: bool,
+) {
+    if let (true, Some(bytes), Value::Object(o)) = (wanted, collection, answer) {
+        let hash = crate::items::column_value(layout.hash.1, &key.partition.key)
+            .unwrap_or(crate::value::AttributeValue::Null);
+        o.insert(
+            "ItemCollectionMetrics".into(),
+            crate::collections::metrics_json(&(layout.hash.0.clone(), hash), bytes),
+        );
+    }
+}
+
 /// The request's `TableName` (the dispatcher checked it is there).
-fn table_name(req: &Object) -> &str {
+pub(crate) fn table_name(req: &Object) -> &str {
     req.get("TableName")
         .and_then(Value::as_str)
         .unwrap_or_default()
@@ -577,6 +630,7 @@ pub async fn update_item(
     .to_string();
     let on_failure = all_old_on_failure(req)?;
     let capacity_mode = ReturnCapacity::of(req)?;
+    let metrics = crate::collections::wanted(req)?;
     let stamps = coordinator.timestamp_source();
     let now = coordinator.now_seconds();
     let decide_layout = layout.clone();
@@ -628,12 +682,13 @@ pub async fn update_item(
         _ => Value::Object(JsonMap::new()),
     };
     let units = capacity::write_units(out.old.as_ref(), out.new.as_ref());
-    capacity::attach(
-        &mut answer,
-        table_name(req),
-        &Consumed::write(units),
-        capacity_mode,
+    let consumed = Consumed::write(units).with_index_writes(
+        &layout.indexes,
+        out.old.as_ref(),
+        out.new.as_ref(),
     );
+    capacity::attach(&mut answer, table_name(req), &consumed, capacity_mode);
+    attach_metrics(&mut answer, layout, &key, out.collection, metrics);
     Ok(answer)
 }
 
@@ -732,6 +787,11 @@ impl Page {
     /// Whether the page is full (by `Limit` or by 1 MB).
     pub(crate) fn full(&self, shape: &ReadShape) -> bool {
         shape.limit.is_some_and(|l| self.scanned >= l) || self.bytes >= MAX_PAGE_BYTES
+    }
+
+    /// The bytes read so far (what the read units are counted on).
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// Count an item read: `size` bytes of it, `last` the key a next page starts after.

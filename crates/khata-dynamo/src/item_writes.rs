@@ -17,7 +17,9 @@ use khata_coordinator::catalog::Mutation;
 
 use khata_types::LocalTime;
 
-use crate::items::ItemLayout;
+use khata_coordinator::catalog::ReadResult;
+
+use crate::items::{ItemKey, ItemLayout};
 use crate::value::{Item, ValidationError};
 
 /// What a writer knows of an item before its write.
@@ -35,6 +37,11 @@ pub enum Before<'a> {
 pub struct Writes {
     pub mutations: Vec<Mutation>,
     pub tickets: Vec<crate::streams::Ticket>,
+    /// The item collections the writes change ([`crate::collections`]), written once each by
+    /// [`Writes::finish_collections`].
+    collections: crate::collections::Tracker,
+    /// Their sizes after the writes, once finished (for `ItemCollectionMetrics`).
+    pub metrics: Vec<crate::collections::Metric>,
 }
 
 impl Writes {
@@ -42,6 +49,8 @@ impl Writes {
         Writes {
             mutations: Vec::with_capacity(n),
             tickets: Vec::new(),
+            collections: crate::collections::Tracker::default(),
+            metrics: Vec::new(),
         }
     }
 
@@ -84,5 +93,50 @@ impl Writes {
             self.tickets.push(ticket);
         }
         Ok(())
+    }
+
+    /// Note what the write at position `who` (of the request) does to its item collection,
+    /// when its table keeps them: `read` is the item's partition as read under its lock,
+    /// `old` and `new` the item before and after. Call [`Writes::finish_collections`] once
+    /// every write is noted.
+    #[allow(clippy::too_many_arguments)]
+    pub fn note_collection(
+        &mut self,
+        who: usize,
+        table_name: &str,
+        layout: &ItemLayout,
+        key: &ItemKey,
+        read: &ReadResult,
+        old: Option<&Item>,
+        new: Option<&Item>,
+        ts: i64,
+        now: LocalTime,
+    ) {
+        self.collections.note(
+            who,
+            table_name,
+            layout,
+            &key.partition,
+            &read.partition,
+            old,
+            new,
+            ts,
+            now,
+        );
+    }
+
+    /// Append the new sizes of the noted item collections; or, when a write would grow one
+    /// past its limit, the positions of the writes to each such collection (nothing is
+    /// appended then, and the writes must not happen).
+    pub fn finish_collections(&mut self) -> Result<(), Vec<Vec<usize>>> {
+        let tracker = std::mem::take(&mut self.collections);
+        match tracker.finish() {
+            Ok((mutations, metrics)) => {
+                self.mutations.extend(mutations);
+                self.metrics = metrics;
+                Ok(())
+            }
+            Err(exceeded) => Err(exceeded.into_iter().map(|e| e.writers).collect()),
+        }
     }
 }

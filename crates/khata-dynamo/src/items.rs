@@ -60,6 +60,9 @@ pub struct ItemLayout {
     pub stream: Option<Arc<crate::streams::Stream>>,
     /// The table's secondary indexes that writes keep ([`crate::indexes`]).
     pub indexes: Arc<[crate::indexes::IndexLayout]>,
+    /// How the table keeps its item collections' sizes (a table with LSIs): every write then
+    /// reads the old item ([`crate::collections`]).
+    pub collections: Option<crate::collections::Collections>,
 }
 
 fn invalid(message: impl Into<String>) -> ValidationError {
@@ -127,6 +130,7 @@ impl ItemLayout {
             attrs,
             stream: None,
             indexes: Arc::from(Vec::new()),
+            collections: None,
         })
     }
 

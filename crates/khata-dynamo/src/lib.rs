@@ -17,6 +17,7 @@
 pub mod auth;
 pub mod batch;
 pub mod capacity;
+pub mod collections;
 pub mod error;
 pub mod expirer;
 pub mod expr;

@@ -282,6 +282,15 @@ pub fn table_schema(meta: &TableMeta, id: Uuid) -> TableSchema {
         },
         kind: ColumnKind::Regular,
     });
+    if !meta.local_secondary_indexes.is_empty() {
+        // The partition's item collection size (crate::collections).
+        columns.push(ColumnDef {
+            id: crate::collections::column(),
+            name: crate::collections::COLLECTION_COLUMN.to_string(),
+            ty: CqlType::Bigint,
+            kind: ColumnKind::Static,
+        });
+    }
     let options = TableOptions {
         comment: format!("DynamoDB table {}", meta.table_name),
         extensions: BTreeMap::from([(EXTENSION.to_string(), meta.to_bytes())]),

@@ -84,6 +84,8 @@ pub enum Reason {
     ConditionalCheckFailed(Option<Item>),
     TransactionConflict,
     ValidationError(String),
+    /// The transaction would grow the action's item collection past its limit.
+    ItemCollectionSizeLimitExceeded,
 }
 
 impl Reason {
@@ -93,6 +95,7 @@ impl Reason {
             Reason::ConditionalCheckFailed(_) => "ConditionalCheckFailed",
             Reason::TransactionConflict => "TransactionConflict",
             Reason::ValidationError(_) => "ValidationError",
+            Reason::ItemCollectionSizeLimitExceeded => "ItemCollectionSizeLimitExceeded",
         }
     }
 
@@ -104,6 +107,9 @@ impl Reason {
             Reason::ConditionalCheckFailed(_) => Some("The conditional request failed".into()),
             Reason::TransactionConflict => Some("Transaction is ongoing for the item".into()),
             Reason::ValidationError(m) => Some(m.clone()),
+            Reason::ItemCollectionSizeLimitExceeded => {
+                Some(crate::collections::LIMIT_MESSAGE.into())
+            }
         };
         if let Some(m) = message {
             out.insert("Message".into(), Value::String(m));
@@ -452,7 +458,7 @@ fn request_digest(req: &Object) -> [u8; 32] {
 /// TransactWriteItems.
 pub async fn transact_write_items(ops: &Operations, req: &Object) -> Result<Value> {
     let capacity_mode = ReturnCapacity::of(req).map_err(op)?;
-    crate::batch::check_item_collection_metrics(req)?;
+    let metrics_wanted = crate::batch::item_collection_metrics(req)?;
     let token = client_token(req)?;
     let raw = transact_items(req)?;
     let mut tables = Tables::default();
@@ -498,7 +504,14 @@ pub async fn transact_write_items(ops: &Operations, req: &Object) -> Result<Valu
             TokenCheck::Replay(answer) => return Ok(answer),
         }
     }
-    let result = run_write(&ops.coordinator, actions, keys, capacity_mode).await;
+    let result = run_write(
+        &ops.coordinator,
+        actions,
+        keys,
+        capacity_mode,
+        metrics_wanted,
+    )
+    .await;
     if let Some(t) = &token {
         ops.transaction_tokens
             .finish(t, digest, now, result.as_ref().ok());
@@ -511,6 +524,7 @@ pub async fn transact_write_items(ops: &Operations, req: &Object) -> Result<Valu
 struct Decision {
     reasons: Vec<Reason>,
     consumed: PerTable,
+    metrics: Vec<crate::collections::Metric>,
 }
 
 async fn run_write(
@@ -518,6 +532,7 @@ async fn run_write(
     actions: Vec<Action>,
     keys: Vec<ItemKey>,
     capacity_mode: ReturnCapacity,
+    metrics_wanted: bool,
 ) -> Result<Value> {
     let reads: Vec<CasRead> = actions
         .iter()
@@ -548,8 +563,9 @@ async fn run_write(
                 let (writes, reasons, consumed) = decide(&actions, &keys, reads, ts, now);
                 d.reasons = reasons;
                 d.consumed = consumed;
-                let writes = writes?;
-                *shared_tickets.lock() = writes.tickets;
+                let mut writes = writes?;
+                *shared_tickets.lock() = std::mem::take(&mut writes.tickets);
+                d.metrics = std::mem::take(&mut writes.metrics);
                 Some(writes.mutations)
             },
         )
@@ -577,6 +593,12 @@ async fn run_write(
     if capacity_mode.wanted() {
         out.insert("ConsumedCapacity".into(), d.consumed.to_json(capacity_mode));
     }
+    if metrics_wanted && !d.metrics.is_empty() {
+        out.insert(
+            "ItemCollectionMetrics".into(),
+            crate::collections::Metric::map_json(&d.metrics),
+        );
+    }
     Ok(Value::Object(out))
 }
 
@@ -591,7 +613,7 @@ fn decide(
     let mut reasons = Vec::with_capacity(actions.len());
     let mut mutations = item_writes::Writes::with_capacity(actions.len());
     let mut consumed = PerTable::default();
-    for ((a, key), read) in actions.iter().zip(keys).zip(reads) {
+    for (i, ((a, key), read)) in actions.iter().zip(keys).zip(reads).enumerate() {
         let old = match item_ops::stored_item(&a.layout, key, read, now) {
             Ok(old) => old,
             Err(e) => {
@@ -640,6 +662,7 @@ fn decide(
                 consumed.add(
                     &a.table,
                     &Consumed::write(capacity::write_units(old.as_ref(), new.as_ref()))
+                        .with_index_writes(&a.layout.indexes, old.as_ref(), new.as_ref())
                         .transactional(),
                 );
                 match mutations.append(
@@ -653,8 +676,26 @@ fn decide(
                     Ok(()) => reasons.push(Reason::None),
                     Err(e) => reasons.push(Reason::ValidationError(e.0)),
                 }
+                mutations.note_collection(
+                    i,
+                    &a.table,
+                    &a.layout,
+                    key,
+                    read,
+                    old.as_ref(),
+                    new.as_ref(),
+                    ts,
+                    now,
+                );
             }
             Err(message) => reasons.push(Reason::ValidationError(message)),
+        }
+    }
+    if reasons.iter().all(|r| *r == Reason::None)
+        && let Err(exceeded) = mutations.finish_collections()
+    {
+        for i in exceeded.into_iter().flatten() {
+            reasons[i] = Reason::ItemCollectionSizeLimitExceeded;
         }
     }
     // Stream tickets are only taken for a transaction that writes (below: dropped otherwise).

@@ -189,6 +189,7 @@ impl Node {
             coordinator.clone(),
             DynamoConfig {
                 access_keys: AccessKeys::new(config.dynamo_access_keys.clone()),
+                item_collection_size_limit_bytes: config.dynamo_item_collection_size_limit_bytes,
                 ..DynamoConfig::default()
             },
         );

@@ -86,6 +86,27 @@ async fn aggregates_groups_and_restrictions() {
     let mut distinct: Vec<(i32, i32)> = query(&session, "SELECT DISTINCT k, s FROM t").await;
     distinct.sort();
     assert_eq!(distinct, vec![(0, 0), (1, 1), (2, 2)]);
+    // A partition with only static content is one row when the query names no clustering
+    // row, and no row when it does (Cassandra's queriesFullPartitions).
+    session
+        .query_unpaged("INSERT INTO t (k, s) VALUES (7, 70)", &[])
+        .await
+        .unwrap();
+    let whole: Vec<(i32, Option<i32>)> = query(&session, "SELECT s, v FROM t WHERE k = 7").await;
+    assert_eq!(whole, vec![(70, None)]);
+    let row: Vec<(i32, Option<i32>)> = query(
+        &session,
+        "SELECT s, v FROM t WHERE k = 7 AND a = 1 AND b = 1",
+    )
+    .await;
+    assert!(row.is_empty(), "{row:?}");
+    let slice: Vec<(i32, Option<i32>)> =
+        query(&session, "SELECT s, v FROM t WHERE k = 7 AND a > 0").await;
+    assert!(slice.is_empty(), "{slice:?}");
+    session
+        .query_unpaged("DELETE FROM t WHERE k = 7", &[])
+        .await
+        .unwrap();
     // IN on clustering columns, and multi-column slices on mixed-order columns (a DESC, b
     // ASC): tuples compare in the columns' natural order, rows come in clustering order.
     let inn: Vec<(i32, i32)> = query(

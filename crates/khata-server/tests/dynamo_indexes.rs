@@ -1081,3 +1081,126 @@ async fn transactions_and_batches_keep_the_indexes() {
     );
     node.stop().await;
 }
+
+/// The units a `ConsumedCapacity` (INDEXES shape) gives index `name` in `member`.
+fn index_units(
+    c: &aws_sdk_dynamodb::types::ConsumedCapacity,
+    global: bool,
+    name: &str,
+) -> Option<f64> {
+    let map = if global {
+        c.global_secondary_indexes()
+    } else {
+        c.local_secondary_indexes()
+    };
+    map.and_then(|m| m.get(name))
+        .and_then(|u| u.capacity_units())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn return_consumed_capacity_indexes_counts_each_index() {
+    use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
+    let mut node = TestNode::start().await;
+    let client = dynamo_support::client(node.dynamo_address());
+    create_orders(&client).await;
+
+    // A new item in GSI1 (ALL) and by-date (KEYS_ONLY): one write each, plus the table's.
+    let out = client
+        .put_item()
+        .table_name("orders")
+        .set_item(Some(item(&[
+            ("PK", s("c#1")),
+            ("SK", s("o#1")),
+            ("GSI1PK", s("g")),
+            ("GSI1SK", s("1")),
+            ("date", s("2026-11-30")),
+        ])))
+        .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+        .send()
+        .await
+        .unwrap();
+    let c = out.consumed_capacity().unwrap();
+    assert_eq!(c.table().and_then(|t| t.capacity_units()), Some(1.0));
+    assert_eq!(index_units(c, true, "GSI1"), Some(1.0));
+    assert_eq!(index_units(c, false, "by-date"), Some(1.0));
+    assert_eq!(index_units(c, true, "status-total"), None, "not in it");
+    assert_eq!(c.capacity_units(), Some(3.0));
+
+    // Moving the item to another GSI1 key deletes one entry and writes another: two units;
+    // an attribute no index projects costs the indexes nothing... except GSI1, which
+    // projects everything (one write of its entry).
+    let out = client
+        .update_item()
+        .table_name("orders")
+        .key("PK", s("c#1"))
+        .key("SK", s("o#1"))
+        .update_expression("SET GSI1SK = :k")
+        .expression_attribute_values(":k", s("2"))
+        .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+        .send()
+        .await
+        .unwrap();
+    let c = out.consumed_capacity().unwrap();
+    assert_eq!(index_units(c, true, "GSI1"), Some(2.0));
+    assert_eq!(index_units(c, false, "by-date"), None);
+    let out = client
+        .update_item()
+        .table_name("orders")
+        .key("PK", s("c#1"))
+        .key("SK", s("o#1"))
+        .update_expression("SET extra = :v")
+        .expression_attribute_values(":v", s("x"))
+        .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+        .send()
+        .await
+        .unwrap();
+    let c = out.consumed_capacity().unwrap();
+    assert_eq!(index_units(c, true, "GSI1"), Some(1.0));
+    assert_eq!(
+        index_units(c, false, "by-date"),
+        None,
+        "KEYS_ONLY: unchanged"
+    );
+    // TOTAL is the sum without the breakdown.
+    let out = client
+        .delete_item()
+        .table_name("orders")
+        .key("PK", s("c#1"))
+        .key("SK", s("o#1"))
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await
+        .unwrap();
+    let c = out.consumed_capacity().unwrap();
+    assert_eq!(c.capacity_units(), Some(3.0));
+    assert!(c.global_secondary_indexes().is_none() && c.table().is_none());
+
+    // A Query of an index is charged to the index: half a unit for an eventual read.
+    put(
+        &client,
+        "orders",
+        item(&[
+            ("PK", s("c#2")),
+            ("SK", s("o#1")),
+            ("GSI1PK", s("g")),
+            ("GSI1SK", s("3")),
+        ]),
+    )
+    .await;
+    let out = client
+        .query()
+        .table_name("orders")
+        .index_name("GSI1")
+        .key_condition_expression("GSI1PK = :g")
+        .expression_attribute_values(":g", s("g"))
+        .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.count(), 1);
+    let c = out.consumed_capacity().unwrap();
+    assert_eq!(index_units(c, true, "GSI1"), Some(0.5));
+    assert_eq!(c.table().and_then(|t| t.capacity_units()), Some(0.0));
+    assert_eq!(c.capacity_units(), Some(0.5));
+    node.stop().await;
+}

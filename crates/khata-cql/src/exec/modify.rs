@@ -226,9 +226,22 @@ fn insert_mutations(
     for c in t.def.partition_key() {
         pk.push(key_value(c)?);
     }
+    // An INSERT that names no clustering column and sets static columns only writes the
+    // partition's static row and no row (Cassandra allows it; a regular column needs a row).
+    let static_only = !t.def.clustering().is_empty()
+        && t.def
+            .clustering()
+            .iter()
+            .all(|(c, _)| !given.contains_key(c.name.as_str()))
+        && given.values().any(|(c, _)| c.kind == ColumnKind::Static)
+        && given
+            .values()
+            .all(|(c, _)| matches!(c.kind, ColumnKind::Static | ColumnKind::PartitionKey { .. }));
     let mut ck = Vec::new();
-    for (c, _) in t.def.clustering() {
-        ck.push(key_value(c)?);
+    if !static_only {
+        for (c, _) in t.def.clustering() {
+            ck.push(key_value(c)?);
+        }
     }
     let refs: Vec<&[u8]> = pk.iter().map(|b| &b[..]).collect();
     let key = DecoratedKey::new(
@@ -238,7 +251,6 @@ fn insert_mutations(
     if key.key.is_empty() {
         return Err(ExecError::invalid("Key may not be empty"));
     }
-    let clustering = restrictions::encode(t, &ck)?;
     let mut row = Row {
         liveness: Some(wt.liveness()),
         ..Row::default()
@@ -255,7 +267,9 @@ fn insert_mutations(
     if !static_row.is_empty() {
         update.static_row = static_row;
     }
-    update.add_row(clustering, row);
+    if !static_only {
+        update.add_row(restrictions::encode(t, &ck)?, row);
+    }
     Ok(vec![Mutation::new(t.def.id, key, update)])
 }
 

@@ -451,6 +451,9 @@ struct Plan {
     ranges: Vec<(Bytes, Bytes)>,
     reversed: bool,
     filters: Vec<(ColumnDef, Bytes)>,
+    /// No clustering or regular column is restricted: a partition with only static content
+    /// is one row (Cassandra's `queriesFullPartitions`); otherwise such a partition has none.
+    full_partitions: bool,
 }
 
 fn plan(t: &TableSchema, s: &Select, run: &Run<'_>) -> Result<Plan, ExecError> {
@@ -511,11 +514,14 @@ fn plan(t: &TableSchema, s: &Select, run: &Run<'_>) -> Result<Plan, ExecError> {
             None => Source::Scan(r.token_low, r.token_high),
         }
     };
+    let full_partitions =
+        !r.has_clustering() && !r.filters.iter().any(|(c, _)| c.kind == ColumnKind::Regular);
     Ok(Plan {
         source,
         ranges,
         reversed,
         filters: r.filters,
+        full_partitions,
     })
 }
 
@@ -772,8 +778,10 @@ pub(crate) async fn run(
         } else {
             partition.live_rows(now).collect()
         };
-        let static_only =
-            live.is_empty() && partition.static_row.is_live(now) && !clustering.is_empty();
+        let static_only = live.is_empty()
+            && partition.static_row.is_live(now)
+            && !clustering.is_empty()
+            && plan.full_partitions;
         let candidates: Vec<(Option<&Bytes>, Option<&Row>)> = if static_only {
             vec![(None, None)]
         } else {

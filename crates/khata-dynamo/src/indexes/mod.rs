@@ -40,9 +40,8 @@
 //! the moment the index is in the metadata. A deleted GSI is `DELETING` until its table is
 //! dropped. Both states are in the table's metadata, so a restart resumes them.
 //!
-//! Not done: the 10 GB item collection limit of tables with LSIs (the engine has no cheap
-//! per-partition size), capacity accounting, and index statistics (ItemCount and
-//! IndexSizeBytes are 0, as the table's are).
+//! The 10 GB item collection limit of tables with LSIs is [`crate::collections`]; index
+//! capacity units are [`crate::capacity::Consumed::with_index_writes`].
 
 pub mod build;
 pub mod query;

@@ -87,6 +87,23 @@ impl View {
 
 /// Count an index entry's item read into `page`, and keep it if it passes the filter: the
 /// index's projection of `base`, or what the request's projection or `Select` asks for.
+/// The answer of a page, with the read units it consumed on the index: the entries read (their
+/// projected sizes), rounded up once.
+fn finish(page: Page, req: &Object, index: &IndexLayout, shape: &ReadShape, more: bool) -> Value {
+    let units = crate::capacity::read_units(
+        page.bytes(),
+        shape.consistency == khata_coordinator::Consistency::LocalQuorum,
+    );
+    let mut answer = page.finish(shape, more);
+    crate::capacity::attach(
+        &mut answer,
+        crate::item_ops::table_name(req),
+        &crate::capacity::Consumed::index_read(&index.name, index.global, units),
+        shape.capacity,
+    );
+    answer
+}
+
 fn add(
     page: &mut Page,
     layout: &ItemLayout,
@@ -374,7 +391,7 @@ pub async fn query(
     if page.full(&shape) {
         more = true;
     }
-    Ok(page.finish(&shape, more))
+    Ok(finish(page, req, index, &shape, more))
 }
 
 /// Scan with `IndexName` (parallel segments are slices of the index table's token ring).
@@ -439,5 +456,5 @@ pub async fn scan(
     }
     resolver.clean().await;
     let more = page.full(&shape);
-    Ok(page.finish(&shape, more))
+    Ok(finish(page, req, index, &shape, more))
 }

@@ -46,6 +46,8 @@ pub struct Operations {
     pub(crate) transaction_tokens: crate::transact::Tokens,
     /// The tables' streams on this node ([`crate::streams`]).
     pub streams: crate::streams::Streams,
+    /// The largest item collection a write may grow ([`crate::collections`]).
+    collection_limit: u64,
 }
 
 /// What a handler knows about the request besides its body.
@@ -148,7 +150,14 @@ impl Operations {
             schema_lock,
             transaction_tokens: crate::transact::Tokens::default(),
             streams: crate::streams::Streams::default(),
+            collection_limit: crate::collections::DEFAULT_LIMIT_BYTES,
         }
+    }
+
+    /// These operations with item collections limited to `bytes` instead of DynamoDB's 10 GB.
+    pub fn with_collection_limit(mut self, bytes: u64) -> Self {
+        self.collection_limit = bytes;
+        self
     }
 
     /// Run `operation` (a name [`is_known`] accepts; others are `UnknownOperationException`).
@@ -220,6 +229,9 @@ impl Operations {
     ) -> Result<crate::items::ItemLayout> {
         let mut layout = item_layout(table)?;
         layout.stream = self.streams.writer(&self.coordinator, table).await?;
+        if let Some(c) = layout.collections.as_mut() {
+            c.limit = self.collection_limit;
+        }
         Ok(layout)
     }
 
@@ -247,6 +259,9 @@ impl Operations {
                 slot.insert(stream);
             }
             layout.stream = done[&id].clone();
+            if let Some(c) = layout.collections.as_mut() {
+                c.limit = self.collection_limit;
+            }
         }
         Ok(())
     }
@@ -326,5 +341,9 @@ pub(crate) fn item_layout(table: &crate::tables::Table) -> Result<crate::items::
                 table.meta.table_name
             ))
         })?;
-    crate::indexes::with_indexes(layout, &table.meta).map_err(DynamoError::internal)
+    let mut layout =
+        crate::indexes::with_indexes(layout, &table.meta).map_err(DynamoError::internal)?;
+    layout.collections =
+        crate::collections::Collections::of(&table.schema, crate::collections::DEFAULT_LIMIT_BYTES);
+    Ok(layout)
 }

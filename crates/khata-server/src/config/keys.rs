@@ -33,6 +33,7 @@ pub(crate) struct Key {
 const MS: TimeUnit = TimeUnit::Milliseconds;
 const MIB: StorageUnit = StorageUnit::Mebibytes;
 const KIB: StorageUnit = StorageUnit::Kibibytes;
+const B: StorageUnit = StorageUnit::Bytes;
 
 fn text(s: impl Into<String>) -> Value {
     Value::String(s.into())
@@ -476,6 +477,16 @@ pub(crate) static KEYS: &[Key] = &[
         get: |c| number(c.ttl_scan_period_seconds),
         set: |c, x| {
             c.ttl_scan_period_seconds = v::u32_in(x, 1, i32::MAX as u32)?;
+            Ok(())
+        },
+        aliases: &[],
+    },
+    Key {
+        name: "dynamo_item_collection_size_limit",
+        get: |c| text(format_storage(c.dynamo_item_collection_size_limit_bytes, B)),
+        set: |c, x| {
+            c.dynamo_item_collection_size_limit_bytes =
+                positive(v::storage(x, StorageBound::LONG_BYTES)?)?;
             Ok(())
         },
         aliases: &[],
