@@ -1,4 +1,5 @@
-//! khata's one seam for nondeterminism: the clock, randomness and files.
+//! khata's one seam for nondeterminism: the clock, randomness and files (and the operating
+//! system's scheduling of background threads, [`sched`]).
 //!
 //! Everything above this crate reaches the real clock and the real file system only through
 //! these traits, so tests can substitute a manual clock ([`clock::ManualClock`]) and a file
@@ -8,6 +9,7 @@
 pub mod clock;
 pub mod fault;
 pub mod fs;
+pub mod sched;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use fault::{

@@ -836,7 +836,15 @@ fn discard_commitlog(inner: &Inner) -> Result<()> {
     inner.commitlog.discard_before(bound)
 }
 
+/// Flushes and compactions yield the CPU to request threads ([`khata_env::sched`]).
+fn lower_priority() {
+    if let Err(e) = khata_env::sched::set_current_thread_nice(khata_env::sched::BACKGROUND_NICE) {
+        tracing::debug!(error = %e, "could not lower a background thread's priority");
+    }
+}
+
 fn flush_worker(inner: Arc<Inner>) {
+    lower_priority();
     loop {
         let id = {
             let mut q = inner.flush_queue.lock();
@@ -871,6 +879,7 @@ fn flush_worker(inner: Arc<Inner>) {
 }
 
 fn compaction_worker(inner: Arc<Inner>) {
+    lower_priority();
     loop {
         {
             let mut woken = inner.compaction_wakeup.lock();

@@ -1,0 +1,57 @@
+//! The CPU priority of background threads.
+//!
+//! Flushes and compactions are throughput work: on a machine with few cores they compete with
+//! the threads that answer requests, and a request that waits for a core waits out a
+//! scheduler slice of a flush (milliseconds) however short its own work. ScyllaDB runs such
+//! work in scheduling groups with fewer shares; on Linux the per-thread nice value gives the
+//! same: a thread at nice 10 gets about a tenth of a core against a busy thread at nice 0,
+//! and all of any idle core.
+
+/// The nice value of flush and compaction threads.
+pub const BACKGROUND_NICE: i32 = 10;
+
+/// Give the calling thread the nice value `nice` (0 to 19: lower priority than requests).
+/// On Linux the nice value belongs to the thread; elsewhere this does nothing.
+pub fn set_current_thread_nice(nice: i32) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: setpriority(2) takes three integers and reads or writes no memory of ours.
+        // With PRIO_PROCESS and `who` 0 Linux changes the calling thread only (the nice value
+        // is a per-thread attribute there, `man 7 sched`).
+        #[allow(unsafe_code)]
+        let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The nice value of thread `tid` from /proc (field 19 of `stat`).
+    #[cfg(target_os = "linux")]
+    fn nice_of_current_thread() -> i64 {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        after_name.split(' ').nth(16).unwrap().parse().unwrap()
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn only_the_calling_thread_is_lowered() {
+        let before = nice_of_current_thread();
+        let lowered = std::thread::spawn(|| {
+            set_current_thread_nice(BACKGROUND_NICE).unwrap();
+            nice_of_current_thread()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(lowered, i64::from(BACKGROUND_NICE).max(before));
+        assert_eq!(nice_of_current_thread(), before);
+    }
+}
