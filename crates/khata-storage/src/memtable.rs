@@ -6,11 +6,15 @@
 //! the partition with [`Partition::merge`], so the memtable holds the reconciled, canonical
 //! version of every partition it has seen.
 //!
+//! A partition that is one row and nothing else (no deletion, static row or range tombstone:
+//! every partition of a key-value table) is held as that row alone ([`Held::One`]); the
+//! `BTreeMap` of a [`Partition`] allocates a leaf for eleven rows with its first row, which
+//! for such partitions was three quarters of what the memtable held.
+//!
 //! Memory is accounted approximately: the estimated size of every update applied, plus what a
 //! partition costs the first time it is written ([`PARTITION_BYTES`]: its skip-list node, its
-//! mutex and `Partition`) and the first time it gets a row ([`ROW_LEAF_BYTES`]: the B-tree
-//! leaf that holds up to eleven rows, allocated whole), which dominate for one-row
-//! partitions. The engine flushes a memtable when the accounted size passes its threshold. A memtable is never
+//! mutex and what it holds) and when it first needs a B-tree of rows ([`ROW_LEAF_BYTES`]: the
+//! leaf that holds up to eleven rows, allocated whole). The engine flushes a memtable when the accounted size passes its threshold. A memtable is never
 //! modified after it has been *sealed* for flushing: the engine switches writes to a fresh one
 //! first, so a flush can iterate a sealed memtable without locks held against writers.
 
@@ -20,13 +24,14 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
 use khata_types::partition::{Partition, RangeTombstoneList};
+use khata_types::row::Row;
 use khata_types::token::DecoratedKey;
 use parking_lot::Mutex;
 
 /// What a partition costs the memtable before its contents: the skip-list node (key, value,
 /// reference count and an average tower of pointers) holding its mutex and `Partition`.
 pub const PARTITION_BYTES: usize =
-    std::mem::size_of::<DecoratedKey>() + std::mem::size_of::<Mutex<Partition>>() + 48;
+    std::mem::size_of::<DecoratedKey>() + std::mem::size_of::<Mutex<Held>>() + 48;
 
 /// The B-tree leaf a partition's first row allocates (`BTreeMap` leaves hold eleven entries),
 /// less the share of it [`Row::size_estimate`] already counts for that row.
@@ -35,10 +40,114 @@ pub const PARTITION_BYTES: usize =
 pub const ROW_LEAF_BYTES: usize = 11 * std::mem::size_of::<(Bytes, khata_types::row::Row)>() + 16
     - std::mem::size_of::<(Bytes, khata_types::row::Row)>() * 3 / 2;
 
+/// What the memtable holds for one partition.
+#[derive(Debug)]
+enum Held {
+    /// A partition that is exactly one row: its clustering key and the row.
+    One(Bytes, Row),
+    /// Any other partition.
+    Many(Partition),
+}
+
+/// The row of `update` if it is a single row and nothing else.
+fn single_row(update: &Partition) -> bool {
+    update.deletion.is_none()
+        && update.static_row.is_empty()
+        && update.range_tombstones.is_empty()
+        && update.rows.len() == 1
+}
+
+impl Held {
+    fn empty() -> Held {
+        Held::Many(Partition::new())
+    }
+
+    /// Whether the partition has a B-tree of rows (a leaf allocated).
+    fn has_leaf(&self) -> bool {
+        matches!(self, Held::Many(p) if !p.rows.is_empty())
+    }
+
+    /// Join `update` into the partition, as [`Partition::merge`] does.
+    fn merge(&mut self, update: Partition) {
+        match self {
+            Held::Many(p) if p.is_empty() && single_row(&update) => {
+                let (k, mut row) = update.rows.into_iter().next().expect("one row");
+                row.shadow(None);
+                if !row.is_empty() {
+                    *self = Held::One(k, row);
+                }
+            }
+            Held::One(k, row) if single_row(&update) && update.rows.contains_key(k) => {
+                let (_, other) = update.rows.into_iter().next().expect("one row");
+                row.merge(other);
+                row.shadow(None);
+                if row.is_empty() {
+                    *self = Held::empty();
+                }
+            }
+            Held::One(..) => {
+                let mut p = self.to_partition();
+                p.merge(update);
+                *self = Held::Many(p);
+            }
+            Held::Many(p) => p.merge(update),
+        }
+    }
+
+    /// Hold the partition as a [`Partition`] (for a flush, which reads it in place).
+    fn as_partition(&mut self) -> &Partition {
+        if let Held::One(..) = self {
+            let p = self.to_partition();
+            *self = Held::Many(p);
+        }
+        match self {
+            Held::Many(p) => p,
+            Held::One(..) => unreachable!("converted above"),
+        }
+    }
+
+    /// A copy as a [`Partition`].
+    fn to_partition(&self) -> Partition {
+        match self {
+            Held::One(k, row) => {
+                let mut p = Partition::new();
+                p.rows.insert(k.clone(), row.clone());
+                p
+            }
+            Held::Many(p) => p.clone(),
+        }
+    }
+
+    fn row_count(&self) -> usize {
+        match self {
+            Held::One(..) => 1,
+            Held::Many(p) => p.rows.len(),
+        }
+    }
+
+    /// The part in the sorted, disjoint byte `ranges` ([`slice_partition`]).
+    fn slice(&self, ranges: &[(Bytes, Bytes)]) -> Partition {
+        match self {
+            Held::One(k, row) => {
+                let mut p = Partition::new();
+                if ranges.iter().any(|(start, end)| start <= k && k < end) {
+                    p.rows.insert(k.clone(), row.clone());
+                }
+                p
+            }
+            Held::Many(p) => slice_partition(p, ranges),
+        }
+    }
+}
+
+/// What [`Partition::size_estimate`] counts for a one-row partition that [`Held::One`] does
+/// not allocate: the partition header (32), the row's key slot (16) and its B-tree slot.
+const ONE_ROW_CREDIT: usize = 32 + 16 + std::mem::size_of::<(Bytes, Row)>() * 3 / 2;
+
 /// One memtable.
 #[derive(Debug)]
 pub struct Memtable {
-    partitions: SkipMap<DecoratedKey, Mutex<Partition>>,
+    partitions: SkipMap<DecoratedKey, Mutex<Held>>,
     size_bytes: AtomicUsize,
     min_timestamp: AtomicI64,
     max_timestamp: AtomicI64,
@@ -73,18 +182,23 @@ impl Memtable {
             Some(e) => e,
             None => self
                 .partitions
-                .get_or_insert(key.clone(), Mutex::new(Partition::new())),
+                .get_or_insert(key.clone(), Mutex::new(Held::empty())),
         };
-        let overhead = {
+        let (overhead, credit) = {
             let mut p = entry.value().lock();
-            let fresh = p.is_empty();
-            let first_rows = p.rows.is_empty() && !update.rows.is_empty();
+            let fresh = matches!(&*p, Held::Many(p) if p.is_empty());
+            let had_leaf = p.has_leaf();
             p.merge(update);
-            usize::from(fresh) * (PARTITION_BYTES + key.key.len())
-                + usize::from(first_rows) * ROW_LEAF_BYTES
+            let overhead = usize::from(fresh) * (PARTITION_BYTES + key.key.len())
+                + usize::from(!had_leaf && p.has_leaf()) * ROW_LEAF_BYTES;
+            // A partition held as its one row keeps the row in its skip-list node, which
+            // PARTITION_BYTES counts: not in a partition header or a B-tree slot, which the
+            // update's estimate counted.
+            let inline = fresh && matches!(&*p, Held::One(..));
+            (overhead, usize::from(inline) * ONE_ROW_CREDIT)
         };
         self.size_bytes
-            .fetch_add(size + overhead, Ordering::Relaxed);
+            .fetch_add((size + overhead).saturating_sub(credit), Ordering::Relaxed);
     }
 
     /// Accounted size in bytes.
@@ -104,7 +218,7 @@ impl Memtable {
     pub fn row_count(&self) -> usize {
         self.partitions
             .iter()
-            .map(|e| e.value().lock().rows.len())
+            .map(|e| e.value().lock().row_count())
             .sum()
     }
 
@@ -122,7 +236,7 @@ impl Memtable {
     pub fn read(&self, key: &DecoratedKey, ranges: &[(Bytes, Bytes)]) -> Option<Partition> {
         let entry = self.partitions.get(key)?;
         let p = entry.value().lock();
-        Some(slice_partition(&p, ranges))
+        Some(p.slice(ranges))
     }
 
     /// Visit every partition in key order without copying it (for flushing a sealed memtable;
@@ -132,7 +246,7 @@ impl Memtable {
         mut f: impl FnMut(&DecoratedKey, &Partition) -> Result<(), E>,
     ) -> Result<(), E> {
         for e in self.partitions.iter() {
-            f(e.key(), &e.value().lock())?;
+            f(e.key(), e.value().lock().as_partition())?;
         }
         Ok(())
     }
@@ -144,7 +258,7 @@ impl Memtable {
     ) -> impl Iterator<Item = (DecoratedKey, Partition)> + 'a {
         self.partitions
             .range((from, Bound::Unbounded))
-            .map(|e| (e.key().clone(), e.value().lock().clone()))
+            .map(|e| (e.key().clone(), e.value().lock().to_partition()))
     }
 }
 
