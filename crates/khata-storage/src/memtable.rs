@@ -94,18 +94,6 @@ impl Held {
         }
     }
 
-    /// Hold the partition as a [`Partition`] (for a flush, which reads it in place).
-    fn as_partition(&mut self) -> &Partition {
-        if let Held::One(..) = self {
-            let p = self.to_partition();
-            *self = Held::Many(p);
-        }
-        match self {
-            Held::Many(p) => p,
-            Held::One(..) => unreachable!("converted above"),
-        }
-    }
-
     /// A copy as a [`Partition`].
     fn to_partition(&self) -> Partition {
         match self {
@@ -239,14 +227,22 @@ impl Memtable {
         Some(p.slice(ranges))
     }
 
-    /// Visit every partition in key order without copying it (for flushing a sealed memtable;
-    /// each partition is locked while `f` runs). Stops at the first error.
+    /// Visit every partition in key order (for flushing a sealed memtable; each partition is
+    /// locked while `f` runs), without copying it unless it is held as its one row. Stops at
+    /// the first error.
     pub fn try_for_each<E>(
         &self,
         mut f: impl FnMut(&DecoratedKey, &Partition) -> Result<(), E>,
     ) -> Result<(), E> {
         for e in self.partitions.iter() {
-            f(e.key(), e.value().lock().as_partition())?;
+            let held = e.value().lock();
+            match &*held {
+                Held::Many(p) => f(e.key(), p)?,
+                // A one-row partition is lent as a short-lived copy: converting it in place
+                // would give every partition of the memtable its B-tree leaf until the
+                // memtable is dropped, after the flush.
+                Held::One(..) => f(e.key(), &held.to_partition())?,
+            }
         }
         Ok(())
     }
