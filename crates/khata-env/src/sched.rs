@@ -1,13 +1,13 @@
 //! The CPU priority of background threads.
 //!
-//! Flushes and compactions are throughput work: on a machine with few cores they compete with
-//! the threads that answer requests, and a request that waits for a core waits out a
-//! scheduler slice of a flush (milliseconds) however short its own work. ScyllaDB runs such
-//! work in scheduling groups with fewer shares; on Linux the per-thread nice value gives the
-//! same: a thread at nice 10 gets about a tenth of a core against a busy thread at nice 0,
-//! and all of any idle core.
+//! Compactions are throughput work: on a machine with few cores they compete with the threads
+//! that answer requests, and a request that waits for a core waits out a scheduler slice of a
+//! compaction (milliseconds) however short its own work. ScyllaDB runs compaction in a
+//! scheduling group with fewer shares; on Linux the per-thread nice value gives the same: a
+//! thread at nice 10 gets about a tenth of a core against a busy thread at nice 0, and all of
+//! any idle core.
 
-/// The nice value of flush and compaction threads.
+/// The nice value of compaction threads.
 pub const BACKGROUND_NICE: i32 = 10;
 
 /// Give the calling thread the nice value `nice` (0 to 19: lower priority than requests).

@@ -836,7 +836,9 @@ fn discard_commitlog(inner: &Inner) -> Result<()> {
     inner.commitlog.discard_before(bound)
 }
 
-/// Flushes and compactions yield the CPU to request threads ([`khata_env::sched`]).
+/// Compactions yield the CPU to request threads ([`khata_env::sched`]). Flushes do not: as
+/// ScyllaDB gives its memtable flushes the shares of statements, since a starved flush lets
+/// memtables pile up until writers wait and every read searches more of them.
 fn lower_priority() {
     if let Err(e) = khata_env::sched::set_current_thread_nice(khata_env::sched::BACKGROUND_NICE) {
         tracing::debug!(error = %e, "could not lower a background thread's priority");
@@ -844,7 +846,6 @@ fn lower_priority() {
 }
 
 fn flush_worker(inner: Arc<Inner>) {
-    lower_priority();
     loop {
         let id = {
             let mut q = inner.flush_queue.lock();
