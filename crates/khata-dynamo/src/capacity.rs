@@ -187,6 +187,19 @@ impl PerTable {
     }
 }
 
+/// Put `ConsumedCapacity` (one table) into an answer being printed, when the request asked
+/// for it.
+pub fn attach_body(
+    answer: &mut crate::reply::Body,
+    table: &str,
+    consumed: &Consumed,
+    mode: ReturnCapacity,
+) {
+    if mode.wanted() {
+        answer.value("ConsumedCapacity", &consumed.to_json(table, mode));
+    }
+}
+
 /// Put `ConsumedCapacity` (one table) into an answer when the request asked for it.
 pub fn attach(answer: &mut Value, table: &str, consumed: &Consumed, mode: ReturnCapacity) {
     if mode.wanted()

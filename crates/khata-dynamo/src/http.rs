@@ -19,12 +19,16 @@
 //! 4. The signature, when keys are configured.
 //! 5. `X-Amz-Target`: `UnknownOperationException` for an operation we do not know.
 //! 6. The body: `SerializationException` unless it is one JSON object (serde_json's
-//!    recursion limit bounds nesting).
-//! 7. The operation ([`crate::ops`]), run in a task of its own: a panic in it becomes a 500
-//!    `InternalServerError` for that request, and the node serves on.
+//!    recursion limit bounds nesting). The item operations' item member is read straight
+//!    into an item ([`crate::ops::request`]); answers with items are printed straight into
+//!    bytes ([`crate::reply`]).
+//! 7. The operation ([`crate::ops`]): a panic in it becomes a 500 `InternalServerError` for
+//!    that request, and the node serves on. Writes run in a task of their own, so a client
+//!    that goes away does not cut one short; reads run in the connection's task.
 //!
 //! The server does not enforce DynamoDB's request-rate limits or idle timeouts.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use axum::Router;
@@ -32,13 +36,15 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::Response;
+use futures::FutureExt as _;
 use khata_coordinator::Coordinator;
-use serde_json::Value;
 use tracing::{debug, warn};
 
 use crate::auth::{self, AccessKeys, SignedRequest};
 use crate::error::{DynamoError, ErrorKind};
+use crate::ops::request::Request as RequestBody;
 use crate::ops::{DEFAULT_REGION, Operations, RequestInfo};
+use crate::reply::Reply;
 
 /// DynamoDB's limit on a request body.
 pub const DEFAULT_MAX_REQUEST_SIZE_BYTES: usize = 16 * 1024 * 1024;
@@ -104,11 +110,11 @@ struct Answer {
 }
 
 impl Answer {
-    fn json(value: &Value, content_type: &'static str) -> Answer {
+    fn json(reply: Reply, content_type: &'static str) -> Answer {
         Answer {
             status: StatusCode::OK,
             content_type,
-            body: value.to_string().into_bytes(),
+            body: reply.into_bytes(),
         }
     }
 
@@ -227,15 +233,15 @@ async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
     };
     let error = |e: DynamoError| Answer::error(&e, content_type);
 
-    let headers: Vec<(&str, &str)> = parts
-        .headers
-        .iter()
-        .filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?)))
-        .collect();
     let region = header_str(&parts.headers, "authorization")
         .and_then(|a| auth::parse_authorization(a).ok())
         .map_or_else(|| DEFAULT_REGION.to_string(), |a| a.region);
     if endpoint.config.access_keys.enabled() {
+        let headers: Vec<(&str, &str)> = parts
+            .headers
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?)))
+            .collect();
         let signed = SignedRequest {
             method: parts.method.as_str(),
             path: parts.uri.path(),
@@ -256,36 +262,51 @@ async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
         STREAMS_TARGET => true,
         _ => return error(DynamoError::bare(ErrorKind::UnknownOperation)),
     };
-    let body = match serde_json::from_slice::<Value>(&bytes) {
-        Ok(Value::Object(o)) => o,
-        Ok(_) => {
-            return error(DynamoError::serialization(
-                "Start of structure or map found where not expected",
-            ));
-        }
-        Err(e) => {
-            return error(DynamoError::serialization(format!(
-                "The request body is not valid JSON: {e}"
-            )));
-        }
+    let body = match RequestBody::parse(operation, &bytes) {
+        Ok(body) => body,
+        Err(e) => return error(e),
     };
     let info = RequestInfo { region, host };
-    let operation = operation.to_string();
-    let task = {
+    let done = if !streams && crate::ops::is_read_only(operation) {
+        // A read changes nothing, so it may stop at any await (when the client goes away): it
+        // runs in the connection's task, sparing a task's allocation and scheduling. A panic
+        // in it is still a 500 for this request only.
+        AssertUnwindSafe(endpoint.ops.dispatch(operation, body, &info))
+            .catch_unwind()
+            .await
+            .map_err(|panic| panic_message(&*panic))
+    } else {
+        // A write runs in a task of its own, which finishes it even if the client goes away.
         let endpoint = endpoint.clone();
+        let operation = operation.to_string();
         tokio::spawn(async move {
             if streams {
-                endpoint.ops.dispatch_streams(&operation, body, &info).await
+                endpoint
+                    .ops
+                    .dispatch_streams(&operation, body.object, &info)
+                    .await
             } else {
                 endpoint.ops.dispatch(&operation, body, &info).await
             }
         })
+        .await
+        .map_err(|e| e.to_string())
     };
-    match task.await {
-        Ok(Ok(value)) => Answer::json(&value, content_type),
+    match done {
+        Ok(Ok(reply)) => Answer::json(reply, content_type),
         Ok(Err(e)) => error(e),
         Err(e) => error(DynamoError::internal(format!(
             "Internal server error: the request failed ({e})"
         ))),
     }
+}
+
+/// What a caught panic said.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    let message = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic");
+    format!("panicked with message {message:?}")
 }

@@ -23,8 +23,8 @@ use serde_json::Value;
 use super::{IndexLayout, IndexStatus, Projected};
 use crate::expr::{self, Expressions, KeyCondition, RangeCondition};
 use crate::item_ops::{
-    Object, OpError, Page, Placeholders, READ_CHUNK, ReadShape, Result, expressions_required,
-    prefix_end, read_shape, segment_range, stored_item, string, validation,
+    Object, OpError, Page, Placeholders, ReadShape, Result, expressions_required, prefix_end,
+    read_shape, segment_range, stored_item, string, validation,
 };
 use crate::items::{ItemLayout, clustering_type, column_bytes, key_type_of};
 use crate::value::{AttributeValue, Item, Map};
@@ -265,7 +265,7 @@ pub async fn query(
     layout: &ItemLayout,
     req: &Object,
     index_name: &str,
-) -> Result<Value> {
+) -> Result<crate::reply::Body> {
     let index = readable(layout, index_name)?;
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
@@ -321,7 +321,7 @@ pub async fn query(
     };
     let mut page = Page::new();
     let mut more = false;
-    'read: while low < high {
+    'read: while low < high && !page.full(&shape) {
         let read = coordinator
             .read(
                 ReadCommand {
@@ -329,7 +329,7 @@ pub async fn query(
                     key: partition.clone(),
                     ranges: vec![(low.clone(), high.clone())],
                     reversed: !forward,
-                    row_limit: Some(READ_CHUNK),
+                    row_limit: Some(page.rows_to_read(&shape)),
                     now,
                 },
                 shape.consistency,
@@ -383,7 +383,7 @@ pub async fn scan(
     layout: &ItemLayout,
     req: &Object,
     index_name: &str,
-) -> Result<Value> {
+) -> Result<crate::reply::Body> {
     let index = readable(layout, index_name)?;
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
@@ -408,7 +408,7 @@ pub async fn scan(
         stale: Vec::new(),
     };
     let mut page = Page::new();
-    'read: loop {
+    'read: while !page.full(&shape) {
         let result = coordinator
             .scan(
                 ScanCommand {
@@ -416,7 +416,7 @@ pub async fn scan(
                     start,
                     end,
                     resume: resume.clone(),
-                    row_limit: READ_CHUNK,
+                    row_limit: page.rows_to_read(&shape),
                     now,
                 },
                 shape.consistency,
