@@ -34,7 +34,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, Method, StatusCode, header};
 use axum::response::Response;
 use futures::FutureExt as _;
 use khata_coordinator::Coordinator;
@@ -43,7 +43,7 @@ use tracing::{debug, warn};
 use crate::auth::{self, AccessKeys, SignedRequest};
 use crate::error::{DynamoError, ErrorKind};
 use crate::ops::request::Request as RequestBody;
-use crate::ops::{DEFAULT_REGION, Operations, RequestInfo};
+use crate::ops::{Operations, RequestInfo};
 use crate::reply::Reply;
 
 /// DynamoDB's limit on a request body.
@@ -138,15 +138,16 @@ async fn handle(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Resp
     Response::builder()
         .status(answer.status)
         .header(header::CONTENT_TYPE, answer.content_type)
-        .header("x-amz-crc32", crc.to_string())
-        .header("x-amzn-RequestId", request_id)
+        .header(HeaderName::from_static("x-amz-crc32"), crc)
+        .header(HeaderName::from_static("x-amzn-requestid"), request_id)
         .body(Body::from(answer.body))
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
 /// Request ids in the shape of DynamoDB's (52 characters of `[A-Z0-9]`), unique within a run
 /// of the node without a system call per request: a counter passed through the SplitMix64
-/// finalizer (a bijection, so distinct counts give distinct ids) under a random seed.
+/// finalizer (a bijection, so distinct counts give distinct ids) under four random seeds, each
+/// of the four 64-bit words written whole as 13 base-36 digits (36^13 > 2^64).
 #[derive(Debug)]
 struct RequestIds {
     seed: [u64; 4],
@@ -171,16 +172,15 @@ impl RequestIds {
             z ^ (z >> 31)
         }
         let count = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let word = |i: usize| u128::from(mix(self.seed[i] ^ count));
-        let mut halves = [word(0) | word(1) << 64, word(2) | word(3) << 64];
-        (0..52)
-            .map(|i| {
-                let source = &mut halves[i / 26];
-                let d = DIGITS[(*source % 36) as usize] as char;
-                *source /= 36;
-                d
-            })
-            .collect()
+        let mut id = [0u8; 52];
+        for (digits, seed) in id.chunks_exact_mut(13).zip(self.seed) {
+            let mut word = mix(seed ^ count);
+            for d in digits {
+                *d = DIGITS[(word % 36) as usize];
+                word /= 36;
+            }
+        }
+        id.iter().map(|&b| char::from(b)).collect()
     }
 }
 
@@ -190,10 +190,8 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
     let (parts, body) = request.into_parts();
-    let host = header_str(&parts.headers, "host")
-        .unwrap_or("localhost")
-        .to_string();
     if parts.method == Method::GET {
+        let host = header_str(&parts.headers, "host").unwrap_or("localhost");
         return Answer {
             status: StatusCode::OK,
             content_type: "text/plain",
@@ -233,9 +231,6 @@ async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
     };
     let error = |e: DynamoError| Answer::error(&e, content_type);
 
-    let region = header_str(&parts.headers, "authorization")
-        .and_then(|a| auth::parse_authorization(a).ok())
-        .map_or_else(|| DEFAULT_REGION.to_string(), |a| a.region);
     if endpoint.config.access_keys.enabled() {
         let headers: Vec<(&str, &str)> = parts
             .headers
@@ -266,7 +261,10 @@ async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
         Ok(body) => body,
         Err(e) => return error(e),
     };
-    let info = RequestInfo { region, host };
+    let info = RequestInfo {
+        host: parts.headers.get(header::HOST).cloned(),
+        authorization: parts.headers.get(header::AUTHORIZATION).cloned(),
+    };
     let done = if !streams && crate::ops::is_read_only(operation) {
         // A read changes nothing, so it may stop at any await (when the client goes away): it
         // runs in the connection's task, sparing a task's allocation and scheduling. A panic

@@ -785,19 +785,24 @@ impl Page {
     }
 
     /// Count an item of the table read, and keep it if it passes the filter.
-    fn add(&mut self, layout: &ItemLayout, shape: &ReadShape, item: Item) {
-        let mut key = Item::new();
-        for (name, _) in std::iter::once(&layout.hash).chain(layout.range.as_ref()) {
-            if let Some(v) = item.get(name) {
-                key.insert(name.clone(), v.clone());
-            }
-        }
-        self.read(item.size_bytes(), key);
+    /// The whole item is kept as the last one read (no copy of its key per item); the page's
+    /// owner cuts it down to its key before finishing ([`Page::keep_key_of_last`]).
+    fn add(&mut self, shape: &ReadShape, item: Item) {
         if self.keep(shape, &item) {
             match &shape.projection {
                 Some(p) => self.push(&p.apply(&item)),
                 None => self.push(&item),
             }
+        }
+        self.read(item.size_bytes(), item);
+    }
+
+    /// Cut the last item read (added whole by [`Page::add`]) down to the table's key
+    /// attributes, which a next page starts after.
+    fn keep_key_of_last(&mut self, layout: &ItemLayout) {
+        if let Some(last) = &mut self.last {
+            let range = layout.range.as_ref().map(|(n, _)| n.as_str());
+            last.retain(|name, _| *name == layout.hash.0 || Some(name.as_str()) == range);
         }
     }
 
@@ -986,7 +991,7 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
                 // Past a begins_with prefix: nothing further matches.
                 break 'read;
             }
-            page.add(layout, &shape, item);
+            page.add(&shape, item);
         }
         if !read.limit_reached {
             break;
@@ -1002,6 +1007,7 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
         more = true;
     }
     let units = capacity::read_units(page.bytes, shape.consistency == Consistency::LocalQuorum);
+    page.keep_key_of_last(layout);
     let mut answer = page.finish(&shape, more);
     capacity::attach_body(
         &mut answer,
@@ -1064,7 +1070,7 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
                 let item = layout.item(key, clustering, row, now).map_err(|e| {
                     OpError::Internal(format!("stored item is unreadable: {}", e.0))
                 })?;
-                page.add(layout, &shape, item);
+                page.add(&shape, item);
             }
         }
         match result.resume {
@@ -1076,6 +1082,7 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
         more = true;
     }
     let units = capacity::read_units(page.bytes, shape.consistency == Consistency::LocalQuorum);
+    page.keep_key_of_last(layout);
     let mut answer = page.finish(&shape, more);
     capacity::attach_body(
         &mut answer,

@@ -74,13 +74,34 @@ struct Resolved {
     layout: crate::items::ItemLayout,
 }
 
-/// What a handler knows about the request besides its body.
-#[derive(Clone, Debug)]
+/// What a handler knows about the request besides its body: two of its headers, kept as they
+/// came (a header value is a slice of the connection's buffer: no copy) and read only by the
+/// operations that need them.
+#[derive(Clone, Debug, Default)]
 pub struct RequestInfo {
+    /// The `Host` header.
+    pub host: Option<axum::http::HeaderValue>,
+    /// The `Authorization` header.
+    pub authorization: Option<axum::http::HeaderValue>,
+}
+
+impl RequestInfo {
     /// From the SigV4 credential scope, else [`DEFAULT_REGION`]: it goes into ARNs.
-    pub region: String,
-    /// The `Host` header (DescribeEndpoints answers it).
-    pub host: String,
+    pub fn region(&self) -> String {
+        self.authorization
+            .as_ref()
+            .and_then(|a| a.to_str().ok())
+            .and_then(|a| crate::auth::parse_authorization(a).ok())
+            .map_or_else(|| DEFAULT_REGION.to_string(), |a| a.region)
+    }
+
+    /// The `Host` header (DescribeEndpoints answers it), else `localhost`.
+    pub fn host(&self) -> &str {
+        self.host
+            .as_ref()
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("localhost")
+    }
 }
 
 /// The control-plane operations this build implements.

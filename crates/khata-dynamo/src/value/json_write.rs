@@ -18,12 +18,27 @@ use super::{AttributeValue, Map};
 /// else (non-ASCII included) as it is.
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    /// Whether a byte is escaped: control characters, `"` and `\`.
+    const ESCAPED: [bool; 256] = {
+        let mut table = [false; 256];
+        let mut b = 0;
+        while b < 0x20 {
+            table[b] = true;
+            b += 1;
+        }
+        table[b'"' as usize] = true;
+        table[b'\\' as usize] = true;
+        table
+    };
     out.reserve(s.len() + 2);
     out.push(b'"');
     let bytes = s.as_bytes();
     let mut start = 0;
     let mut unicode = *b"\\u0000";
     for (i, &b) in bytes.iter().enumerate() {
+        if !ESCAPED[b as usize] {
+            continue;
+        }
         let escape: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
