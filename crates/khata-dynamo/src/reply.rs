@@ -39,14 +39,6 @@ impl Reply {
             Reply::Bytes(bytes) => bytes,
         }
     }
-
-    /// The answer as a JSON value (for tests and callers that look inside an answer).
-    pub fn into_json(self) -> Value {
-        match self {
-            Reply::Json(value) => value,
-            Reply::Bytes(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        }
-    }
 }
 
 /// A JSON object being assembled from members printed one by one.
