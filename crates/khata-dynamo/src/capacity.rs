@@ -315,12 +315,16 @@ impl PerTable {
     }
 }
 
-/// Put `ConsumedCapacity` (one table) into an answer when the request asked for it.
-pub fn attach(answer: &mut Value, table: &str, consumed: &Consumed, mode: ReturnCapacity) {
-    if mode.wanted()
-        && let Value::Object(o) = answer
-    {
-        o.insert("ConsumedCapacity".into(), consumed.to_json(table, mode));
+/// Put `ConsumedCapacity` (one table) into an answer being printed, when the request asked
+/// for it.
+pub fn attach_body(
+    answer: &mut crate::reply::Body,
+    table: &str,
+    consumed: &Consumed,
+    mode: ReturnCapacity,
+) {
+    if mode.wanted() {
+        answer.value("ConsumedCapacity", &consumed.to_json(table, mode));
     }
 }
 

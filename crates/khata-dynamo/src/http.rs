@@ -19,26 +19,32 @@
 //! 4. The signature, when keys are configured.
 //! 5. `X-Amz-Target`: `UnknownOperationException` for an operation we do not know.
 //! 6. The body: `SerializationException` unless it is one JSON object (serde_json's
-//!    recursion limit bounds nesting).
-//! 7. The operation ([`crate::ops`]), run in a task of its own: a panic in it becomes a 500
-//!    `InternalServerError` for that request, and the node serves on.
+//!    recursion limit bounds nesting). The item operations' item member is read straight
+//!    into an item ([`crate::ops::request`]); answers with items are printed straight into
+//!    bytes ([`crate::reply`]).
+//! 7. The operation ([`crate::ops`]): a panic in it becomes a 500 `InternalServerError` for
+//!    that request, and the node serves on. Writes run in a task of their own, so a client
+//!    that goes away does not cut one short; reads run in the connection's task.
 //!
 //! The server does not enforce DynamoDB's request-rate limits or idle timeouts.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, Method, StatusCode, header};
 use axum::response::Response;
+use futures::FutureExt as _;
 use khata_coordinator::Coordinator;
-use serde_json::Value;
 use tracing::{debug, warn};
 
 use crate::auth::{self, AccessKeys, SignedRequest};
 use crate::error::{DynamoError, ErrorKind};
-use crate::ops::{DEFAULT_REGION, Operations, RequestInfo};
+use crate::ops::request::Request as RequestBody;
+use crate::ops::{Operations, RequestInfo};
+use crate::reply::Reply;
 
 /// DynamoDB's limit on a request body.
 pub const DEFAULT_MAX_REQUEST_SIZE_BYTES: usize = 16 * 1024 * 1024;
@@ -110,11 +116,11 @@ struct Answer {
 }
 
 impl Answer {
-    fn json(value: &Value, content_type: &'static str) -> Answer {
+    fn json(reply: Reply, content_type: &'static str) -> Answer {
         Answer {
             status: StatusCode::OK,
             content_type,
-            body: value.to_string().into_bytes(),
+            body: reply.into_bytes(),
         }
     }
 
@@ -138,15 +144,16 @@ async fn handle(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Resp
     Response::builder()
         .status(answer.status)
         .header(header::CONTENT_TYPE, answer.content_type)
-        .header("x-amz-crc32", crc.to_string())
-        .header("x-amzn-RequestId", request_id)
+        .header(HeaderName::from_static("x-amz-crc32"), crc)
+        .header(HeaderName::from_static("x-amzn-requestid"), request_id)
         .body(Body::from(answer.body))
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
 /// Request ids in the shape of DynamoDB's (52 characters of `[A-Z0-9]`), unique within a run
 /// of the node without a system call per request: a counter passed through the SplitMix64
-/// finalizer (a bijection, so distinct counts give distinct ids) under a random seed.
+/// finalizer (a bijection, so distinct counts give distinct ids) under four random seeds, each
+/// of the four 64-bit words written whole as 13 base-36 digits (36^13 > 2^64).
 #[derive(Debug)]
 struct RequestIds {
     seed: [u64; 4],
@@ -171,16 +178,15 @@ impl RequestIds {
             z ^ (z >> 31)
         }
         let count = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let word = |i: usize| u128::from(mix(self.seed[i] ^ count));
-        let mut halves = [word(0) | word(1) << 64, word(2) | word(3) << 64];
-        (0..52)
-            .map(|i| {
-                let source = &mut halves[i / 26];
-                let d = DIGITS[(*source % 36) as usize] as char;
-                *source /= 36;
-                d
-            })
-            .collect()
+        let mut id = [0u8; 52];
+        for (digits, seed) in id.chunks_exact_mut(13).zip(self.seed) {
+            let mut word = mix(seed ^ count);
+            for d in digits {
+                *d = DIGITS[(word % 36) as usize];
+                word /= 36;
+            }
+        }
+        id.iter().map(|&b| char::from(b)).collect()
     }
 }
 
@@ -190,10 +196,8 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
     let (parts, body) = request.into_parts();
-    let host = header_str(&parts.headers, "host")
-        .unwrap_or("localhost")
-        .to_string();
     if parts.method == Method::GET {
+        let host = header_str(&parts.headers, "host").unwrap_or("localhost");
         return Answer {
             status: StatusCode::OK,
             content_type: "text/plain",
@@ -233,15 +237,12 @@ async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
     };
     let error = |e: DynamoError| Answer::error(&e, content_type);
 
-    let headers: Vec<(&str, &str)> = parts
-        .headers
-        .iter()
-        .filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?)))
-        .collect();
-    let region = header_str(&parts.headers, "authorization")
-        .and_then(|a| auth::parse_authorization(a).ok())
-        .map_or_else(|| DEFAULT_REGION.to_string(), |a| a.region);
     if endpoint.config.access_keys.enabled() {
+        let headers: Vec<(&str, &str)> = parts
+            .headers
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?)))
+            .collect();
         let signed = SignedRequest {
             method: parts.method.as_str(),
             path: parts.uri.path(),
@@ -262,36 +263,54 @@ async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
         STREAMS_TARGET => true,
         _ => return error(DynamoError::bare(ErrorKind::UnknownOperation)),
     };
-    let body = match serde_json::from_slice::<Value>(&bytes) {
-        Ok(Value::Object(o)) => o,
-        Ok(_) => {
-            return error(DynamoError::serialization(
-                "Start of structure or map found where not expected",
-            ));
-        }
-        Err(e) => {
-            return error(DynamoError::serialization(format!(
-                "The request body is not valid JSON: {e}"
-            )));
-        }
+    let body = match RequestBody::parse(operation, &bytes) {
+        Ok(body) => body,
+        Err(e) => return error(e),
     };
-    let info = RequestInfo { region, host };
-    let operation = operation.to_string();
-    let task = {
+    let info = RequestInfo {
+        host: parts.headers.get(header::HOST).cloned(),
+        authorization: parts.headers.get(header::AUTHORIZATION).cloned(),
+    };
+    let done = if !streams && crate::ops::is_read_only(operation) {
+        // A read changes nothing, so it may stop at any await (when the client goes away): it
+        // runs in the connection's task, sparing a task's allocation and scheduling. A panic
+        // in it is still a 500 for this request only.
+        AssertUnwindSafe(endpoint.ops.dispatch(operation, body, &info))
+            .catch_unwind()
+            .await
+            .map_err(|panic| panic_message(&*panic))
+    } else {
+        // A write runs in a task of its own, which finishes it even if the client goes away.
         let endpoint = endpoint.clone();
+        let operation = operation.to_string();
         tokio::spawn(async move {
             if streams {
-                endpoint.ops.dispatch_streams(&operation, body, &info).await
+                endpoint
+                    .ops
+                    .dispatch_streams(&operation, body.object, &info)
+                    .await
             } else {
                 endpoint.ops.dispatch(&operation, body, &info).await
             }
         })
+        .await
+        .map_err(|e| e.to_string())
     };
-    match task.await {
-        Ok(Ok(value)) => Answer::json(&value, content_type),
+    match done {
+        Ok(Ok(reply)) => Answer::json(reply, content_type),
         Ok(Err(e)) => error(e),
         Err(e) => error(DynamoError::internal(format!(
             "Internal server error: the request failed ({e})"
         ))),
     }
+}
+
+/// What a caught panic said.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    let message = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic");
+    format!("panicked with message {message:?}")
 }

@@ -1,7 +1,9 @@
 //! The item operations: PutItem, GetItem, UpdateItem, DeleteItem, Query and Scan, on a table
 //! whose [`ItemLayout`] the caller resolved.
 //!
-//! Each takes the request's JSON object and answers the response's, or an [`OpError`] that the
+//! Each takes the request's JSON object (and the item or key the request parser already read,
+//! [`crate::ops::request`]) and answers the response printed as bytes ([`Body`]: items are
+//! written straight into it, never built as a `serde_json::Value`), or an [`OpError`] that the
 //! endpoint turns into DynamoDB's error. Writes with a condition, `ReturnValues` other than
 //! `NONE`, and every UpdateItem are one compare-and-set on the item's partition
 //! ([`Coordinator::cas`]): the item is read, checked and written with no other conditional
@@ -30,8 +32,9 @@ use serde_json::{Map as JsonMap, Value};
 use crate::capacity::{self, Consumed, ReturnCapacity};
 use crate::expr::{self, Condition, Expressions, KeyCondition, Projection, RangeCondition, Update};
 use crate::items::{ItemKey, ItemLayout};
+use crate::reply::Body;
 use crate::value::{
-    AttributeValue, Item, KeyType, Number, ValidationError, ValueError, values_from_json,
+    AttributeValue, Item, KeyType, Number, ValidationError, ValueError, values_from_json, write_map,
 };
 
 /// A request's JSON object.
@@ -206,6 +209,15 @@ pub(crate) fn read_consistency(req: &Object) -> Result<Consistency> {
     })
 }
 
+/// Member `name` (`Item` or `Key`) as an item: the one the request parser already read
+/// (`parsed`), else from the JSON.
+fn parsed_item_param(parsed: Option<Item>, req: &Object, name: &str, path: &str) -> Result<Item> {
+    match parsed {
+        Some(item) => Ok(item),
+        None => item_param(req, name, path),
+    }
+}
+
 pub(crate) fn item_param(req: &Object, name: &str, path: &str) -> Result<Item> {
     match req.get(name) {
         None | Some(Value::Null) => Err(validation(format!(
@@ -343,12 +355,12 @@ pub(crate) fn all_old_on_failure(req: &Object) -> Result<bool> {
     }
 }
 
-fn attributes(item: Option<&Item>) -> Value {
-    let mut out = JsonMap::new();
+fn attributes(item: Option<&Item>) -> Body {
+    let mut out = Body::new();
     if let Some(item) = item.filter(|i| !i.is_empty()) {
-        out.insert("Attributes".into(), item.to_json());
+        out.item("Attributes", item);
     }
-    Value::Object(out)
+    out
 }
 
 /// The condition a write checks and what it answers (PutItem and DeleteItem take the same).
@@ -410,7 +422,7 @@ async fn write_item(
     item: Option<Item>,
     w: WriteRequest,
     req: &Object,
-) -> Result<Value> {
+) -> Result<Body> {
     let now = coordinator.now_seconds();
     // A table with a stream needs the item before the write: always a compare-and-set.
     // So does a table that keeps its item collections' sizes.
@@ -431,7 +443,7 @@ async fn write_item(
         coordinator
             .write(mutations, Consistency::LocalQuorum, WriteType::Simple)
             .await?;
-        return Ok(Value::Object(JsonMap::new()));
+        return Ok(Body::new());
     }
     if let Some(item) = &item
         && item.size_bytes() > crate::value::MAX_ITEM_SIZE_BYTES
@@ -469,7 +481,7 @@ async fn write_item(
     let mut answer = if w.all_old {
         attributes(out.old.as_ref())
     } else {
-        Value::Object(JsonMap::new())
+        Body::new()
     };
     let units = capacity::write_units(out.old.as_ref(), out.new.as_ref());
     let consumed = Consumed::write(units).with_index_writes(
@@ -477,7 +489,7 @@ async fn write_item(
         out.old.as_ref(),
         out.new.as_ref(),
     );
-    capacity::attach(&mut answer, table_name(req), &consumed, w.capacity);
+    capacity::attach_body(&mut answer, table_name(req), &consumed, w.capacity);
     attach_metrics(&mut answer, layout, key, out.collection, w.metrics);
     Ok(answer)
 }
@@ -485,18 +497,18 @@ async fn write_item(
 /// Put `ItemCollectionMetrics` into a single-item write's answer when the request asked for
 /// them and the table keeps item collections.
 fn attach_metrics(
-    answer: &mut Value,
+    answer: &mut Body,
     layout: &ItemLayout,
     key: &ItemKey,
     collection: Option<u64>,
     wanted: bool,
 ) {
-    if let (true, Some(bytes), Value::Object(o)) = (wanted, collection, answer) {
+    if let (true, Some(bytes)) = (wanted, collection) {
         let hash = crate::items::column_value(layout.hash.1, &key.partition.key)
             .unwrap_or(crate::value::AttributeValue::Null);
-        o.insert(
-            "ItemCollectionMetrics".into(),
-            crate::collections::metrics_json(&(layout.hash.0.clone(), hash), bytes),
+        answer.value(
+            "ItemCollectionMetrics",
+            &crate::collections::metrics_json(&(layout.hash.0.clone(), hash), bytes),
         );
     }
 }
@@ -513,16 +525,17 @@ pub async fn put_item(
     coordinator: &Coordinator,
     layout: &ItemLayout,
     req: &Object,
-) -> Result<Value> {
-    let item = item_param(req, "Item", "item")?;
+    parsed: Option<Item>,
+) -> Result<Body> {
+    let item = parsed_item_param(parsed, req, "Item", "item")?;
     let w = write_request(req)?;
     let key = layout.key_of_item(&item)?;
     write_item(coordinator, layout, &key, Some(item), w, req).await
 }
 
 /// The `Key` parameter.
-fn key_param(layout: &ItemLayout, req: &Object) -> Result<ItemKey> {
-    let key = item_param(req, "Key", "key")?;
+fn key_param(layout: &ItemLayout, req: &Object, parsed: Option<Item>) -> Result<ItemKey> {
+    let key = parsed_item_param(parsed, req, "Key", "key")?;
     Ok(layout.key_of_param(&key)?)
 }
 
@@ -531,8 +544,9 @@ pub async fn get_item(
     coordinator: &Coordinator,
     layout: &ItemLayout,
     req: &Object,
-) -> Result<Value> {
-    let key = key_param(layout, req)?;
+    parsed: Option<Item>,
+) -> Result<Body> {
+    let key = key_param(layout, req, parsed)?;
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let projection = projection(req, &mut ex)?;
@@ -561,7 +575,7 @@ pub async fn get_item(
             cl,
         )
         .await?;
-    let mut out = JsonMap::new();
+    let mut answer = Body::new();
     let stored = stored_item(layout, &key, &read, now)?;
     let units = capacity::item_read_units(stored.as_ref(), cl == Consistency::LocalQuorum);
     if let Some(item) = stored {
@@ -569,10 +583,9 @@ pub async fn get_item(
             Some(p) => p.apply(&item),
             None => item,
         };
-        out.insert("Item".into(), item.to_json());
+        answer.item("Item", &item);
     }
-    let mut answer = Value::Object(out);
-    capacity::attach(
+    capacity::attach_body(
         &mut answer,
         table_name(req),
         &Consumed::read(units),
@@ -586,8 +599,9 @@ pub async fn delete_item(
     coordinator: &Coordinator,
     layout: &ItemLayout,
     req: &Object,
-) -> Result<Value> {
-    let key = key_param(layout, req)?;
+    parsed: Option<Item>,
+) -> Result<Body> {
+    let key = key_param(layout, req, parsed)?;
     let w = write_request(req)?;
     write_item(coordinator, layout, &key, None, w, req).await
 }
@@ -598,8 +612,9 @@ pub async fn update_item(
     coordinator: &Coordinator,
     layout: &ItemLayout,
     req: &Object,
-) -> Result<Value> {
-    let key_item = item_param(req, "Key", "key")?;
+    parsed: Option<Item>,
+) -> Result<Body> {
+    let key_item = parsed_item_param(parsed, req, "Key", "key")?;
     let key = layout.key_of_param(&key_item)?;
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
@@ -679,7 +694,7 @@ pub async fn update_item(
         "ALL_NEW" => attributes(out.new.as_ref()),
         "UPDATED_OLD" => attributes(updated(out.old.as_ref()).as_ref()),
         "UPDATED_NEW" => attributes(updated(out.new.as_ref()).as_ref()),
-        _ => Value::Object(JsonMap::new()),
+        _ => Body::new(),
     };
     let units = capacity::write_units(out.old.as_ref(), out.new.as_ref());
     let consumed = Consumed::write(units).with_index_writes(
@@ -687,7 +702,7 @@ pub async fn update_item(
         out.old.as_ref(),
         out.new.as_ref(),
     );
-    capacity::attach(&mut answer, table_name(req), &consumed, capacity_mode);
+    capacity::attach_body(&mut answer, table_name(req), &consumed, capacity_mode);
     attach_metrics(&mut answer, layout, &key, out.collection, metrics);
     Ok(answer)
 }
@@ -766,7 +781,8 @@ pub(crate) fn read_shape(
 
 /// A page of a Query or Scan (of a table or an index) being filled.
 pub(crate) struct Page {
-    items: Vec<Value>,
+    /// The items returned, printed as a JSON array without its closing bracket.
+    items: Vec<u8>,
     count: usize,
     scanned: usize,
     bytes: usize,
@@ -776,7 +792,7 @@ pub(crate) struct Page {
 impl Page {
     pub(crate) fn new() -> Page {
         Page {
-            items: Vec::new(),
+            items: vec![b'['],
             count: 0,
             scanned: 0,
             bytes: 0,
@@ -792,6 +808,16 @@ impl Page {
     /// The bytes read so far (what the read units are counted on).
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// How many rows the next read asks for: the rows `Limit` still allows (a page never
+    /// scans more), at most [`READ_CHUNK`]. Reading no further than `Limit` matters for the
+    /// common "newest N" Query of a long item collection: each row read is decoded.
+    pub(crate) fn rows_to_read(&self, shape: &ReadShape) -> usize {
+        match shape.limit {
+            Some(l) => l.saturating_sub(self.scanned).clamp(1, READ_CHUNK),
+            None => READ_CHUNK,
+        }
     }
 
     /// Count an item read: `size` bytes of it, `last` the key a next page starts after.
@@ -812,37 +838,46 @@ impl Page {
     }
 
     pub(crate) fn push(&mut self, item: &Item) {
-        self.items.push(item.to_json());
+        if self.items.len() > 1 {
+            self.items.push(b',');
+        }
+        write_map(&mut self.items, item);
     }
 
     /// Count an item of the table read, and keep it if it passes the filter.
-    fn add(&mut self, layout: &ItemLayout, shape: &ReadShape, item: Item) {
-        let mut key = Item::new();
-        for (name, _) in std::iter::once(&layout.hash).chain(layout.range.as_ref()) {
-            if let Some(v) = item.get(name) {
-                key.insert(name.clone(), v.clone());
-            }
-        }
-        self.read(item.size_bytes(), key);
+    /// The whole item is kept as the last one read (no copy of its key per item); the page's
+    /// owner cuts it down to its key before finishing ([`Page::keep_key_of_last`]).
+    fn add(&mut self, shape: &ReadShape, item: Item) {
         if self.keep(shape, &item) {
             match &shape.projection {
                 Some(p) => self.push(&p.apply(&item)),
                 None => self.push(&item),
             }
         }
+        self.read(item.size_bytes(), item);
     }
 
-    pub(crate) fn finish(self, shape: &ReadShape, more: bool) -> Value {
-        let mut out = JsonMap::new();
+    /// Cut the last item read (added whole by [`Page::add`]) down to the table's key
+    /// attributes, which a next page starts after.
+    fn keep_key_of_last(&mut self, layout: &ItemLayout) {
+        if let Some(last) = &mut self.last {
+            let range = layout.range.as_ref().map(|(n, _)| n.as_str());
+            last.retain(|name, _| *name == layout.hash.0 || Some(name.as_str()) == range);
+        }
+    }
+
+    pub(crate) fn finish(mut self, shape: &ReadShape, more: bool) -> Body {
+        let mut out = Body::new();
         if !shape.count_only {
-            out.insert("Items".into(), Value::Array(self.items));
+            self.items.push(b']');
+            out.raw("Items", self.items);
         }
-        out.insert("Count".into(), Value::from(self.count));
-        out.insert("ScannedCount".into(), Value::from(self.scanned));
+        out.raw("Count", self.count.to_string().into_bytes());
+        out.raw("ScannedCount", self.scanned.to_string().into_bytes());
         if more && let Some(last) = self.last {
-            out.insert("LastEvaluatedKey".into(), last.to_json());
+            out.item("LastEvaluatedKey", &last);
         }
-        Value::Object(out)
+        out
     }
 }
 
@@ -919,7 +954,7 @@ pub(crate) fn prefix_end(key: &[u8]) -> Bytes {
 }
 
 /// Query (on an index: [`crate::indexes::query`]).
-pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Value> {
+pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Body> {
     if let Some(index) = string(req, "IndexName")? {
         return crate::indexes::query::query(coordinator, layout, req, index).await;
     }
@@ -979,7 +1014,7 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
     let now = coordinator.now_seconds();
     let mut page = Page::new();
     let mut more = false;
-    'read: while low < high {
+    'read: while low < high && !page.full(&shape) {
         let read = coordinator
             .read(
                 ReadCommand {
@@ -987,7 +1022,7 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
                     key: partition.clone(),
                     ranges: vec![(low.clone(), high.clone())],
                     reversed: !forward,
-                    row_limit: Some(READ_CHUNK),
+                    row_limit: Some(page.rows_to_read(&shape)),
                     now,
                 },
                 shape.consistency,
@@ -1016,7 +1051,7 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
                 // Past a begins_with prefix: nothing further matches.
                 break 'read;
             }
-            page.add(layout, &shape, item);
+            page.add(&shape, item);
         }
         if !read.limit_reached {
             break;
@@ -1032,8 +1067,9 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
         more = true;
     }
     let units = capacity::read_units(page.bytes, shape.consistency == Consistency::LocalQuorum);
+    page.keep_key_of_last(layout);
     let mut answer = page.finish(&shape, more);
-    capacity::attach(
+    capacity::attach_body(
         &mut answer,
         table_name(req),
         &Consumed::read(units),
@@ -1044,7 +1080,7 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
 
 /// Scan, with parallel `Segment`/`TotalSegments`: segment `i` of `n` is the `i`th of `n`
 /// equal slices of the token ring, so the segments together cover every item once.
-pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Value> {
+pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Body> {
     if let Some(index) = string(req, "IndexName")? {
         return crate::indexes::query::scan(coordinator, layout, req, index).await;
     }
@@ -1071,7 +1107,7 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
     let now = coordinator.now_seconds();
     let mut page = Page::new();
     let mut more = false;
-    'read: loop {
+    'read: while !page.full(&shape) {
         let result = coordinator
             .scan(
                 ScanCommand {
@@ -1079,7 +1115,7 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
                     start,
                     end,
                     resume: resume.clone(),
-                    row_limit: READ_CHUNK,
+                    row_limit: page.rows_to_read(&shape),
                     now,
                 },
                 shape.consistency,
@@ -1094,7 +1130,7 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
                 let item = layout.item(key, clustering, row, now).map_err(|e| {
                     OpError::Internal(format!("stored item is unreadable: {}", e.0))
                 })?;
-                page.add(layout, &shape, item);
+                page.add(&shape, item);
             }
         }
         match result.resume {
@@ -1106,8 +1142,9 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
         more = true;
     }
     let units = capacity::read_units(page.bytes, shape.consistency == Consistency::LocalQuorum);
+    page.keep_key_of_last(layout);
     let mut answer = page.finish(&shape, more);
-    capacity::attach(
+    capacity::attach_body(
         &mut answer,
         table_name(req),
         &Consumed::read(units),

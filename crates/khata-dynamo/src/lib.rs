@@ -27,6 +27,7 @@ pub mod item_ops;
 pub mod item_writes;
 pub mod items;
 pub mod ops;
+pub mod reply;
 pub mod streams;
 pub mod tables;
 pub mod transact;

@@ -23,8 +23,8 @@ use serde_json::Value;
 use super::{IndexLayout, IndexStatus, Projected};
 use crate::expr::{self, Expressions, KeyCondition, RangeCondition};
 use crate::item_ops::{
-    Object, OpError, Page, Placeholders, READ_CHUNK, ReadShape, Result, expressions_required,
-    prefix_end, read_shape, segment_range, stored_item, string, validation,
+    Object, OpError, Page, Placeholders, ReadShape, Result, expressions_required, prefix_end,
+    read_shape, segment_range, stored_item, string, validation,
 };
 use crate::items::{ItemLayout, clustering_type, column_bytes, key_type_of};
 use crate::value::{AttributeValue, Item, Map};
@@ -89,13 +89,19 @@ impl View {
 /// index's projection of `base`, or what the request's projection or `Select` asks for.
 /// The answer of a page, with the read units it consumed on the index: the entries read (their
 /// projected sizes), rounded up once.
-fn finish(page: Page, req: &Object, index: &IndexLayout, shape: &ReadShape, more: bool) -> Value {
+fn finish(
+    page: Page,
+    req: &Object,
+    index: &IndexLayout,
+    shape: &ReadShape,
+    more: bool,
+) -> crate::reply::Body {
     let units = crate::capacity::read_units(
         page.bytes(),
         shape.consistency == khata_coordinator::Consistency::LocalQuorum,
     );
     let mut answer = page.finish(shape, more);
-    crate::capacity::attach(
+    crate::capacity::attach_body(
         &mut answer,
         crate::item_ops::table_name(req),
         &crate::capacity::Consumed::index_read(&index.name, index.global, units),
@@ -282,7 +288,7 @@ pub async fn query(
     layout: &ItemLayout,
     req: &Object,
     index_name: &str,
-) -> Result<Value> {
+) -> Result<crate::reply::Body> {
     let index = readable(layout, index_name)?;
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
@@ -338,7 +344,7 @@ pub async fn query(
     };
     let mut page = Page::new();
     let mut more = false;
-    'read: while low < high {
+    'read: while low < high && !page.full(&shape) {
         let read = coordinator
             .read(
                 ReadCommand {
@@ -346,7 +352,7 @@ pub async fn query(
                     key: partition.clone(),
                     ranges: vec![(low.clone(), high.clone())],
                     reversed: !forward,
-                    row_limit: Some(READ_CHUNK),
+                    row_limit: Some(page.rows_to_read(&shape)),
                     now,
                 },
                 shape.consistency,
@@ -400,7 +406,7 @@ pub async fn scan(
     layout: &ItemLayout,
     req: &Object,
     index_name: &str,
-) -> Result<Value> {
+) -> Result<crate::reply::Body> {
     let index = readable(layout, index_name)?;
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
@@ -425,7 +431,7 @@ pub async fn scan(
         stale: Vec::new(),
     };
     let mut page = Page::new();
-    'read: loop {
+    'read: while !page.full(&shape) {
         let result = coordinator
             .scan(
                 ScanCommand {
@@ -433,7 +439,7 @@ pub async fn scan(
                     start,
                     end,
                     resume: resume.clone(),
-                    row_limit: READ_CHUNK,
+                    row_limit: page.rows_to_read(&shape),
                     now,
                 },
                 shape.consistency,

@@ -594,7 +594,7 @@ pub async fn create_table(ops: &Operations, body: &Object, request: &RequestInfo
         streams_changed(ops, &name).await;
     }
     Ok(json!({
-        "TableDescription": table_description(&meta, id, &request.region, "ACTIVE")
+        "TableDescription": table_description(&meta, id, &request.region(), "ACTIVE")
     }))
 }
 
@@ -617,7 +617,7 @@ pub async fn delete_table(ops: &Operations, body: &Object, request: &RequestInfo
         Err(e) => return Err(e.into()),
     }
     Ok(json!({
-        "TableDescription": table_description(&table.meta, table.schema.def.id, &request.region, "DELETING")
+        "TableDescription": table_description(&table.meta, table.schema.def.id, &request.region(), "DELETING")
     }))
 }
 
@@ -720,7 +720,7 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
     super::index_updates::start(ops, name, work);
     let status = super::describe::table_status(&meta);
     Ok(json!({
-        "TableDescription": table_description(&meta, table.schema.def.id, &request.region, status)
+        "TableDescription": table_description(&meta, table.schema.def.id, &request.region(), status)
     }))
 }
 

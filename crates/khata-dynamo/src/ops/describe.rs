@@ -137,7 +137,7 @@ pub fn describe_table(ops: &Operations, body: &Object, request: &RequestInfo) ->
     let name = input::table_name(body)?;
     let table = ops.table(name)?;
     let status = table_status(&table.meta);
-    let mut d = table_description(&table.meta, table.schema.def.id, &request.region, status);
+    let mut d = table_description(&table.meta, table.schema.def.id, &request.region(), status);
     // DescribeTable answers the estimates; the description the control-plane operations
     // answer keeps DynamoDB's zeros there.
     if let Ok(estimate) = ops.coordinator.table_estimate(table.schema.def.id) {
@@ -231,7 +231,7 @@ pub fn describe_limits() -> Value {
 /// This endpoint itself, cached for a day as DynamoDB says.
 pub fn describe_endpoints(request: &RequestInfo) -> Value {
     json!({
-        "Endpoints": [{ "Address": request.host, "CachePeriodInMinutes": 1440 }]
+        "Endpoints": [{ "Address": request.host(), "CachePeriodInMinutes": 1440 }]
     })
 }
 

@@ -1,7 +1,8 @@
 //! DynamoDB's operations: the dispatcher from an operation name to its handler.
 //!
-//! Each handler takes the request's JSON object and answers a JSON object or a
-//! [`DynamoError`]; the endpoint ([`crate::http`]) does the HTTP. Handlers reach data and
+//! Each handler takes the request's JSON object and answers a JSON object (the item operations
+//! one already printed, [`crate::reply`]) or a [`DynamoError`]; the endpoint ([`crate::http`])
+//! does the HTTP. Handlers reach data and
 //! schema only through the [`Coordinator`].
 //!
 //! - control plane ([`control`], [`describe`], [`tags`], [`ttl`]): CreateTable, DescribeTable,
@@ -18,6 +19,7 @@ pub mod control;
 pub mod describe;
 pub mod index_updates;
 pub mod input;
+pub mod request;
 pub mod tags;
 pub mod ttl;
 
@@ -27,7 +29,9 @@ use khata_coordinator::Coordinator;
 use serde_json::Value;
 
 use crate::error::{DynamoError, ErrorKind, Result};
+use crate::reply::Reply;
 use input::Object;
+use request::Request;
 
 /// The account id in ARNs: a single node has no accounts.
 pub const ACCOUNT_ID: &str = "000000000000";
@@ -48,15 +52,58 @@ pub struct Operations {
     pub streams: crate::streams::Streams,
     /// The largest item collection a write may grow ([`crate::collections`]).
     collection_limit: u64,
+    /// The item operations' tables, resolved once per schema snapshot.
+    layouts: parking_lot::Mutex<LayoutCache>,
 }
 
-/// What a handler knows about the request besides its body.
-#[derive(Clone, Debug)]
+/// The most tables [`LayoutCache`] holds; past it, it starts again (a node rarely has more).
+const MAX_CACHED_LAYOUTS: usize = 1024;
+
+/// A DynamoDB table's metadata and item layout (indexes included, stream not), by table name,
+/// for one schema snapshot. Reading the metadata is a JSON parse and building the layout a
+/// dozen allocations: too much for every GetItem. Any schema change publishes a new snapshot,
+/// which empties the cache, so an entry is never older than the schema it was made from.
+#[derive(Debug, Default)]
+struct LayoutCache {
+    schema: Option<Arc<khata_coordinator::catalog::Schema>>,
+    tables: std::collections::HashMap<String, Arc<Resolved>>,
+}
+
+/// A table as the item operations need it.
+#[derive(Debug)]
+struct Resolved {
+    table: crate::tables::Table,
+    layout: crate::items::ItemLayout,
+}
+
+/// What a handler knows about the request besides its body: two of its headers, kept as they
+/// came (a header value is a slice of the connection's buffer: no copy) and read only by the
+/// operations that need them.
+#[derive(Clone, Debug, Default)]
 pub struct RequestInfo {
+    /// The `Host` header.
+    pub host: Option<axum::http::HeaderValue>,
+    /// The `Authorization` header.
+    pub authorization: Option<axum::http::HeaderValue>,
+}
+
+impl RequestInfo {
     /// From the SigV4 credential scope, else [`DEFAULT_REGION`]: it goes into ARNs.
-    pub region: String,
-    /// The `Host` header (DescribeEndpoints answers it).
-    pub host: String,
+    pub fn region(&self) -> String {
+        self.authorization
+            .as_ref()
+            .and_then(|a| a.to_str().ok())
+            .and_then(|a| crate::auth::parse_authorization(a).ok())
+            .map_or_else(|| DEFAULT_REGION.to_string(), |a| a.region)
+    }
+
+    /// The `Host` header (DescribeEndpoints answers it), else `localhost`.
+    pub fn host(&self) -> &str {
+        self.host
+            .as_ref()
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("localhost")
+    }
 }
 
 /// The control-plane operations this build implements.
@@ -129,6 +176,11 @@ const NOT_YET: &[&str] = &[
     "DeleteResourcePolicy",
 ];
 
+/// Whether `operation` only reads (the endpoint runs those in the connection's task).
+pub fn is_read_only(operation: &str) -> bool {
+    matches!(operation, "GetItem" | "Query" | "Scan" | "BatchGetItem")
+}
+
 /// Whether `operation` is one of DynamoDB_20120810's.
 pub fn is_known(operation: &str) -> bool {
     CONTROL_PLANE.contains(&operation)
@@ -151,6 +203,7 @@ impl Operations {
             transaction_tokens: crate::transact::Tokens::default(),
             streams: crate::streams::Streams::default(),
             collection_limit: crate::collections::DEFAULT_LIMIT_BYTES,
+            layouts: parking_lot::Mutex::default(),
         }
     }
 
@@ -164,10 +217,14 @@ impl Operations {
     pub async fn dispatch(
         &self,
         operation: &str,
-        body: Object,
+        body: Request,
         request: &RequestInfo,
-    ) -> Result<Value> {
-        match operation {
+    ) -> Result<Reply> {
+        if ITEMS.contains(&operation) {
+            return self.item_operation(operation, body).await;
+        }
+        let body = body.object;
+        let answer = match operation {
             "CreateTable" => control::create_table(self, &body, request).await,
             "DeleteTable" => control::delete_table(self, &body, request).await,
             "UpdateTable" => control::update_table(self, &body, request).await,
@@ -180,7 +237,6 @@ impl Operations {
             "ListTagsOfResource" => tags::list_tags(self, &body),
             "UpdateTimeToLive" => ttl::update_ttl(self, &body).await,
             "DescribeTimeToLive" => ttl::describe_ttl(self, &body),
-            op if ITEMS.contains(&op) => self.item_operation(op, &body).await,
             "BatchGetItem" => crate::batch::batch_get_item(self, &body).await,
             "BatchWriteItem" => crate::batch::batch_write_item(self, &body).await,
             "TransactWriteItems" => crate::transact::transact_write_items(self, &body).await,
@@ -189,11 +245,14 @@ impl Operations {
                 Err(DynamoError::not_supported(&format!("operation {op}")))
             }
             _ => Err(DynamoError::bare(ErrorKind::UnknownOperation)),
-        }
+        };
+        answer.map(Reply::Json)
     }
 
     /// An item operation on the table its `TableName` names.
-    async fn item_operation(&self, operation: &str, body: &Object) -> Result<Value> {
+    async fn item_operation(&self, operation: &str, body: Request) -> Result<Reply> {
+        let Request { object: body, item } = body;
+        let body = &body;
         let name = match body.get("TableName") {
             Some(Value::String(n)) => n.as_str(),
             None | Some(Value::Null) => {
@@ -207,32 +266,75 @@ impl Operations {
                 ));
             }
         };
-        let table = self.table(name)?;
-        let layout = self.writer_layout(&table).await?;
+        let resolved = self.resolved(name)?;
+        let streamed;
+        let layout = match self
+            .streams
+            .writer(&self.coordinator, &resolved.table)
+            .await?
+        {
+            None => &resolved.layout,
+            Some(stream) => {
+                let mut layout = resolved.layout.clone();
+                layout.stream = Some(stream);
+                streamed = layout;
+                &streamed
+            }
+        };
         let c = &self.coordinator;
         let result = match operation {
-            "PutItem" => crate::item_ops::put_item(c, &layout, body).await,
-            "GetItem" => crate::item_ops::get_item(c, &layout, body).await,
-            "UpdateItem" => crate::item_ops::update_item(c, &layout, body).await,
-            "DeleteItem" => crate::item_ops::delete_item(c, &layout, body).await,
-            "Query" => crate::item_ops::query(c, &layout, body).await,
-            "Scan" => crate::item_ops::scan(c, &layout, body).await,
+            "PutItem" => crate::item_ops::put_item(c, layout, body, item).await,
+            "GetItem" => crate::item_ops::get_item(c, layout, body, item).await,
+            "UpdateItem" => crate::item_ops::update_item(c, layout, body, item).await,
+            "DeleteItem" => crate::item_ops::delete_item(c, layout, body, item).await,
+            "Query" => crate::item_ops::query(c, layout, body).await,
+            "Scan" => crate::item_ops::scan(c, layout, body).await,
             _ => return Err(DynamoError::bare(ErrorKind::UnknownOperation)),
         };
-        result.map_err(DynamoError::from)
+        result.map(Reply::from).map_err(DynamoError::from)
     }
 
-    /// How table `table`'s items are stored and what their writes derive: its stream.
-    pub(crate) async fn writer_layout(
-        &self,
-        table: &crate::tables::Table,
-    ) -> Result<crate::items::ItemLayout> {
-        let mut layout = item_layout(table)?;
-        layout.stream = self.streams.writer(&self.coordinator, table).await?;
+    /// Table `name` and its layout (without its stream), from the cache when the schema has
+    /// not changed since; `ResourceNotFoundException` if there is no such table.
+    fn resolved(&self, name: &str) -> Result<Arc<Resolved>> {
+        let schema = self.coordinator.schema();
+        {
+            let mut cache = self.layouts.lock();
+            if cache
+                .schema
+                .as_ref()
+                .is_some_and(|s| Arc::ptr_eq(s, &schema))
+            {
+                if let Some(r) = cache.tables.get(name) {
+                    return Ok(r.clone());
+                }
+            } else {
+                cache.tables.clear();
+                cache.schema = Some(schema.clone());
+            }
+        }
+        let table = match crate::tables::find(&schema, name) {
+            Ok(Some(t)) => t,
+            Ok(None) => return Err(DynamoError::table_not_found(name)),
+            Err(e) => return Err(DynamoError::internal(e)),
+        };
+        let mut layout = item_layout(&table)?;
         if let Some(c) = layout.collections.as_mut() {
             c.limit = self.collection_limit;
         }
-        Ok(layout)
+        let resolved = Arc::new(Resolved { table, layout });
+        let mut cache = self.layouts.lock();
+        if cache
+            .schema
+            .as_ref()
+            .is_some_and(|s| Arc::ptr_eq(s, &schema))
+        {
+            if cache.tables.len() >= MAX_CACHED_LAYOUTS {
+                cache.tables.clear();
+            }
+            cache.tables.insert(name.to_string(), resolved.clone());
+        }
+        Ok(resolved)
     }
 
     /// Give the layouts of a batch's or transaction's tables what their writes derive (streams),
@@ -272,15 +374,16 @@ impl Operations {
         operation: &str,
         body: Object,
         request: &RequestInfo,
-    ) -> Result<Value> {
+    ) -> Result<Reply> {
         use crate::streams::api;
-        match operation {
+        let answer = match operation {
             "ListStreams" => api::list_streams(self, &body, request).await,
             "DescribeStream" => api::describe_stream(self, &body).await,
             "GetShardIterator" => api::get_shard_iterator(self, &body).await,
             "GetRecords" => api::get_records(self, &body, request).await,
             _ => Err(DynamoError::bare(ErrorKind::UnknownOperation)),
-        }
+        };
+        answer.map(Reply::Json)
     }
 
     /// Replace a table's metadata (one `AlterTable` schema change).

@@ -128,13 +128,14 @@ pub async fn list_streams(ops: &Operations, body: &Object, request: &RequestInfo
         None => crate::tables::names(&ops.coordinator.schema()),
     };
     let mut streams = Vec::new();
+    let region = request.region();
     for name in names {
         let Ok(Some(table)) = crate::tables::find(&ops.coordinator.schema(), &name) else {
             continue;
         };
         for label in ops.streams.labels(&ops.coordinator, &table).await? {
             streams.push(json!({
-                "StreamArn": super::stream_arn(&request.region, &name, &label),
+                "StreamArn": super::stream_arn(&region, &name, &label),
                 "TableName": name,
                 "StreamLabel": label,
             }));
@@ -394,6 +395,7 @@ pub async fn get_records(ops: &Operations, body: &Object, request: &RequestInfo)
         .await?;
         cut = values.len() >= max;
         let mut bytes = 0;
+        let region = request.region();
         for raw in values {
             if bytes + raw.len() > MAX_RECORDS_BYTES && !records.is_empty() {
                 cut = true;
@@ -411,7 +413,7 @@ pub async fn get_records(ops: &Operations, body: &Object, request: &RequestInfo)
             }
             record["eventVersion"] = json!("1.1");
             record["eventSource"] = json!("aws:dynamodb");
-            record["awsRegion"] = json!(request.region);
+            record["awsRegion"] = json!(region);
             records.push(record);
         }
     }

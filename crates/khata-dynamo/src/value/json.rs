@@ -213,7 +213,7 @@ pub(super) fn value_from_json(json: &Json, depth: usize) -> Result<AttributeValu
     })
 }
 
-fn has_duplicates<T: std::hash::Hash + Eq>(items: &[T]) -> bool {
+pub(super) fn has_duplicates<T: std::hash::Hash + Eq>(items: &[T]) -> bool {
     let mut seen = HashSet::with_capacity(items.len());
     items.iter().any(|x| !seen.insert(x))
 }

@@ -16,6 +16,8 @@
 
 mod codec;
 mod json;
+mod json_read;
+mod json_write;
 mod number;
 mod size;
 
@@ -27,6 +29,8 @@ pub use codec::{
     DecodeError, KeyType, VALUE_FORMAT_VERSION, decode_key, decode_value, encode_key, encode_value,
 };
 pub use json::{NESTING_LIMIT, values_from_json};
+pub use json_read::ItemSeed;
+pub use json_write::{write_map, write_str, write_value};
 pub use number::{MAX_DIGITS, MAX_EXPONENT, MIN_EXPONENT, Number};
 pub use size::MAX_ITEM_SIZE_BYTES;
 
