@@ -334,6 +334,11 @@ impl DataFile {
         self.bounds.last().copied().unwrap_or(0)
     }
 
+    /// Bytes the chunk table holds in memory (16 per chunk).
+    pub fn chunk_table_bytes(&self) -> usize {
+        (self.bounds.len() + self.starts.len()) * std::mem::size_of::<u64>()
+    }
+
     /// Chunks read from disk (cache misses) so far.
     pub fn chunk_reads(&self) -> u64 {
         self.chunk_reads.load(Ordering::Relaxed)

@@ -12,10 +12,11 @@
 //! A block starts with a table of where each of its rows starts. Within a block a read
 //! binary-searches the table for the first row of a range (comparing clustering keys in place)
 //! and then steps row by row, forwards or backwards, each row's extent given by the table, so
-//! it touches only the rows it compares or returns: a point read of one row costs a binary
-//! search in the index page, the header, and a binary search in one block; "the newest 50
-//! rows" of a huge partition costs the header, a binary search in the row index, one in the
-//! last block and 50 rows. Rows are sliced straight out of the cached chunks (a row that
+//! it touches only the rows it compares or returns: in a version 2 SSTable a point read of one
+//! row costs a binary search in the index page, one in the entry's copy of the row index (if
+//! the partition has several blocks), and one in the block, which is one chunk of about 4 KiB;
+//! "the newest 50 rows" of a huge partition cost one probe at the end of the row index, the
+//! last blocks and 50 rows. Rows are sliced straight out of the cached chunks (a row that
 //! straddles two chunks is copied alone) and decoded only when the consumer asks for them.
 
 use std::fmt;

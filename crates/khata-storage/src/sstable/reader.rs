@@ -261,9 +261,10 @@ impl SsTable {
         self.data.chunk_reads()
     }
 
-    /// Bytes the SSTable's Bloom filter and summary hold in memory.
+    /// Bytes the SSTable's Bloom filter, summary and chunk table hold in memory.
     pub fn memory_bytes(&self) -> usize {
         self.bloom.size_bytes()
+            + self.data.chunk_table_bytes()
             + self
                 .summary
                 .iter()
