@@ -1,5 +1,8 @@
 //! A flipped byte anywhere in any component is reported as `StorageError::Corrupt` naming the
-//! damaged file, by `open` or by the read that meets it; never a panic, never wrong data.
+//! damaged file, by `open` or by the read that meets it; never a panic, never wrong data. Run
+//! on two layouts: row blocks longer than chunks (every read crosses chunks), and small blocks
+//! each in a chunk of its own with row indexes both copied into index entries and too long
+//! for that (read lazily across chunks).
 
 mod sstable_support;
 
@@ -9,7 +12,7 @@ use bytes::Bytes;
 use khata_storage::StorageError;
 use khata_storage::sstable::{SsTable, WriterOptions};
 use khata_types::Partition;
-use khata_types::clustering::full_range;
+use khata_types::clustering::{after_prefix, full_range};
 use khata_types::token::DecoratedKey;
 use sstable_support::{XorShift, cache, collect, fs, simple_row, write};
 
@@ -49,6 +52,21 @@ fn read_everything(dir: &Path, expected: &[(DecoratedKey, Partition)]) -> Vec<St
     let mut errors = Vec::new();
     for (key, want) in expected {
         for reversed in [false, true] {
+            // A point read of one row, in the middle of the partition.
+            if let Some((clustering, row)) = want.rows.iter().nth(want.rows.len() / 2) {
+                let range = [(clustering.clone(), after_prefix(clustering))];
+                match table.read(key, &range, reversed) {
+                    Ok(Some(reader)) => match collect(reader) {
+                        Ok((got, _)) => {
+                            assert_eq!(got.rows.len(), 1, "wrong row count for {key:?}");
+                            assert_eq!(got.rows.get(clustering), Some(row), "wrong row");
+                        }
+                        Err(e) => errors.push(e),
+                    },
+                    Ok(None) => panic!("{key:?} not found"),
+                    Err(e) => errors.push(e),
+                }
+            }
             match table.read(key, &[full_range()], reversed) {
                 Ok(Some(reader)) => match collect(reader) {
                     Ok((got, _)) => assert_eq!(&got, want, "wrong data for {key:?}"),
@@ -87,13 +105,25 @@ fn assert_names(errors: &[StorageError], file: &Path, what: &str) {
 
 #[test]
 fn flipped_bytes_are_reported_as_corruption_of_the_file() {
-    let pristine = tempfile::tempdir().unwrap();
-    let expected = data();
-    let options = WriterOptions {
+    flipped_bytes_are_reported(WriterOptions {
         chunk_length_bytes: 512,
         row_index_interval_bytes: 1024,
         ..WriterOptions::default()
-    };
+    });
+}
+
+#[test]
+fn flipped_bytes_in_small_blocks_and_row_indexes_are_reported() {
+    flipped_bytes_are_reported(WriterOptions {
+        chunk_length_bytes: 1024,
+        row_index_interval_bytes: 96,
+        ..WriterOptions::default()
+    });
+}
+
+fn flipped_bytes_are_reported(options: WriterOptions) {
+    let pristine = tempfile::tempdir().unwrap();
+    let expected = data();
     let table = write(pristine.path(), 1, &expected, options);
     let components: Vec<PathBuf> = table.component_paths();
     drop(table);

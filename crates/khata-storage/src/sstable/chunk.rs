@@ -1,12 +1,17 @@
 //! The Data component as a logical byte stream cut into compressed, checksummed chunks.
 //!
-//! Everything above this module addresses Data by *logical* (uncompressed) offsets. The stream
-//! is cut every `chunk_length` bytes; chunk `i` holds logical bytes
-//! `[i * chunk_length, (i + 1) * chunk_length)`, so finding the chunk of an offset is a
-//! division, as with Cassandra's CompressionInfo. On disk a chunk is
-//! `kind:u8 payload crc32c:u32`, where `kind` 0 stores the bytes as they are and 1 is an LZ4
-//! block (used only when it is smaller), and the CRC32C covers `kind` and `payload`. The
-//! CompressionInfo component lists where each chunk starts on disk.
+//! Everything above this module addresses Data by *logical* (uncompressed) offsets. On disk a
+//! chunk is `kind:u8 payload crc32c:u32`, where `kind` 0 stores the bytes as they are and 1 is
+//! an LZ4 block (used only when it is smaller), and the CRC32C covers `kind` and `payload`. The
+//! CompressionInfo component lists where each chunk starts on disk and, from format version 2,
+//! where it starts in the logical stream:
+//!
+//! - **Version 1** cut the stream every `chunk_length` bytes, so chunk `i` holds logical bytes
+//!   `[i * chunk_length, (i + 1) * chunk_length)` (Cassandra's CompressionInfo).
+//! - **Version 2** chunks have variable lengths of at most `chunk_length`: the writer cuts a
+//!   chunk early, before a unit (a row block) that would not fit in the rest of it
+//!   ([`ChunkWriter::cut_before`]), so that a row block of up to `block_target` bytes lies in
+//!   one chunk and a point read decompresses one small chunk, as RocksDB reads one block.
 //!
 //! Only verified, decompressed chunks leave this module; they are shared through the
 //! [`BlockCache`].
@@ -81,24 +86,50 @@ impl TrackedFile {
 pub struct ChunkWriter {
     pub file: TrackedFile,
     compression: Compression,
+    /// The most logical bytes a chunk holds.
     chunk_length: usize,
+    /// A chunk is cut early before a unit that would take it past this many bytes.
+    block_target: usize,
     pending: Vec<u8>,
+    /// Disk offset of every chunk written.
     offsets: Vec<u64>,
+    /// Logical offset of every chunk written.
+    starts: Vec<u64>,
     logical_length: u64,
     scratch: Vec<u8>,
 }
 
 impl ChunkWriter {
-    pub fn new(file: TrackedFile, compression: Compression, chunk_length: u32) -> Self {
+    /// A writer of chunks of at most `chunk_length` bytes, cut early at unit boundaries to
+    /// keep units of up to `block_target` bytes whole.
+    pub fn new(
+        file: TrackedFile,
+        compression: Compression,
+        chunk_length: u32,
+        block_target: u32,
+    ) -> Self {
         ChunkWriter {
             file,
             compression,
             chunk_length: chunk_length as usize,
+            block_target: block_target.min(chunk_length) as usize,
             pending: Vec::with_capacity(chunk_length as usize),
             offsets: Vec::new(),
+            starts: Vec::new(),
             logical_length: 0,
             scratch: Vec::new(),
         }
+    }
+
+    /// Called before appending a unit of `length` bytes that should stay in one chunk: cuts
+    /// the pending chunk if the unit would take it past the block target (a unit longer than
+    /// the target starts a chunk of its own and spills into the next ones).
+    pub fn cut_before(&mut self, length: u64) -> Result<()> {
+        let fits = (self.pending.len() as u64).saturating_add(length) <= self.block_target as u64;
+        if !self.pending.is_empty() && !fits {
+            self.flush_chunk()?;
+        }
+        Ok(())
     }
 
     /// The logical offset the next appended byte will have.
@@ -112,11 +143,11 @@ impl ChunkWriter {
     }
 
     pub fn append(&mut self, mut bytes: &[u8]) -> Result<()> {
-        self.logical_length += bytes.len() as u64;
         while !bytes.is_empty() {
             let room = self.chunk_length - self.pending.len();
             let (now, later) = bytes.split_at(room.min(bytes.len()));
             self.pending.extend_from_slice(now);
+            self.logical_length += now.len() as u64;
             bytes = later;
             if self.pending.len() == self.chunk_length {
                 self.flush_chunk()?;
@@ -148,15 +179,17 @@ impl ChunkWriter {
         let crc = crc32c::crc32c(&self.scratch);
         self.scratch.put_u32_le(crc);
         self.offsets.push(self.file.length());
+        self.starts
+            .push(self.logical_length - self.pending.len() as u64);
         self.file.append(&self.scratch)?;
         self.pending.clear();
         Ok(())
     }
 
-    /// Flush the last chunk and return the CompressionInfo component.
+    /// Flush the last chunk and return the CompressionInfo component (version 2).
     pub fn finish(&mut self) -> Result<Vec<u8>> {
         self.flush_chunk()?;
-        let mut out = Vec::with_capacity(21 + 8 * self.offsets.len());
+        let mut out = Vec::with_capacity(21 + 16 * self.offsets.len());
         out.put_u8(match self.compression {
             Compression::None => 0,
             Compression::Lz4 => 1,
@@ -164,8 +197,9 @@ impl ChunkWriter {
         out.put_u32_le(self.chunk_length as u32);
         out.put_u64_le(self.logical_length);
         out.put_u64_le(self.offsets.len() as u64);
-        for offset in &self.offsets {
+        for (offset, start) in self.offsets.iter().zip(&self.starts) {
             out.put_u64_le(*offset);
+            out.put_u64_le(*start);
         }
         Ok(out)
     }
@@ -176,10 +210,11 @@ impl ChunkWriter {
 pub struct DataFile {
     pub path: PathBuf,
     file: Arc<dyn ReadableFile>,
-    chunk_length: u64,
     logical_length: u64,
     /// Disk offset of every chunk, then the file length.
     bounds: Vec<u64>,
+    /// Logical offset of every chunk, then the logical length.
+    starts: Vec<u64>,
     cache: Arc<BlockCache>,
     cache_id: u64,
     chunk_reads: AtomicU64,
@@ -189,66 +224,100 @@ pub struct DataFile {
 /// cache (or the disk, when not caching) for every one.
 pub type ChunkMemo = Option<(u64, Bytes)>;
 
+/// The chunk table of a CompressionInfo component: disk offsets, logical offsets, length.
+type ChunkTable = (Vec<u64>, Vec<u64>, u64);
+
+/// Parse CompressionInfo (`version` 1: fixed-length chunks; 2: variable, with logical starts)
+/// against a Data file of `data_length` bytes.
+fn parse_info(r: &mut Reader, version: u32, data_length: u64) -> Result<ChunkTable, CodecError> {
+    let compression = get_u8(r)?;
+    if compression > 1 {
+        return Err(CodecError::Invalid("unknown compression"));
+    }
+    let chunk_length = get_u32(r)?;
+    if !(MIN_CHUNK_LENGTH_BYTES..=MAX_CHUNK_LENGTH_BYTES).contains(&chunk_length) {
+        return Err(CodecError::Invalid("chunk length out of range"));
+    }
+    let chunk_length = u64::from(chunk_length);
+    let logical_length = get_u64(r)?;
+    let count = get_u64(r)?;
+    let entry_bytes: u64 = if version == 1 { 8 } else { 16 };
+    let count_ok = if version == 1 {
+        count == logical_length.div_ceil(chunk_length)
+    } else {
+        (count == 0) == (logical_length == 0)
+            && count <= logical_length
+            && count >= logical_length.div_ceil(chunk_length)
+    };
+    if !count_ok || count.saturating_mul(entry_bytes) != r.remaining() as u64 {
+        return Err(CodecError::Invalid(
+            "chunk count does not match the lengths",
+        ));
+    }
+    let mut bounds: Vec<u64> = Vec::with_capacity(count as usize + 1);
+    let mut starts: Vec<u64> = Vec::with_capacity(count as usize + 1);
+    for i in 0..count {
+        let offset = get_u64(r)?;
+        let ok = match bounds.last() {
+            None => offset == 0,
+            Some(&prev) => offset > prev.saturating_add(CHUNK_OVERHEAD_BYTES),
+        };
+        if !ok {
+            return Err(CodecError::Invalid("chunk offsets out of order"));
+        }
+        bounds.push(offset);
+        let start = if version == 1 {
+            i * chunk_length
+        } else {
+            get_u64(r)?
+        };
+        // Every chunk holds 1..=chunk_length logical bytes.
+        let ok = match starts.last() {
+            None => start == 0,
+            Some(&prev) => start > prev && start - prev <= chunk_length,
+        };
+        if !ok || start >= logical_length {
+            return Err(CodecError::Invalid("chunk logical offsets out of order"));
+        }
+        starts.push(start);
+    }
+    let last_ok = bounds
+        .last()
+        .is_none_or(|&l| data_length > l.saturating_add(CHUNK_OVERHEAD_BYTES));
+    let tail_ok = starts
+        .last()
+        .is_none_or(|&s| logical_length - s <= chunk_length);
+    if !last_ok || !tail_ok || (bounds.is_empty() && data_length != 0) {
+        return Err(CodecError::Invalid(
+            "chunk table does not match the Data length",
+        ));
+    }
+    bounds.push(data_length);
+    starts.push(logical_length);
+    Ok((bounds, starts, logical_length))
+}
+
 impl DataFile {
-    /// Open with the CompressionInfo component `info` (already checked against the TOC).
+    /// Open with the CompressionInfo component `info` (already checked against the TOC) of an
+    /// SSTable of format `version`.
     pub fn open(
         path: &Path,
         file: Arc<dyn ReadableFile>,
         info: Bytes,
+        version: u32,
         cache: Arc<BlockCache>,
         cache_id: u64,
     ) -> std::result::Result<Self, FormatError> {
         let data_length = file.len();
         let mut r = Reader::new(info);
-        let parsed = (|| -> std::result::Result<(u64, u64, Vec<u64>), CodecError> {
-            let compression = get_u8(&mut r)?;
-            if compression > 1 {
-                return Err(CodecError::Invalid("unknown compression"));
-            }
-            let chunk_length = get_u32(&mut r)?;
-            if !(MIN_CHUNK_LENGTH_BYTES..=MAX_CHUNK_LENGTH_BYTES).contains(&chunk_length) {
-                return Err(CodecError::Invalid("chunk length out of range"));
-            }
-            let logical_length = get_u64(&mut r)?;
-            let count = get_u64(&mut r)?;
-            if count != logical_length.div_ceil(u64::from(chunk_length))
-                || count.saturating_mul(8) != r.remaining() as u64
-            {
-                return Err(CodecError::Invalid(
-                    "chunk count does not match the lengths",
-                ));
-            }
-            let mut bounds: Vec<u64> = Vec::with_capacity(count as usize + 1);
-            for _ in 0..count {
-                let offset = get_u64(&mut r)?;
-                let ok = match bounds.last() {
-                    None => offset == 0,
-                    Some(&prev) => offset > prev.saturating_add(CHUNK_OVERHEAD_BYTES),
-                };
-                if !ok {
-                    return Err(CodecError::Invalid("chunk offsets out of order"));
-                }
-                bounds.push(offset);
-            }
-            let last_ok = bounds
-                .last()
-                .is_none_or(|&l| data_length > l.saturating_add(CHUNK_OVERHEAD_BYTES));
-            if !last_ok || (bounds.is_empty() && data_length != 0) {
-                return Err(CodecError::Invalid(
-                    "chunk table does not match the Data length",
-                ));
-            }
-            bounds.push(data_length);
-            Ok((u64::from(chunk_length), logical_length, bounds))
-        })();
-        let (chunk_length, logical_length, bounds) =
-            parsed.map_err(|e| FormatError::codec(0, &r, e))?;
+        let (bounds, starts, logical_length) =
+            parse_info(&mut r, version, data_length).map_err(|e| FormatError::codec(0, &r, e))?;
         Ok(DataFile {
             path: path.to_path_buf(),
             file,
-            chunk_length,
             logical_length,
             bounds,
+            starts,
             cache,
             cache_id,
             chunk_reads: AtomicU64::new(0),
@@ -265,9 +334,67 @@ impl DataFile {
         self.bounds.last().copied().unwrap_or(0)
     }
 
+    /// Bytes the chunk table holds in memory (16 per chunk).
+    pub fn chunk_table_bytes(&self) -> usize {
+        (self.bounds.len() + self.starts.len()) * std::mem::size_of::<u64>()
+    }
+
     /// Chunks read from disk (cache misses) so far.
     pub fn chunk_reads(&self) -> u64 {
         self.chunk_reads.load(Ordering::Relaxed)
+    }
+
+    /// The chunk holding logical offset `offset` (< the logical length). `near` is a chunk
+    /// the caller used last (the memo's): reads mostly stay in it or move to a neighbour (a
+    /// reversed read walks blocks backwards), which is checked before a binary search over
+    /// every chunk (tens of thousands in a large SSTable: a cache miss a step).
+    fn chunk_of(&self, offset: u64, near: Option<u64>) -> u64 {
+        if let Some(near) = near {
+            for candidate in [near, near.wrapping_sub(1), near + 1] {
+                let (start, end) = self.extent(candidate);
+                if start <= offset && offset < end {
+                    return candidate;
+                }
+            }
+        }
+        // `starts` begins with 0 and ends with the logical length, so for an offset inside the
+        // stream the point is in 1..starts.len() - 1.
+        (self.starts.partition_point(|&s| s <= offset) as u64).saturating_sub(1)
+    }
+
+    /// Logical extent `[start, end)` of chunk `index`.
+    fn extent(&self, index: u64) -> (u64, u64) {
+        let Ok(i) = usize::try_from(index) else {
+            return (self.logical_length, self.logical_length);
+        };
+        match (
+            self.starts.get(i),
+            i.checked_add(1).and_then(|j| self.starts.get(j)),
+        ) {
+            (Some(&s), Some(&e)) => (s, e),
+            _ => (self.logical_length, self.logical_length),
+        }
+    }
+
+    /// Logical bytes `[offset, offset + length)` as a slice of one chunk if they lie in one
+    /// (`None` if they span chunks or fall outside the stream; use [`DataFile::read`]).
+    pub fn read_in_one_chunk(
+        &self,
+        offset: u64,
+        length: u64,
+        memo: &mut ChunkMemo,
+    ) -> Result<Option<Bytes>> {
+        if length == 0 || offset >= self.logical_length {
+            return Ok(None);
+        }
+        let index = self.chunk_of(offset, memo.as_ref().map(|(i, _)| *i));
+        let (start, end) = self.extent(index);
+        if offset.saturating_add(length) > end {
+            return Ok(None);
+        }
+        let chunk = self.memo_chunk(index, memo, true)?;
+        let from = (offset - start) as usize;
+        Ok(Some(chunk.slice(from..from + length as usize)))
     }
 
     /// Chunk `index`, decompressed and verified, through the cache.
@@ -300,7 +427,8 @@ impl DataFile {
         };
         let corrupt = |detail: &str| StorageError::corrupt(&self.path, start, detail);
         let disk_length = end - start;
-        let expected = (self.logical_length - index * self.chunk_length).min(self.chunk_length);
+        let (logical_start, logical_end) = self.extent(index);
+        let expected = logical_end - logical_start;
         if disk_length > expected + CHUNK_OVERHEAD_BYTES {
             return Err(corrupt("chunk longer than it can be"));
         }
@@ -352,17 +480,32 @@ impl DataFile {
         if length == 0 {
             return Ok(Bytes::new());
         }
-        let first = offset / self.chunk_length;
-        let last = (end - 1) / self.chunk_length;
+        // The memoised chunk first: runs of small reads mostly stay in it.
+        if let Some((index, chunk)) = memo.as_ref() {
+            let (start, chunk_end) = self.extent(*index);
+            if start <= offset && end <= chunk_end {
+                let from = (offset - start) as usize;
+                return Ok(chunk.slice(from..from + length as usize));
+            }
+        }
+        let near = memo.as_ref().map(|(i, _)| *i);
+        let first = self.chunk_of(offset, near);
+        let (_, first_end) = self.extent(first);
+        let last = if end <= first_end {
+            first
+        } else {
+            self.chunk_of(end - 1, Some(first))
+        };
         if first == last {
+            let (start, _) = self.extent(first);
             let chunk = self.memo_chunk(first, memo, fill_cache)?;
-            let start = (offset - first * self.chunk_length) as usize;
-            return Ok(chunk.slice(start..start + length as usize));
+            let from = (offset - start) as usize;
+            return Ok(chunk.slice(from..from + length as usize));
         }
         let mut out = BytesMut::with_capacity(length as usize);
         for index in first..=last {
+            let (chunk_start, _) = self.extent(index);
             let chunk = self.memo_chunk(index, memo, fill_cache)?;
-            let chunk_start = index * self.chunk_length;
             let from = offset.saturating_sub(chunk_start) as usize;
             let to = ((end - chunk_start) as usize).min(chunk.len());
             out.extend_from_slice(&chunk[from..to]);

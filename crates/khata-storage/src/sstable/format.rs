@@ -13,8 +13,12 @@ use khata_types::codec::{CodecError, Reader};
 
 use crate::error::StorageError;
 
-/// The SSTable format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The SSTable format version this build writes.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// Every format version this build reads (version 1 files stay readable; see
+/// `docs/format/sstable.md` for what version 2 changed).
+pub const READABLE_VERSIONS: [u32; 2] = [1, 2];
 
 /// First bytes of every TOC.
 pub const TOC_MAGIC: &[u8; 8] = b"KHATASST";
@@ -167,6 +171,8 @@ pub struct ComponentDigest {
 /// The decoded TOC.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Toc {
+    /// The format version the SSTable was written in (one of [`READABLE_VERSIONS`]).
+    pub version: u32,
     pub generation: u64,
     /// One digest per entry of [`Component::CONTENTS`], in that order.
     pub components: Vec<ComponentDigest>,
@@ -176,7 +182,7 @@ impl Toc {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(32 + 13 * self.components.len());
         out.put_slice(TOC_MAGIC);
-        out.put_u32_le(FORMAT_VERSION);
+        out.put_u32_le(self.version);
         out.put_u64_le(self.generation);
         out.put_u32_le(self.components.len() as u32);
         for d in &self.components {
@@ -213,7 +219,7 @@ impl Toc {
             Ok(v) => v,
             Err(e) => return err(&r, e),
         };
-        if version != FORMAT_VERSION {
+        if !READABLE_VERSIONS.contains(&version) {
             return Err(Ok(version));
         }
         let parsed = (|| -> Result<Toc, CodecError> {
@@ -239,6 +245,7 @@ impl Toc {
                 return Err(CodecError::Invalid("trailing bytes"));
             }
             Ok(Toc {
+                version,
                 generation,
                 components,
             })
@@ -272,6 +279,7 @@ mod tests {
     #[test]
     fn toc_round_trips_and_detects_damage() {
         let toc = Toc {
+            version: FORMAT_VERSION,
             generation: 9,
             components: Component::CONTENTS
                 .iter()

@@ -7,11 +7,17 @@
 //! ```text
 //! page  := entry{count} offset:u32{count} count:u32 crc32c:u32
 //! entry := token:i64 key:bytes position:varint header_length:varint rows_length:varint
-//!          row_index_length:varint
+//!          row_index_length:varint [flags:u8 [row_index]]       -- the flags from version 2
+//! flags := 1: the header holds only the key (no partition deletion, static row or range
+//!             tombstones); 2: a copy of the row index follows (row_index_length bytes)
 //! ```
 //!
 //! `position` is the partition's logical offset in Data; the three lengths locate its header,
-//! rows and row index (see [`super::layout`]) without reading the partition first. The offsets
+//! rows and row index (see [`super::layout`]) without reading the partition first. From
+//! version 2 the flags let a point read skip what it need not read: a plain header (most
+//! partitions) is not read at all, and a small row index (at most
+//! [`INLINE_ROW_INDEX_MAX_BYTES`]) is copied into the entry, so reading a row of a partition
+//! of a few blocks goes from the index page straight to the block holding the row. The offsets
 //! say where each entry starts in the page, so a point lookup binary-searches a cached page
 //! comparing keys in place and decodes only the entry it finds ([`IndexPage::find`]); a scan
 //! decodes the page whole and checks its order ([`IndexPage::entries`]).
@@ -34,6 +40,13 @@ use crate::error::Result;
 pub const PAGE_MAX_ENTRIES: usize = 128;
 /// A page is closed once it reaches this size.
 pub const PAGE_TARGET_BYTES: usize = 4096;
+/// A row index up to this size is copied into the partition's index entry (version 2).
+pub const INLINE_ROW_INDEX_MAX_BYTES: u64 = 1024;
+
+/// Index entry flag: the partition header holds only the key.
+const FLAG_PLAIN_HEADER: u8 = 1;
+/// Index entry flag: a copy of the row index follows the entry.
+const FLAG_INLINE_ROW_INDEX: u8 = 2;
 
 /// Where a partition is in Data.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,6 +56,11 @@ pub struct IndexEntry {
     pub header_length: u64,
     pub rows_length: u64,
     pub row_index_length: u64,
+    /// The header holds only the key: no partition deletion, static row or range tombstones
+    /// (always false in version 1, which does not record it).
+    pub plain_header: bool,
+    /// A copy of the row index, when the entry carries one (version 2, small row indexes).
+    pub row_index: Option<Bytes>,
 }
 
 impl IndexEntry {
@@ -107,6 +125,22 @@ impl IndexWriter {
         put_varint(&mut self.page, entry.header_length);
         put_varint(&mut self.page, entry.rows_length);
         put_varint(&mut self.page, entry.row_index_length);
+        let mut flags = 0;
+        if entry.plain_header {
+            flags |= FLAG_PLAIN_HEADER;
+        }
+        if entry.row_index.is_some() {
+            flags |= FLAG_INLINE_ROW_INDEX;
+        }
+        self.page.put_u8(flags);
+        if let Some(row_index) = &entry.row_index {
+            assert_eq!(
+                row_index.len() as u64,
+                entry.row_index_length,
+                "an inline row index is the row index"
+            );
+            self.page.extend_from_slice(row_index);
+        }
         if self.page_starts.len() >= PAGE_MAX_ENTRIES || self.page.len() >= PAGE_TARGET_BYTES {
             self.flush_page()?;
         }
@@ -206,6 +240,8 @@ pub fn verify_page(raw: &[u8], page_offset: u64) -> Result<Bytes, FormatError> {
 pub struct IndexPage {
     body: Bytes,
     page_offset: u64,
+    /// The SSTable's format version (entries gained flags in version 2).
+    version: u32,
     count: usize,
     /// Where the table of entry starts begins.
     table: usize,
@@ -213,7 +249,7 @@ pub struct IndexPage {
 
 impl IndexPage {
     /// The page whose verified body (without its CRC32C) is `body`.
-    pub fn open(body: Bytes, page_offset: u64) -> Result<IndexPage, FormatError> {
+    pub fn open(body: Bytes, page_offset: u64, version: u32) -> Result<IndexPage, FormatError> {
         let len = body.len();
         let count = len
             .checked_sub(4)
@@ -227,6 +263,7 @@ impl IndexPage {
         Ok(IndexPage {
             body,
             page_offset,
+            version,
             count,
             table,
         })
@@ -259,13 +296,31 @@ impl IndexPage {
                 token,
                 key: r.bytes()?,
             };
-            Ok(IndexEntry {
+            let mut entry = IndexEntry {
                 key,
                 position: r.varint()?,
                 header_length: r.varint()?,
                 rows_length: r.varint()?,
                 row_index_length: r.varint()?,
-            })
+                plain_header: false,
+                row_index: None,
+            };
+            if self.version >= 2 {
+                let flags = r.u8()?;
+                if flags & !(FLAG_PLAIN_HEADER | FLAG_INLINE_ROW_INDEX) != 0 {
+                    return Err(CodecError::Invalid("unknown index entry flags"));
+                }
+                entry.plain_header = flags & FLAG_PLAIN_HEADER != 0;
+                if flags & FLAG_INLINE_ROW_INDEX != 0 {
+                    if entry.row_index_length == 0 {
+                        return Err(CodecError::Invalid("inline row index of no bytes"));
+                    }
+                    let length = usize::try_from(entry.row_index_length)
+                        .map_err(|_| CodecError::Truncated)?;
+                    entry.row_index = Some(r.take(length)?);
+                }
+            }
+            Ok(entry)
         })();
         let entry =
             parsed.map_err(|e| FormatError::codec(self.page_offset + start as u64, &r, e))?;
@@ -315,7 +370,7 @@ impl IndexPage {
                     "index entries out of order",
                 ));
             }
-            expected_start = start + encoded_entry_length(&entry);
+            expected_start = start + encoded_entry_length(&entry, self.version);
             entries.push(entry);
         }
         if expected_start != self.table {
@@ -332,9 +387,16 @@ fn varint_length(v: u64) -> usize {
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
-/// Bytes the entry takes in a page.
-fn encoded_entry_length(e: &IndexEntry) -> usize {
-    8 + varint_length(e.key.key.len() as u64)
+/// Bytes the entry takes in a page of format `version`.
+fn encoded_entry_length(e: &IndexEntry, version: u32) -> usize {
+    let flags = if version >= 2 {
+        1 + e.row_index.as_ref().map_or(0, |r| r.len())
+    } else {
+        0
+    };
+    flags
+        + 8
+        + varint_length(e.key.key.len() as u64)
         + e.key.key.len()
         + varint_length(e.position)
         + varint_length(e.header_length)

@@ -56,6 +56,10 @@ pub struct EncodedPartition {
     pub header_length: u64,
     pub rows_length: u64,
     pub row_index_length: u64,
+    /// The length of each row block, in order (they tile the rows).
+    pub block_lengths: Vec<u64>,
+    /// The header holds only the key.
+    pub plain_header: bool,
 }
 
 /// The decoded header of a partition.
@@ -83,16 +87,31 @@ fn get_deletion(r: &mut Reader) -> Result<DeletionTime, CodecError> {
 struct BlockBuilder {
     rows: Vec<u8>,
     starts: Vec<usize>,
+    /// The next row, encoded, before it is added.
+    row: Vec<u8>,
     body: Vec<u8>,
 }
 
 impl BlockBuilder {
-    fn add(&mut self, clustering: &Bytes, row: &Row) {
-        self.starts.push(self.rows.len());
-        put_bytes(&mut self.rows, clustering);
+    /// Encode a row into `self.row`; returns its length.
+    fn encode(&mut self, clustering: &Bytes, row: &Row) -> usize {
+        self.row.clear();
+        put_bytes(&mut self.row, clustering);
         self.body.clear();
         encode_row(&mut self.body, row);
-        put_bytes(&mut self.rows, &self.body);
+        put_bytes(&mut self.row, &self.body);
+        self.row.len()
+    }
+
+    /// The block's length with `extra` more bytes of rows in one more row.
+    fn length_with(&self, extra: usize) -> usize {
+        4 + 4 * (self.starts.len() + 1) + self.rows.len() + extra
+    }
+
+    /// Add the row last encoded.
+    fn add_encoded(&mut self) {
+        self.starts.push(self.rows.len());
+        self.rows.extend_from_slice(&self.row);
     }
 
     /// Append the block (count, row offsets, rows) to `out` and describe it.
@@ -117,26 +136,26 @@ impl BlockBuilder {
     }
 }
 
-/// Serialize `partition` under `key`, cutting row-index blocks every `interval_bytes`.
-pub fn encode_partition(
-    key: &[u8],
-    partition: &Partition,
-    interval_bytes: u64,
-) -> EncodedPartition {
+/// Serialize `partition` under `key`, cutting the rows into blocks of at most
+/// `block_bytes` (a row longer than that gets a block of its own).
+pub fn encode_partition(key: &[u8], partition: &Partition, block_bytes: u64) -> EncodedPartition {
     let mut rows = Vec::new();
     let mut blocks: Vec<RowIndexBlock> = Vec::new();
     let mut block = BlockBuilder::default();
-    let mut block_first: Option<&Bytes> = None;
+    // First and last clustering of the block being built.
+    let mut span: Option<(&Bytes, &Bytes)> = None;
     for (clustering, row) in &partition.rows {
-        block_first.get_or_insert(clustering);
-        block.add(clustering, row);
-        if block.rows.len() as u64 >= interval_bytes
-            && let Some(first) = block_first.take()
+        let length = block.encode(clustering, row);
+        if let Some((first, last)) = span
+            && block.length_with(length) as u64 > block_bytes
         {
-            blocks.push(block.finish(&mut rows, first, clustering));
+            blocks.push(block.finish(&mut rows, first, last));
+            span = None;
         }
+        block.add_encoded();
+        span = Some((span.map_or(clustering, |(first, _)| first), clustering));
     }
-    if let (Some(first), Some((last, _))) = (block_first, partition.rows.last_key_value()) {
+    if let Some((first, last)) = span {
         blocks.push(block.finish(&mut rows, first, last));
     }
     let mut row_index = Vec::new();
@@ -160,6 +179,9 @@ pub fn encode_partition(
     let mut out = Vec::with_capacity(rows.len() + row_index.len() + key.len() + 64);
     put_bytes(&mut out, key);
     let mut flags = 0u8;
+    let plain_header = partition.deletion.is_none()
+        && partition.static_row.is_empty()
+        && partition.range_tombstones.is_empty();
     if partition.deletion.is_some() {
         flags |= 1;
     }
@@ -189,6 +211,8 @@ pub fn encode_partition(
         header_length,
         rows_length: rows.len() as u64,
         row_index_length: row_index.len() as u64,
+        block_lengths: blocks.iter().map(|b| b.length).collect(),
+        plain_header,
     }
 }
 
@@ -240,7 +264,9 @@ pub fn decode_header(bytes: Bytes, base: u64, exact: bool) -> Result<(Header, u6
     }
 }
 
-/// A row index, read in place: entries are parsed only when a lookup reaches them.
+/// A row index held whole, read in place (the tests' decoder; readers use
+/// [`super::row_index::RowIndexReader`], which can also read one lazily from Data).
+#[cfg(test)]
 #[derive(Debug)]
 pub struct RowIndex {
     bytes: Bytes,
@@ -253,6 +279,7 @@ pub struct RowIndex {
 }
 
 /// One block of a [`RowIndex`], borrowed from it.
+#[cfg(test)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockRef<'a> {
     pub first: &'a [u8],
@@ -261,6 +288,7 @@ pub struct BlockRef<'a> {
     pub length: u64,
 }
 
+#[cfg(test)]
 impl RowIndex {
     /// The row index in `bytes` (at logical offset `base`) of rows `rows_length` bytes long.
     pub fn open(bytes: Bytes, base: u64, rows_length: u64) -> Result<RowIndex, FormatError> {
@@ -337,7 +365,6 @@ impl RowIndex {
     }
 
     /// Every block, decoded and checked to tile the rows in key order.
-    #[cfg(test)]
     pub fn blocks(&self) -> Result<Vec<RowIndexBlock>, FormatError> {
         let mut out: Vec<RowIndexBlock> = Vec::with_capacity(self.count);
         for i in 0..self.count {

@@ -41,6 +41,7 @@ mod index;
 mod layout;
 mod partition_reader;
 mod reader;
+mod row_index;
 mod scan;
 mod slice;
 mod stats;

@@ -1,18 +1,22 @@
 //! Reading one partition restricted to clustering ranges, forwards or reversed, lazily.
 //!
-//! The header (deletion, static row, range tombstones) is read at once. The rows are read a
-//! *block* at a time: with a row index, the blocks intersecting the ranges (block `j`
-//! intersects `[s, e)` when `last_j >= s` and `first_j < e`), found by binary search in the
-//! row index read in place; without one, the partition's rows form a single block of at most
-//! about `row_index_interval_bytes`.
+//! The header (deletion, static row, range tombstones) is read at once, unless the index entry
+//! says it holds only the key (format version 2). The rows are read a *block* at a time: with
+//! a row index, the blocks intersecting the ranges (block `j` intersects `[s, e)` when
+//! `last_j >= s` and `first_j < e`), found by binary search in the row index read in place
+//! (from the index entry's copy when it has one, see [`super::row_index`]); without one, the
+//! partition's rows form a single block of at most about `row_index_interval_bytes`. A block
+//! that lies in one chunk (every block a version 2 writer makes, unless it holds a row longer
+//! than a chunk) is taken as one slice of that chunk, and its rows are sliced from it.
 //!
 //! A block starts with a table of where each of its rows starts. Within a block a read
 //! binary-searches the table for the first row of a range (comparing clustering keys in place)
 //! and then steps row by row, forwards or backwards, each row's extent given by the table, so
-//! it touches only the rows it compares or returns: a point read of one row costs a binary
-//! search in the index page, the header, and a binary search in one block; "the newest 50
-//! rows" of a huge partition costs the header, a binary search in the row index, one in the
-//! last block and 50 rows. Rows are sliced straight out of the cached chunks (a row that
+//! it touches only the rows it compares or returns: in a version 2 SSTable a point read of one
+//! row costs a binary search in the index page, one in the entry's copy of the row index (if
+//! the partition has several blocks), and one in the block, which is one chunk of about 4 KiB;
+//! "the newest 50 rows" of a huge partition cost one probe at the end of the row index, the
+//! last blocks and 50 rows. Rows are sliced straight out of the cached chunks (a row that
 //! straddles two chunks is copied alone) and decoded only when the consumer asks for them.
 
 use std::fmt;
@@ -23,8 +27,9 @@ use khata_types::{DeletionTime, RangeTombstoneList, Row};
 
 use super::chunk::{ChunkMemo, DataFile};
 use super::index::IndexEntry;
-use super::layout::{RowFrame, RowIndex, decode_header, decode_row_body, parse_row_frame};
+use super::layout::{RowFrame, decode_header, decode_row_body, parse_row_frame};
 use super::reader::SsTable;
+use super::row_index::RowIndexReader;
 use super::slice::u32_at;
 use crate::error::{Result, StorageError};
 
@@ -69,40 +74,51 @@ impl PartitionReader {
     ) -> Result<PartitionReader> {
         let data = &table.data;
         let mut memo: ChunkMemo = None;
-        let bytes = data.read(entry.position, entry.header_length, &mut memo, true)?;
-        let (header, _) =
-            decode_header(bytes, entry.position, true).map_err(|e| e.in_file(&data.path))?;
-        if header.key != entry.key.key
-            || header.rows_length != entry.rows_length
-            || header.row_index_length != entry.row_index_length
-        {
-            return Err(StorageError::corrupt(
-                &data.path,
-                entry.position,
-                "partition header disagrees with its index entry",
-            ));
-        }
-        let range_tombstones = if header.range_tombstones.is_empty() {
-            header.range_tombstones
+        let (deletion, static_row, range_tombstones) = if entry.plain_header {
+            (None, Row::default(), RangeTombstoneList::new())
         } else {
-            let mut clipped = Vec::new();
-            for (start, end) in ranges.iter() {
-                clipped.extend(header.range_tombstones.slice(start, end));
+            let bytes = data.read(entry.position, entry.header_length, &mut memo, true)?;
+            let (header, _) =
+                decode_header(bytes, entry.position, true).map_err(|e| e.in_file(&data.path))?;
+            if header.key != entry.key.key
+                || header.rows_length != entry.rows_length
+                || header.row_index_length != entry.row_index_length
+            {
+                return Err(StorageError::corrupt(
+                    &data.path,
+                    entry.position,
+                    "partition header disagrees with its index entry",
+                ));
             }
-            RangeTombstoneList::from_sorted(clipped).ok_or_else(|| {
-                StorageError::corrupt(&data.path, entry.position, "range tombstones out of order")
-            })?
+            let range_tombstones = if header.range_tombstones.is_empty() {
+                header.range_tombstones
+            } else {
+                let mut clipped = Vec::new();
+                for (start, end) in ranges.iter() {
+                    clipped.extend(header.range_tombstones.slice(start, end));
+                }
+                RangeTombstoneList::from_sorted(clipped).ok_or_else(|| {
+                    StorageError::corrupt(
+                        &data.path,
+                        entry.position,
+                        "range tombstones out of order",
+                    )
+                })?
+            };
+            (header.deletion, header.static_row, range_tombstones)
         };
 
         let row_index = if entry.row_index_length == 0 || ranges.is_empty() {
             None
         } else {
-            let position = entry.row_index_position();
-            let bytes = data.read(position, entry.row_index_length, &mut memo, true)?;
-            Some(
-                RowIndex::open(bytes, position, entry.rows_length)
-                    .map_err(|e| e.in_file(&data.path))?,
-            )
+            Some(RowIndexReader::open(
+                data,
+                &mut memo,
+                entry.row_index.clone(),
+                entry.row_index_position(),
+                entry.row_index_length,
+                entry.rows_length,
+            )?)
         };
         let plan = BlockPlan {
             single_left: row_index.is_none() && !ranges.is_empty() && entry.rows_length > 0,
@@ -124,8 +140,8 @@ impl PartitionReader {
             table,
         };
         Ok(PartitionReader {
-            deletion: header.deletion,
-            static_row: header.static_row,
+            deletion,
+            static_row,
             range_tombstones,
             rows: Box::new(rows),
         })
@@ -134,7 +150,7 @@ impl PartitionReader {
 
 /// Which blocks are left to read, found lazily from the row index.
 struct BlockPlan {
-    row_index: Option<RowIndex>,
+    row_index: Option<RowIndexReader>,
     /// Without a row index: whether the single block is still to be read.
     single_left: bool,
     /// Ranges considered so far (counted from the first, or from the last when reversed).
@@ -155,11 +171,10 @@ impl BlockPlan {
         rows_length: u64,
         data: &DataFile,
     ) -> Result<Option<(u64, u64)>> {
-        let Some(index) = &self.row_index else {
+        let Some(index) = &mut self.row_index else {
             let single = std::mem::take(&mut self.single_left);
             return Ok(single.then_some((0, rows_length)));
         };
-        let corrupt = |e: super::format::FormatError| e.in_file(&data.path);
         loop {
             let Some(range_number) = (self.range < ranges.len()).then_some(self.range) else {
                 return Ok(None);
@@ -172,26 +187,22 @@ impl BlockPlan {
             let candidate = match self.next {
                 Some(i) => Some(i),
                 None if reversed => {
-                    let hi = index
-                        .partition_point(|b| b.first < &end[..])
-                        .map_err(corrupt)?;
+                    let hi = index.partition_point(data, true, |b| b.first() < &end[..])?;
                     let hi = self.last_emitted.map_or(hi, |l| hi.min(l));
                     hi.checked_sub(1)
                 }
                 None => {
-                    let lo = index
-                        .partition_point(|b| b.last < &start[..])
-                        .map_err(corrupt)?;
+                    let lo = index.partition_point(data, false, |b| b.last() < &start[..])?;
                     Some(self.last_emitted.map_or(lo, |l| lo.max(l + 1)))
                 }
             };
             let intersecting = match candidate {
                 Some(i) if i < index.len() => {
-                    let b = index.block(i).map_err(corrupt)?;
+                    let b = index.block(data, i)?;
                     let hit = if reversed {
-                        b.last >= &start[..]
+                        b.last() >= &start[..]
                     } else {
-                        b.first < &end[..]
+                        b.first() < &end[..]
                     };
                     hit.then_some((i, b.offset, b.length))
                 }
@@ -228,13 +239,19 @@ struct RowBlock {
     count: usize,
     /// `count` little-endian `u32` row offsets, relative to `start`.
     table: Bytes,
+    /// The whole block, when it lies in one chunk (rows are then sliced from it).
+    whole: Option<Bytes>,
 }
 
 impl RowBlock {
     fn open(data: &DataFile, memo: &mut ChunkMemo, start: u64, length: u64) -> Result<RowBlock> {
         let end = start.saturating_add(length);
-        let head = data.read(start, 4.min(length), memo, true)?;
-        let count = u32_at(&head, 0).map_or(0, u64::from);
+        let whole = data.read_in_one_chunk(start, length, memo)?;
+        let count = match &whole {
+            Some(bytes) => u32_at(bytes, 0),
+            None => u32_at(&data.read(start, 4.min(length), memo, true)?, 0),
+        }
+        .map_or(0, u64::from);
         if count == 0 || 4 + 4 * count > length {
             return Err(StorageError::corrupt(
                 &data.path,
@@ -242,12 +259,16 @@ impl RowBlock {
                 "bad row block count",
             ));
         }
-        let table = data.read(start + 4, 4 * count, memo, true)?;
+        let table = match &whole {
+            Some(bytes) => bytes.slice(4..4 + 4 * count as usize),
+            None => data.read(start + 4, 4 * count, memo, true)?,
+        };
         Ok(RowBlock {
             start,
             end,
             count: count as usize,
             table,
+            whole,
         })
     }
 
@@ -287,7 +308,11 @@ impl RowBlock {
         i: usize,
     ) -> Result<(Bytes, u64, RowFrame)> {
         let (from, to) = self.span(data, i)?;
-        let buf = data.read(from, to - from, memo, true)?;
+        let buf = match &self.whole {
+            // `span` keeps the row inside the block.
+            Some(whole) => whole.slice((from - self.start) as usize..(to - self.start) as usize),
+            None => data.read(from, to - from, memo, true)?,
+        };
         match parse_row_frame(&buf, 0) {
             Ok(Some(frame)) if frame.end() == buf.len() => Ok((buf, from, frame)),
             Ok(_) => Err(StorageError::corrupt(
@@ -311,8 +336,22 @@ impl RowBlock {
         from_end: bool,
     ) -> Result<usize> {
         let below = |memo: &mut ChunkMemo, i: usize| -> Result<bool> {
-            let (buf, _, frame) = self.row(data, memo, i)?;
-            Ok(&buf[frame.clustering] < key)
+            let Some(whole) = &self.whole else {
+                let (buf, _, frame) = self.row(data, memo, i)?;
+                return Ok(&buf[frame.clustering] < key);
+            };
+            // Compare in place, without taking a reference on the block.
+            let (from, to) = self.span(data, i)?;
+            let row = &whole[(from - self.start) as usize..(to - self.start) as usize];
+            match parse_row_frame(row, 0) {
+                Ok(Some(frame)) if frame.end() == row.len() => Ok(&row[frame.clustering] < key),
+                Ok(_) => Err(StorageError::corrupt(
+                    &data.path,
+                    from,
+                    "row does not fill its extent",
+                )),
+                Err(e) => Err(StorageError::corrupt(&data.path, from, e.to_string())),
+            }
         };
         if from_end && below(memo, self.count - 1)? {
             return Ok(self.count);
@@ -404,7 +443,7 @@ impl BlockRows {
                     return Ok(None);
                 }
                 let (buf, position, frame) = block.row(data, &mut self.memo, cursor.next - 1)?;
-                if buf[frame.clustering.clone()] >= start[..] {
+                if start.is_empty() || buf[frame.clustering.clone()] >= start[..] {
                     cursor.next -= 1;
                     return self.decode(&buf, position, &frame).map(Some);
                 }

@@ -21,7 +21,7 @@ use khata_types::token::DecoratedKey;
 use super::bloom::BloomFilter;
 use super::cache::{BlockCache, BlockKey, BlockKind};
 use super::chunk::DataFile;
-use super::format::{Component, FORMAT_VERSION, Toc, component_path, parse_file_name};
+use super::format::{Component, READABLE_VERSIONS, Toc, component_path, parse_file_name};
 use super::index::{IndexEntry, IndexPage, SummaryEntry, decode_summary, verify_page};
 use super::partition_reader::{PartitionReader, validate_ranges};
 use super::scan::SsTableScanner;
@@ -40,6 +40,8 @@ pub struct SsTable {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
     generation: u64,
+    /// The format version the files were written in.
+    version: u32,
     pub(super) data: DataFile,
     index_path: PathBuf,
     index_file: Arc<dyn ReadableFile>,
@@ -80,7 +82,11 @@ impl SsTable {
                 return Err(StorageError::UnsupportedVersion {
                     path: toc_path,
                     version,
-                    supported: FORMAT_VERSION.to_string(),
+                    supported: READABLE_VERSIONS
+                        .iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 });
             }
             Err(Err(e)) => return Err(e.in_file(&toc_path)),
@@ -150,8 +156,15 @@ impl SsTable {
         let (index_path, index_file) = big(Component::Index)?;
 
         let cache_id = NEXT_CACHE_ID.fetch_add(1, Ordering::Relaxed);
-        let data = DataFile::open(&data_path, data_file, info, cache.clone(), cache_id)
-            .map_err(|e| e.in_file(&info_path))?;
+        let data = DataFile::open(
+            &data_path,
+            data_file,
+            info,
+            toc.version,
+            cache.clone(),
+            cache_id,
+        )
+        .map_err(|e| e.in_file(&info_path))?;
         let summary =
             decode_summary(summary, index_file.len()).map_err(|e| e.in_file(&summary_path))?;
         let bloom = BloomFilter::decode(filter).map_err(|e| e.in_file(&filter_path))?;
@@ -169,6 +182,7 @@ impl SsTable {
             fs,
             dir: dir.to_path_buf(),
             generation,
+            version: toc.version,
             data,
             index_path,
             index_file,
@@ -233,6 +247,11 @@ impl SsTable {
         self.generation
     }
 
+    /// The format version the SSTable was written in.
+    pub fn format_version(&self) -> u32 {
+        self.version
+    }
+
     pub fn stats(&self) -> &SsTableStats {
         &self.stats
     }
@@ -242,9 +261,10 @@ impl SsTable {
         self.data.chunk_reads()
     }
 
-    /// Bytes the SSTable's Bloom filter and summary hold in memory.
+    /// Bytes the SSTable's Bloom filter, summary and chunk table hold in memory.
     pub fn memory_bytes(&self) -> usize {
         self.bloom.size_bytes()
+            + self.data.chunk_table_bytes()
             + self
                 .summary
                 .iter()
@@ -292,7 +312,8 @@ impl SsTable {
                 body
             }
         };
-        IndexPage::open(body, summary.page_offset).map_err(|e| e.in_file(&self.index_path))
+        IndexPage::open(body, summary.page_offset, self.version)
+            .map_err(|e| e.in_file(&self.index_path))
     }
 
     /// Every entry of index page `page`, checked.

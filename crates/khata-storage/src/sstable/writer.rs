@@ -20,6 +20,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use bytes::Bytes;
 use khata_env::FileSystem;
 use khata_env::fs::{tmp_path, write_file_durably};
 use khata_types::Partition;
@@ -29,8 +30,8 @@ use khata_types::token::DecoratedKey;
 use super::bloom::BloomFilter;
 use super::cache::BlockCache;
 use super::chunk::{ChunkWriter, MAX_CHUNK_LENGTH_BYTES, MIN_CHUNK_LENGTH_BYTES, TrackedFile};
-use super::format::{Component, ComponentDigest, Toc, component_path};
-use super::index::{IndexEntry, IndexWriter};
+use super::format::{Component, ComponentDigest, FORMAT_VERSION, Toc, component_path};
+use super::index::{INLINE_ROW_INDEX_MAX_BYTES, IndexEntry, IndexWriter};
 use super::layout::encode_partition;
 use super::reader::SsTable;
 use super::stats::SsTableStats;
@@ -43,8 +44,11 @@ pub struct WriterOptions {
     pub compression: Compression,
     /// Uncompressed length of a Data chunk (Cassandra's `chunk_length_in_kb`); 16 KiB.
     pub chunk_length_bytes: u32,
-    /// A partition whose rows exceed this gets a row index with an entry about every this
-    /// many bytes of rows; 64 KiB.
+    /// The size of a data block; 4 KiB. A partition's rows are cut into blocks of at most
+    /// this many bytes (a longer row gets a block of its own), listed by the partition's row
+    /// index when there are two or more, and Data chunks are cut early so that a block lies in
+    /// one chunk: a point read decompresses about this many bytes. (Named after Cassandra's
+    /// `column_index_size`, which it plays the part of.)
     pub row_index_interval_bytes: u32,
     /// Wanted false-positive chance of the Bloom filter; 0.01.
     pub bloom_fp_chance: f64,
@@ -60,7 +64,7 @@ impl Default for WriterOptions {
         WriterOptions {
             compression: Compression::Lz4,
             chunk_length_bytes: 16 * 1024,
-            row_index_interval_bytes: 64 * 1024,
+            row_index_interval_bytes: 4 * 1024,
             bloom_fp_chance: 0.01,
             expected_partitions: 1024,
             level: 0,
@@ -129,7 +133,12 @@ impl SsTableWriter {
         Ok(SsTableWriter {
             dir: dir.to_path_buf(),
             generation,
-            data: ChunkWriter::new(data, options.compression, options.chunk_length_bytes),
+            data: ChunkWriter::new(
+                data,
+                options.compression,
+                options.chunk_length_bytes,
+                options.row_index_interval_bytes,
+            ),
             index: IndexWriter::new(index),
             bloom: BloomFilter::new(options.expected_partitions, options.bloom_fp_chance),
             stats: SsTableStats {
@@ -159,14 +168,30 @@ impl SsTableWriter {
         }
         let interval = u64::from(self.options.row_index_interval_bytes);
         let encoded = encode_partition(&key.key, partition, interval);
+        let header_length = encoded.header_length as usize;
+        let rows_end = header_length + encoded.rows_length as usize;
+        let row_index = (encoded.row_index_length > 0
+            && encoded.row_index_length <= INLINE_ROW_INDEX_MAX_BYTES)
+            .then(|| Bytes::copy_from_slice(&encoded.bytes[rows_end..]));
         let entry = IndexEntry {
             key: key.clone(),
             position: self.data.position(),
             header_length: encoded.header_length,
             rows_length: encoded.rows_length,
             row_index_length: encoded.row_index_length,
+            plain_header: encoded.plain_header,
+            row_index,
         };
-        self.data.append(&encoded.bytes)?;
+        // Each block goes whole into one chunk when it fits; the header travels with the
+        // first block.
+        let (mut at, mut end) = (0, header_length);
+        for length in &encoded.block_lengths {
+            end += *length as usize;
+            self.data.cut_before((end - at) as u64)?;
+            self.data.append(&encoded.bytes[at..end])?;
+            at = end;
+        }
+        self.data.append(&encoded.bytes[at..])?;
         self.index.add(&entry)?;
         self.bloom.insert(&key.key);
         self.stats
@@ -241,6 +266,7 @@ impl SsTableWriter {
             .map_err(|e| StorageError::io(&self.dir, e))?;
         // Step 3: the TOC; its rename makes the SSTable exist.
         let toc = Toc {
+            version: FORMAT_VERSION,
             generation: self.generation,
             components: digests,
         };

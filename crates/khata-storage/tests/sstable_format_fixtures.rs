@@ -1,25 +1,27 @@
-//! An SSTable written by format version 1 (committed under `sstable_fixtures/v1`) is read
-//! back exactly by this build: data, Bloom filter and statistics. If this fails, the format
+//! SSTables written by format versions 1 and 2 (committed under `sstable_fixtures/v1` and
+//! `sstable_fixtures/v2`) are read back exactly by this build: data (whole partitions, point
+//! reads, reversed slices, scans), Bloom filter and statistics. If this fails, the format
 //! changed: bump `FORMAT_VERSION` and add a fixture instead.
 //!
-//! Keys carry explicit tokens, so the fixture does not depend on the partitioner's hash.
-//! To regenerate (only when adding a version), run the ignored test `write_fixture`.
+//! Keys carry explicit tokens, so the fixtures do not depend on the partitioner's hash.
+//! To write the fixture of the current version (only when adding a version), run the ignored
+//! test `write_fixture`.
 
 mod sstable_support;
 
 use std::path::PathBuf;
 
 use bytes::Bytes;
-use khata_storage::sstable::{SsTable, SsTableWriter, WriterOptions};
+use khata_storage::sstable::{FORMAT_VERSION, SsTable, SsTableWriter, WriterOptions};
 use khata_types::cell::{Cell, Expiry};
-use khata_types::clustering::full_range;
+use khata_types::clustering::{after_prefix, full_range};
 use khata_types::schema::Compression;
 use khata_types::token::{DecoratedKey, Token};
 use khata_types::{CellKey, DeletionTime, LivenessInfo, Partition, RangeTombstoneList, Row};
 use sstable_support::{cache, collect, fs};
 
-fn fixture_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sstable_fixtures/v1")
+fn fixture_dir(version: u32) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/sstable_fixtures/v{version}"))
 }
 
 fn b(s: &str) -> Bytes {
@@ -128,7 +130,7 @@ fn options() -> WriterOptions {
 #[test]
 #[ignore = "writes the committed fixture; run only when adding a format version"]
 fn write_fixture() {
-    let dir = fixture_dir();
+    let dir = fixture_dir(FORMAT_VERSION);
     std::fs::create_dir_all(&dir).unwrap();
     for entry in std::fs::read_dir(&dir).unwrap() {
         std::fs::remove_file(entry.unwrap().path()).unwrap();
@@ -142,9 +144,18 @@ fn write_fixture() {
 
 #[test]
 fn version_1_fixture_reads_back() {
+    fixture_reads_back(1);
+}
+
+#[test]
+fn version_2_fixture_reads_back() {
+    fixture_reads_back(2);
+}
+
+fn fixture_reads_back(version: u32) {
     // Copy, so that nothing a reader does can touch the committed files.
     let dir = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(fixture_dir()).unwrap() {
+    for entry in std::fs::read_dir(fixture_dir(version)).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
     }
@@ -153,11 +164,27 @@ fn version_1_fixture_reads_back() {
         vec![1]
     );
     let table = SsTable::open(fs(), dir.path(), 1, cache()).unwrap();
+    assert_eq!(table.format_version(), version);
     let expected = partitions();
     for (key, partition) in &expected {
         assert!(table.may_contain(key));
         let (got, _) = collect(table.read(key, &[full_range()], false).unwrap().unwrap()).unwrap();
         assert_eq!(&got, partition);
+        let (reversed, _) =
+            collect(table.read(key, &[full_range()], true).unwrap().unwrap()).unwrap();
+        assert_eq!(&reversed, partition);
+        for clustering in partition.rows.keys() {
+            let end = after_prefix(clustering);
+            let (one, _) = collect(
+                table
+                    .read(key, &[(clustering.clone(), end)], false)
+                    .unwrap()
+                    .unwrap(),
+            )
+            .unwrap();
+            assert_eq!(one.rows.len(), 1, "row {clustering:?} of {key:?}");
+            assert_eq!(one.rows.get(clustering), partition.rows.get(clustering));
+        }
     }
     let scanned: Vec<_> = table.scan(None).unwrap().collect::<Result<_, _>>().unwrap();
     assert_eq!(scanned, expected);
