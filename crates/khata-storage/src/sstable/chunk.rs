@@ -38,6 +38,12 @@ const KIND_LZ4: u8 = 1;
 /// Bytes a chunk adds to its payload: the kind byte and the CRC32C.
 const CHUNK_OVERHEAD_BYTES: u64 = 5;
 
+/// How much a component being written may hold that the OS has not been told to write out:
+/// past it, the writer syncs (Cassandra's `trickle_fsync`, 10 MiB). A flush or compaction
+/// then never leaves hundreds of MiB of dirty pages behind, which a commit-log sync would
+/// otherwise wait for (ext4's ordered journal writes them out before the sync returns).
+pub const TRICKLE_SYNC_BYTES: u64 = 10 << 20;
+
 /// A file being written, with its length and running whole-file CRC32C (for the TOC).
 #[derive(Debug)]
 pub struct TrackedFile {
@@ -45,6 +51,8 @@ pub struct TrackedFile {
     file: Arc<dyn WritableFile>,
     length: u64,
     crc32c: u32,
+    /// Bytes appended since the last sync.
+    unsynced: u64,
 }
 
 impl TrackedFile {
@@ -54,6 +62,7 @@ impl TrackedFile {
             file,
             length: 0,
             crc32c: 0,
+            unsynced: 0,
         }
     }
 
@@ -63,6 +72,11 @@ impl TrackedFile {
             .map_err(|e| StorageError::io(&self.path, e))?;
         self.length += bytes.len() as u64;
         self.crc32c = crc32c::crc32c_append(self.crc32c, bytes);
+        self.unsynced += bytes.len() as u64;
+        if self.unsynced >= TRICKLE_SYNC_BYTES {
+            self.unsynced = 0;
+            self.sync()?;
+        }
         Ok(())
     }
 
