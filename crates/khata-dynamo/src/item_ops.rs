@@ -953,6 +953,36 @@ pub(crate) fn prefix_end(key: &[u8]) -> Bytes {
     }
 }
 
+/// A Query's key condition on `hash` (and `range`): `KeyConditionExpression`, or the legacy
+/// `KeyConditions`.
+pub(crate) fn key_condition(
+    req: &Object,
+    ex: &mut Expressions<'_>,
+    hash: &str,
+    range: Option<&str>,
+) -> Result<KeyCondition> {
+    match string(req, "KeyConditionExpression")? {
+        Some(text) => Ok(ex.key_condition(text, hash, range)?),
+        None => match req.get("KeyConditions") {
+            None | Some(Value::Null) => Err(validation(
+                "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
+            )),
+            Some(v) => Ok(expr::key_conditions(v, hash, range)?),
+        },
+    }
+}
+
+/// A Query's `ScanIndexForward` (absent: forward).
+pub(crate) fn scan_index_forward(req: &Object) -> Result<bool> {
+    match req.get("ScanIndexForward") {
+        None | Some(Value::Null) | Some(Value::Bool(true)) => Ok(true),
+        Some(Value::Bool(false)) => Ok(false),
+        Some(_) => Err(OpError::Serialization(
+            "Unexpected value type in payload for ScanIndexForward".into(),
+        )),
+    }
+}
+
 /// Query (on an index: [`crate::indexes::query`]).
 pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Body> {
     if let Some(index) = string(req, "IndexName")? {
@@ -961,28 +991,10 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let range_name = layout.range.as_ref().map(|(n, _)| n.as_str());
-    let key_condition: KeyCondition = match string(req, "KeyConditionExpression")? {
-        Some(text) => ex.key_condition(text, &layout.hash.0, range_name)?,
-        None => match req.get("KeyConditions") {
-            None | Some(Value::Null) => {
-                return Err(validation(
-                    "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
-                ));
-            }
-            Some(v) => expr::key_conditions(v, &layout.hash.0, range_name)?,
-        },
-    };
+    let key_condition = key_condition(req, &mut ex, &layout.hash.0, range_name)?;
     let shape = read_shape(req, &mut ex, "QueryFilter")?;
     ex.finish()?;
-    let forward = match req.get("ScanIndexForward") {
-        None | Some(Value::Null) | Some(Value::Bool(true)) => true,
-        Some(Value::Bool(false)) => false,
-        Some(_) => {
-            return Err(OpError::Serialization(
-                "Unexpected value type in payload for ScanIndexForward".into(),
-            ));
-        }
-    };
+    let forward = scan_index_forward(req)?;
     // The partition, from the hash key's value.
     let mut key_item = crate::value::Map::new();
     key_item.insert(layout.hash.0.clone(), key_condition.hash_value.clone());

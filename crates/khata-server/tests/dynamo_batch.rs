@@ -5,6 +5,8 @@
 mod dynamo_support;
 mod support;
 
+use dynamo_support::{n, s};
+
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::Client;
@@ -14,14 +16,6 @@ use aws_sdk_dynamodb::types::{
     KeysAndAttributes, PutRequest, ReturnConsumedCapacity, ScalarAttributeType, WriteRequest,
 };
 use support::TestNode;
-
-fn s(v: &str) -> AttributeValue {
-    AttributeValue::S(v.into())
-}
-
-fn n(v: &str) -> AttributeValue {
-    AttributeValue::N(v.into())
-}
 
 type Attrs = HashMap<String, AttributeValue>;
 

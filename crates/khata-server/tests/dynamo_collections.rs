@@ -8,6 +8,8 @@
 mod dynamo_support;
 mod support;
 
+use dynamo_support::{attr, key, s};
+
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::Client;
@@ -18,9 +20,8 @@ use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, LocalSecondaryIndex, Projection,
-    ProjectionType, Put, PutRequest, ReturnItemCollectionMetrics, ScalarAttributeType,
-    TransactWriteItem, WriteRequest,
+    BillingMode, KeyType, LocalSecondaryIndex, Projection, ProjectionType, Put, PutRequest,
+    ReturnItemCollectionMetrics, ScalarAttributeType, TransactWriteItem, WriteRequest,
 };
 use khata_server::node::Node;
 use support::TestNode;
@@ -29,26 +30,6 @@ type Item = HashMap<String, AttributeValue>;
 
 /// The collection limit of the test node.
 const LIMIT: u64 = 2000;
-
-fn s(v: &str) -> AttributeValue {
-    AttributeValue::S(v.into())
-}
-
-fn key(name: &str, kind: KeyType) -> KeySchemaElement {
-    KeySchemaElement::builder()
-        .attribute_name(name)
-        .key_type(kind)
-        .build()
-        .unwrap()
-}
-
-fn attr(name: &str, kind: ScalarAttributeType) -> AttributeDefinition {
-    AttributeDefinition::builder()
-        .attribute_name(name)
-        .attribute_type(kind)
-        .build()
-        .unwrap()
-}
 
 /// Table `name` (PK, SK), with an LSI `by-n` on (PK, n) projecting everything when `lsi`.
 async fn create(client: &Client, name: &str, lsi: bool) {

@@ -6,45 +6,23 @@
 mod dynamo_support;
 mod support;
 
+use dynamo_support::{attr, key, n, s};
+
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, CreateGlobalSecondaryIndexAction,
+    AttributeValue, BillingMode, CreateGlobalSecondaryIndexAction,
     DeleteGlobalSecondaryIndexAction, GlobalSecondaryIndex, GlobalSecondaryIndexUpdate,
-    IndexStatus, KeySchemaElement, KeyType, LocalSecondaryIndex, Projection, ProjectionType,
-    ScalarAttributeType, Select, TableStatus,
+    IndexStatus, KeyType, LocalSecondaryIndex, Projection, ProjectionType, ScalarAttributeType,
+    Select, TableStatus,
 };
 use khata_server::node::Node;
 use support::TestNode;
 
 type Item = HashMap<String, AttributeValue>;
-
-fn s(v: &str) -> AttributeValue {
-    AttributeValue::S(v.into())
-}
-
-fn n(v: &str) -> AttributeValue {
-    AttributeValue::N(v.into())
-}
-
-fn key(name: &str, kind: KeyType) -> KeySchemaElement {
-    KeySchemaElement::builder()
-        .attribute_name(name)
-        .key_type(kind)
-        .build()
-        .unwrap()
-}
-
-fn attr(name: &str, kind: ScalarAttributeType) -> AttributeDefinition {
-    AttributeDefinition::builder()
-        .attribute_name(name)
-        .attribute_type(kind)
-        .build()
-        .unwrap()
-}
 
 fn projection(kind: ProjectionType, include: &[&str]) -> Projection {
     let mut p = Projection::builder().projection_type(kind);

@@ -6,6 +6,8 @@
 mod dynamo_support;
 mod support;
 
+use dynamo_support::{n, s};
+
 use std::collections::{BTreeSet, HashMap};
 
 use aws_sdk_dynamodb::Client;
@@ -15,14 +17,6 @@ use aws_sdk_dynamodb::types::{
     ScalarAttributeType,
 };
 use support::TestNode;
-
-fn s(v: &str) -> AttributeValue {
-    AttributeValue::S(v.into())
-}
-
-fn n(v: &str) -> AttributeValue {
-    AttributeValue::N(v.into())
-}
 
 async fn create(client: &Client, name: &str) {
     client

@@ -8,6 +8,8 @@
 mod dynamo_support;
 mod support;
 
+use dynamo_support::{n, s};
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -42,14 +44,6 @@ fn streams_client(address: SocketAddr) -> StreamsClient {
         .http_client(http)
         .build();
     StreamsClient::from_conf(config)
-}
-
-fn s(v: &str) -> AttributeValue {
-    AttributeValue::S(v.into())
-}
-
-fn n(v: &str) -> AttributeValue {
-    AttributeValue::N(v.into())
 }
 
 /// A table `pk` (S) with a stream of `view`.

@@ -5,32 +5,17 @@
 mod dynamo_support;
 mod support;
 
+use dynamo_support::{attr, key};
+
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType,
-    LocalSecondaryIndex, Projection, ProjectionType, ProvisionedThroughput, ScalarAttributeType,
-    StreamSpecification, StreamViewType, TableStatus, Tag, TimeToLiveSpecification,
-    TimeToLiveStatus,
+    BillingMode, GlobalSecondaryIndex, KeyType, LocalSecondaryIndex, Projection, ProjectionType,
+    ProvisionedThroughput, ScalarAttributeType, StreamSpecification, StreamViewType, TableStatus,
+    Tag, TimeToLiveSpecification, TimeToLiveStatus,
 };
 use khata_server::node::Node;
 use support::TestNode;
-
-fn key(name: &str, kind: KeyType) -> KeySchemaElement {
-    KeySchemaElement::builder()
-        .attribute_name(name)
-        .key_type(kind)
-        .build()
-        .unwrap()
-}
-
-fn attr(name: &str, kind: ScalarAttributeType) -> AttributeDefinition {
-    AttributeDefinition::builder()
-        .attribute_name(name)
-        .attribute_type(kind)
-        .build()
-        .unwrap()
-}
 
 /// A pay-per-request table with hash key `pk` (S) and range key `sk` (N).
 async fn create(client: &Client, name: &str) {

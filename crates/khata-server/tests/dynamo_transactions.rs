@@ -6,6 +6,8 @@
 mod dynamo_support;
 mod support;
 
+use dynamo_support::{n, s};
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -18,14 +20,6 @@ use aws_sdk_dynamodb::types::{
     ScalarAttributeType, TransactGetItem, TransactWriteItem, Update,
 };
 use support::TestNode;
-
-fn s(v: &str) -> AttributeValue {
-    AttributeValue::S(v.into())
-}
-
-fn n(v: &str) -> AttributeValue {
-    AttributeValue::N(v.into())
-}
 
 type Attrs = HashMap<String, AttributeValue>;
 

@@ -18,10 +18,9 @@ use khata_types::clustering::{
 use khata_types::row::Row;
 use khata_types::schema::ClusteringOrder;
 use khata_types::token::DecoratedKey;
-use serde_json::Value;
 
 use super::{IndexLayout, IndexStatus, Projected};
-use crate::expr::{self, Expressions, KeyCondition, RangeCondition};
+use crate::expr::{Expressions, RangeCondition};
 use crate::item_ops::{
     Object, OpError, Page, Placeholders, ReadShape, Result, expressions_required, prefix_end,
     read_shape, segment_range, stored_item, string, validation,
@@ -293,29 +292,11 @@ pub async fn query(
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let range_name = index.range.as_ref().map(|(n, _)| n.as_str());
-    let key_condition: KeyCondition = match string(req, "KeyConditionExpression")? {
-        Some(text) => ex.key_condition(text, &index.hash.0, range_name)?,
-        None => match req.get("KeyConditions") {
-            None | Some(Value::Null) => {
-                return Err(validation(
-                    "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
-                ));
-            }
-            Some(v) => expr::key_conditions(v, &index.hash.0, range_name)?,
-        },
-    };
+    let key_condition = crate::item_ops::key_condition(req, &mut ex, &index.hash.0, range_name)?;
     let shape = read_shape(req, &mut ex, "QueryFilter")?;
     ex.finish()?;
     let view = View::of(index, req, &shape)?;
-    let forward = match req.get("ScanIndexForward") {
-        None | Some(Value::Null) | Some(Value::Bool(true)) => true,
-        Some(Value::Bool(false)) => false,
-        Some(_) => {
-            return Err(OpError::Serialization(
-                "Unexpected value type in payload for ScanIndexForward".into(),
-            ));
-        }
-    };
+    let forward = crate::item_ops::scan_index_forward(req)?;
     let hash_value = &key_condition.hash_value;
     if key_type_of(hash_value) != Some(index.hash.1) {
         return Err(validation(TYPE_MISMATCH));

@@ -8,6 +8,9 @@ use std::net::SocketAddr;
 use aws_credential_types::Credentials;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::config::{BehaviorVersion, Region};
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AttributeValue, KeySchemaElement, KeyType, ScalarAttributeType,
+};
 
 pub const DUMMY_KEY: &str = "AKIDKHATATEST";
 pub const DUMMY_SECRET: &str = "khata/test/secret";
@@ -66,4 +69,32 @@ pub fn client_skewed(
 /// A client with dummy keys.
 pub fn client(address: SocketAddr) -> Client {
     client_with(address, DUMMY_KEY, DUMMY_SECRET)
+}
+
+/// A string attribute value.
+pub fn s(v: &str) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+/// A number attribute value.
+pub fn n(v: &str) -> AttributeValue {
+    AttributeValue::N(v.into())
+}
+
+/// One element of a key schema.
+pub fn key(name: &str, kind: KeyType) -> KeySchemaElement {
+    KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(kind)
+        .build()
+        .unwrap()
+}
+
+/// One attribute definition.
+pub fn attr(name: &str, kind: ScalarAttributeType) -> AttributeDefinition {
+    AttributeDefinition::builder()
+        .attribute_name(name)
+        .attribute_type(kind)
+        .build()
+        .unwrap()
 }
