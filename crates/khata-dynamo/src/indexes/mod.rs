@@ -23,7 +23,8 @@
 //! **Writes.** [`index_entries`] gives the entries a write of an item makes; callers put them
 //! in the same `Coordinator::write` or compare-and-set mutation list as the base write, base
 //! mutation first, so they are one commit-log record and a visible entry never outruns its
-//! item. Nothing is read before an unconditional write, so an overwritten or deleted item
+//! item. Nothing is read before an unconditional write (except on tables with LSIs, whose
+//! writes all read the old item, [`crate::collections`]), so an overwritten or deleted item
 //! leaves its old entry behind; where the old item is known anyway (conditional writes,
 //! UpdateItem) [`obsolete_entries`] deletes the old entry at once, one microsecond below the
 //! write (the write replaces every value that could have made that entry).
