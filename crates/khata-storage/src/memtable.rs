@@ -19,6 +19,7 @@
 //! first, so a flush can iterate a sealed memtable without locks held against writers.
 
 use std::ops::Bound;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
@@ -110,20 +111,6 @@ impl Held {
         match self {
             Held::One(..) => 1,
             Held::Many(p) => p.rows.len(),
-        }
-    }
-
-    /// The part in the sorted, disjoint byte `ranges` ([`slice_partition`]).
-    fn slice(&self, ranges: &[(Bytes, Bytes)]) -> Partition {
-        match self {
-            Held::One(k, row) => {
-                let mut p = Partition::new();
-                if ranges.iter().any(|(start, end)| start <= k && k < end) {
-                    p.rows.insert(k.clone(), row.clone());
-                }
-                p
-            }
-            Held::Many(p) => slice_partition(p, ranges),
         }
     }
 }
@@ -220,11 +207,56 @@ impl Memtable {
         self.max_timestamp.load(Ordering::Relaxed)
     }
 
-    /// The part of a partition that falls in the sorted, disjoint byte `ranges`.
-    pub fn read(&self, key: &DecoratedKey, ranges: &[(Bytes, Bytes)]) -> Option<Partition> {
-        let entry = self.partitions.get(key)?;
-        let p = entry.value().lock();
-        Some(p.slice(ranges))
+    /// The part of a partition that falls in the sorted, disjoint byte `ranges`, for a read
+    /// that walks it in clustering order (or reversed) and may stop early: the partition
+    /// deletion, static row and range tombstones are copied now, the rows lazily, the first
+    /// `first_batch` of them now and then batches that double, each copied under the
+    /// partition's lock ([`MemtableRows`]). So "the newest 50 rows" of a partition of
+    /// thousands copies about 50 rows, not the partition.
+    ///
+    /// `holder` is what keeps this memtable alive while the rows are read (the table's
+    /// `Arc` of it).
+    pub fn read_lazily<H>(
+        holder: Arc<H>,
+        key: &DecoratedKey,
+        ranges: &[(Bytes, Bytes)],
+        reversed: bool,
+        first_batch: usize,
+    ) -> Option<MemtableSlice<H>>
+    where
+        H: AsRef<Memtable> + Send + Sync + 'static,
+    {
+        let memtable: &Memtable = (*holder).as_ref();
+        let entry = memtable.partitions.get(key)?;
+        let held = entry.value().lock();
+        let (deletion, static_row, range_tombstones) = match &*held {
+            Held::One(..) => (None, Row::default(), RangeTombstoneList::new()),
+            Held::Many(p) => (
+                p.deletion,
+                p.static_row.clone(),
+                slice_range_tombstones(p, ranges),
+            ),
+        };
+        let mut rows = MemtableRows {
+            holder: holder.clone(),
+            key: key.clone(),
+            ranges: ranges.to_vec(),
+            reversed,
+            range: 0,
+            after: None,
+            batch: first_batch.max(1),
+            buffer: Vec::new().into_iter(),
+            exhausted: false,
+        };
+        rows.fill(&held);
+        drop(held);
+        drop(entry);
+        Some(MemtableSlice {
+            deletion,
+            static_row,
+            range_tombstones,
+            rows,
+        })
     }
 
     /// Visit every partition in key order (for flushing a sealed memtable; each partition is
@@ -264,12 +296,10 @@ pub fn slice_partition(p: &Partition, ranges: &[(Bytes, Bytes)]) -> Partition {
     let mut out = Partition {
         deletion: p.deletion,
         static_row: p.static_row.clone(),
-        range_tombstones: RangeTombstoneList::new(),
+        range_tombstones: slice_range_tombstones(p, ranges),
         rows: Default::default(),
     };
-    let mut rts = Vec::new();
     for (start, end) in ranges {
-        rts.extend(p.range_tombstones.slice(start, end));
         for (k, r) in p
             .rows
             .range::<Bytes, _>((Bound::Included(start), Bound::Excluded(end)))
@@ -277,13 +307,142 @@ pub fn slice_partition(p: &Partition, ranges: &[(Bytes, Bytes)]) -> Partition {
             out.rows.insert(k.clone(), r.clone());
         }
     }
-    out.range_tombstones = RangeTombstoneList::from_sorted(rts.clone()).unwrap_or_else(|| {
+    out
+}
+
+/// A partition's range tombstones clipped to sorted, disjoint byte ranges.
+fn slice_range_tombstones(p: &Partition, ranges: &[(Bytes, Bytes)]) -> RangeTombstoneList {
+    if p.range_tombstones.is_empty() {
+        return RangeTombstoneList::new();
+    }
+    let mut rts = Vec::new();
+    for (start, end) in ranges {
+        rts.extend(p.range_tombstones.slice(start, end));
+    }
+    RangeTombstoneList::from_sorted(rts.clone()).unwrap_or_else(|| {
         // Ranges that were not sorted and disjoint: build the list the slow, always-correct way.
         let mut list = RangeTombstoneList::new();
         for rt in rts {
             list.add(rt.start, rt.end, rt.deletion);
         }
         list
-    });
-    out
+    })
+}
+
+/// What [`Memtable::read_lazily`] returns: a partition's parts in the slice, its rows lazily.
+#[derive(Debug)]
+pub struct MemtableSlice<H> {
+    pub deletion: Option<khata_types::DeletionTime>,
+    pub static_row: Row,
+    pub range_tombstones: RangeTombstoneList,
+    pub rows: MemtableRows<H>,
+}
+
+/// The rows of one memtable partition in a slice, in clustering order or reversed, copied a
+/// batch at a time under the partition's lock. Between batches the lock is released, so
+/// writers are never held up by a slow reader; a batch resumes after the last key returned,
+/// so rows written meanwhile may or may not be seen, as in any read that races a write.
+pub struct MemtableRows<H> {
+    holder: Arc<H>,
+    key: DecoratedKey,
+    ranges: Vec<(Bytes, Bytes)>,
+    reversed: bool,
+    /// The range being read: an index into `ranges` counted from the end when reversed.
+    range: usize,
+    /// The last clustering key copied, to resume after.
+    after: Option<Bytes>,
+    /// Rows to copy in the next batch.
+    batch: usize,
+    buffer: std::vec::IntoIter<(Bytes, Row)>,
+    /// Whether every row in the slice has been copied.
+    exhausted: bool,
+}
+
+impl<H> std::fmt::Debug for MemtableRows<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemtableRows")
+            .field("key", &self.key)
+            .field("reversed", &self.reversed)
+            .field("after", &self.after)
+            .field("exhausted", &self.exhausted)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<H> MemtableRows<H>
+where
+    H: AsRef<Memtable>,
+{
+    /// Copy the next batch of rows from `held` into the buffer.
+    fn fill(&mut self, held: &Held) {
+        let mut out = Vec::new();
+        match held {
+            Held::One(k, row) => {
+                let resumed_past = self.after.is_some();
+                if !resumed_past && self.ranges.iter().any(|(s, e)| s <= k && k < e) {
+                    out.push((k.clone(), row.clone()));
+                }
+                self.exhausted = true;
+            }
+            Held::Many(p) => {
+                while out.len() < self.batch && self.range < self.ranges.len() {
+                    let i = if self.reversed {
+                        self.ranges.len() - 1 - self.range
+                    } else {
+                        self.range
+                    };
+                    let (start, end) = &self.ranges[i];
+                    let (lower, upper) = match (&self.after, self.reversed) {
+                        (Some(a), false) if a >= start => (Bound::Excluded(a), Bound::Excluded(end)),
+                        (Some(a), true) if a < end => (Bound::Included(start), Bound::Excluded(a)),
+                        _ => (Bound::Included(start), Bound::Excluded(end)),
+                    };
+                    let want = self.batch - out.len();
+                    let before = out.len();
+                    let range = p.rows.range::<Bytes, _>((lower, upper));
+                    if self.reversed {
+                        out.extend(range.rev().take(want).map(|(k, r)| (k.clone(), r.clone())));
+                    } else {
+                        out.extend(range.take(want).map(|(k, r)| (k.clone(), r.clone())));
+                    }
+                    if out.len() - before < want {
+                        // This range is done.
+                        self.range += 1;
+                    }
+                }
+                self.exhausted = self.range >= self.ranges.len();
+            }
+        }
+        if let Some((k, _)) = out.last() {
+            self.after = Some(k.clone());
+        }
+        self.batch = self.batch.saturating_mul(2);
+        self.buffer = out.into_iter();
+    }
+}
+
+impl<H> Iterator for MemtableRows<H>
+where
+    H: AsRef<Memtable>,
+{
+    type Item = (Bytes, Row);
+
+    fn next(&mut self) -> Option<(Bytes, Row)> {
+        loop {
+            if let Some(row) = self.buffer.next() {
+                return Some(row);
+            }
+            if self.exhausted {
+                return None;
+            }
+            let holder = self.holder.clone();
+            let memtable: &Memtable = (*holder).as_ref();
+            let Some(entry) = memtable.partitions.get(&self.key) else {
+                self.exhausted = true;
+                return None;
+            };
+            let held = entry.value().lock();
+            self.fill(&held);
+        }
+    }
 }

@@ -39,6 +39,12 @@ pub struct MemtableEntry {
     pub lower_bound: CommitLogPosition,
 }
 
+impl AsRef<Memtable> for MemtableEntry {
+    fn as_ref(&self) -> &Memtable {
+        &self.memtable
+    }
+}
+
 /// The sources of a table at one moment.
 #[derive(Debug, Clone)]
 pub struct View {
@@ -319,10 +325,17 @@ impl TableStore {
         let view = self.view();
         let mut sources = Vec::with_capacity(1 + view.sealed.len() + view.sstables.len());
         let mut deletion = None;
+        // A limited read copies about `limit` rows of each memtable, not the slice.
+        let first_batch = limits.row_limit.map_or(usize::MAX, |l| l.saturating_add(1));
         for m in std::iter::once(&view.active).chain(view.sealed.iter().rev()) {
-            if let Some(p) = m.memtable.read(key, ranges) {
+            if let Some(p) = Memtable::read_lazily(m.clone(), key, ranges, reversed, first_batch) {
                 deletion = khata_types::cell::max_deletion(deletion, p.deletion);
-                sources.push(SourcePartition::from_partition(p, reversed));
+                sources.push(SourcePartition {
+                    deletion: p.deletion,
+                    static_row: p.static_row,
+                    range_tombstones: p.range_tombstones,
+                    rows: Box::new(p.rows.map(Ok)),
+                });
             }
         }
         // Newest SSTables first, so that a partition deletion seen early lets older SSTables
