@@ -35,6 +35,13 @@ fn mutated() -> impl Strategy<Value = (khata_types::schema::CqlType, Vec<u8>)> {
 }
 
 fn check(ty: &khata_types::schema::CqlType, bytes: &[u8]) -> Result<(), TestCaseError> {
+    // What the bind path accepts without decoding, decoding accepts too.
+    if khata_cql::value::valid_as_is(ty, bytes) {
+        prop_assert!(
+            CqlValue::deserialize(ty, bytes).is_ok(),
+            "{ty:?} {bytes:?} passed as is"
+        );
+    }
     if let Ok(value) = CqlValue::deserialize(ty, bytes) {
         prop_assert!(value.conforms_to(ty), "{value:?}");
         let again = value.to_bytes(ty);

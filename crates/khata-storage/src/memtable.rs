@@ -124,6 +124,9 @@ const ONE_ROW_CREDIT: usize = 32 + 16 + std::mem::size_of::<(Bytes, Row)>() * 3 
 pub struct Memtable {
     partitions: SkipMap<DecoratedKey, Mutex<Held>>,
     size_bytes: AtomicUsize,
+    /// Rows held, deleted ones included: kept as writes add rows, so statistics need not
+    /// lock every partition.
+    rows: AtomicUsize,
     min_timestamp: AtomicI64,
     max_timestamp: AtomicI64,
 }
@@ -139,6 +142,7 @@ impl Memtable {
         Memtable {
             partitions: SkipMap::new(),
             size_bytes: AtomicUsize::new(0),
+            rows: AtomicUsize::new(0),
             min_timestamp: AtomicI64::new(i64::MAX),
             max_timestamp: AtomicI64::new(i64::MIN),
         }
@@ -163,7 +167,16 @@ impl Memtable {
             let mut p = entry.value().lock();
             let fresh = matches!(&*p, Held::Many(p) if p.is_empty());
             let had_leaf = p.has_leaf();
+            let rows_before = p.row_count();
             p.merge(update);
+            let rows_after = p.row_count();
+            if rows_after >= rows_before {
+                self.rows
+                    .fetch_add(rows_after - rows_before, Ordering::Relaxed);
+            } else {
+                self.rows
+                    .fetch_sub(rows_before - rows_after, Ordering::Relaxed);
+            }
             let overhead = usize::from(fresh) * (PARTITION_BYTES + key.key.len())
                 + usize::from(!had_leaf && p.has_leaf()) * ROW_LEAF_BYTES;
             // A partition held as its one row keeps the row in its skip-list node, which
@@ -189,12 +202,9 @@ impl Memtable {
         self.partitions.len()
     }
 
-    /// Rows held, deleted ones included (each partition is locked in turn; for statistics).
+    /// Rows held, deleted ones included (for statistics).
     pub fn row_count(&self) -> usize {
-        self.partitions
-            .iter()
-            .map(|e| e.value().lock().row_count())
-            .sum()
+        self.rows.load(Ordering::Relaxed)
     }
 
     /// Smallest write timestamp in the memtable (`i64::MAX` if empty): compaction may purge a
@@ -393,7 +403,9 @@ where
                     };
                     let (start, end) = &self.ranges[i];
                     let (lower, upper) = match (&self.after, self.reversed) {
-                        (Some(a), false) if a >= start => (Bound::Excluded(a), Bound::Excluded(end)),
+                        (Some(a), false) if a >= start => {
+                            (Bound::Excluded(a), Bound::Excluded(end))
+                        }
                         (Some(a), true) if a < end => (Bound::Included(start), Bound::Excluded(a)),
                         _ => (Bound::Included(start), Bound::Excluded(end)),
                     };

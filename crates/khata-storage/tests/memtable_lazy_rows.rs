@@ -51,6 +51,8 @@ proptest! {
             whole.merge(update.clone());
             memtable.0.apply(&key, update);
         }
+        // The memtable counts its rows as writes add them.
+        prop_assert_eq!(memtable.0.row_count(), whole.rows.len());
         let ranges = ranges_of(cuts);
         let expected = slice_partition(&whole, &ranges);
         let got = Memtable::read_lazily(memtable.clone(), &key, &ranges, reversed, first_batch);

@@ -12,7 +12,7 @@ use crate::frame::{ColumnSpec, ColumnType, Value};
 use crate::language::ast::{
     InValues, IntValue, Literal, ParsedStatement, Relation, Statement, Term,
 };
-use crate::value::{CqlValue, LiteralError, from_term_with};
+use crate::value::{CqlValue, LiteralError, from_term_with, valid_as_is};
 
 /// A term's value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +32,12 @@ pub(crate) fn value(
 ) -> Result<Bound, ExecError> {
     match term {
         Term::Marker(m) => match run.values.get(m.index) {
+            // Most values (blobs, text, fixed-width numbers) need no decoding to be checked.
+            // A copy, not a slice: a slice would keep the connection's whole read buffer
+            // (64 KiB) alive for as long as the value sits in a memtable.
+            Some(Value::Set(bytes)) if valid_as_is(ty, bytes) => {
+                Ok(Bound::Value(Bytes::copy_from_slice(bytes)))
+            }
             Some(Value::Set(bytes)) => match CqlValue::deserialize(ty, bytes) {
                 Err(e) => Err(ExecError::invalid(format!(
                     "Invalid value for column {column}: {e}"

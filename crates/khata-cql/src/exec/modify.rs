@@ -228,9 +228,9 @@ fn insert_mutations(
     }
     // An INSERT that names no clustering column and sets static columns only writes the
     // partition's static row and no row (Cassandra allows it; a regular column needs a row).
-    let static_only = !t.def.clustering().is_empty()
-        && t.def
-            .clustering()
+    let clustering = t.def.clustering();
+    let static_only = !clustering.is_empty()
+        && clustering
             .iter()
             .all(|(c, _)| !given.contains_key(c.name.as_str()))
         && given.values().any(|(c, _)| c.kind == ColumnKind::Static)
@@ -239,7 +239,7 @@ fn insert_mutations(
             .all(|(c, _)| matches!(c.kind, ColumnKind::Static | ColumnKind::PartitionKey { .. }));
     let mut ck = Vec::new();
     if !static_only {
-        for (c, _) in t.def.clustering() {
+        for (c, _) in &clustering {
             ck.push(key_value(c)?);
         }
     }

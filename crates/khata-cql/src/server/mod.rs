@@ -126,6 +126,8 @@ impl CqlServer {
         response
     }
 
+    /// The statements' futures are boxed: they are several KiB, and every request's task
+    /// would otherwise be that large, copied whole when it is spawned and when it completes.
     async fn answer(
         self: &Arc<Self>,
         session: &Arc<Session>,
@@ -183,16 +185,16 @@ impl CqlServer {
                 Response::Ready
             }
             Request::Query(query) => {
-                return self.executor.query(session, stream, query).await;
+                return Box::pin(self.executor.query(session, stream, query)).await;
             }
             Request::Prepare(prepare) => {
-                return self.executor.prepare(session, stream, prepare).await;
+                return Box::pin(self.executor.prepare(session, stream, prepare)).await;
             }
             Request::Execute(execute) => {
-                return self.executor.execute(session, stream, execute).await;
+                return Box::pin(self.executor.execute(session, stream, execute)).await;
             }
             Request::Batch(batch) => {
-                return self.executor.batch(session, stream, batch).await;
+                return Box::pin(self.executor.batch(session, stream, batch)).await;
             }
         };
         ResponseFrame::new(stream, response)

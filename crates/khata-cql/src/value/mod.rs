@@ -71,6 +71,7 @@ use uuid::Uuid;
 pub use compare::{clustering_key, clustering_values, compare};
 pub use error::{LiteralError, ValueError};
 pub use literal::{Evaluator, from_term, from_term_with};
+pub use wire::valid_as_is;
 
 /// The `date` of the Unix epoch: dates are days as an unsigned 32-bit integer with the epoch
 /// at 2^31 (so that byte order is date order).

@@ -174,6 +174,24 @@ fn fixed<const N: usize>(
     Ok(exact::<N>(bytes, expected, empty_ok)?.map_or(CqlValue::Empty, make))
 }
 
+/// Whether `bytes` are certainly a valid value of `ty` that is stored as it came, told
+/// without decoding it: the flat types whose check is a length or an encoding. `false` means
+/// "decode to find out" ([`CqlValue::deserialize`] gives the value or the error).
+pub fn valid_as_is(ty: &CqlType, bytes: &[u8]) -> bool {
+    let n = bytes.len();
+    match ty {
+        CqlType::Blob => true,
+        CqlType::Text => std::str::from_utf8(bytes).is_ok(),
+        CqlType::Ascii => bytes.is_ascii(),
+        CqlType::Boolean => n <= 1,
+        CqlType::Int | CqlType::Float => n == 4 || n == 0,
+        CqlType::Bigint | CqlType::Counter | CqlType::Double | CqlType::Timestamp => {
+            n == 8 || n == 0
+        }
+        _ => false,
+    }
+}
+
 pub(super) fn read(ty: &CqlType, bytes: &[u8]) -> Result<CqlValue, ValueError> {
     use CqlValue as V;
     Ok(match ty {
