@@ -205,9 +205,9 @@ fn insert_mutations(
             }
         }
     }
-    let key_value = |c: &ColumnDef| -> Result<Bytes, ExecError> {
+    let key_value = |c: &ColumnDef| -> Result<&[u8], ExecError> {
         match given.get(c.name.as_str()) {
-            Some((_, Bound::Value(b))) => Ok(b.clone()),
+            Some((_, Bound::Value(b))) => Ok(&b[..]),
             Some((_, Bound::Null)) => Err(ExecError::invalid(format!(
                 "Invalid null value in condition for column {}",
                 c.name
@@ -243,23 +243,27 @@ fn insert_mutations(
             ck.push(key_value(c)?);
         }
     }
-    let refs: Vec<&[u8]> = pk.iter().map(|b| &b[..]).collect();
     let key = DecoratedKey::new(
-        serialize_partition_key(&refs)
+        serialize_partition_key(&pk)
             .map_err(|e| ExecError::invalid(format!("Invalid partition key: {e}")))?,
     );
     if key.key.is_empty() {
         return Err(ExecError::invalid("Key may not be empty"));
     }
+    let clustering_key = if static_only {
+        None
+    } else {
+        Some(restrictions::encode_refs(t, &ck)?)
+    };
     let mut row = Row {
         liveness: Some(wt.liveness()),
         ..Row::default()
     };
     let mut static_row = Row::default();
-    for (c, value) in given.values() {
+    for (c, value) in given.into_values() {
         match c.kind {
-            ColumnKind::Regular => set_column(&mut row, c, value.clone(), &wt)?,
-            ColumnKind::Static => set_column(&mut static_row, c, value.clone(), &wt)?,
+            ColumnKind::Regular => set_column(&mut row, c, value, &wt)?,
+            ColumnKind::Static => set_column(&mut static_row, c, value, &wt)?,
             _ => {}
         }
     }
@@ -267,8 +271,8 @@ fn insert_mutations(
     if !static_row.is_empty() {
         update.static_row = static_row;
     }
-    if !static_only {
-        update.add_row(restrictions::encode(t, &ck)?, row);
+    if let Some(clustering_key) = clustering_key {
+        update.add_row(clustering_key, row);
     }
     Ok(vec![Mutation::new(t.def.id, key, update)])
 }

@@ -561,12 +561,17 @@ fn multi_column_start(cols: &[&ColumnDef]) -> Result<usize, ExecError> {
 
 /// Encode a clustering prefix (or a whole key) from its columns' values.
 pub(crate) fn encode(t: &TableSchema, values: &[Bytes]) -> Result<Bytes, ExecError> {
+    let refs: Vec<&[u8]> = values.iter().map(|b| &b[..]).collect();
+    encode_refs(t, &refs)
+}
+
+/// [`encode`] of borrowed values.
+pub(crate) fn encode_refs(t: &TableSchema, values: &[&[u8]]) -> Result<Bytes, ExecError> {
     let types: Vec<(CqlType, ClusteringOrder)> = t
         .def
         .clustering()
         .iter()
         .map(|(c, o)| (c.ty.clone(), *o))
         .collect();
-    let refs: Vec<&[u8]> = values.iter().map(|b| &b[..]).collect();
-    encode_key(&types, &refs).map_err(|e| ExecError::invalid(e.to_string()))
+    encode_key(&types, values).map_err(|e| ExecError::invalid(e.to_string()))
 }
