@@ -327,7 +327,7 @@ async fn accept_cql(
                     }
                     let _ = stream.set_nodelay(true);
                     let cql = cql.clone();
-                    tokio::spawn(cql.serve_connection(stream));
+                    tokio::spawn(cql.serve_tcp(stream));
                 }
                 Err(e) => {
                     warn!(error = %e, "accept failed");

@@ -113,6 +113,27 @@ pub struct TableStats {
     pub largest_partitions: Vec<(Bytes, u64)>,
 }
 
+/// The switch lock: a std `RwLock`, whose waiters sleep in the kernel until woken. With
+/// parking_lot's, the flush thread waiting for the exclusive side yielded the CPU
+/// (`sched_yield`) between spins, and every writer queued behind it (the lock prefers a
+/// waiting exclusive locker) waited for as long as the scheduler kept it away: up to a tick
+/// on a busy machine. Poisoning is ignored: `()` holds nothing a panic could leave half done.
+struct SwitchLock(std::sync::RwLock<()>);
+
+impl SwitchLock {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, ()> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, ()> {
+        self.0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 struct Inner {
     fs: Arc<dyn FileSystem>,
     config: EngineConfig,
@@ -120,7 +141,7 @@ struct Inner {
     cache: Arc<BlockCache>,
     tables: RwLock<Tables>,
     /// Shared by writers, exclusive while sealing memtables.
-    switch: RwLock<()>,
+    switch: SwitchLock,
     poison: Mutex<Option<String>>,
     shutdown: AtomicBool,
     flush_queue: Mutex<VecDeque<Uuid>>,
@@ -170,7 +191,7 @@ impl Engine {
             commitlog,
             cache,
             tables: RwLock::new(tables),
-            switch: RwLock::new(()),
+            switch: SwitchLock(std::sync::RwLock::new(())),
             poison: Mutex::new(None),
             shutdown: AtomicBool::new(false),
             flush_queue: Mutex::new(VecDeque::new()),

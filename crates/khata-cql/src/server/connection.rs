@@ -74,12 +74,14 @@ impl Inbound {
     }
 }
 
-/// Handle a connection until the client closes it or a fatal protocol error.
-pub(crate) async fn serve<S>(server: Arc<CqlServer>, stream: S)
+/// Handle a connection until the client closes it or a fatal protocol error, given its
+/// two halves (a TCP stream's own halves share no lock; `tokio::io::split` puts one around
+/// any other stream, which the reading and the writing task would contend on).
+pub(crate) async fn serve<R, W>(server: Arc<CqlServer>, mut read_half: R, write_half: W)
 where
-    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
 {
-    let (mut read_half, write_half) = tokio::io::split(stream);
     let (tx, rx) = mpsc::channel::<Outgoing>(WRITE_QUEUE);
     let writer = tokio::spawn(super::writer::write_loop(rx, write_half));
 

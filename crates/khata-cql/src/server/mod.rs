@@ -110,7 +110,15 @@ impl CqlServer {
     where
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
-        connection::serve(self, stream).await
+        let (read_half, write_half) = tokio::io::split(stream);
+        connection::serve(self, read_half, write_half).await
+    }
+
+    /// Serve one TCP client connection until it closes, its reading and writing halves
+    /// independent of each other.
+    pub async fn serve_tcp(self: Arc<Self>, stream: tokio::net::TcpStream) {
+        let (read_half, write_half) = stream.into_split();
+        connection::serve(self, read_half, write_half).await
     }
 
     /// Answer one request.

@@ -182,9 +182,9 @@ struct Inner {
     dir: PathBuf,
     config: CommitLogConfig,
     /// The append lock: held only while writing a record to the OS (and rotating segments).
-    writer: Mutex<Writer>,
+    writer: AppendLock,
     /// Signalled (with `writer`) when the background thread has finished making a spare.
-    spare_ready: Condvar,
+    spare_ready: std::sync::Condvar,
     /// Segments no longer written to, by id. Lock order: `writer` before `finished`.
     finished: Mutex<BTreeMap<u64, FinishedSegment>>,
     durability: Durability,
@@ -254,16 +254,16 @@ impl CommitLog {
             fs,
             dir: dir.to_path_buf(),
             config,
-            writer: Mutex::new(Writer {
+            writer: AppendLock(std::sync::Mutex::new(Writer {
                 active,
                 spare: None,
                 spare_asked: false,
                 preparing: None,
                 sync_ahead_at: HEADER_LEN + SYNC_AHEAD_BYTES,
                 closed: false,
-            }),
+            })),
             finished: Mutex::new(finished),
-            spare_ready: Condvar::new(),
+            spare_ready: std::sync::Condvar::new(),
             wanted: Mutex::new(Wanted::default()),
             wanted_signal: Condvar::new(),
         });
@@ -392,6 +392,23 @@ impl fmt::Debug for CommitLog {
     }
 }
 
+/// The append lock. A std mutex: a contended one spins briefly, then sleeps in the kernel
+/// until the holder wakes it. parking_lot's mutex yields the CPU (`sched_yield`) between
+/// spins instead, and on a busy machine a yield can give the CPU away for a scheduler tick
+/// (4 ms) while the holder is long done: the request threads that append here saw such
+/// stalls (docs/benchmarks.md). Like parking_lot's, it ignores poisoning: a writer that
+/// panicked left the log as consistent as a failed write does, which the durability state
+/// already reports.
+struct AppendLock(std::sync::Mutex<Writer>);
+
+impl AppendLock {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Writer> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 impl Inner {
     fn current_position(&self) -> CommitLogPosition {
         self.writer.lock().active.end()
@@ -412,7 +429,10 @@ impl Inner {
             }
             if writer.spare.is_none() && writer.preparing == Some(writer.active.id + 1) {
                 // Nearly ready; waiting releases the append lock, so recheck everything after.
-                self.spare_ready.wait(&mut writer);
+                writer = self
+                    .spare_ready
+                    .wait(writer)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 continue;
             }
             self.rotate(&mut writer)?;
