@@ -421,6 +421,7 @@ impl Engine {
             .collect::<Result<_>>()?;
         self.wait_for_memory();
         let record = durable.then(|| encode_record(&mutations));
+        let mut full = vec![false; tables.len()];
         {
             let _shared = self.inner.switch.read();
             if let Some(record) = &record {
@@ -429,13 +430,16 @@ impl Engine {
                     .append(record)
                     .inspect_err(|e| self.poison_on(e))?;
             }
-            for (m, t) in mutations.into_iter().zip(&tables) {
-                t.view().active.memtable.apply(&m.key, m.update);
+            for ((m, t), full) in mutations.into_iter().zip(&tables).zip(&mut full) {
+                let view = t.view();
+                let memtable = &view.active.memtable;
+                memtable.apply(&m.key, m.update);
+                *full = memtable.size_bytes() >= self.inner.config.memtable_flush_size_bytes;
             }
         }
-        for t in &tables {
-            if t.view().active.memtable.size_bytes() >= self.inner.config.memtable_flush_size_bytes
-            {
+        // Outside the switch lock: without background threads the flush runs right here.
+        for (t, full) in tables.iter().zip(full) {
+            if full {
                 self.request_flush(t);
             }
         }

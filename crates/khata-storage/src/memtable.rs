@@ -151,10 +151,16 @@ impl Memtable {
     /// Join `update` into the partition at `key`.
     pub fn apply(&self, key: &DecoratedKey, update: Partition) {
         let size = update.size_estimate();
-        if let Some(ts) = update.max_timestamp() {
+        // Loads first: the bounds rarely move, and a read-modify-write would take the cache
+        // line from the other writers' cores every time.
+        if let Some(ts) = update.max_timestamp()
+            && ts > self.max_timestamp.load(Ordering::Relaxed)
+        {
             self.max_timestamp.fetch_max(ts, Ordering::Relaxed);
         }
-        if let Some(ts) = update.min_timestamp() {
+        if let Some(ts) = update.min_timestamp()
+            && ts < self.min_timestamp.load(Ordering::Relaxed)
+        {
             self.min_timestamp.fetch_min(ts, Ordering::Relaxed);
         }
         let entry = match self.partitions.get(key) {
@@ -170,10 +176,10 @@ impl Memtable {
             let rows_before = p.row_count();
             p.merge(update);
             let rows_after = p.row_count();
-            if rows_after >= rows_before {
+            if rows_after > rows_before {
                 self.rows
                     .fetch_add(rows_after - rows_before, Ordering::Relaxed);
-            } else {
+            } else if rows_after < rows_before {
                 self.rows
                     .fetch_sub(rows_before - rows_after, Ordering::Relaxed);
             }
