@@ -277,3 +277,44 @@ fn finish_swap(table: &TableStore, inputs: &HashSet<u64>, outputs: Vec<Arc<SsTab
     }
     installed
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(tombstones: u64, deletion_times: Option<(u32, u32)>) -> SsTableStats {
+        SsTableStats {
+            row_tombstones: tombstones,
+            min_local_deletion_time: deletion_times.map(|(min, _)| min),
+            max_local_deletion_time: deletion_times.map(|(_, max)| max),
+            ..SsTableStats::default()
+        }
+    }
+
+    #[test]
+    fn droppable_tombstones_are_those_past_gc_grace() {
+        // None past it, all past it, and half of an even spread.
+        assert_eq!(
+            droppable_tombstones(&stats(100, Some((1000, 1099))), 1000),
+            0
+        );
+        assert_eq!(
+            droppable_tombstones(&stats(100, Some((1000, 1099))), 1100),
+            100
+        );
+        assert_eq!(
+            droppable_tombstones(&stats(100, Some((1000, 1099))), 1050),
+            50
+        );
+        assert_eq!(droppable_tombstones(&stats(0, None), u32::MAX), 0);
+    }
+
+    #[test]
+    fn expiring_cells_count_once_every_expiry_is_past_gc_grace() {
+        let mut st = stats(0, None);
+        st.expiring_cells = 40;
+        st.max_expiry_time = Some(2000);
+        assert_eq!(droppable_tombstones(&st, 2000), 0);
+        assert_eq!(droppable_tombstones(&st, 2001), 40);
+    }
+}
