@@ -28,15 +28,16 @@
 //!
 //! The server does not enforce DynamoDB's request-rate limits or idle timeouts.
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 
-use axum::Router;
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, Method, StatusCode, header};
-use axum::response::Response;
+use bytes::Bytes;
 use futures::FutureExt as _;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt as _, Full, Limited};
 use khata_coordinator::Coordinator;
 use tracing::{debug, warn};
 
@@ -45,6 +46,9 @@ use crate::error::{DynamoError, ErrorKind};
 use crate::ops::request::Request as RequestBody;
 use crate::ops::{Operations, RequestInfo};
 use crate::reply::Reply;
+
+/// What a request body's errors may become.
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// DynamoDB's limit on a request body.
 pub const DEFAULT_MAX_REQUEST_SIZE_BYTES: usize = 16 * 1024 * 1024;
@@ -103,9 +107,34 @@ impl Endpoint {
     }
 }
 
-/// The endpoint as an axum router (every path and method goes to one handler).
-pub fn router(endpoint: Arc<Endpoint>) -> Router {
-    Router::new().fallback(handle).with_state(endpoint)
+/// The endpoint as a hyper service (every path and method goes to one handler), served
+/// straight on hyper's HTTP/1.1 connections: no router, no boxed bodies. Cloning it is an
+/// `Arc` clone.
+#[derive(Clone, Debug)]
+pub struct Service(Arc<Endpoint>);
+
+impl Service {
+    pub fn new(endpoint: Arc<Endpoint>) -> Self {
+        Service(endpoint)
+    }
+}
+
+/// A request's answer: the body is one buffer, so hyper writes head and body in one `writev`.
+pub type Answered = Response<Full<Bytes>>;
+
+impl<B> hyper::service::Service<Request<B>> for Service
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    type Response = Answered;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Answered, Infallible>> + Send>>;
+
+    fn call(&self, request: Request<B>) -> Self::Future {
+        let endpoint = self.0.clone();
+        Box::pin(async move { Ok(handle(&endpoint, request).await) })
+    }
 }
 
 /// An answer before the request id and checksum are added.
@@ -134,20 +163,34 @@ impl Answer {
     }
 }
 
-async fn handle(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Response {
+/// Answer one request, with its request id and checksum.
+async fn handle<B>(endpoint: &Arc<Endpoint>, request: Request<B>) -> Answered
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
     let request_id = endpoint.request_ids.next();
-    let answer = answer(&endpoint, request).await;
+    let answer = answer(endpoint, request).await;
     if answer.status.is_server_error() {
-        warn!(%request_id, status = answer.status.as_u16(), body = %String::from_utf8_lossy(&answer.body), "DynamoDB request failed");
+        warn!(request_id = %String::from_utf8_lossy(&request_id), status = answer.status.as_u16(), body = %String::from_utf8_lossy(&answer.body), "DynamoDB request failed");
     }
     let crc = crc32fast::hash(&answer.body);
-    Response::builder()
-        .status(answer.status)
-        .header(header::CONTENT_TYPE, answer.content_type)
-        .header(HeaderName::from_static("x-amz-crc32"), crc)
-        .header(HeaderName::from_static("x-amzn-requestid"), request_id)
-        .body(Body::from(answer.body))
-        .unwrap_or_else(|_| Response::new(Body::empty()))
+    let mut response = Response::new(Full::new(Bytes::from(answer.body)));
+    *response.status_mut() = answer.status;
+    let headers = response.headers_mut();
+    headers.reserve(3);
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(answer.content_type),
+    );
+    headers.insert(
+        HeaderName::from_static("x-amz-crc32"),
+        HeaderValue::from(crc),
+    );
+    if let Ok(id) = HeaderValue::from_bytes(&request_id) {
+        headers.insert(HeaderName::from_static("x-amzn-requestid"), id);
+    }
+    response
 }
 
 /// Request ids in the shape of DynamoDB's (52 characters of `[A-Z0-9]`), unique within a run
@@ -170,7 +213,7 @@ impl RequestIds {
         }
     }
 
-    fn next(&self) -> String {
+    fn next(&self) -> [u8; 52] {
         const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
         fn mix(mut z: u64) -> u64 {
             z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -186,7 +229,7 @@ impl RequestIds {
                 word /= 36;
             }
         }
-        id.iter().map(|&b| char::from(b)).collect()
+        id
     }
 }
 
@@ -194,7 +237,11 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
+async fn answer<B>(endpoint: &Arc<Endpoint>, request: Request<B>) -> Answer
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
     let (parts, body) = request.into_parts();
     if parts.method == Method::GET {
         let host = header_str(&parts.headers, "host").unwrap_or("localhost");
@@ -228,8 +275,8 @@ async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
     if declared.is_some_and(|n| n > limit as u64) {
         return too_large();
     }
-    let bytes = match axum::body::to_bytes(body, limit).await {
-        Ok(b) => b,
+    let bytes = match Limited::new(body, limit).collect().await {
+        Ok(b) => b.to_bytes(),
         Err(e) => {
             debug!(error = %e, "DynamoDB request body unreadable");
             return too_large();
@@ -275,7 +322,9 @@ async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
         // A read changes nothing, so it may stop at any await (when the client goes away): it
         // runs in the connection's task, sparing a task's allocation and scheduling. A panic
         // in it is still a 500 for this request only.
-        AssertUnwindSafe(endpoint.ops.dispatch(operation, body, &info))
+        // Boxed: the dispatcher's future is as large as its largest operation's, and this
+        // one is moved several times on its way to being polled.
+        AssertUnwindSafe(Box::pin(endpoint.ops.dispatch(operation, body, &info)))
             .catch_unwind()
             .await
             .map_err(|panic| panic_message(&*panic))
@@ -285,12 +334,14 @@ async fn answer(endpoint: &Arc<Endpoint>, request: Request) -> Answer {
         let operation = operation.to_string();
         tokio::spawn(async move {
             if streams {
-                endpoint
-                    .ops
-                    .dispatch_streams(&operation, body.object, &info)
-                    .await
+                Box::pin(
+                    endpoint
+                        .ops
+                        .dispatch_streams(&operation, body.object, &info),
+                )
+                .await
             } else {
-                endpoint.ops.dispatch(&operation, body, &info).await
+                Box::pin(endpoint.ops.dispatch(&operation, body, &info)).await
             }
         })
         .await

@@ -1,14 +1,21 @@
-//! An axum router served on a listener until the node stops: the admin API and the DynamoDB
-//! endpoint both run in one of these.
+//! HTTP servers that run until the node stops: the admin API (an axum router) and the DynamoDB
+//! endpoint (a plain hyper service on HTTP/1.1 connections, which spares each request axum's
+//! routing and boxed bodies).
 
+use std::convert::Infallible;
+use std::error::Error as StdError;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::Router;
+use http::{Request, Response};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
-use tracing::warn;
+use tokio::sync::{oneshot, watch};
+use tokio::task::{JoinHandle, JoinSet};
+use tracing::{debug, warn};
 
 /// A running HTTP server.
 #[derive(Debug)]
@@ -45,6 +52,35 @@ impl HttpServer {
         })
     }
 
+    /// Serve `service` on `listener` over HTTP/1.1 (keep-alive, pipelining as hyper does it),
+    /// one task per connection, `TCP_NODELAY` on. Stopping works as for [`HttpServer::start`]:
+    /// no new connections, each connection finishes the request it is answering and closes.
+    pub fn start_service<S, B>(
+        name: &'static str,
+        listener: TcpListener,
+        service: S,
+    ) -> std::io::Result<Self>
+    where
+        S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+            + Clone
+            + Send
+            + 'static,
+        S::Future: Send + 'static,
+        B: http_body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn StdError + Send + Sync>>,
+    {
+        let address = listener.local_addr()?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(serve_connections(name, listener, service, stopped));
+        Ok(HttpServer {
+            name,
+            address,
+            stop,
+            task,
+        })
+    }
+
     /// Where it listens.
     pub fn address(&self) -> SocketAddr {
         self.address
@@ -64,4 +100,63 @@ impl HttpServer {
             task.abort();
         }
     }
+}
+
+/// The accept loop of [`HttpServer::start_service`]. Dropping it (an aborted shutdown) drops
+/// the connections' tasks with it.
+async fn serve_connections<S, B>(
+    name: &'static str,
+    listener: TcpListener,
+    service: S,
+    mut stopped: oneshot::Receiver<()>,
+) where
+    S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+{
+    let (closing, closing_rx) = watch::channel(false);
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = &mut stopped => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        // Out of file descriptors and the like: wait a little, as axum does.
+                        warn!(error = %e, "{name} could not accept a connection");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let service = service.clone();
+                let mut closing = closing_rx.clone();
+                connections.spawn(async move {
+                    let connection =
+                        http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+                    tokio::pin!(connection);
+                    let result = tokio::select! {
+                        result = connection.as_mut() => result,
+                        _ = closing.changed() => {
+                            connection.as_mut().graceful_shutdown();
+                            connection.await
+                        }
+                    };
+                    if let Err(e) = result {
+                        debug!(error = %e, "{name} connection ended");
+                    }
+                });
+            }
+        }
+    }
+    drop(listener);
+    let _ = closing.send(true);
+    while connections.join_next().await.is_some() {}
 }

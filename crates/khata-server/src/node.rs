@@ -194,10 +194,10 @@ impl Node {
             },
         );
         let operations = endpoint.operations();
-        let dynamo = HttpServer::start(
+        let dynamo = HttpServer::start_service(
             "DynamoDB endpoint",
             dynamo_listener,
-            khata_dynamo::http::router(Arc::new(endpoint)),
+            khata_dynamo::http::Service::new(Arc::new(endpoint)),
         )
         .map_err(dynamo_listen_error)?;
         let expirer = Expirer::start(

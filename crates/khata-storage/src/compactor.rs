@@ -18,7 +18,7 @@ use crate::compaction::{CompactionTask, SsTableSummary, TaskKind, Throttle};
 use crate::error::Result;
 use crate::purge::{PurgePolicy, purge_partition};
 use crate::read::{MergedPartitions, PartitionStream};
-use crate::sstable::{SsTable, SsTableWriter};
+use crate::sstable::{SsTable, SsTableStats, SsTableWriter};
 use crate::table::TableStore;
 
 /// What one compaction did.
@@ -32,8 +32,9 @@ pub struct CompactionOutcome {
     pub dropped_whole: bool,
 }
 
-/// The summary the pickers need, from an SSTable's statistics.
-pub fn summarize(s: &SsTable, compacting: bool) -> SsTableSummary {
+/// The summary the pickers need, from an SSTable's statistics, at a time when tombstones
+/// deleted before `gc_before` (`now - gc_grace_seconds`) are past their grace period.
+pub fn summarize(s: &SsTable, compacting: bool, gc_before: LocalTime) -> SsTableSummary {
     let st = s.stats();
     SsTableSummary {
         generation: s.generation(),
@@ -50,20 +51,53 @@ pub fn summarize(s: &SsTable, compacting: bool) -> SsTableSummary {
             .last_key
             .clone()
             .unwrap_or_else(|| khata_types::token::DecoratedKey::new(bytes::Bytes::new())),
-        droppable_tombstone_ratio: st.tombstone_count() as f64
+        droppable_tombstone_ratio: droppable_tombstones(st, gc_before) as f64
             / (st.cell_count + st.row_count).max(1) as f64,
         compacting,
     }
 }
 
-/// Summaries of a table's live SSTables.
-pub fn summaries(table: &TableStore) -> Vec<SsTableSummary> {
+/// An estimate of how many of an SSTable's tombstones are past their grace period at
+/// `gc_before` (Cassandra's `getDroppableTombstonesBefore`, which reads a histogram of
+/// deletion times; the statistics here keep only the oldest and newest local deletion time).
+/// None when the oldest is not past it, all when the newest is; in between, the share of the
+/// interval that is, as if deletion times were spread evenly. Expiring cells count when every
+/// expiry is past `gc_before` (each then purges as a tombstone deleted at its write time, which
+/// is earlier still).
+///
+/// Counting every tombstone instead made a table of DynamoDB items (each PutItem writes a row
+/// deletion) look a third tombstones forever: its largest SSTable was rewritten alone again and
+/// again, purging nothing, as long as the node ran.
+pub fn droppable_tombstones(st: &SsTableStats, gc_before: LocalTime) -> u64 {
+    let tombstones = st.tombstone_count();
+    let deleted = match (st.min_local_deletion_time, st.max_local_deletion_time) {
+        (Some(min), Some(max)) if min < gc_before => {
+            if max < gc_before {
+                tombstones
+            } else {
+                // min < gc_before <= max, so the span is at least 1 and the share below 1.
+                let share = f64::from(gc_before - min) / (f64::from(max - min) + 1.0);
+                (tombstones as f64 * share) as u64
+            }
+        }
+        _ => 0,
+    };
+    let expired = match st.max_expiry_time {
+        Some(t) if t < gc_before => st.expiring_cells,
+        _ => 0,
+    };
+    deleted + expired
+}
+
+/// Summaries of a table's live SSTables at `now`.
+pub fn summaries(table: &TableStore, now: LocalTime) -> Vec<SsTableSummary> {
+    let gc_before = now.saturating_sub(table.spec.read().options.gc_grace_seconds);
     let compacting = table.compacting.lock().clone();
     table
         .view()
         .sstables
         .iter()
-        .map(|s| summarize(s, compacting.contains(&s.generation())))
+        .map(|s| summarize(s, compacting.contains(&s.generation()), gc_before))
         .collect()
 }
 
@@ -242,4 +276,45 @@ fn finish_swap(table: &TableStore, inputs: &HashSet<u64>, outputs: Vec<Arc<SsTab
         s.mark_obsolete();
     }
     installed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(tombstones: u64, deletion_times: Option<(u32, u32)>) -> SsTableStats {
+        SsTableStats {
+            row_tombstones: tombstones,
+            min_local_deletion_time: deletion_times.map(|(min, _)| min),
+            max_local_deletion_time: deletion_times.map(|(_, max)| max),
+            ..SsTableStats::default()
+        }
+    }
+
+    #[test]
+    fn droppable_tombstones_are_those_past_gc_grace() {
+        // None past it, all past it, and half of an even spread.
+        assert_eq!(
+            droppable_tombstones(&stats(100, Some((1000, 1099))), 1000),
+            0
+        );
+        assert_eq!(
+            droppable_tombstones(&stats(100, Some((1000, 1099))), 1100),
+            100
+        );
+        assert_eq!(
+            droppable_tombstones(&stats(100, Some((1000, 1099))), 1050),
+            50
+        );
+        assert_eq!(droppable_tombstones(&stats(0, None), u32::MAX), 0);
+    }
+
+    #[test]
+    fn expiring_cells_count_once_every_expiry_is_past_gc_grace() {
+        let mut st = stats(0, None);
+        st.expiring_cells = 40;
+        st.max_expiry_time = Some(2000);
+        assert_eq!(droppable_tombstones(&st, 2000), 0);
+        assert_eq!(droppable_tombstones(&st, 2001), 40);
+    }
 }

@@ -580,8 +580,8 @@ impl Engine {
         let t = self.table(table)?;
         self.flush_table(&t)?;
         let strategy = t.spec.read().options.compaction.clone();
-        let tasks = compaction::major_task(&strategy, &compactor::summaries(&t));
         let now = self.inner.config.clock.now_seconds();
+        let tasks = compaction::major_task(&strategy, &compactor::summaries(&t, now));
         let mut out = Vec::new();
         for task in tasks {
             out.push(run_one(&self.inner, &t, &task, now)?);
@@ -671,7 +671,7 @@ impl Engine {
         stats.pending_compactions = usize::from(
             compaction::next_task(
                 &spec.options.compaction,
-                &compactor::summaries(&t),
+                &compactor::summaries(&t, now),
                 now,
                 spec.options.gc_grace_seconds,
             )
@@ -943,19 +943,32 @@ fn run_pending(inner: &Inner, t: &Arc<TableStore>) -> Result<Vec<CompactionOutco
         }
         let spec = t.spec.read().clone();
         let now = inner.config.clock.now_seconds();
+        let summaries = compactor::summaries(t, now);
         let Some(task) = compaction::next_task(
             &spec.options.compaction,
-            &compactor::summaries(t),
+            &summaries,
             now,
             spec.options.gc_grace_seconds,
         ) else {
             break;
         };
+        // A tombstone compaction rewrites one SSTable alone at its own level (a leveled
+        // compaction that moves one SSTable up a level is not one).
+        let rewrite_alone = task.kind == compaction::TaskKind::Merge
+            && matches!(task.inputs[..], [g] if summaries
+                .iter()
+                .any(|s| s.generation == g && s.level == task.output_level));
         let outcome = run_one(inner, t, &task, now)?;
         if outcome.inputs.is_empty() {
             break;
         }
+        // One that purged nothing would be picked again at once (data in a memtable older
+        // than its tombstones blocks the purge): leave it to the next round.
+        let futile = rewrite_alone && outcome.tombstones_purged == 0;
         out.push(outcome);
+        if futile {
+            break;
+        }
     }
     Ok(out)
 }

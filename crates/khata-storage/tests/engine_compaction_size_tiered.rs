@@ -125,3 +125,50 @@ fn sstables_of_very_different_sizes_do_not_mix() {
         before
     );
 }
+
+/// Rows written as DynamoDB's PutItem writes them: a row deletion one microsecond before the
+/// row, so a third of what the SSTable counts (row, cell, row deletion) is a tombstone.
+fn flush_replacements(engine: &Engine, table: Uuid, count: u32, ts: i64, now: u32) {
+    for k in 0..count {
+        let mut update = insert_update(0, &value(u64::from(k), 200), ts, None);
+        let row = update.rows.values_mut().next().unwrap();
+        row.deletion = Some(khata_types::DeletionTime::new(ts - 1, now));
+        engine
+            .apply(khata_storage::Mutation::new(table, pk(k), update))
+            .unwrap();
+    }
+    engine.flush(table).unwrap();
+}
+
+#[test]
+fn tombstones_within_gc_grace_do_not_make_an_sstable_worth_rewriting_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(RealFs);
+    let clock = manual_clock();
+    let engine = open(&fs, &config(dir.path(), &clock, periodic()));
+    let gc_grace = 3600;
+    let table = create_table(&engine, options(stcs(), gc_grace)).id;
+    flush_replacements(&engine, table, 300, START_MICROS, now(&clock));
+    let stats = engine.sstables(table).unwrap()[0].stats().clone();
+    assert_eq!(stats.row_tombstones, 300);
+    assert!(stats.tombstone_count() as f64 / (stats.cell_count + stats.row_count) as f64 > 0.2);
+
+    // Not one of the tombstones is past gc_grace: a rewrite would purge nothing (it used to
+    // run here, again and again, a thousand times per round).
+    assert!(engine.compact_pending(table).unwrap().is_empty());
+    clock.advance_micros(i64::from(gc_grace - 1) * MICROS_PER_SECOND);
+    assert!(engine.compact_pending(table).unwrap().is_empty());
+
+    // Past gc_grace, one rewrite purges them all, and that is the end of it.
+    let before = dump(&engine, table, now(&clock));
+    clock.advance_micros(2 * MICROS_PER_SECOND);
+    let outcomes = engine.compact_pending(table).unwrap();
+    assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+    assert_eq!(outcomes[0].tombstones_purged, 300);
+    assert_eq!(
+        engine.sstables(table).unwrap()[0].stats().tombstone_count(),
+        0
+    );
+    assert!(engine.compact_pending(table).unwrap().is_empty());
+    assert_eq!(dump(&engine, table, now(&clock)), before);
+}

@@ -82,9 +82,9 @@ struct Resolved {
 #[derive(Clone, Debug, Default)]
 pub struct RequestInfo {
     /// The `Host` header.
-    pub host: Option<axum::http::HeaderValue>,
+    pub host: Option<http::HeaderValue>,
     /// The `Authorization` header.
-    pub authorization: Option<axum::http::HeaderValue>,
+    pub authorization: Option<http::HeaderValue>,
 }
 
 impl RequestInfo {

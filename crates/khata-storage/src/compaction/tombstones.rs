@@ -12,7 +12,11 @@
 //! overlaps it may hold data as old as its newest write. Then every droppable tombstone in it
 //! can be purged by the rewrite (the engine purges only what no sstable outside the compaction
 //! may need), so the rewritten sstable's ratio falls to about zero and the same sstable is not
-//! picked again and again, which is what Cassandra's interval otherwise guards against.
+//! picked again and again, which is what Cassandra's interval otherwise guards against. The
+//! ratio counts only tombstones past `gc_grace_seconds` (`compactor::droppable_tombstones`):
+//! counted whole, an SSTable of DynamoDB items, each with the row deletion PutItem writes, was
+//! rewritten alone over and over. Should a memtable holding older data still block the purge,
+//! the engine ends that round of compactions after a rewrite that purged nothing.
 
 use super::{SsTableSummary, TOMBSTONE_THRESHOLD};
 

@@ -50,7 +50,7 @@ pub struct RowIndexBlock {
 }
 
 /// A partition serialized for the Data stream.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct EncodedPartition {
     pub bytes: Vec<u8>,
     pub header_length: u64,
@@ -83,7 +83,7 @@ fn get_deletion(r: &mut Reader) -> Result<DeletionTime, CodecError> {
 }
 
 /// The block being written: its rows and where each starts.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct BlockBuilder {
     rows: Vec<u8>,
     starts: Vec<usize>,
@@ -138,81 +138,123 @@ impl BlockBuilder {
 
 /// Serialize `partition` under `key`, cutting the rows into blocks of at most
 /// `block_bytes` (a row longer than that gets a block of its own).
+#[cfg(test)]
 pub fn encode_partition(key: &[u8], partition: &Partition, block_bytes: u64) -> EncodedPartition {
-    let mut rows = Vec::new();
-    let mut blocks: Vec<RowIndexBlock> = Vec::new();
-    let mut block = BlockBuilder::default();
-    // First and last clustering of the block being built.
-    let mut span: Option<(&Bytes, &Bytes)> = None;
-    for (clustering, row) in &partition.rows {
-        let length = block.encode(clustering, row);
-        if let Some((first, last)) = span
-            && block.length_with(length) as u64 > block_bytes
-        {
-            blocks.push(block.finish(&mut rows, first, last));
-            span = None;
-        }
-        block.add_encoded();
-        span = Some((span.map_or(clustering, |(first, _)| first), clustering));
-    }
-    if let Some((first, last)) = span {
-        blocks.push(block.finish(&mut rows, first, last));
-    }
-    let mut row_index = Vec::new();
-    if blocks.len() >= 2 {
-        let mut starts = Vec::with_capacity(blocks.len());
-        for b in &blocks {
-            starts.push(row_index.len());
-            put_bytes(&mut row_index, &b.first);
-            put_bytes(&mut row_index, &b.last);
-            put_varint(&mut row_index, b.offset);
-            put_varint(&mut row_index, b.length);
-        }
-        for start in starts {
-            let start = u32::try_from(start).expect("a row index entry starts within 4 GiB");
-            row_index.put_u32_le(start);
-        }
-        let count = u32::try_from(blocks.len()).expect("fewer than 2^32 row index blocks");
-        row_index.put_u32_le(count);
-    }
+    let mut encoder = PartitionEncoder::default();
+    encoder.encode(key, partition, block_bytes);
+    encoder.encoded
+}
 
-    let mut out = Vec::with_capacity(rows.len() + row_index.len() + key.len() + 64);
-    put_bytes(&mut out, key);
-    let mut flags = 0u8;
-    let plain_header = partition.deletion.is_none()
-        && partition.static_row.is_empty()
-        && partition.range_tombstones.is_empty();
-    if partition.deletion.is_some() {
-        flags |= 1;
-    }
-    if !partition.static_row.is_empty() {
-        flags |= 2;
-    }
-    if !partition.range_tombstones.is_empty() {
-        flags |= 4;
-    }
-    out.put_u8(flags);
-    if let Some(d) = &partition.deletion {
-        put_deletion(&mut out, d);
-    }
-    if !partition.static_row.is_empty() {
-        encode_row(&mut out, &partition.static_row);
-    }
-    if !partition.range_tombstones.is_empty() {
-        encode_range_tombstones(&mut out, &partition.range_tombstones);
-    }
-    put_varint(&mut out, rows.len() as u64);
-    put_varint(&mut out, row_index.len() as u64);
-    let header_length = out.len() as u64;
-    out.extend_from_slice(&rows);
-    out.extend_from_slice(&row_index);
-    EncodedPartition {
-        bytes: out,
-        header_length,
-        rows_length: rows.len() as u64,
-        row_index_length: row_index.len() as u64,
-        block_lengths: blocks.iter().map(|b| b.length).collect(),
-        plain_header,
+/// Encodes partitions one after another into buffers it keeps: a writer encodes every
+/// partition with one, so once the buffers have grown to its partitions' size, encoding one
+/// allocates nothing (each partition used to allocate a dozen buffers, several of them
+/// kilobytes, which also made glibc consolidate its free lists each time).
+#[derive(Debug, Default)]
+pub struct PartitionEncoder {
+    block: BlockBuilder,
+    rows: Vec<u8>,
+    blocks: Vec<RowIndexBlock>,
+    row_index: Vec<u8>,
+    starts: Vec<usize>,
+    encoded: EncodedPartition,
+}
+
+impl PartitionEncoder {
+    /// Serialize `partition` under `key`, cutting the rows into blocks of at most
+    /// `block_bytes` (a row longer than that gets a block of its own). The result lives until
+    /// the next call.
+    pub fn encode(
+        &mut self,
+        key: &[u8],
+        partition: &Partition,
+        block_bytes: u64,
+    ) -> &EncodedPartition {
+        let PartitionEncoder {
+            block,
+            rows,
+            blocks,
+            row_index,
+            starts,
+            encoded,
+        } = self;
+        rows.clear();
+        blocks.clear();
+        row_index.clear();
+        starts.clear();
+        // First and last clustering of the block being built.
+        let mut span: Option<(&Bytes, &Bytes)> = None;
+        for (clustering, row) in &partition.rows {
+            let length = block.encode(clustering, row);
+            if let Some((first, last)) = span
+                && block.length_with(length) as u64 > block_bytes
+            {
+                blocks.push(block.finish(rows, first, last));
+                span = None;
+            }
+            block.add_encoded();
+            span = Some((span.map_or(clustering, |(first, _)| first), clustering));
+        }
+        if let Some((first, last)) = span {
+            blocks.push(block.finish(rows, first, last));
+        }
+        if blocks.len() >= 2 {
+            for b in blocks.iter() {
+                starts.push(row_index.len());
+                put_bytes(row_index, &b.first);
+                put_bytes(row_index, &b.last);
+                put_varint(row_index, b.offset);
+                put_varint(row_index, b.length);
+            }
+            for start in starts.iter() {
+                let start = u32::try_from(*start).expect("a row index entry starts within 4 GiB");
+                row_index.put_u32_le(start);
+            }
+            let count = u32::try_from(blocks.len()).expect("fewer than 2^32 row index blocks");
+            row_index.put_u32_le(count);
+        }
+
+        let out = &mut encoded.bytes;
+        out.clear();
+        out.reserve(rows.len() + row_index.len() + key.len() + 64);
+        put_bytes(out, key);
+        let mut flags = 0u8;
+        let plain_header = partition.deletion.is_none()
+            && partition.static_row.is_empty()
+            && partition.range_tombstones.is_empty();
+        if partition.deletion.is_some() {
+            flags |= 1;
+        }
+        if !partition.static_row.is_empty() {
+            flags |= 2;
+        }
+        if !partition.range_tombstones.is_empty() {
+            flags |= 4;
+        }
+        out.put_u8(flags);
+        if let Some(d) = &partition.deletion {
+            put_deletion(out, d);
+        }
+        if !partition.static_row.is_empty() {
+            encode_row(out, &partition.static_row);
+        }
+        if !partition.range_tombstones.is_empty() {
+            encode_range_tombstones(out, &partition.range_tombstones);
+        }
+        put_varint(out, rows.len() as u64);
+        put_varint(out, row_index.len() as u64);
+        encoded.header_length = out.len() as u64;
+        out.extend_from_slice(rows);
+        out.extend_from_slice(row_index);
+        encoded.rows_length = rows.len() as u64;
+        encoded.row_index_length = row_index.len() as u64;
+        encoded.block_lengths.clear();
+        encoded
+            .block_lengths
+            .extend(blocks.iter().map(|b| b.length));
+        encoded.plain_header = plain_header;
+        // The blocks hold clustering keys of this partition; let them go with it.
+        blocks.clear();
+        encoded
     }
 }
 

@@ -32,7 +32,7 @@ use super::cache::BlockCache;
 use super::chunk::{ChunkWriter, MAX_CHUNK_LENGTH_BYTES, MIN_CHUNK_LENGTH_BYTES, TrackedFile};
 use super::format::{Component, ComponentDigest, FORMAT_VERSION, Toc, component_path};
 use super::index::{INLINE_ROW_INDEX_MAX_BYTES, IndexEntry, IndexWriter};
-use super::layout::encode_partition;
+use super::layout::PartitionEncoder;
 use super::reader::SsTable;
 use super::stats::SsTableStats;
 use crate::error::{Result, StorageError};
@@ -84,6 +84,8 @@ pub struct SsTableWriter {
     bloom: BloomFilter,
     stats: SsTableStats,
     last_key: Option<DecoratedKey>,
+    /// The buffers partitions are encoded in, reused from one to the next.
+    encoder: PartitionEncoder,
     /// Set once the TOC exists; until then `Drop` removes the files.
     complete: bool,
 }
@@ -147,6 +149,7 @@ impl SsTableWriter {
             },
             options,
             last_key: None,
+            encoder: PartitionEncoder::default(),
             complete: false,
             fs,
         })
@@ -167,7 +170,7 @@ impl SsTableWriter {
             return Ok(());
         }
         let interval = u64::from(self.options.row_index_interval_bytes);
-        let encoded = encode_partition(&key.key, partition, interval);
+        let encoded = self.encoder.encode(&key.key, partition, interval);
         let header_length = encoded.header_length as usize;
         let rows_end = header_length + encoded.rows_length as usize;
         let row_index = (encoded.row_index_length > 0
