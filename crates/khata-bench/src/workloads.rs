@@ -99,6 +99,30 @@ fn report(name: &str, value: f64) {
     eprintln!("  {name}: {value:.1}");
 }
 
+/// CPU time this thread has used (user + system), in seconds, from /proc (in clock ticks of
+/// 10 ms; a measured read phase of seconds makes that fine enough). On a shared machine the
+/// reads per CPU-second of a single-threaded phase move much less with the load than the
+/// reads per wall-clock second do, so A/B comparisons quote both.
+fn thread_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start with field 3, the state;
+    // utime and stime are fields 14 and 15.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: f64 = fields.next()?.parse().ok()?;
+    let stime: f64 = fields.next()?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+/// Report `ops` done since `cpu_start` as operations per CPU-second of this thread, if known.
+fn report_per_cpu(name: &str, ops: u64, cpu_start: Option<f64>) {
+    if let (Some(start), Some(end)) = (cpu_start, thread_cpu_seconds())
+        && end > start
+    {
+        report(name, ops as f64 / (end - start));
+    }
+}
+
 /// Peak resident memory of this process, in MiB (VmHWM).
 fn peak_rss_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -153,6 +177,7 @@ pub fn run_all(engine: &dyn BenchEngine, p: &Params) {
                 engine.get("main", a, b);
             }
             let mut rng = Rng::new(7);
+            let cpu_start = thread_cpu_seconds();
             let start = Instant::now();
             let mut found = 0u64;
             for _ in 0..p.reads {
@@ -162,6 +187,7 @@ pub fn run_all(engine: &dyn BenchEngine, p: &Params) {
             let secs = start.elapsed().as_secs_f64();
             assert_eq!(found, p.reads, "every sampled row exists");
             report("w2_point_reads_per_s", p.reads as f64 / secs);
+            report_per_cpu("w2_point_reads_per_cpu_s", p.reads, cpu_start);
         }
     }
     if has("w3") {
@@ -175,6 +201,7 @@ pub fn run_all(engine: &dyn BenchEngine, p: &Params) {
         for _ in 0..p.w3_reads / 4 {
             engine.newest("wide", rng.below(p.w3_partitions), 50);
         }
+        let cpu_start = thread_cpu_seconds();
         let start = Instant::now();
         let mut rows = 0usize;
         for _ in 0..p.w3_reads {
@@ -187,6 +214,7 @@ pub fn run_all(engine: &dyn BenchEngine, p: &Params) {
             "each read returns 50 rows"
         );
         report("w3_newest50_reads_per_s", p.w3_reads as f64 / secs);
+        report_per_cpu("w3_newest50_reads_per_cpu_s", p.w3_reads, cpu_start);
     }
     if has("w4") {
         let stop = Arc::new(AtomicBool::new(false));

@@ -65,6 +65,62 @@ impl SourcePartition {
     }
 }
 
+/// A list that keeps its first item inline: most reads find the partition in one source (one
+/// SSTable after a compaction), and a list of one then costs no allocation.
+#[derive(Debug)]
+pub(crate) enum Few<T> {
+    Empty,
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> Few<T> {
+    pub(crate) fn push(&mut self, item: T) {
+        *self = match std::mem::replace(self, Few::Empty) {
+            Few::Empty => Few::One(item),
+            Few::One(first) => Few::Many(vec![first, item]),
+            Few::Many(mut items) => {
+                items.push(item);
+                Few::Many(items)
+            }
+        };
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        matches!(self, Few::Empty)
+    }
+
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
+        match self {
+            Few::Empty => &mut [],
+            Few::One(item) => std::slice::from_mut(item),
+            Few::Many(items) => items,
+        }
+    }
+
+    pub(crate) fn into_vec(self) -> Vec<T> {
+        match self {
+            Few::Empty => Vec::new(),
+            Few::One(item) => vec![item],
+            Few::Many(items) => items,
+        }
+    }
+}
+
+impl<T> IntoIterator for Few<T> {
+    type Item = T;
+    type IntoIter = std::iter::Chain<std::option::IntoIter<T>, std::vec::IntoIter<T>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        let (one, many) = match self {
+            Few::Empty => (None, Vec::new()),
+            Few::One(item) => (Some(item), Vec::new()),
+            Few::Many(items) => (None, items),
+        };
+        one.into_iter().chain(many)
+    }
+}
+
 /// Limits and thresholds of one read.
 #[derive(Clone, Copy, Debug)]
 pub struct ReadLimits {
@@ -146,24 +202,21 @@ pub fn merge_partition(
     limits: ReadLimits,
 ) -> Result<ReadResult> {
     let mut out = Partition::new();
-    let mut streams = Vec::with_capacity(sources.len());
-    for s in sources {
-        out.deletion = max_deletion(out.deletion, s.deletion);
-        out.static_row.merge(s.static_row);
-        out.range_tombstones.merge(&s.range_tombstones);
-        streams.push(s.rows);
+    // The streams reuse the sources' allocation.
+    let mut streams: Vec<RowStream> = sources
+        .into_iter()
+        .map(|s| {
+            out.deletion = max_deletion(out.deletion, s.deletion);
+            out.static_row.merge(s.static_row);
+            out.range_tombstones.merge(&s.range_tombstones);
+            s.rows
+        })
+        .collect();
+    let mut result = start_result(&mut out, now);
+    if let [stream] = &mut streams[..] {
+        single_stream(&mut out, &mut result, None, stream, reversed, now, &limits)?;
+        return Ok(finish(out, result, &limits));
     }
-    if let Some(d) = out.deletion {
-        out.range_tombstones.remove_shadowed(d);
-    }
-    out.static_row.shadow(out.deletion);
-
-    let mut result = ReadResult {
-        tombstones_scanned: usize::from(out.deletion.is_some())
-            + out.range_tombstones.len()
-            + out.static_row.tombstone_count(now),
-        ..ReadResult::default()
-    };
 
     let mut heap = BinaryHeap::with_capacity(streams.len());
     for (i, s) in streams.iter_mut().enumerate() {
@@ -179,32 +232,12 @@ pub fn merge_partition(
     }
     if heap.len() == 1 {
         // Only one source has rows in the slice (common after compaction): stream its rows
-        // straight through, with no heap and nothing to join, and build the result's map of
-        // rows at once from them (they come sorted and distinct).
+        // straight through, with no heap and nothing to join.
         let first = heap.pop().expect("one head");
         let stream = &mut streams[first.source];
-        let mut current = (first.clustering, first.row);
-        let mut kept = Vec::new();
-        loop {
-            // Pull the next row before accepting this one, as the merge below does, so that
-            // errors surface in the same order and `limit_reached` knows whether rows remain.
-            let next = stream.next().transpose()?;
-            let (clustering, row) = current;
-            let outer = max_deletion(out.deletion, out.range_tombstones.covering(&clustering));
-            let keep = |c, r| kept.push((c, r));
-            if accept(&mut result, outer, clustering, row, now, &limits, keep)? {
-                result.limit_reached = next.is_some();
-                break;
-            }
-            match next {
-                Some(n) => current = n,
-                None => break,
-            }
-        }
-        if reversed {
-            kept.reverse();
-        }
-        out.rows = kept.into_iter().collect();
+        let first = Some((first.clustering, first.row));
+        single_stream(&mut out, &mut result, first, stream, reversed, now, &limits)?;
+        return Ok(finish(out, result, &limits));
     }
     let mut advance = Vec::with_capacity(streams.len());
     while let Some(first) = heap.pop() {
@@ -237,6 +270,104 @@ pub fn merge_partition(
             break;
         }
     }
+    Ok(finish(out, result, &limits))
+}
+
+/// [`merge_partition`] of a single source (a read that found the partition in one SSTable or
+/// one memtable): no list of sources, no heap.
+pub fn merge_single(
+    source: SourcePartition,
+    reversed: bool,
+    now: LocalTime,
+    limits: ReadLimits,
+) -> Result<ReadResult> {
+    // Joined into an empty partition exactly as `merge_partition` joins its sources.
+    let mut out = Partition::new();
+    out.deletion = max_deletion(out.deletion, source.deletion);
+    out.static_row.merge(source.static_row);
+    out.range_tombstones.merge(&source.range_tombstones);
+    let mut stream = source.rows;
+    let mut result = start_result(&mut out, now);
+    single_stream(
+        &mut out,
+        &mut result,
+        None,
+        &mut stream,
+        reversed,
+        now,
+        &limits,
+    )?;
+    Ok(finish(out, result, &limits))
+}
+
+/// Apply the partition deletion to the merged partition-level parts and count their
+/// tombstones.
+fn start_result(out: &mut Partition, now: LocalTime) -> ReadResult {
+    if let Some(d) = out.deletion {
+        out.range_tombstones.remove_shadowed(d);
+    }
+    out.static_row.shadow(out.deletion);
+    ReadResult {
+        tombstones_scanned: usize::from(out.deletion.is_some())
+            + out.range_tombstones.len()
+            + out.static_row.tombstone_count(now),
+        ..ReadResult::default()
+    }
+}
+
+/// Stream the rows of the only source with rows in the slice into `out` (`first`, if given,
+/// is the row already taken from it): nothing to join, and the result's map of rows built at
+/// once from them (they come sorted and distinct); a single row needs no list at all.
+fn single_stream(
+    out: &mut Partition,
+    result: &mut ReadResult,
+    first: Option<(Bytes, Row)>,
+    stream: &mut RowStream,
+    reversed: bool,
+    now: LocalTime,
+    limits: &ReadLimits,
+) -> Result<()> {
+    let Some(mut current) = first.map(Ok).or_else(|| stream.next()).transpose()? else {
+        return Ok(());
+    };
+    let mut one = None;
+    let mut kept = Vec::new();
+    loop {
+        // Pull the next row before accepting this one, as the merge does, so that errors
+        // surface in the same order and `limit_reached` knows whether rows remain.
+        let next = stream.next().transpose()?;
+        let (clustering, row) = current;
+        let outer = max_deletion(out.deletion, out.range_tombstones.covering(&clustering));
+        let keep = |c, r| {
+            if kept.is_empty() && one.is_none() {
+                one = Some((c, r));
+            } else {
+                kept.extend(one.take());
+                kept.push((c, r));
+            }
+        };
+        if accept(result, outer, clustering, row, now, limits, keep)? {
+            result.limit_reached = next.is_some();
+            break;
+        }
+        match next {
+            Some(n) => current = n,
+            None => break,
+        }
+    }
+    if let Some((c, r)) = one {
+        out.rows.insert(c, r);
+    } else if !kept.is_empty() {
+        if reversed {
+            kept.reverse();
+        }
+        out.rows = kept.into_iter().collect();
+    }
+    Ok(())
+}
+
+/// Add the tombstone warning if due, and put the partition into the result.
+fn finish(out: Partition, mut result: ReadResult, limits: &ReadLimits) -> ReadResult {
     let scanned = result.tombstones_scanned;
     if scanned > limits.tombstone_warn_threshold {
         result.warnings.push(format!(
@@ -245,7 +376,7 @@ pub fn merge_partition(
         ));
     }
     result.partition = out;
-    Ok(result)
+    result
 }
 
 /// Take one merged row into the answer: shadow it by `outer` (the partition deletion and any

@@ -26,7 +26,8 @@ use crate::engine::TABLE_OPTIONS_FILE;
 use crate::error::{Result, StorageError};
 use crate::memtable::{Memtable, slice_partition};
 use crate::read::{
-    MergedPartitions, PartitionStream, ReadLimits, ReadResult, SourcePartition, merge_partition,
+    Few, MergedPartitions, PartitionStream, ReadLimits, ReadResult, SourcePartition,
+    merge_partition, merge_single,
 };
 use crate::sstable::{BlockCache, SsTable, SsTableWriter, WriterOptions, validate_ranges};
 use crate::table_spec::{TableSpec, encode_spec};
@@ -323,7 +324,7 @@ impl TableStore {
         now: LocalTime,
     ) -> Result<ReadResult> {
         let view = self.view();
-        let mut sources = Vec::with_capacity(1 + view.sealed.len() + view.sstables.len());
+        let mut sources = Few::Empty;
         let mut deletion = None;
         // A limited read copies about `limit` rows of each memtable, not the slice.
         let first_batch = limits.row_limit.map_or(usize::MAX, |l| l.saturating_add(1));
@@ -340,12 +341,12 @@ impl TableStore {
         }
         // Newest SSTables first, so that a partition deletion seen early lets older SSTables
         // that hold nothing newer be skipped without reading them.
-        let mut ssts: Vec<&Arc<SsTable>> = view
-            .sstables
-            .iter()
-            .filter(|s| s.may_contain(key))
-            .collect();
-        ssts.sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp.unwrap_or(i64::MIN)));
+        let mut ssts: Few<&Arc<SsTable>> = Few::Empty;
+        for s in view.sstables.iter().filter(|s| s.may_contain(key)) {
+            ssts.push(s);
+        }
+        ssts.as_mut_slice()
+            .sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp.unwrap_or(i64::MIN)));
         // Checked and shared once for every SSTable's lazy row stream.
         let shared_ranges = if ssts.is_empty() {
             None
@@ -371,7 +372,10 @@ impl TableStore {
                 });
             }
         }
-        merge_partition(sources, reversed, now, limits)
+        match sources {
+            Few::One(source) => merge_single(source, reversed, now, limits),
+            sources => merge_partition(sources.into_vec(), reversed, now, limits),
+        }
     }
 
     /// All sources as partition streams from `from` on (whole partitions).

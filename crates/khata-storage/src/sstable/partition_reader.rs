@@ -56,6 +56,15 @@ impl fmt::Debug for PartitionReader {
 
 /// Check that `ranges` are sorted and disjoint; drop empty ones.
 pub fn validate_ranges(ranges: &[(Bytes, Bytes)]) -> Result<Arc<[(Bytes, Bytes)]>> {
+    if ranges.iter().all(|(s, e)| s < e) {
+        // The usual case (no empty range): one copy, straight into the shared slice.
+        if ranges.windows(2).any(|w| w[0].1 > w[1].0) {
+            return Err(StorageError::InvalidArgument(
+                "clustering ranges must be sorted and disjoint".into(),
+            ));
+        }
+        return Ok(Arc::from(ranges));
+    }
     let kept: Vec<(Bytes, Bytes)> = ranges.iter().filter(|(s, e)| s < e).cloned().collect();
     if kept.windows(2).any(|w| w[0].1 > w[1].0) {
         return Err(StorageError::InvalidArgument(
@@ -134,7 +143,7 @@ impl PartitionReader {
             ranges,
             reversed,
             cursor: None,
-            last_returned: None,
+            last: LastKey::None,
             memo,
             failed: false,
             table,
@@ -299,22 +308,40 @@ impl RowBlock {
         }
     }
 
-    /// Row `i`: the buffer holding exactly it (a slice of a chunk when it fits in one), its
-    /// logical offset, and its frame in the buffer.
+    /// Row `i`: the buffer holding it, the buffer's logical offset, and the row's frame in the
+    /// buffer. For a block in one chunk the buffer is `None`, meaning the block's own bytes
+    /// (`whole`, at the block's offset), so that stepping through rows takes no reference on
+    /// the chunk; otherwise it is the row alone, read from Data (see [`RowBlock::bytes`]).
     fn row(
         &self,
         data: &DataFile,
         memo: &mut ChunkMemo,
         i: usize,
-    ) -> Result<(Bytes, u64, RowFrame)> {
+    ) -> Result<(Option<Bytes>, u64, RowFrame)> {
         let (from, to) = self.span(data, i)?;
-        let buf = match &self.whole {
+        let (buf, at, end) = match &self.whole {
             // `span` keeps the row inside the block.
-            Some(whole) => whole.slice((from - self.start) as usize..(to - self.start) as usize),
-            None => data.read(from, to - from, memo, true)?,
+            Some(_) => (
+                None,
+                (from - self.start) as usize,
+                (to - self.start) as usize,
+            ),
+            None => (
+                Some(data.read(from, to - from, memo, true)?),
+                0,
+                (to - from) as usize,
+            ),
         };
-        match parse_row_frame(&buf, 0) {
-            Ok(Some(frame)) if frame.end() == buf.len() => Ok((buf, from, frame)),
+        let bytes = buf
+            .as_ref()
+            .or(self.whole.as_ref())
+            .and_then(|b| b.get(..end))
+            .unwrap_or(&[]);
+        match parse_row_frame(bytes, at) {
+            Ok(Some(frame)) if frame.end() == end => {
+                let base = if buf.is_some() { from } else { self.start };
+                Ok((buf, base, frame))
+            }
             Ok(_) => Err(StorageError::corrupt(
                 &data.path,
                 from,
@@ -322,6 +349,12 @@ impl RowBlock {
             )),
             Err(e) => Err(StorageError::corrupt(&data.path, from, e.to_string())),
         }
+    }
+
+    /// The bytes a frame of [`RowBlock::row`] refers to.
+    fn bytes<'a>(&'a self, buf: &'a Option<Bytes>) -> &'a Bytes {
+        static EMPTY: Bytes = Bytes::from_static(&[]);
+        buf.as_ref().or(self.whole.as_ref()).unwrap_or(&EMPTY)
     }
 
     /// The number of leading rows whose clustering key is below `key`. With `from_end` (a
@@ -336,22 +369,8 @@ impl RowBlock {
         from_end: bool,
     ) -> Result<usize> {
         let below = |memo: &mut ChunkMemo, i: usize| -> Result<bool> {
-            let Some(whole) = &self.whole else {
-                let (buf, _, frame) = self.row(data, memo, i)?;
-                return Ok(&buf[frame.clustering] < key);
-            };
-            // Compare in place, without taking a reference on the block.
-            let (from, to) = self.span(data, i)?;
-            let row = &whole[(from - self.start) as usize..(to - self.start) as usize];
-            match parse_row_frame(row, 0) {
-                Ok(Some(frame)) if frame.end() == row.len() => Ok(&row[frame.clustering] < key),
-                Ok(_) => Err(StorageError::corrupt(
-                    &data.path,
-                    from,
-                    "row does not fill its extent",
-                )),
-                Err(e) => Err(StorageError::corrupt(&data.path, from, e.to_string())),
-            }
+            let (buf, _, frame) = self.row(data, memo, i)?;
+            Ok(self.bytes(&buf)[frame.clustering] < *key)
         };
         if from_end && below(memo, self.count - 1)? {
             return Ok(self.count);
@@ -380,6 +399,15 @@ struct BlockCursor {
     next: usize,
 }
 
+/// The clustering key a read returned last, kept to check that rows come in order.
+enum LastKey {
+    None,
+    /// A key of a block no longer current.
+    Owned(Bytes),
+    /// A range of the current block's bytes (see [`RowBlock::row`]): no reference taken.
+    InBlock(std::ops::Range<usize>),
+}
+
 /// The lazy row iterator.
 struct BlockRows {
     table: Arc<SsTable>,
@@ -389,36 +417,50 @@ struct BlockRows {
     ranges: Arc<[(Bytes, Bytes)]>,
     reversed: bool,
     cursor: Option<BlockCursor>,
-    last_returned: Option<Bytes>,
+    last: LastKey,
     memo: ChunkMemo,
     failed: bool,
 }
 
-impl BlockRows {
-    fn decode(&mut self, buf: &Bytes, position: u64, frame: &RowFrame) -> Result<(Bytes, Row)> {
-        let data = &self.table.data;
-        let clustering = buf.slice(frame.clustering.clone());
-        let in_order = self.last_returned.as_ref().is_none_or(|last| {
-            if self.reversed {
-                *last > clustering
-            } else {
-                *last < clustering
-            }
-        });
-        if !in_order {
-            return Err(StorageError::corrupt(
-                &data.path,
-                position + frame.clustering.start as u64,
-                "rows out of clustering order",
-            ));
-        }
-        let body_position = position + frame.body.start as u64;
-        let row = decode_row_body(buf.slice(frame.body.clone()), body_position)
-            .map_err(|e| e.in_file(&data.path))?;
-        self.last_returned = Some(clustering.clone());
-        Ok((clustering, row))
+/// Decode the row framed by `frame` in `bytes` (which start at logical offset `base`), check
+/// that it comes after `last` in the read's order, and remember it as the last (`in_block`:
+/// `bytes` are the current block's).
+fn decode_row(
+    data: &DataFile,
+    reversed: bool,
+    last: &mut LastKey,
+    bytes: &Bytes,
+    in_block: bool,
+    base: u64,
+    frame: &RowFrame,
+) -> Result<(Bytes, Row)> {
+    let key = &bytes[frame.clustering.clone()];
+    let previous = match last {
+        LastKey::None => None,
+        LastKey::Owned(b) => Some(&b[..]),
+        LastKey::InBlock(r) => bytes.get(r.clone()),
+    };
+    let in_order = previous.is_none_or(|p| if reversed { p > key } else { p < key });
+    if !in_order {
+        return Err(StorageError::corrupt(
+            &data.path,
+            base + frame.clustering.start as u64,
+            "rows out of clustering order",
+        ));
     }
+    let body_position = base + frame.body.start as u64;
+    let row = decode_row_body(bytes.slice(frame.body.clone()), body_position)
+        .map_err(|e| e.in_file(&data.path))?;
+    let clustering = bytes.slice(frame.clustering.clone());
+    *last = if in_block {
+        LastKey::InBlock(frame.clustering.clone())
+    } else {
+        LastKey::Owned(clustering.clone())
+    };
+    Ok((clustering, row))
+}
 
+impl BlockRows {
     /// The next row of the current block within the ranges, if any.
     fn next_in_block(&mut self) -> Result<Option<(Bytes, Row)>> {
         let data = &self.table.data;
@@ -442,10 +484,13 @@ impl BlockRows {
                 if cursor.next == 0 {
                     return Ok(None);
                 }
-                let (buf, position, frame) = block.row(data, &mut self.memo, cursor.next - 1)?;
-                if start.is_empty() || buf[frame.clustering.clone()] >= start[..] {
+                let (buf, base, frame) = block.row(data, &mut self.memo, cursor.next - 1)?;
+                let bytes = block.bytes(&buf);
+                if start.is_empty() || bytes[frame.clustering.clone()] >= start[..] {
                     cursor.next -= 1;
-                    return self.decode(&buf, position, &frame).map(Some);
+                    let in_block = buf.is_none();
+                    return decode_row(data, true, &mut self.last, bytes, in_block, base, &frame)
+                        .map(Some);
                 }
             } else {
                 if !cursor.positioned {
@@ -456,10 +501,13 @@ impl BlockRows {
                 if cursor.next >= block.count {
                     return Ok(None);
                 }
-                let (buf, position, frame) = block.row(data, &mut self.memo, cursor.next)?;
-                if buf[frame.clustering.clone()] < end[..] {
+                let (buf, base, frame) = block.row(data, &mut self.memo, cursor.next)?;
+                let bytes = block.bytes(&buf);
+                if bytes[frame.clustering.clone()] < end[..] {
                     cursor.next += 1;
-                    return self.decode(&buf, position, &frame).map(Some);
+                    let in_block = buf.is_none();
+                    return decode_row(data, false, &mut self.last, bytes, in_block, base, &frame)
+                        .map(Some);
                 }
             }
             // The row is outside the current range: it may be in the next one.
@@ -474,7 +522,13 @@ impl BlockRows {
             if let Some(row) = self.next_in_block()? {
                 return Ok(Some(row));
             }
-            self.cursor = None;
+            if let Some(cursor) = self.cursor.take()
+                && let LastKey::InBlock(range) = &self.last
+            {
+                // The block goes: keep the last key it gave out.
+                let owned = cursor.block.whole.as_ref().map(|w| w.slice(range.clone()));
+                self.last = owned.map_or(LastKey::None, LastKey::Owned);
+            }
             let block = self.plan.next_block(
                 &self.ranges,
                 self.reversed,

@@ -130,8 +130,12 @@ impl RowIndexReader {
     /// Where entry `i` starts, relative to the row index, checked to lie before the table.
     fn entry_start(&mut self, data: &DataFile, i: usize) -> Result<u64> {
         let at = self.table + 4 * i as u64;
-        let bytes = self.fetch(data, at, 4)?;
-        u32_at(&bytes, 0)
+        let start = match &self.whole {
+            // Read in place: a probe takes no reference on the bytes.
+            Some(bytes) => usize::try_from(at).ok().and_then(|at| u32_at(bytes, at)),
+            None => u32_at(&self.fetch(data, at, 4)?, 0),
+        };
+        start
             .map(u64::from)
             .filter(|&s| s < self.table)
             .ok_or_else(|| {
