@@ -5,15 +5,15 @@
 mod dynamo_support;
 mod support;
 
-use dynamo_support::{n, s};
+use dynamo_support::{delete_request as delete, n, put_request as put, s};
 
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, DeleteRequest, KeySchemaElement, KeyType,
-    KeysAndAttributes, PutRequest, ReturnConsumedCapacity, ScalarAttributeType, WriteRequest,
+    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType, KeysAndAttributes,
+    ReturnConsumedCapacity, ScalarAttributeType, WriteRequest,
 };
 use support::TestNode;
 
@@ -70,18 +70,6 @@ fn key2(pk: &str, sk: &str) -> Attrs {
 fn with(mut item: Attrs, name: &str, v: AttributeValue) -> Attrs {
     item.insert(name.into(), v);
     item
-}
-
-fn put(item: Attrs) -> WriteRequest {
-    WriteRequest::builder()
-        .put_request(PutRequest::builder().set_item(Some(item)).build().unwrap())
-        .build()
-}
-
-fn delete(key: Attrs) -> WriteRequest {
-    WriteRequest::builder()
-        .delete_request(DeleteRequest::builder().set_key(Some(key)).build().unwrap())
-        .build()
 }
 
 fn keys(list: Vec<Attrs>) -> KeysAndAttributes {

@@ -8,7 +8,7 @@
 mod dynamo_support;
 mod support;
 
-use dynamo_support::{attr, key, s};
+use dynamo_support::{attr, key, put_request, s};
 
 use std::collections::HashMap;
 
@@ -20,8 +20,8 @@ use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::types::{
-    BillingMode, KeyType, LocalSecondaryIndex, Projection, ProjectionType, Put, PutRequest,
-    ReturnItemCollectionMetrics, ScalarAttributeType, TransactWriteItem, WriteRequest,
+    BillingMode, KeyType, LocalSecondaryIndex, Projection, ProjectionType, Put,
+    ReturnItemCollectionMetrics, ScalarAttributeType, TransactWriteItem,
 };
 use khata_server::node::Node;
 use support::TestNode;
@@ -172,22 +172,8 @@ async fn writes_that_grow_a_collection_past_the_limit_are_refused() {
         .request_items(
             "orders",
             vec![
-                WriteRequest::builder()
-                    .put_request(
-                        PutRequest::builder()
-                            .set_item(Some(item("b", "2", false)))
-                            .build()
-                            .unwrap(),
-                    )
-                    .build(),
-                WriteRequest::builder()
-                    .put_request(
-                        PutRequest::builder()
-                            .set_item(Some(item("a", "6", true)))
-                            .build()
-                            .unwrap(),
-                    )
-                    .build(),
+                put_request(item("b", "2", false)),
+                put_request(item("a", "6", true)),
             ],
         )
         .send()
@@ -313,16 +299,7 @@ async fn return_item_collection_metrics_answers_for_tables_with_lsis() {
             "with_lsi",
             ["1", "2"]
                 .iter()
-                .map(|sk| {
-                    WriteRequest::builder()
-                        .put_request(
-                            PutRequest::builder()
-                                .set_item(Some(item("v", sk, false)))
-                                .build()
-                                .unwrap(),
-                        )
-                        .build()
-                })
+                .map(|sk| put_request(item("v", sk, false)))
                 .collect(),
         )
         .return_item_collection_metrics(ReturnItemCollectionMetrics::Size)

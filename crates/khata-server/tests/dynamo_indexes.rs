@@ -6,7 +6,7 @@
 mod dynamo_support;
 mod support;
 
-use dynamo_support::{attr, key, n, s};
+use dynamo_support::{attr, key, n, put_request, s};
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
@@ -930,7 +930,7 @@ async fn concurrent_writes_leave_the_index_equal_to_the_table() {
 /// an index key of the wrong type cancels the transaction with a ValidationError reason.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transactions_and_batches_keep_the_indexes() {
-    use aws_sdk_dynamodb::types::{Put, PutRequest, TransactWriteItem, Update, WriteRequest};
+    use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
     let mut node = TestNode::start().await;
     let client = dynamo_support::client(node.dynamo_address());
     create_orders(&client).await;
@@ -961,19 +961,7 @@ async fn transactions_and_batches_keep_the_indexes() {
         .unwrap();
     client
         .batch_write_item()
-        .request_items(
-            "orders",
-            vec![
-                WriteRequest::builder()
-                    .put_request(
-                        PutRequest::builder()
-                            .set_item(Some(order("ORDER#3", "lee")))
-                            .build()
-                            .unwrap(),
-                    )
-                    .build(),
-            ],
-        )
+        .request_items("orders", vec![put_request(order("ORDER#3", "lee"))])
         .send()
         .await
         .unwrap();

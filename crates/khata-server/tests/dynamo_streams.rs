@@ -8,7 +8,7 @@
 mod dynamo_support;
 mod support;
 
-use dynamo_support::{n, s};
+use dynamo_support::{n, put_request, s};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
@@ -674,7 +674,7 @@ async fn records_and_numbering_survive_a_restart() {
 /// transaction that cancels records nothing, and does not hold readers back.
 #[tokio::test]
 async fn transactions_and_batch_writes_are_recorded() {
-    use aws_sdk_dynamodb::types::{Delete, Put, PutRequest, TransactWriteItem, WriteRequest};
+    use aws_sdk_dynamodb::types::{Delete, Put, TransactWriteItem};
     let mut node = TestNode::start().await;
     let client = dynamo_support::client(node.dynamo_address());
     let streams = streams_client(node.dynamo_address());
@@ -723,24 +723,7 @@ async fn transactions_and_batch_writes_are_recorded() {
         .batch_write_item()
         .request_items(
             "txs",
-            vec![
-                WriteRequest::builder()
-                    .put_request(
-                        PutRequest::builder()
-                            .set_item(Some(item("a", "2")))
-                            .build()
-                            .unwrap(),
-                    )
-                    .build(),
-                WriteRequest::builder()
-                    .put_request(
-                        PutRequest::builder()
-                            .set_item(Some(item("d", "1")))
-                            .build()
-                            .unwrap(),
-                    )
-                    .build(),
-            ],
+            vec![put_request(item("a", "2")), put_request(item("d", "1"))],
         )
         .send()
         .await

@@ -3,13 +3,15 @@
 
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use aws_credential_types::Credentials;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::config::{BehaviorVersion, Region};
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, KeySchemaElement, KeyType, ScalarAttributeType,
+    AttributeDefinition, AttributeValue, DeleteRequest, KeySchemaElement, KeyType, PutRequest,
+    ScalarAttributeType, WriteRequest,
 };
 
 pub const DUMMY_KEY: &str = "AKIDKHATATEST";
@@ -97,4 +99,18 @@ pub fn attr(name: &str, kind: ScalarAttributeType) -> AttributeDefinition {
         .attribute_type(kind)
         .build()
         .unwrap()
+}
+
+/// A BatchWriteItem put of `item`.
+pub fn put_request(item: HashMap<String, AttributeValue>) -> WriteRequest {
+    WriteRequest::builder()
+        .put_request(PutRequest::builder().set_item(Some(item)).build().unwrap())
+        .build()
+}
+
+/// A BatchWriteItem delete of `key`.
+pub fn delete_request(key: HashMap<String, AttributeValue>) -> WriteRequest {
+    WriteRequest::builder()
+        .delete_request(DeleteRequest::builder().set_key(Some(key)).build().unwrap())
+        .build()
 }
