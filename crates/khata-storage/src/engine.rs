@@ -415,13 +415,13 @@ impl Engine {
     /// is skipped (a keyspace with `durable_writes = false`).
     pub fn apply_batch(&self, mutations: Vec<Mutation>, durable: bool) -> Result<()> {
         self.check_poison()?;
-        let tables: Vec<Arc<TableStore>> = mutations
+        // Each mutation's table, and whether its memtable was full after the write.
+        let mut tables: Vec<(Arc<TableStore>, bool)> = mutations
             .iter()
-            .map(|m| self.table(m.table))
+            .map(|m| Ok((self.table(m.table)?, false)))
             .collect::<Result<_>>()?;
         self.wait_for_memory();
         let record = durable.then(|| encode_record(&mutations));
-        let mut full = vec![false; tables.len()];
         {
             let _shared = self.inner.switch.read();
             if let Some(record) = &record {
@@ -430,7 +430,7 @@ impl Engine {
                     .append(record)
                     .inspect_err(|e| self.poison_on(e))?;
             }
-            for ((m, t), full) in mutations.into_iter().zip(&tables).zip(&mut full) {
+            for (m, (t, full)) in mutations.into_iter().zip(&mut tables) {
                 let view = t.view();
                 let memtable = &view.active.memtable;
                 memtable.apply(&m.key, m.update);
@@ -438,8 +438,8 @@ impl Engine {
             }
         }
         // Outside the switch lock: without background threads the flush runs right here.
-        for (t, full) in tables.iter().zip(full) {
-            if full {
+        for (t, full) in &tables {
+            if *full {
                 self.request_flush(t);
             }
         }

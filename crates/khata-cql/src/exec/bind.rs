@@ -32,23 +32,27 @@ pub(crate) fn value(
 ) -> Result<Bound, ExecError> {
     match term {
         Term::Marker(m) => match run.values.get(m.index) {
-            // Most values (blobs, text, fixed-width numbers) need no decoding to be checked.
-            // A copy, not a slice: a slice would keep the connection's whole read buffer
-            // (64 KiB) alive for as long as the value sits in a memtable.
-            Some(Value::Set(bytes)) if valid_as_is(ty, bytes) => {
-                Ok(Bound::Value(Bytes::copy_from_slice(bytes)))
-            }
-            Some(Value::Set(bytes)) => match CqlValue::deserialize(ty, bytes) {
-                Err(e) => Err(ExecError::invalid(format!(
-                    "Invalid value for column {column}: {e}"
-                ))),
-                // Sets and maps arrive in the client's order (a Python set's, say): store
-                // them sorted and without repeats, as Cassandra does.
-                Ok(v) if has_set_or_map(ty) => Ok(Bound::Value(Bytes::from(v.to_bytes(ty)))),
+            Some(Value::Set(bytes)) => {
+                // Most values (blobs, text, fixed-width numbers) need no decoding to be checked.
+                if !valid_as_is(ty, bytes) {
+                    match CqlValue::deserialize(ty, bytes) {
+                        Err(e) => {
+                            return Err(ExecError::invalid(format!(
+                                "Invalid value for column {column}: {e}"
+                            )));
+                        }
+                        // Sets and maps arrive in the client's order (a Python set's, say):
+                        // store them sorted and without repeats, as Cassandra does.
+                        Ok(v) if has_set_or_map(ty) => {
+                            return Ok(Bound::Value(Bytes::from(v.to_bytes(ty))));
+                        }
+                        Ok(_) => {}
+                    }
+                }
                 // A copy, not a slice: a slice would keep the connection's whole read buffer
                 // (64 KiB) alive for as long as the value sits in a memtable.
-                Ok(_) => Ok(Bound::Value(Bytes::copy_from_slice(bytes))),
-            },
+                Ok(Bound::Value(Bytes::copy_from_slice(bytes)))
+            }
             Some(Value::Null) => Ok(Bound::Null),
             Some(Value::NotSet) => Ok(Bound::Unset),
             None => Err(ExecError::invalid("missing bind value")),

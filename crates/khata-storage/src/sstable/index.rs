@@ -74,6 +74,19 @@ impl IndexEntry {
         self.rows_position().saturating_add(self.rows_length)
     }
 
+    /// Whether a partition header decoded at this entry's position (`consumed` bytes long)
+    /// is the one the entry describes: anything else is corruption.
+    pub fn describes(&self, header: &super::layout::Header, consumed: u64) -> bool {
+        let plain = header.deletion.is_none()
+            && header.static_row.is_empty()
+            && header.range_tombstones.is_empty();
+        consumed == self.header_length
+            && (plain || !self.plain_header)
+            && header.key == self.key.key
+            && header.rows_length == self.rows_length
+            && header.row_index_length == self.row_index_length
+    }
+
     /// Bytes the partition occupies in the logical stream.
     pub fn total_length(&self) -> u64 {
         self.header_length

@@ -87,12 +87,9 @@ impl PartitionReader {
             (None, Row::default(), RangeTombstoneList::new())
         } else {
             let bytes = data.read(entry.position, entry.header_length, &mut memo, true)?;
-            let (header, _) =
+            let (header, consumed) =
                 decode_header(bytes, entry.position, true).map_err(|e| e.in_file(&data.path))?;
-            if header.key != entry.key.key
-                || header.rows_length != entry.rows_length
-                || header.row_index_length != entry.row_index_length
-            {
+            if !entry.describes(&header, consumed) {
                 return Err(StorageError::corrupt(
                     &data.path,
                     entry.position,

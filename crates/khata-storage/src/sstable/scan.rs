@@ -58,15 +58,7 @@ impl SsTableScanner {
         let bytes = data.read(entry.position, body_length, &mut self.memo, false)?;
         let (header, consumed) = decode_header(bytes.clone(), entry.position, false)
             .map_err(|e| e.in_file(&data.path))?;
-        let plain = header.deletion.is_none()
-            && header.static_row.is_empty()
-            && header.range_tombstones.is_empty();
-        if consumed != entry.header_length
-            || (entry.plain_header && !plain)
-            || header.key != entry.key.key
-            || header.rows_length != entry.rows_length
-            || header.row_index_length != entry.row_index_length
-        {
+        if !entry.describes(&header, consumed) {
             return Err(StorageError::corrupt(
                 &data.path,
                 entry.position,
