@@ -273,6 +273,18 @@ pub fn decode_row(r: &mut Reader) -> Result<Row, CodecError> {
 
 /// Encode a whole partition (without its key).
 pub fn encode_partition(out: &mut impl BufMut, p: &Partition) {
+    encode_partition_level(out, p);
+    put_varint(out, p.rows.len() as u64);
+    for (clustering, row) in &p.rows {
+        put_bytes(out, clustering);
+        encode_row(out, row);
+    }
+}
+
+/// Encode what a partition holds besides its rows: a flags byte (1: a partition deletion, 2:
+/// a static row, 4: range tombstones), then each part the flags name. SSTable partition
+/// headers use the same encoding.
+pub fn encode_partition_level(out: &mut impl BufMut, p: &Partition) {
     let mut flags = 0u8;
     if p.deletion.is_some() {
         flags |= 1;
@@ -292,11 +304,6 @@ pub fn encode_partition(out: &mut impl BufMut, p: &Partition) {
     }
     if !p.range_tombstones.is_empty() {
         encode_range_tombstones(out, &p.range_tombstones);
-    }
-    put_varint(out, p.rows.len() as u64);
-    for (clustering, row) in &p.rows {
-        put_bytes(out, clustering);
-        encode_row(out, row);
     }
 }
 
@@ -331,6 +338,22 @@ pub fn decode_range_tombstones(r: &mut Reader) -> Result<RangeTombstoneList, Cod
 /// Decode a partition written by [`encode_partition`]. The result is re-canonicalized, so even
 /// hand-crafted input yields a valid partition.
 pub fn decode_partition(r: &mut Reader) -> Result<Partition, CodecError> {
+    let p = decode_partition_level(r)?;
+    let n = r.count()?;
+    let mut rows = BTreeMap::new();
+    for _ in 0..n {
+        let clustering = r.bytes()?;
+        let row = decode_row(r)?;
+        rows.insert(clustering, row);
+    }
+    // Re-canonicalize: join into an empty partition.
+    let mut out = Partition::new();
+    out.merge(Partition { rows, ..p });
+    Ok(out)
+}
+
+/// Decode what [`encode_partition_level`] wrote: a partition without rows.
+pub fn decode_partition_level(r: &mut Reader) -> Result<Partition, CodecError> {
     let flags = r.u8()?;
     if flags & !0x07 != 0 {
         return Err(CodecError::Invalid("unknown partition flags"));
@@ -345,17 +368,7 @@ pub fn decode_partition(r: &mut Reader) -> Result<Partition, CodecError> {
     if flags & 4 != 0 {
         p.range_tombstones = decode_range_tombstones(r)?;
     }
-    let n = r.count()?;
-    let mut rows = BTreeMap::new();
-    for _ in 0..n {
-        let clustering = r.bytes()?;
-        let row = decode_row(r)?;
-        rows.insert(clustering, row);
-    }
-    // Re-canonicalize: join into an empty partition.
-    let mut out = Partition::new();
-    out.merge(Partition { rows, ..p });
-    Ok(out)
+    Ok(p)
 }
 
 #[cfg(test)]

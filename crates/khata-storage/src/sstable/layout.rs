@@ -30,8 +30,8 @@
 
 use bytes::{BufMut, Bytes};
 use khata_types::codec::{
-    CodecError, Reader, decode_range_tombstones, decode_row, encode_range_tombstones, encode_row,
-    put_bytes, put_varint, put_zigzag,
+    CodecError, Reader, decode_partition_level, decode_row, encode_partition_level, encode_row,
+    put_bytes, put_varint,
 };
 use khata_types::{DeletionTime, Partition, RangeTombstoneList, Row};
 
@@ -71,15 +71,6 @@ pub struct Header {
     pub range_tombstones: RangeTombstoneList,
     pub rows_length: u64,
     pub row_index_length: u64,
-}
-
-fn put_deletion(out: &mut Vec<u8>, d: &DeletionTime) {
-    put_zigzag(out, d.marked_for_delete_at);
-    put_varint(out, u64::from(d.local_deletion_time));
-}
-
-fn get_deletion(r: &mut Reader) -> Result<DeletionTime, CodecError> {
-    Ok(DeletionTime::new(r.zigzag()?, r.varint_u32()?))
 }
 
 /// The block being written: its rows and where each starts.
@@ -217,29 +208,10 @@ impl PartitionEncoder {
         out.clear();
         out.reserve(rows.len() + row_index.len() + key.len() + 64);
         put_bytes(out, key);
-        let mut flags = 0u8;
         let plain_header = partition.deletion.is_none()
             && partition.static_row.is_empty()
             && partition.range_tombstones.is_empty();
-        if partition.deletion.is_some() {
-            flags |= 1;
-        }
-        if !partition.static_row.is_empty() {
-            flags |= 2;
-        }
-        if !partition.range_tombstones.is_empty() {
-            flags |= 4;
-        }
-        out.put_u8(flags);
-        if let Some(d) = &partition.deletion {
-            put_deletion(out, d);
-        }
-        if !partition.static_row.is_empty() {
-            encode_row(out, &partition.static_row);
-        }
-        if !partition.range_tombstones.is_empty() {
-            encode_range_tombstones(out, &partition.range_tombstones);
-        }
+        encode_partition_level(out, partition);
         put_varint(out, rows.len() as u64);
         put_varint(out, row_index.len() as u64);
         encoded.header_length = out.len() as u64;
@@ -265,25 +237,7 @@ pub fn decode_header(bytes: Bytes, base: u64, exact: bool) -> Result<(Header, u6
     let mut r = Reader::new(bytes);
     let parsed = (|| -> Result<Header, CodecError> {
         let key = r.bytes()?;
-        let flags = r.u8()?;
-        if flags & !0x07 != 0 {
-            return Err(CodecError::Invalid("unknown partition flags"));
-        }
-        let deletion = if flags & 1 != 0 {
-            Some(get_deletion(&mut r)?)
-        } else {
-            None
-        };
-        let static_row = if flags & 2 != 0 {
-            decode_row(&mut r)?
-        } else {
-            Row::default()
-        };
-        let range_tombstones = if flags & 4 != 0 {
-            decode_range_tombstones(&mut r)?
-        } else {
-            RangeTombstoneList::new()
-        };
+        let level = decode_partition_level(&mut r)?;
         let rows_length = r.varint()?;
         let row_index_length = r.varint()?;
         if exact && !r.is_empty() {
@@ -293,9 +247,9 @@ pub fn decode_header(bytes: Bytes, base: u64, exact: bool) -> Result<(Header, u6
         }
         Ok(Header {
             key,
-            deletion,
-            static_row,
-            range_tombstones,
+            deletion: level.deletion,
+            static_row: level.static_row,
+            range_tombstones: level.range_tombstones,
             rows_length,
             row_index_length,
         })
