@@ -12,7 +12,11 @@
 //! reads see it. The durable state changes only as follows:
 //!
 //! - **File data.** [`WritableFile::sync`] makes the file's current bytes durable (all of them,
-//!   including bytes appended through other handles). [`FileSystem::truncate`] resizes and
+//!   including bytes appended through other handles). [`FileSystem::create_preallocated`]
+//!   makes a file of zeros whose length is volatile like a `create`'s; its in-place writes
+//!   ([`PreallocatedFile::write_at`]) are volatile until a sync of the file (its `sync` makes
+//!   all of the file's bytes durable, not only those before the end it names: stricter than
+//!   `msync` would need, never weaker than what the engine may rely on). [`FileSystem::truncate`] resizes and
 //!   syncs. `create` of an existing file truncates that inode (hard links see it too), but the
 //!   truncation is volatile: a crash before the next sync brings the old durable bytes back.
 //! - **Names.** Creating a file or directory, renaming, removing and hard-linking change only
@@ -32,7 +36,8 @@
 //!   wrote some sectors of a write does; with [`TornWrites::PrefixThenGarbage`], half of the
 //!   time the rest of the unsynced length (or a random part of it) is filled with random bytes
 //!   instead, as when the file size reached the disk but the data did not. Whatever survives
-//!   is durable from then on. The random choices come from the seed given to
+//!   is durable from then on. Bytes overwritten in place tear the same way: a random prefix
+//!   of the overwritten span takes the new bytes, possibly followed by garbage. The random choices come from the seed given to
 //!   [`FaultFs::with_seed`], so a failing test replays exactly.
 //! - **Handles.** A crash kills the process: every handle opened before it fails every call
 //!   afterwards with an error. The file system itself stays usable, as the restarted process
@@ -74,12 +79,12 @@ use std::sync::atomic::AtomicU64;
 
 use parking_lot::Mutex;
 
-use self::handles::{FaultReadable, FaultWritable, HandleRef};
+use self::handles::{FaultPreallocated, FaultReadable, FaultWritable, HandleRef};
 use self::inject::Rules;
 pub use self::inject::{FaultId, FaultOp, InjectedFault, PathFilter, is_injected};
 use self::rng::SplitMix64;
 use self::tree::{Ino, Tree};
-use crate::fs::{FileSystem, ReadableFile, WritableFile};
+use crate::fs::{FileSystem, PreallocatedFile, ReadableFile, WritableFile};
 
 /// What a crash does to bytes appended but not yet synced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -313,7 +318,8 @@ impl FaultFs {
         for i in offset as usize..end as usize {
             let new = change(file.durable[i], state.rng.next_u64() as u8);
             file.durable[i] = new;
-            if file.durable_is_prefix {
+            let rewritten = file.overwritten.as_ref().is_some_and(|r| r.contains(&i));
+            if file.durable_is_prefix && !rewritten {
                 file.current[i] = new;
             }
         }
@@ -412,6 +418,26 @@ impl FileSystem for FaultFs {
         self.op(FaultOp::Create, &[path], |s| {
             let ino = s.tree.create_file(path)?;
             Ok(self.writable(s, ino, path))
+        })
+    }
+
+    fn create_preallocated(&self, path: &Path, len: u64) -> io::Result<Arc<dyn PreallocatedFile>> {
+        self.op(FaultOp::Create, &[path], |s| {
+            let size = usize::try_from(len)
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("FaultFs: cannot preallocate {len} bytes"),
+                    )
+                })?;
+            let ino = s.tree.create_file(path)?;
+            s.tree.file_mut(ino).expect("a file").preallocate(size);
+            Ok(Arc::new(FaultPreallocated {
+                handle: self.open_handle(s, ino, path),
+                len,
+            }) as Arc<dyn PreallocatedFile>)
         })
     }
 

@@ -48,6 +48,34 @@ pub trait ReadableFile: Send + Sync + Debug {
     }
 }
 
+/// A file whose whole length is allocated on disk when it is created, then written in place.
+///
+/// The commit log writes its segments this way: on the real file system the file is
+/// preallocated (`posix_fallocate`, so a full disk is an error at creation, not a SIGBUS at
+/// some later store) and written through a shared memory map, so a write is a copy into the
+/// page cache, with no system call and no journal handle per record (an appending `write(2)`
+/// dirties the inode on every call and waits whenever ext4's journal commits,
+/// docs/benchmarks.md). Bytes written are the OS's as soon as `write_at` returns: a killed
+/// process loses none of them; a power cut may lose any not yet covered by a `sync`.
+///
+/// The parts never written read as zeros.
+pub trait PreallocatedFile: Send + Sync + Debug {
+    /// The file's length, fixed at creation.
+    fn len(&self) -> u64;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Copy `buf` to `offset..offset + buf.len()`, which must lie within the file (else an
+    /// `InvalidInput` error and nothing written).
+    fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()>;
+    /// Make the bytes `0..end` durable (`msync`).
+    fn sync(&self, end: u64) -> io::Result<()>;
+    /// A hint that `from..to` is about to be written: on the real file system its pages are
+    /// mapped writable ahead (`MADV_POPULATE_WRITE`), so the writes that follow do not stop
+    /// for page faults. Changes no byte; failures are ignored.
+    fn prepare(&self, from: u64, to: u64);
+}
+
 /// The operations the storage engine needs from a file system.
 pub trait FileSystem: Send + Sync + Debug + 'static {
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
@@ -55,6 +83,10 @@ pub trait FileSystem: Send + Sync + Debug + 'static {
     fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>>;
     /// Create (or truncate) a file for appending.
     fn create(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>>;
+    /// Create (or truncate) a file of `len` zero bytes, allocated on disk, for writing in
+    /// place. Like `create`, the file's name and length are durable only after a sync of the
+    /// file (its length) and of its directory (its name).
+    fn create_preallocated(&self, path: &Path, len: u64) -> io::Result<Arc<dyn PreallocatedFile>>;
     /// Open an existing file for appending at its end.
     fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>>;
     fn open_read(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>>;
@@ -188,6 +220,10 @@ impl FileSystem for RealFs {
             file,
             len: AtomicU64::new(0),
         }))
+    }
+
+    fn create_preallocated(&self, path: &Path, len: u64) -> io::Result<Arc<dyn PreallocatedFile>> {
+        Ok(Arc::new(crate::mapped::MappedFile::create(path, len)?))
     }
 
     fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {

@@ -9,6 +9,7 @@
 pub mod clock;
 pub mod fault;
 pub mod fs;
+mod mapped;
 pub mod sched;
 
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -17,6 +18,6 @@ pub use fault::{
     is_injected,
 };
 pub use fs::{
-    FileSystem, ReadableFile, RealFs, WritableFile, create_dir_all_durably, durable_rename,
-    write_file_durably,
+    FileSystem, PreallocatedFile, ReadableFile, RealFs, WritableFile, create_dir_all_durably,
+    durable_rename, write_file_durably,
 };

@@ -106,3 +106,103 @@ fn survivor_of_a_tear_is_durable() {
     fs.crash();
     assert_eq!(fs.contents(Path::new(PATH)).unwrap(), first);
 }
+
+/// Write `(offset, bytes, sync)` steps in place into a preallocated file of `len` bytes
+/// (synced once, empty, first), crash, and return (durable, full, survivor).
+fn write_in_place_and_crash(
+    seed: u64,
+    torn: TornWrites,
+    len: usize,
+    steps: &[(usize, Vec<u8>, bool)],
+) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    let fs = FaultFs::with_seed(seed);
+    fs.set_torn_writes(torn);
+    create_dir_all_durably(&fs, Path::new("/db")).unwrap();
+    let f = fs.create_preallocated(Path::new(PATH), len as u64).unwrap();
+    f.sync(0).unwrap();
+    fs.sync_dir(Path::new("/db")).unwrap();
+    let (mut durable, mut full) = (vec![0u8; len], vec![0u8; len]);
+    for (offset, bytes, sync) in steps {
+        let offset = offset % len;
+        let end = (offset + bytes.len()).min(len);
+        f.write_at(offset as u64, &bytes[..end - offset]).unwrap();
+        full[offset..end].copy_from_slice(&bytes[..end - offset]);
+        if *sync {
+            f.sync(len as u64).unwrap();
+            durable.clone_from(&full);
+        }
+    }
+    fs.crash();
+    let survivor = fs.contents(Path::new(PATH)).unwrap();
+    (durable, full, survivor)
+}
+
+fn steps() -> impl Strategy<Value = Vec<(usize, Vec<u8>, bool)>> {
+    prop::collection::vec(
+        (
+            0usize..256,
+            prop::collection::vec(any::<u8>(), 0..64),
+            any::<bool>(),
+        ),
+        0..20,
+    )
+}
+
+proptest! {
+    #[test]
+    fn in_place_without_tearing_exactly_the_synced_bytes_survive(seed: u64, steps in steps()) {
+        let (durable, _, survivor) = write_in_place_and_crash(seed, TornWrites::Off, 256, &steps);
+        prop_assert_eq!(survivor, durable);
+    }
+
+    #[test]
+    fn in_place_tearing_keeps_each_byte_old_or_new(seed: u64, steps in steps()) {
+        let (durable, full, survivor) = write_in_place_and_crash(seed, TornWrites::Prefix, 256, &steps);
+        prop_assert_eq!(survivor.len(), 256);
+        for i in 0..256 {
+            prop_assert!(survivor[i] == durable[i] || survivor[i] == full[i], "byte {} is neither", i);
+        }
+    }
+
+    #[test]
+    fn in_place_garbage_stays_inside_the_file(seed: u64, steps in steps()) {
+        let (_, _, survivor) = write_in_place_and_crash(seed, TornWrites::PrefixThenGarbage, 256, &steps);
+        prop_assert_eq!(survivor.len(), 256);
+    }
+}
+
+#[test]
+fn in_place_tearing_keeps_a_prefix_of_the_unsynced_span() {
+    let steps = vec![(0, b"synced|".to_vec(), true), (7, vec![7u8; 100], false)];
+    let (mut none, mut partial, mut all) = (0, 0, 0);
+    for seed in 0..200 {
+        let (durable, full, survivor) =
+            write_in_place_and_crash(seed, TornWrites::Prefix, 4096, &steps);
+        assert!(survivor.starts_with(b"synced|"));
+        let kept = survivor[7..107].iter().take_while(|&&b| b == 7).count();
+        assert!(
+            survivor[7 + kept..].iter().all(|&b| b == 0),
+            "seed {seed}: not a prefix"
+        );
+        match kept {
+            0 => none += 1,
+            100 => all += 1,
+            _ => partial += 1,
+        }
+        assert_eq!(survivor.len(), durable.len());
+        assert_eq!(full.len(), 4096);
+    }
+    assert!(none > 0 && partial > 0 && all > 0, "{none} {partial} {all}");
+}
+
+#[test]
+fn a_preallocated_file_never_synced_is_empty_after_a_crash() {
+    let fs = FaultFs::with_seed(3);
+    create_dir_all_durably(&fs, Path::new("/db")).unwrap();
+    let f = fs.create_preallocated(Path::new(PATH), 64).unwrap();
+    fs.sync_dir(Path::new("/db")).unwrap();
+    f.write_at(0, b"lost").unwrap();
+    fs.crash();
+    assert_eq!(fs.contents(Path::new(PATH)).unwrap(), Vec::<u8>::new());
+    assert!(f.write_at(0, b"x").is_err(), "handles die with the process");
+}

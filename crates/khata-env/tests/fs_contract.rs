@@ -212,6 +212,51 @@ mod cases {
         assert_eq!(fs.list_dir(root).unwrap(), vec![path]);
     }
 
+    pub fn preallocated_file_is_zeros_written_in_place(fs: &dyn FileSystem, root: &Path) {
+        let a = root.join("seg");
+        let f = fs.create_preallocated(&a, 4096).unwrap();
+        assert_eq!(f.len(), 4096);
+        f.prepare(0, 1 << 20);
+        f.write_at(10, b"abc").unwrap();
+        f.write_at(4093, b"end").unwrap();
+        f.write_at(10, b"X").unwrap();
+        f.sync(4096).unwrap();
+        let bytes = read_all(fs, &a);
+        assert_eq!(bytes.len(), 4096);
+        assert_eq!(&bytes[10..13], b"Xbc");
+        assert_eq!(&bytes[4093..], b"end");
+        assert!(bytes[..10].iter().chain(&bytes[13..4093]).all(|&b| b == 0));
+        // Reads see a write before any sync (the page cache), and a write past the end is an
+        // error that writes nothing.
+        f.write_at(0, b"unsynced").unwrap();
+        assert_eq!(&read_all(fs, &a)[..8], b"unsynced");
+        assert_eq!(
+            f.write_at(4090, b"too long").unwrap_err().kind(),
+            ErrorKind::InvalidInput
+        );
+        assert_eq!(&read_all(fs, &a)[4090..], b"\0\0\0end");
+        assert_eq!(
+            f.write_at(u64::MAX, b"x").unwrap_err().kind(),
+            ErrorKind::InvalidInput
+        );
+        assert!(f.sync(4097).is_err());
+        assert!(fs.create_preallocated(&root.join("empty"), 0).is_err());
+    }
+
+    pub fn preallocated_create_truncates_existing_file(fs: &dyn FileSystem, root: &Path) {
+        let a = root.join("seg");
+        let w = fs.create(&a).unwrap();
+        w.append(&[7u8; 300]).unwrap();
+        w.sync().unwrap();
+        drop(w);
+        let f = fs.create_preallocated(&a, 100).unwrap();
+        f.write_at(0, b"x").unwrap();
+        let bytes = read_all(fs, &a);
+        assert_eq!(bytes.len(), 100);
+        assert_eq!(bytes[0], b'x');
+        assert!(bytes[1..].iter().all(|&b| b == 0));
+    }
+
     pub fn create_dir_all_durably_creates(fs: &dyn FileSystem, root: &Path) {
         let d = root.join("x/y/z");
         create_dir_all_durably(fs, &d).unwrap();
@@ -268,5 +313,7 @@ contract_tests!(
     truncate_cuts_the_tail,
     sync_dir_succeeds_on_directories,
     write_file_durably_replaces_atomically,
+    preallocated_file_is_zeros_written_in_place,
+    preallocated_create_truncates_existing_file,
     create_dir_all_durably_creates,
 );

@@ -79,9 +79,26 @@ fn bad_record_at_the_end_of_a_segment_that_is_not_the_last() {
     let dir = tempfile::tempdir().unwrap();
     let files = write_log(dir.path());
     let first = &files[0];
+    // Segments are preallocated: the records end before the file does, zeros follow.
     let len = std::fs::metadata(first).unwrap().len() as usize;
-    flip(first, len - 1);
-    expect_corrupt(dir.path(), first, (len - RECORD) as u64);
+    assert_eq!(len, 4096);
+    let end = HEADER + (len - HEADER) / RECORD * RECORD;
+    flip(first, end - 1);
+    expect_corrupt(dir.path(), first, (end - RECORD) as u64);
+}
+
+#[test]
+fn bytes_in_the_zero_tail_of_a_segment_that_is_not_the_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_log(dir.path());
+    let first = &files[0];
+    let end = HEADER + (4096 - HEADER) / RECORD * RECORD;
+    assert!(
+        end + 4 < 4096,
+        "the test needs a tail of at least a length field"
+    );
+    flip(first, 4095);
+    expect_corrupt(dir.path(), first, end as u64);
 }
 
 #[test]

@@ -33,12 +33,8 @@ fn replay_returns_every_record_across_segments_and_restarts() {
         }
         for i in 0..200u64 {
             let id = run * 1000 + i;
-            // Sizes from 0 (an empty payload is allowed) to a few hundred bytes.
-            let p = if i % 17 == 0 {
-                Vec::new()
-            } else {
-                payload(id, (i as usize * 7) % 300)
-            };
+            // Sizes from 8 bytes to a few hundred.
+            let p = payload(id, (i as usize * 7) % 300);
             let pos = log.append(&p).unwrap();
             if let Some((prev, _)) = expected.last() {
                 assert!(pos > *prev, "positions increase");
@@ -61,6 +57,21 @@ fn replay_returns_every_record_across_segments_and_restarts() {
     assert!(segment_files(dir.path()).len() >= segments.len());
     // No record spans a segment: every position lies within the configured segment size.
     assert!(expected.iter().all(|(p, _)| p.offset <= 4096));
+}
+
+#[test]
+fn empty_payload_is_invalid_argument() {
+    // A zero length field marks where a preallocated segment's records end.
+    let dir = tempfile::tempdir().unwrap();
+    let (log, _) = open(&real_fs(), dir.path(), config(SyncMode::Batch, 4096));
+    assert!(matches!(
+        log.append(b""),
+        Err(StorageError::InvalidArgument(_))
+    ));
+    log.append(b"x").unwrap();
+    drop(log);
+    let (_log, replayed) = open(&real_fs(), dir.path(), config(SyncMode::Batch, 4096));
+    assert_eq!(replayed.len(), 1);
 }
 
 #[test]

@@ -164,8 +164,10 @@ fn a_damaged_commit_log_record_stops_open_naming_the_segment_and_offset() {
         .filter(|p| p.starts_with(data_dir().join("commitlog")))
         .max_by_key(|p| fs.contents(p).map_or(0, |c| c.len()))
         .unwrap();
-    let len = fs.contents(&segment).unwrap().len() as u64;
-    let middle = len / 2;
+    // Segments are preallocated: the records are followed by zeros up to the segment's size.
+    let bytes = fs.contents(&segment).unwrap();
+    let records_end = bytes.iter().rposition(|&b| b != 0).unwrap() as u64 + 1;
+    let middle = records_end / 2;
     fs.flip_byte(&segment, middle).unwrap();
 
     match open_on(&fs, &clock) {

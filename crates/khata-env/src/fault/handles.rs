@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::inject::FaultOp;
 use super::tree::{FileData, Ino};
 use super::{Inner, State};
-use crate::fs::{ReadableFile, WritableFile};
+use crate::fs::{PreallocatedFile, ReadableFile, WritableFile};
 
 fn stale(path: &std::path::Path) -> io::Error {
     io::Error::other(format!(
@@ -126,4 +126,54 @@ impl ReadableFile for FaultReadable {
     fn len(&self) -> u64 {
         self.len
     }
+}
+
+/// [`PreallocatedFile`] over a [`super::FaultFs`] inode.
+#[derive(Debug)]
+pub(super) struct FaultPreallocated {
+    pub(super) handle: HandleRef,
+    pub(super) len: u64,
+}
+
+impl PreallocatedFile for FaultPreallocated {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        let path = self.handle.path.clone();
+        self.handle.with_file(FaultOp::Append, |file| {
+            let written = offset
+                .checked_add(buf.len() as u64)
+                .filter(|&end| end <= self.len)
+                .is_some_and(|_| file.write_at(offset as usize, buf));
+            if written {
+                Ok(())
+            } else {
+                Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "FaultFs: write of {} bytes at {offset} runs past the end of {}",
+                        buf.len(),
+                        path.display()
+                    ),
+                ))
+            }
+        })
+    }
+
+    fn sync(&self, end: u64) -> io::Result<()> {
+        if end > self.len {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "FaultFs: sync past the end of a preallocated file",
+            ));
+        }
+        self.handle.with_file(FaultOp::Sync, |file| {
+            file.sync();
+            Ok(())
+        })
+    }
+
+    fn prepare(&self, _from: u64, _to: u64) {}
 }

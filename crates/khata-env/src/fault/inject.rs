@@ -15,13 +15,14 @@ use std::sync::Arc;
 /// An operation that can be made to fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FaultOp {
-    /// [`crate::FileSystem::create`].
+    /// [`crate::FileSystem::create`] and [`crate::FileSystem::create_preallocated`].
     Create,
     /// [`crate::FileSystem::open_append`].
     OpenAppend,
-    /// [`crate::WritableFile::append`] (matched against the path the file was opened by).
+    /// [`crate::WritableFile::append`] and [`crate::PreallocatedFile::write_at`] (matched
+    /// against the path the file was opened by).
     Append,
-    /// [`crate::WritableFile::sync`].
+    /// [`crate::WritableFile::sync`] and [`crate::PreallocatedFile::sync`].
     Sync,
     /// [`crate::FileSystem::sync_dir`].
     SyncDir,

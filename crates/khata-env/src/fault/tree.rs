@@ -33,7 +33,13 @@ pub(super) struct FileData {
     /// Invariant: when true, `current` starts with `durable` (only appends happened since the
     /// last sync), so a sync copies just the tail and a torn write keeps a prefix of the tail.
     /// False after a volatile truncation (`create` over an existing file).
+    ///
+    /// In-place writes ([`FileData::write_at`], a preallocated file) may change bytes that are
+    /// durable; those lie in `overwritten`, and the invariant holds outside it.
     pub(super) durable_is_prefix: bool,
+    /// The span of durable bytes overwritten in place since the last sync (when
+    /// `durable_is_prefix`): their durable content is still the old one.
+    pub(super) overwritten: Option<std::ops::Range<usize>>,
 }
 
 impl FileData {
@@ -42,7 +48,34 @@ impl FileData {
             durable: Vec::new(),
             current: Vec::new(),
             durable_is_prefix: true,
+            overwritten: None,
         }
+    }
+
+    /// Write `buf` at `offset` in place; `false` (nothing written) if it runs past the end.
+    pub(super) fn write_at(&mut self, offset: usize, buf: &[u8]) -> bool {
+        let Some(end) = offset
+            .checked_add(buf.len())
+            .filter(|&end| end <= self.current.len())
+        else {
+            return false;
+        };
+        self.current[offset..end].copy_from_slice(buf);
+        let durable = self.durable.len();
+        if self.durable_is_prefix && offset < durable && !buf.is_empty() {
+            let hit = offset..end.min(durable);
+            self.overwritten = Some(match self.overwritten.take() {
+                Some(r) => r.start.min(hit.start)..r.end.max(hit.end),
+                None => hit,
+            });
+        }
+        true
+    }
+
+    /// A preallocated file's bytes: `len` zeros, none durable yet (as `create` + `fallocate`).
+    pub(super) fn preallocate(&mut self, len: usize) {
+        self.truncate_volatile();
+        self.current.resize(len, 0);
     }
 
     pub(super) fn append(&mut self, buf: &[u8]) {
@@ -52,6 +85,9 @@ impl FileData {
     /// Make the current bytes durable.
     pub(super) fn sync(&mut self) {
         if self.durable_is_prefix {
+            if let Some(r) = self.overwritten.take() {
+                self.durable[r.clone()].copy_from_slice(&self.current[r]);
+            }
             assert!(
                 self.durable.len() <= self.current.len(),
                 "durable prefix longer than file"
@@ -69,6 +105,7 @@ impl FileData {
     fn truncate_volatile(&mut self) {
         self.current.clear();
         self.durable_is_prefix = self.durable.is_empty();
+        self.overwritten = None;
     }
 
     /// `ftruncate` + `fsync`: resize (zero-filling when growing) and make it durable.
@@ -76,12 +113,15 @@ impl FileData {
         self.current.resize(len, 0);
         self.durable.clone_from(&self.current);
         self.durable_is_prefix = true;
+        self.overwritten = None;
     }
 
-    /// Bytes appended since the last sync, if the file has only grown since.
+    /// Bytes appended or overwritten in place since the last sync, if the file has not been
+    /// truncated since.
     pub(super) fn unsynced_len(&self) -> u64 {
         if self.durable_is_prefix {
-            (self.current.len() - self.durable.len()) as u64
+            let overwritten = self.overwritten.as_ref().map_or(0, |r| r.len());
+            (self.current.len() - self.durable.len() + overwritten) as u64
         } else {
             0
         }
@@ -89,9 +129,27 @@ impl FileData {
 
     /// The power cut: keep the durable bytes, plus (when tearing) a random prefix of the
     /// unsynced tail, possibly followed by garbage where the rest of the tail should be.
+    ///
+    /// Bytes overwritten in place are torn the same way: a random prefix of the overwritten
+    /// span takes its new bytes (pages written back in order), possibly followed by garbage.
     fn crash(&mut self, torn: TornWrites, rng: &mut SplitMix64) {
-        let tail_len = self.unsynced_len() as usize;
+        let tail_len = if self.durable_is_prefix {
+            self.current.len() - self.durable.len()
+        } else {
+            0
+        };
         let mut survivor = std::mem::take(&mut self.durable);
+        if let Some(r) = self.overwritten.take()
+            && torn != TornWrites::Off
+        {
+            let keep = rng.up_to(r.len() as u64) as usize;
+            let kept_end = r.start + keep;
+            survivor[r.start..kept_end].copy_from_slice(&self.current[r.start..kept_end]);
+            if torn == TornWrites::PrefixThenGarbage && kept_end < r.end && rng.coin() {
+                let garbage_len = 1 + rng.up_to((r.end - kept_end) as u64 - 1) as usize;
+                rng.fill(&mut survivor[kept_end..kept_end + garbage_len]);
+            }
+        }
         if torn != TornWrites::Off && tail_len > 0 {
             let keep = rng.up_to(tail_len as u64) as usize;
             let from = survivor.len();

@@ -1,9 +1,13 @@
 //! The commit log's background thread: it prepares the next segment when an appender asks
-//! (once the active segment is half full) and, in periodic mode, fsyncs every `period` and
+//! (once the active segment is half full), maps in the active segment's pages ahead of the
+//! writer and, in periodic mode, fsyncs every `period` and
 //! whenever an appender reports [`super::SYNC_AHEAD_BYTES`] written since the last request.
 //! Appenders only set flags in [`Wanted`] and signal; all the I/O happens here.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use khata_env::PreallocatedFile;
 
 use parking_lot::MutexGuard;
 
@@ -16,6 +20,8 @@ pub(super) struct Wanted {
     pub(super) stop: bool,
     pub(super) spare: bool,
     pub(super) sync: bool,
+    /// Map in these bytes of this segment (the latest request replaces an older one).
+    pub(super) prepare: Option<(Arc<dyn PreallocatedFile>, u64, u64)>,
 }
 
 impl Inner {
@@ -34,7 +40,7 @@ impl Inner {
             if wanted.stop {
                 return;
             }
-            if !(due || wanted.spare || wanted.sync) {
+            if !(due || wanted.spare || wanted.sync || wanted.prepare.is_some()) {
                 match deadline {
                     Some(d) => {
                         self.wanted_signal.wait_until(&mut wanted, d);
@@ -44,11 +50,15 @@ impl Inner {
                 continue;
             }
             let spare = std::mem::take(&mut wanted.spare);
+            let prepare = wanted.prepare.take();
             let sync = std::mem::take(&mut wanted.sync) || due;
             if due {
                 deadline = next_deadline();
             }
             MutexGuard::unlocked(&mut wanted, || {
+                if let Some((file, from, to)) = prepare {
+                    file.prepare(from, to);
+                }
                 if spare {
                     self.prepare_spare();
                 }
@@ -74,7 +84,7 @@ impl Inner {
             writer.preparing = Some(id);
             id
         };
-        let made = SpareSegment::create(&*self.fs, &self.dir, id);
+        let made = SpareSegment::create(&*self.fs, &self.dir, id, self.config.segment_size_bytes);
         let mut writer = self.writer.lock();
         writer.preparing = None;
         self.spare_ready.notify_all();

@@ -11,13 +11,21 @@
 //! record copied, left over or misplaced from another segment never verifies, so replay cannot
 //! mistake stale bytes for a record of this segment. It also covers the length, so a damaged
 //! length is a checksum failure rather than a silent misparse.
+//!
+//! Version 2 (written now) preallocates each segment at its full size and writes it in place,
+//! so a segment's records are followed by zeros up to its end. Its payloads are never empty,
+//! so a zero length field never starts a record: where one is followed by nothing but zeros
+//! the segment's records end. Version 1 segments (appended with `write(2)`, ending at their
+//! last record, empty payloads allowed) are still read.
 
 use std::path::{Path, PathBuf};
 
 /// The first eight bytes of every segment.
 pub(super) const MAGIC: [u8; 8] = *b"KHATA-CL";
-/// The format version this build writes and reads.
-pub(super) const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes.
+pub(super) const FORMAT_VERSION: u32 = 2;
+/// The format versions this build reads.
+pub(super) const READABLE_VERSIONS: [u32; 2] = [1, 2];
 /// Bytes of the segment header.
 pub(super) const HEADER_LEN: u64 = 24;
 /// Bytes of a record's header (length and checksum) before its payload.
@@ -83,8 +91,8 @@ pub(super) enum HeaderError {
     Version(u32),
 }
 
-/// Check a segment header and return the segment id it declares.
-pub(super) fn decode_header(bytes: &[u8]) -> Result<u64, HeaderError> {
+/// Check a segment header and return the segment id it declares and its format version.
+pub(super) fn decode_header(bytes: &[u8]) -> Result<(u64, u32), HeaderError> {
     if bytes.len() < HEADER_LEN as usize {
         return Err(HeaderError::Corrupt(format!(
             "segment is {} bytes, shorter than its {HEADER_LEN}-byte header",
@@ -104,10 +112,10 @@ pub(super) fn decode_header(bytes: &[u8]) -> Result<u64, HeaderError> {
         )));
     }
     let version = u32_at(bytes, 8);
-    if version != FORMAT_VERSION {
+    if !READABLE_VERSIONS.contains(&version) {
         return Err(HeaderError::Version(version));
     }
-    Ok(u64_at(bytes, 12))
+    Ok((u64_at(bytes, 12), version))
 }
 
 /// The checksum seed of segment `id`: the CRC of its id, which every record checksum starts from.
@@ -163,6 +171,13 @@ pub(super) enum Parsed {
     Invalid(String),
 }
 
+/// Whether the records of a version 2 segment end at `offset`: no record header fits, or its
+/// length field is zero, and every byte from there to the end of the segment is zero.
+pub(super) fn is_zero_tail(data: &[u8], offset: usize) -> bool {
+    let rest = data.get(offset..).unwrap_or_default();
+    rest.iter().all(|&b| b == 0)
+}
+
 /// Read the record at `offset` of `data` (a whole segment) belonging to segment `seed`.
 pub(super) fn parse_record(data: &[u8], offset: usize, seed: u32) -> Parsed {
     let header = RECORD_HEADER_LEN as usize;
@@ -211,7 +226,7 @@ mod tests {
     #[test]
     fn header_round_trip_and_rejections() {
         let h = encode_header(42);
-        assert_eq!(decode_header(&h), Ok(42));
+        assert_eq!(decode_header(&h), Ok((42, FORMAT_VERSION)));
         let mut bad = h;
         bad[13] ^= 1;
         assert!(matches!(decode_header(&bad), Err(HeaderError::Corrupt(_))));
@@ -219,11 +234,22 @@ mod tests {
             decode_header(&h[..10]),
             Err(HeaderError::Corrupt(_))
         ));
-        let mut v2 = h;
-        v2[8] = 2;
-        let crc = crc32c::crc32c(&v2[0..20]);
-        v2[20..24].copy_from_slice(&crc.to_le_bytes());
-        assert_eq!(decode_header(&v2), Err(HeaderError::Version(2)));
+        let with_version = |v: u32| {
+            let mut h = h;
+            h[8..12].copy_from_slice(&v.to_le_bytes());
+            let crc = crc32c::crc32c(&h[0..20]);
+            h[20..24].copy_from_slice(&crc.to_le_bytes());
+            h
+        };
+        assert_eq!(decode_header(&with_version(1)), Ok((42, 1)));
+        assert_eq!(
+            decode_header(&with_version(3)),
+            Err(HeaderError::Version(3))
+        );
+        assert_eq!(
+            decode_header(&with_version(0)),
+            Err(HeaderError::Version(0))
+        );
     }
 
     #[test]
@@ -248,6 +274,17 @@ mod tests {
                 Parsed::Invalid(_)
             ));
         }
+    }
+
+    #[test]
+    fn zero_tail() {
+        let mut seg = vec![0u8; 64];
+        assert!(is_zero_tail(&seg, 0));
+        assert!(is_zero_tail(&seg, 64));
+        assert!(is_zero_tail(&seg, 100));
+        seg[40] = 1;
+        assert!(!is_zero_tail(&seg, 0));
+        assert!(is_zero_tail(&seg, 41));
     }
 
     #[test]

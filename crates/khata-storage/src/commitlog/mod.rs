@@ -10,6 +10,13 @@
 //!   version, segment id) followed by records (length, CRC32C, payload). Records never span
 //!   segments: a record that does not fit in the active segment goes to a new one, which is why
 //!   `max_record_size_bytes` must leave room in an empty segment.
+//! - A segment is created at its full size (`segment_size_bytes`, allocated on disk, so a full
+//!   disk fails the creation rather than a later write) and written in place through a shared
+//!   memory map (Cassandra's memory-mapped segments): an append copies its record into the
+//!   page cache, with no system call. An appending `write(2)` instead dirtied the inode on
+//!   every record and blocked whenever ext4's journal committed, for up to tens of
+//!   milliseconds while holding the append lock (docs/benchmarks.md). The rest of a segment
+//!   reads as zeros, which is how replay finds where its records end.
 //! - Segment ids strictly increase, across restarts too: `open` always starts a new segment with
 //!   an id above every one on disk, and the active segment is never deleted.
 //! - A segment is synced whole before its successor gets its final name, so after any crash
@@ -20,8 +27,8 @@
 //!
 //! # Sync modes (what an acknowledged append guarantees)
 //!
-//! Every `append` writes its record to the OS before returning, so a killed process never loses
-//! an acknowledged record. Then, like Cassandra's `commitlog_sync`:
+//! Every `append` hands its record to the OS (the page cache, through the map) before
+//! returning, so a killed process never loses an acknowledged record. Then, like Cassandra's `commitlog_sync`:
 //!
 //! - [`SyncMode::Periodic`]: the append returns at once; a background thread fsyncs every
 //!   `period`, so a machine crash can lose up to one period of acknowledged records.
@@ -47,8 +54,9 @@
 //!
 //! # Threads and time
 //!
-//! Every mode starts one thread (`commitlog`): it prepares spare segments and, in periodic
-//! mode, syncs every `period` and after every [`SYNC_AHEAD_BYTES`]. It and the group window are
+//! Every mode starts one thread (`commitlog`): it prepares spare segments, maps in the active
+//! segment's pages [`PREPARE_AHEAD_BYTES`] ahead of the writer and, in periodic mode, syncs
+//! every `period` and after every [`SYNC_AHEAD_BYTES`]. It and the group window are
 //! the only uses of the real clock here: std condvar timeouts and `thread::sleep`, which are
 //! fine for a background flusher and a few-millisecond batching delay and keep `khata-env`'s
 //! clock for what the engine's semantics depend on. `close` (or drop) syncs, stops the thread,
@@ -88,6 +96,11 @@ use sync::Durability;
 /// for the period: it bounds what the fsync at a segment switch, which holds the append lock,
 /// has to write (about a millisecond per MiB on the benchmark machine's virtio disk).
 pub const SYNC_AHEAD_BYTES: u64 = 1 << 20;
+
+/// How far ahead of the writer the active segment's pages are mapped in (by the background
+/// thread), so that appends do not stop for page faults: 1 MiB, as in the experiment in
+/// docs/benchmarks.md that measured it.
+pub const PREPARE_AHEAD_BYTES: u64 = 1 << 20;
 
 /// When an append is acknowledged, relative to fsync (Cassandra's `commitlog_sync`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,6 +217,8 @@ struct Writer {
     preparing: Option<u64>,
     /// In periodic mode, the active segment's offset past which a sync is asked for.
     sync_ahead_at: u64,
+    /// How far the active segment's pages have been asked to be mapped in.
+    prepared_to: u64,
     closed: bool,
 }
 
@@ -247,8 +262,8 @@ impl CommitLog {
                 .checked_add(1)
                 .ok_or_else(|| StorageError::corrupt(path, 0, "segment id space exhausted"))?,
         };
-        let active =
-            ActiveSegment::create(&*fs, dir, next_id).map_err(|e| StorageError::io(dir, e))?;
+        let active = ActiveSegment::create(&*fs, dir, next_id, config.segment_size_bytes)
+            .map_err(|e| StorageError::io(dir, e))?;
         let inner = Arc::new(Inner {
             durability: Durability::new(active.end()),
             fs,
@@ -260,6 +275,7 @@ impl CommitLog {
                 spare_asked: false,
                 preparing: None,
                 sync_ahead_at: HEADER_LEN + SYNC_AHEAD_BYTES,
+                prepared_to: PREPARE_AHEAD_BYTES,
                 closed: false,
             })),
             finished: Mutex::new(finished),
@@ -282,11 +298,17 @@ impl CommitLog {
     /// Appends one record and returns the position just after it, once it is acknowledged per
     /// the sync mode: always written to the OS; in group and batch modes also fsynced.
     ///
-    /// Errors: [`StorageError::InvalidArgument`] for a payload over `max_record_size_bytes`
-    /// (zero bytes is fine), [`StorageError::Poisoned`] after a failed sync,
+    /// Errors: [`StorageError::InvalidArgument`] for an empty payload or one over
+    /// `max_record_size_bytes`, [`StorageError::Poisoned`] after a failed sync,
     /// [`StorageError::Closed`] after [`CommitLog::close`].
     pub fn append(&self, payload: &[u8]) -> Result<CommitLogPosition> {
         let max = self.inner.config.max_record_size_bytes;
+        if payload.is_empty() {
+            // A zero length field marks the end of a segment's records (format version 2).
+            return Err(StorageError::InvalidArgument(
+                "commit log records must not be empty".into(),
+            ));
+        }
         if payload.len() > max as usize {
             return Err(StorageError::InvalidArgument(format!(
                 "commit log record of {} bytes exceeds max_record_size_bytes {max}",
@@ -438,7 +460,10 @@ impl Inner {
             self.rotate(&mut writer)?;
         }
         let active = &mut writer.active;
-        if let Err(e) = active.file.append(record.seal(active.seed)) {
+        if let Err(e) = active
+            .file
+            .write_at(active.offset, record.seal(active.seed))
+        {
             // A partial record may now sit before any later one: nothing more may be appended.
             self.durability
                 .poison(format!("append to {} failed: {e}", active.path.display()));
@@ -455,9 +480,18 @@ impl Inner {
     }
 
     /// What the background thread should do after an append: prepare the next segment once
-    /// the active one is half full, sync ahead in periodic mode. Asked once each.
+    /// the active one is half full, map in pages ahead of the writer, sync ahead in periodic
+    /// mode. Asked once each.
     fn ask_background(&self, writer: &mut Writer) -> Option<Wanted> {
         let mut wanted = Wanted::default();
+        let size = self.config.segment_size_bytes;
+        if writer.prepared_to < size
+            && writer.active.offset + PREPARE_AHEAD_BYTES / 2 >= writer.prepared_to
+        {
+            let to = (writer.active.offset + PREPARE_AHEAD_BYTES).min(size);
+            wanted.prepare = Some((writer.active.file.clone(), writer.prepared_to, to));
+            writer.prepared_to = to;
+        }
         if !writer.spare_asked && writer.active.offset >= self.config.segment_size_bytes / 2 {
             writer.spare_asked = true;
             wanted.spare = true;
@@ -468,13 +502,16 @@ impl Inner {
             writer.sync_ahead_at = writer.active.offset + SYNC_AHEAD_BYTES;
             wanted.sync = true;
         }
-        (wanted.spare || wanted.sync).then_some(wanted)
+        (wanted.spare || wanted.sync || wanted.prepare.is_some()).then_some(wanted)
     }
 
     fn wake_background(&self, asked: Wanted) {
         let mut wanted = self.wanted.lock();
         wanted.spare |= asked.spare;
         wanted.sync |= asked.sync;
+        if asked.prepare.is_some() {
+            wanted.prepare = asked.prepare;
+        }
         self.wanted_signal.notify_one();
     }
 
@@ -484,7 +521,7 @@ impl Inner {
         let active = &mut writer.active;
         // The old segment must be durable before the new one has its name: replay treats
         // damage in any segment but the last as corruption, not as a torn tail.
-        if let Err(e) = active.file.sync() {
+        if let Err(e) = active.file.sync(active.offset) {
             let reason = format!("fsync of {} failed: {e}", active.path.display());
             self.durability.poison(reason.clone());
             return Err(StorageError::Poisoned(reason));
@@ -496,7 +533,12 @@ impl Inner {
                 if let Some(stale) = other {
                     stale.remove(&*self.fs);
                 }
-                ActiveSegment::create(&*self.fs, &self.dir, next_id)
+                ActiveSegment::create(
+                    &*self.fs,
+                    &self.dir,
+                    next_id,
+                    self.config.segment_size_bytes,
+                )
             }
         };
         let next = match next {
@@ -509,6 +551,7 @@ impl Inner {
         };
         writer.spare_asked = false;
         writer.sync_ahead_at = HEADER_LEN + SYNC_AHEAD_BYTES;
+        writer.prepared_to = PREPARE_AHEAD_BYTES;
         let old = std::mem::replace(&mut writer.active, next);
         self.durability.mark_synced(old.end());
         self.finished.lock().insert(
@@ -533,7 +576,7 @@ impl Inner {
                     writer.active.path.clone(),
                 )
             };
-            file.sync()
+            file.sync(end.offset)
                 .map_err(|e| format!("fsync of {} failed: {e}", path.display()))?;
             Ok(end)
         })

@@ -3,17 +3,23 @@
 //! Every segment but the last was synced whole before its successor was created, and a segment
 //! appears under its final name only with a complete, synced header (see `segment.rs`). So the
 //! only damage a crash can leave is at the end of the last segment: a record that was being
-//! appended (or a stretch of unsynced records) that reached the disk partly, as a prefix, as
+//! written (or a stretch of unsynced records) that reached the disk partly, as a prefix, as
 //! zeros or as garbage. That is a *torn tail*; it was never acknowledged as durable, so it is
 //! cut off (with a warning) and replay succeeds.
+//!
+//! Where a segment's records end: a version 1 segment ends at its last record; a version 2
+//! segment is preallocated, so its records are followed by zeros to its end, and a zero length
+//! field followed only by zeros is that end (payloads are never empty in version 2), in any
+//! segment. That is not damage, and nothing is cut or logged.
 //!
 //! Anything else is corruption and refuses to open: a bad header, a bad record in any segment
 //! but the last, or a bad record in the last segment *followed by a valid record*. The last test
 //! scans every later byte offset for a record that verifies; since record checksums are seeded
 //! with the segment id, stale or random bytes verify with probability about 2^-32 per candidate,
 //! and a false positive errs on the safe side (refusing to open rather than dropping data).
-//! The scan is cheap for the zeros a crash usually leaves (zero-length candidates, 12-byte CRCs)
-//! and quadratic only for long stretches of random garbage, which no crash produces.
+//! The scan is cheap for the zeros a crash usually leaves (in version 2 an offset whose length
+//! field is zero is no candidate at all; in version 1 it is a 12-byte CRC) and quadratic only
+//! for long stretches of random garbage, which no crash produces.
 
 use std::path::Path;
 
@@ -42,9 +48,9 @@ pub(super) fn replay_segment(
     );
     drop(file);
 
-    match format::decode_header(&data) {
-        Ok(declared) if declared == id => {}
-        Ok(declared) => {
+    let version = match format::decode_header(&data) {
+        Ok((declared, version)) if declared == id => version,
+        Ok((declared, _)) => {
             return Err(StorageError::corrupt(
                 path,
                 12,
@@ -56,16 +62,23 @@ pub(super) fn replay_segment(
             return Err(StorageError::UnsupportedVersion {
                 path: path.to_path_buf(),
                 version,
-                supported: format::FORMAT_VERSION.to_string(),
+                supported: format::READABLE_VERSIONS.map(|v| v.to_string()).join(", "),
             });
         }
-    }
+    };
+    let preallocated = version >= 2;
 
     let seed = format::segment_seed(id);
     let mut offset = HEADER_LEN as usize;
     while offset < data.len() {
+        if preallocated
+            && length_field_is_zero(&data, offset)
+            && format::is_zero_tail(&data, offset)
+        {
+            return Ok(offset as u64);
+        }
         match format::parse_record(&data, offset, seed) {
-            Parsed::Valid { payload_start, end } => {
+            Parsed::Valid { payload_start, end } if !(preallocated && payload_start == end) => {
                 out.push(ReplayedRecord {
                     position: CommitLogPosition {
                         segment_id: id,
@@ -75,7 +88,11 @@ pub(super) fn replay_segment(
                 });
                 offset = end;
             }
-            Parsed::Invalid(detail) => {
+            parsed => {
+                let detail = match parsed {
+                    Parsed::Invalid(detail) => detail,
+                    Parsed::Valid { .. } => "an empty record in a preallocated segment".into(),
+                };
                 if !is_last {
                     return Err(StorageError::corrupt(
                         path,
@@ -83,7 +100,7 @@ pub(super) fn replay_segment(
                         format!("{detail} in a segment that is not the last"),
                     ));
                 }
-                if let Some(next) = next_valid_record(&data, offset + 1, seed) {
+                if let Some(next) = next_valid_record(&data, offset + 1, seed, preallocated) {
                     return Err(StorageError::corrupt(
                         path,
                         offset as u64,
@@ -106,9 +123,21 @@ pub(super) fn replay_segment(
     Ok(data.len() as u64)
 }
 
-/// The first offset at or after `from` where a record of this segment verifies.
-fn next_valid_record(data: &[u8], from: usize, seed: u32) -> Option<usize> {
+/// Whether the length field of a record header at `offset` is zero or does not fit.
+fn length_field_is_zero(data: &[u8], offset: usize) -> bool {
+    data.get(offset..offset + 4)
+        .is_none_or(|field| field.iter().all(|&b| b == 0))
+}
+
+/// The first offset at or after `from` where a record of this segment verifies. In a
+/// preallocated segment only non-empty records count, so offsets whose length field is zero
+/// are skipped without computing a checksum.
+fn next_valid_record(data: &[u8], from: usize, seed: u32, preallocated: bool) -> Option<usize> {
     let last_start = data.len().checked_sub(format::RECORD_HEADER_LEN as usize)?;
-    (from..=last_start)
-        .find(|&at| matches!(format::parse_record(data, at, seed), Parsed::Valid { .. }))
+    (from..=last_start).find(|&at| {
+        if preallocated && length_field_is_zero(data, at) {
+            return false;
+        }
+        matches!(format::parse_record(data, at, seed), Parsed::Valid { .. })
+    })
 }

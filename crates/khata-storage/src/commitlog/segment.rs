@@ -11,6 +11,11 @@
 //! place and syncs the directory when the log moves to it. Until then the spare is invisible
 //! to replay (a crash leaves it as an unfinished creation).
 //!
+//! A segment is created at its full size, allocated on disk, and written in place through a
+//! memory map ([`khata_env::PreallocatedFile`]): an append is a copy into the page cache. The
+//! first [`PREPARE_AHEAD_BYTES`] of a new segment are mapped in when it is made, and the
+//! background thread keeps mapping in the stretch ahead of the writer.
+//!
 //! Discarded segments are deleted, not recycled. Cassandra dropped segment recycling in 2.2
 //! (CASSANDRA-8771) and the file-system seam has no overwrite-in-place; deleting also means no
 //! stale record can outlive its segment (record checksums are seeded with the segment id in any
@@ -22,10 +27,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use khata_env::fs::tmp_path;
-use khata_env::{FileSystem, WritableFile, durable_rename};
+use khata_env::{FileSystem, PreallocatedFile, durable_rename};
 
-use super::CommitLogPosition;
 use super::format::{self, FileKind, HEADER_LEN};
+use super::{CommitLogPosition, PREPARE_AHEAD_BYTES};
 use crate::error::{Result, StorageError};
 
 /// The segment records are appended to.
@@ -33,7 +38,7 @@ use crate::error::{Result, StorageError};
 pub(super) struct ActiveSegment {
     pub(super) id: u64,
     pub(super) path: PathBuf,
-    pub(super) file: Arc<dyn WritableFile>,
+    pub(super) file: Arc<dyn PreallocatedFile>,
     /// The checksum seed of this segment's records.
     pub(super) seed: u32,
     /// Bytes written so far (header included): where the next record goes.
@@ -41,9 +46,9 @@ pub(super) struct ActiveSegment {
 }
 
 impl ActiveSegment {
-    /// Create segment `id` in `dir` durably, with its header, open for appending.
-    pub(super) fn create(fs: &dyn FileSystem, dir: &Path, id: u64) -> io::Result<Self> {
-        SpareSegment::create(fs, dir, id)?.install(fs)
+    /// Create segment `id` of `size` bytes in `dir` durably, with its header, open for writing.
+    pub(super) fn create(fs: &dyn FileSystem, dir: &Path, id: u64, size: u64) -> io::Result<Self> {
+        SpareSegment::create(fs, dir, id, size)?.install(fs)
     }
 
     /// The position just after the last record written.
@@ -61,25 +66,27 @@ pub(super) struct SpareSegment {
     pub(super) id: u64,
     tmp: PathBuf,
     path: PathBuf,
-    file: Arc<dyn WritableFile>,
+    file: Arc<dyn PreallocatedFile>,
 }
 
 impl SpareSegment {
-    /// Write segment `id`'s header to its temporary file in `dir` and sync it.
-    pub(super) fn create(fs: &dyn FileSystem, dir: &Path, id: u64) -> io::Result<Self> {
+    /// Create segment `id`'s file of `size` bytes under its temporary name in `dir`, write
+    /// its header and sync it (the header and the file's length).
+    pub(super) fn create(fs: &dyn FileSystem, dir: &Path, id: u64, size: u64) -> io::Result<Self> {
         let path = format::segment_path(dir, id);
         let tmp = tmp_path(&path);
-        let file = fs.create(&tmp)?;
+        let file = fs.create_preallocated(&tmp, size)?;
         let spare = SpareSegment {
             id,
             tmp,
             path,
             file,
         };
+        spare.file.prepare(0, PREPARE_AHEAD_BYTES);
         let written = spare
             .file
-            .append(&format::encode_header(id))
-            .and_then(|()| spare.file.sync());
+            .write_at(0, &format::encode_header(id))
+            .and_then(|()| spare.file.sync(HEADER_LEN));
         match written {
             Ok(()) => Ok(spare),
             Err(e) => {

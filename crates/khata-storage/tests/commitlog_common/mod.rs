@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use khata_env::{FileSystem, ReadableFile, RealFs, WritableFile};
+use khata_env::{FileSystem, PreallocatedFile, ReadableFile, RealFs, WritableFile};
 use khata_storage::commitlog::{CommitLog, CommitLogConfig, ReplayedRecord, SyncMode};
 
 /// A small-segment configuration, so a few hundred records span several segments.
@@ -95,6 +95,32 @@ impl WritableFile for ProbeFile {
     }
 }
 
+#[derive(Debug)]
+struct ProbeSegment {
+    inner: Arc<dyn PreallocatedFile>,
+    syncs: Arc<AtomicU64>,
+    fail_syncs: Arc<AtomicBool>,
+}
+
+impl PreallocatedFile for ProbeSegment {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+    fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.inner.write_at(offset, buf)
+    }
+    fn sync(&self, end: u64) -> io::Result<()> {
+        if self.fail_syncs.load(Ordering::SeqCst) {
+            return Err(io::Error::other("injected fsync failure"));
+        }
+        self.syncs.fetch_add(1, Ordering::SeqCst);
+        self.inner.sync(end)
+    }
+    fn prepare(&self, from: u64, to: u64) {
+        self.inner.prepare(from, to)
+    }
+}
+
 impl SyncProbeFs {
     fn wrap(&self, inner: Arc<dyn WritableFile>) -> Arc<dyn WritableFile> {
         Arc::new(ProbeFile {
@@ -114,6 +140,13 @@ impl FileSystem for SyncProbeFs {
     }
     fn create(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {
         Ok(self.wrap(RealFs.create(path)?))
+    }
+    fn create_preallocated(&self, path: &Path, len: u64) -> io::Result<Arc<dyn PreallocatedFile>> {
+        Ok(Arc::new(ProbeSegment {
+            inner: RealFs.create_preallocated(path, len)?,
+            syncs: self.syncs.clone(),
+            fail_syncs: self.fail_syncs.clone(),
+        }))
     }
     fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {
         Ok(self.wrap(RealFs.open_append(path)?))
