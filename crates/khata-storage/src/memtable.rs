@@ -2,7 +2,14 @@
 //!
 //! A memtable is a lock-free sorted map (`crossbeam_skiplist::SkipMap`) from
 //! [`DecoratedKey`] to a partition behind its own mutex, so writers to different partitions
-//! never contend and writers to one partition merge under a short lock. Updates are joined into
+//! never contend and writers to one partition merge under a short lock. Beside it a hash index
+//! (a sharded `DashMap` from the same keys to the same partitions) serves every lookup of one
+//! key: a write to a partition, a read of one. A skip-list search of a memtable of a few
+//! hundred thousand partitions walks about twenty nodes, most of them cache misses (a tenth of
+//! the node's CPU under the CQL INSERT benchmark, docs/benchmarks.md); a hash lookup touches a
+//! shard's lock and one or two lines of its table. The skip list serves what needs order:
+//! token-range scans and the flush. A partition enters the index before anything is merged
+//! into it, so a lookup that misses the index misses nothing written. Updates are joined into
 //! the partition with [`Partition::merge`], so the memtable holds the reconciled, canonical
 //! version of every partition it has seen.
 //!
@@ -24,15 +31,19 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
+use dashmap::DashMap;
 use khata_types::partition::{Partition, RangeTombstoneList};
 use khata_types::row::Row;
 use khata_types::token::DecoratedKey;
 use parking_lot::Mutex;
 
-/// What a partition costs the memtable before its contents: the skip-list node (key, value,
-/// reference count and an average tower of pointers) holding its mutex and `Partition`.
+/// What a partition costs the memtable before its contents: the skip-list node (key, the
+/// partition's `Arc`, reference count and an average tower of pointers: 48 bytes beside the
+/// key), the shared allocation of its mutex and what it holds (with the `Arc`'s two counts),
+/// and its slot in the hash index (key, `Arc`, control byte, at the table's load factor of
+/// at most seven eighths: about 64 bytes).
 pub const PARTITION_BYTES: usize =
-    std::mem::size_of::<DecoratedKey>() + std::mem::size_of::<Mutex<Held>>() + 48;
+    std::mem::size_of::<DecoratedKey>() + 48 + std::mem::size_of::<Mutex<Held>>() + 16 + 64;
 
 /// The B-tree leaf a partition's first row allocates (`BTreeMap` leaves hold eleven entries),
 /// less the share of it [`Row::size_estimate`] already counts for that row.
@@ -119,10 +130,48 @@ impl Held {
 /// not allocate: the partition header (32), the row's key slot (16) and its B-tree slot.
 const ONE_ROW_CREDIT: usize = 32 + 16 + std::mem::size_of::<(Bytes, Row)>() * 3 / 2;
 
+/// A partition as both of a memtable's maps hold it.
+type Shared = Arc<Mutex<Held>>;
+
+/// The hash index's hasher. A key's token is already a Murmur3 hash of it, so the token's bits
+/// are the hash, with the key's bytes folded in (FxHash's step) only to keep the `Hash`
+/// contract for keys whose tokens collide.
+#[derive(Clone, Copy, Debug, Default)]
+struct TokenHasher(u64);
+
+impl std::hash::Hasher for TokenHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_i64(&mut self, word: i64) {
+        self.write_u64(word as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Index = DashMap<DecoratedKey, Shared, std::hash::BuildHasherDefault<TokenHasher>>;
+
+/// Shards of the hash index: enough that the request threads rarely meet on one shard's lock.
+const INDEX_SHARDS: usize = 64;
+
 /// One memtable.
 #[derive(Debug)]
 pub struct Memtable {
-    partitions: SkipMap<DecoratedKey, Mutex<Held>>,
+    partitions: SkipMap<DecoratedKey, Shared>,
+    /// The same partitions by key, for lookups of one key.
+    index: Index,
     size_bytes: AtomicUsize,
     /// Rows held, deleted ones included: kept as writes add rows, so statistics need not
     /// lock every partition.
@@ -141,6 +190,11 @@ impl Memtable {
     pub fn new() -> Self {
         Memtable {
             partitions: SkipMap::new(),
+            index: Index::with_capacity_and_hasher_and_shard_amount(
+                0,
+                Default::default(),
+                INDEX_SHARDS,
+            ),
             size_bytes: AtomicUsize::new(0),
             rows: AtomicUsize::new(0),
             min_timestamp: AtomicI64::new(i64::MAX),
@@ -163,14 +217,9 @@ impl Memtable {
         {
             self.min_timestamp.fetch_min(ts, Ordering::Relaxed);
         }
-        let entry = match self.partitions.get(key) {
-            Some(e) => e,
-            None => self
-                .partitions
-                .get_or_insert(key.clone(), Mutex::new(Held::empty())),
-        };
+        let partition = self.partition(key);
         let (overhead, credit) = {
-            let mut p = entry.value().lock();
+            let mut p = partition.lock();
             let fresh = matches!(&*p, Held::Many(p) if p.is_empty());
             let had_leaf = p.has_leaf();
             let rows_before = p.row_count();
@@ -193,6 +242,28 @@ impl Memtable {
         };
         self.size_bytes
             .fetch_add((size + overhead).saturating_sub(credit), Ordering::Relaxed);
+    }
+
+    /// The partition at `key`, created empty if the memtable has none: found in the index,
+    /// else inserted in the skip list (which settles a race between two writers of a new
+    /// key: both get its one partition) and then in the index.
+    fn partition(&self, key: &DecoratedKey) -> Shared {
+        if let Some(found) = self.index.get(key) {
+            return Arc::clone(found.value());
+        }
+        let entry = self
+            .partitions
+            .get_or_insert_with(key.clone(), || Arc::new(Mutex::new(Held::empty())));
+        let partition = Arc::clone(entry.value());
+        self.index
+            .entry(key.clone())
+            .or_insert_with(|| Arc::clone(&partition));
+        partition
+    }
+
+    /// The partition at `key`, if the memtable has one.
+    fn lookup(&self, key: &DecoratedKey) -> Option<Shared> {
+        self.index.get(key).map(|found| Arc::clone(found.value()))
     }
 
     /// Accounted size in bytes.
@@ -243,8 +314,8 @@ impl Memtable {
         H: AsRef<Memtable> + Send + Sync + 'static,
     {
         let memtable: &Memtable = (*holder).as_ref();
-        let entry = memtable.partitions.get(key)?;
-        let held = entry.value().lock();
+        let partition = memtable.lookup(key)?;
+        let held = partition.lock();
         let (deletion, static_row, range_tombstones) = match &*held {
             Held::One(..) => (None, Row::default(), RangeTombstoneList::new()),
             Held::Many(p) => (
@@ -266,7 +337,6 @@ impl Memtable {
         };
         rows.fill(&held);
         drop(held);
-        drop(entry);
         Some(MemtableSlice {
             deletion,
             static_row,
@@ -455,11 +525,11 @@ where
             }
             let holder = self.holder.clone();
             let memtable: &Memtable = (*holder).as_ref();
-            let Some(entry) = memtable.partitions.get(&self.key) else {
+            let Some(partition) = memtable.lookup(&self.key) else {
                 self.exhausted = true;
                 return None;
             };
-            let held = entry.value().lock();
+            let held = partition.lock();
             self.fill(&held);
         }
     }
