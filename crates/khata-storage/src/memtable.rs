@@ -1,17 +1,25 @@
 //! Memtables: the in-memory, concurrently written part of a table.
 //!
-//! A memtable is a lock-free sorted map (`crossbeam_skiplist::SkipMap`) from
-//! [`DecoratedKey`] to a partition behind its own mutex, so writers to different partitions
-//! never contend and writers to one partition merge under a short lock. Beside it a hash index
-//! (a sharded `DashMap` from the same keys to the same partitions) serves every lookup of one
-//! key: a write to a partition, a read of one. A skip-list search of a memtable of a few
-//! hundred thousand partitions walks about twenty nodes, most of them cache misses (a tenth of
-//! the node's CPU under the CQL INSERT benchmark, docs/benchmarks.md); a hash lookup touches a
-//! shard's lock and one or two lines of its table. The skip list serves what needs order:
-//! token-range scans and the flush. A partition enters the index before anything is merged
-//! into it, so a lookup that misses the index misses nothing written. Updates are joined into
-//! the partition with [`Partition::merge`], so the memtable holds the reconciled, canonical
-//! version of every partition it has seen.
+//! A memtable is a hash map (a sharded `DashMap`) from [`DecoratedKey`] to a partition behind
+//! its own mutex, so writers to different partitions never contend and writers to one
+//! partition merge under a short lock; every lookup of one key (a write to a partition, a read
+//! of one) is a hash lookup. Order is made only when something needs it:
+//!
+//! - The flush sorts the sealed memtable's keys once (a sort of a few hundred thousand tokens
+//!   is milliseconds).
+//! - A token-range scan of a live memtable reads an ordered view, a lock-free skip list
+//!   (`crossbeam_skiplist::SkipMap`) of the same partitions, into which the scan first moves
+//!   the partitions created since the last scan (they wait in a list, in creation order).
+//!
+//! The skip list used to be the memtable itself. Under the CQL INSERT benchmark its searches
+//! and inserts were a tenth of the node's CPU (docs/benchmarks.md): a search in a memtable of
+//! a few hundred thousand partitions walks about twenty nodes, most of them cache misses,
+//! where a hash lookup touches a shard's lock and a line or two of its table. Tables that are
+//! never scanned (most key-value workloads) never build the ordered view.
+//!
+//! A partition enters the hash map, and the list of partitions a scan must order, before
+//! anything is merged into it, so neither a lookup nor a scan that starts after a write was
+//! acknowledged can miss it.
 //!
 //! A partition that is one row and nothing else (no deletion, static row or range tombstone:
 //! every partition of a key-value table) is held as that row alone ([`Held::One`]); the
@@ -37,13 +45,13 @@ use khata_types::row::Row;
 use khata_types::token::DecoratedKey;
 use parking_lot::Mutex;
 
-/// What a partition costs the memtable before its contents: the skip-list node (key, the
-/// partition's `Arc`, reference count and an average tower of pointers: 48 bytes beside the
-/// key), the shared allocation of its mutex and what it holds (with the `Arc`'s two counts),
-/// and its slot in the hash index (key, `Arc`, control byte, at the table's load factor of
-/// at most seven eighths: about 64 bytes).
+/// What a partition costs the memtable before its contents: the shared allocation of its
+/// mutex and what it holds (with the `Arc`'s two counts), its slot in the hash map (key,
+/// `Arc`, control byte, at the table's load factor of at most seven eighths: about 64 bytes),
+/// and its entry in the list of partitions to order or, once a scan has ordered it, its
+/// skip-list node (key, `Arc`, reference count and an average tower: about 64 bytes).
 pub const PARTITION_BYTES: usize =
-    std::mem::size_of::<DecoratedKey>() + 48 + std::mem::size_of::<Mutex<Held>>() + 16 + 64;
+    std::mem::size_of::<Mutex<Held>>() + 16 + 64 + std::mem::size_of::<DecoratedKey>() + 24 + 64;
 
 /// The B-tree leaf a partition's first row allocates (`BTreeMap` leaves hold eleven entries),
 /// less the share of it [`Row::size_estimate`] already counts for that row.
@@ -169,9 +177,15 @@ const INDEX_SHARDS: usize = 64;
 /// One memtable.
 #[derive(Debug)]
 pub struct Memtable {
-    partitions: SkipMap<DecoratedKey, Shared>,
-    /// The same partitions by key, for lookups of one key.
+    /// Every partition, by key.
     index: Index,
+    /// How many partitions `index` holds (its own count would lock every shard).
+    partitions: AtomicUsize,
+    /// The ordered view scans read: the partitions of `index` except those still `unordered`.
+    ordered: SkipMap<DecoratedKey, Shared>,
+    /// Partitions created since the last scan moved them into `ordered`. A scan holds this
+    /// lock while it moves them, so a second scan waits until the view is complete.
+    unordered: Mutex<Vec<(DecoratedKey, Shared)>>,
     size_bytes: AtomicUsize,
     /// Rows held, deleted ones included: kept as writes add rows, so statistics need not
     /// lock every partition.
@@ -189,12 +203,14 @@ impl Default for Memtable {
 impl Memtable {
     pub fn new() -> Self {
         Memtable {
-            partitions: SkipMap::new(),
             index: Index::with_capacity_and_hasher_and_shard_amount(
                 0,
                 Default::default(),
                 INDEX_SHARDS,
             ),
+            partitions: AtomicUsize::new(0),
+            ordered: SkipMap::new(),
+            unordered: Mutex::new(Vec::new()),
             size_bytes: AtomicUsize::new(0),
             rows: AtomicUsize::new(0),
             min_timestamp: AtomicI64::new(i64::MAX),
@@ -244,21 +260,35 @@ impl Memtable {
             .fetch_add((size + overhead).saturating_sub(credit), Ordering::Relaxed);
     }
 
-    /// The partition at `key`, created empty if the memtable has none: found in the index,
-    /// else inserted in the skip list (which settles a race between two writers of a new
-    /// key: both get its one partition) and then in the index.
+    /// The partition at `key`, created empty if the memtable has none (and then also listed
+    /// for the ordered view). Two writers of a new key meet on its shard's lock: one creates
+    /// the partition, the other finds it.
     fn partition(&self, key: &DecoratedKey) -> Shared {
         if let Some(found) = self.index.get(key) {
             return Arc::clone(found.value());
         }
-        let entry = self
-            .partitions
-            .get_or_insert_with(key.clone(), || Arc::new(Mutex::new(Held::empty())));
-        let partition = Arc::clone(entry.value());
-        self.index
-            .entry(key.clone())
-            .or_insert_with(|| Arc::clone(&partition));
-        partition
+        match self.index.entry(key.clone()) {
+            dashmap::Entry::Occupied(found) => Arc::clone(found.get()),
+            dashmap::Entry::Vacant(slot) => {
+                let partition: Shared = Arc::new(Mutex::new(Held::empty()));
+                slot.insert(Arc::clone(&partition));
+                self.partitions.fetch_add(1, Ordering::Relaxed);
+                self.unordered
+                    .lock()
+                    .push((key.clone(), Arc::clone(&partition)));
+                partition
+            }
+        }
+    }
+
+    /// The ordered view, complete: the partitions created since the last call are moved in
+    /// first.
+    fn ordered(&self) -> &SkipMap<DecoratedKey, Shared> {
+        let mut unordered = self.unordered.lock();
+        for (key, partition) in unordered.drain(..) {
+            self.ordered.insert(key, partition);
+        }
+        &self.ordered
     }
 
     /// The partition at `key`, if the memtable has one.
@@ -272,11 +302,11 @@ impl Memtable {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.partitions.is_empty()
+        self.partition_count() == 0
     }
 
     pub fn partition_count(&self) -> usize {
-        self.partitions.len()
+        self.partitions.load(Ordering::Relaxed)
     }
 
     /// Rows held, deleted ones included (for statistics).
@@ -347,19 +377,25 @@ impl Memtable {
 
     /// Visit every partition in key order (for flushing a sealed memtable; each partition is
     /// locked while `f` runs), without copying it unless it is held as its one row. Stops at
-    /// the first error.
+    /// the first error. The keys are sorted here, once; the ordered view is not built.
     pub fn try_for_each<E>(
         &self,
         mut f: impl FnMut(&DecoratedKey, &Partition) -> Result<(), E>,
     ) -> Result<(), E> {
-        for e in self.partitions.iter() {
-            let held = e.value().lock();
+        let mut all: Vec<(DecoratedKey, Shared)> = self
+            .index
+            .iter()
+            .map(|e| (e.key().clone(), Arc::clone(e.value())))
+            .collect();
+        all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (key, partition) in &all {
+            let held = partition.lock();
             match &*held {
-                Held::Many(p) => f(e.key(), p)?,
+                Held::Many(p) => f(key, p)?,
                 // A one-row partition is lent as a short-lived copy: converting it in place
                 // would give every partition of the memtable its B-tree leaf until the
                 // memtable is dropped, after the flush.
-                Held::One(..) => f(e.key(), &held.to_partition())?,
+                Held::One(..) => f(key, &held.to_partition())?,
             }
         }
         Ok(())
@@ -370,7 +406,7 @@ impl Memtable {
         &'a self,
         from: Bound<&'a DecoratedKey>,
     ) -> impl Iterator<Item = (DecoratedKey, Partition)> + 'a {
-        self.partitions
+        self.ordered()
             .range((from, Bound::Unbounded))
             .map(|e| (e.key().clone(), e.value().lock().to_partition()))
     }
