@@ -576,15 +576,39 @@ pub async fn get_item(
         )
         .await?;
     let mut answer = Body::new();
-    let stored = stored_item(layout, &key, &read, now)?;
-    let units = capacity::item_read_units(stored.as_ref(), cl == Consistency::LocalQuorum);
-    if let Some(item) = stored {
-        let item = match &projection {
-            Some(p) => p.apply(&item),
-            None => item,
-        };
-        answer.item("Item", &item);
-    }
+    let consistent = cl == Consistency::LocalQuorum;
+    let units = match &projection {
+        // The whole item: written straight from its row, not built first.
+        None => match read
+            .partition
+            .rows
+            .get(&key.clustering)
+            .filter(|r| r.is_live(now))
+        {
+            None => capacity::item_read_units(None, consistent),
+            Some(row) => {
+                let hash = layout.hash_value(&key.partition).map_err(unreadable)?;
+                let range = match &layout.range {
+                    Some(_) => Some(layout.range_value(&key.clustering).map_err(unreadable)?),
+                    None => None,
+                };
+                let mut out = Vec::with_capacity(256);
+                let size = layout
+                    .write_item(&mut out, &hash, range.as_ref(), row, now)
+                    .map_err(unreadable)?;
+                answer.raw("Item", out);
+                capacity::read_units(size, consistent)
+            }
+        },
+        Some(p) => {
+            let stored = stored_item(layout, &key, &read, now)?;
+            let units = capacity::item_read_units(stored.as_ref(), consistent);
+            if let Some(item) = stored {
+                answer.item("Item", &p.apply(&item));
+            }
+            units
+        }
+    };
     capacity::attach_body(
         &mut answer,
         table_name(req),
@@ -857,6 +881,29 @@ impl Page {
         self.read(item.size_bytes(), item);
     }
 
+    /// Count an item of the table read and returned whole (no filter, projection or COUNT),
+    /// written straight from its row ([`ItemLayout::write_item`]). Its key, which a next page
+    /// starts after, is for the caller to set in `last`.
+    fn add_row(
+        &mut self,
+        layout: &ItemLayout,
+        hash: &AttributeValue,
+        range: Option<&AttributeValue>,
+        row: &khata_types::row::Row,
+        now: u32,
+    ) -> Result<()> {
+        if self.items.len() > 1 {
+            self.items.push(b',');
+        }
+        let size = layout
+            .write_item(&mut self.items, hash, range, row, now)
+            .map_err(unreadable)?;
+        self.count += 1;
+        self.scanned += 1;
+        self.bytes += size;
+        Ok(())
+    }
+
     /// Cut the last item read (added whole by [`Page::add`]) down to the table's key
     /// attributes, which a next page starts after.
     fn keep_key_of_last(&mut self, layout: &ItemLayout) {
@@ -1026,6 +1073,14 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
     let now = coordinator.now_seconds();
     let mut page = Page::new();
     let mut more = false;
+    // Without a filter, a projection or COUNT every item read is returned whole: it is
+    // written straight from its row instead of being built first. The range key of the last
+    // one (outer `Some`) is the key a next page starts after.
+    let whole = match shape.filter.is_none() && shape.projection.is_none() && !shape.count_only {
+        true => Some(layout.hash_value(&partition).map_err(unreadable)?),
+        false => None,
+    };
+    let mut last_whole: Option<Option<AttributeValue>> = None;
     'read: while low < high && !page.full(&shape) {
         let read = coordinator
             .read(
@@ -1053,9 +1108,24 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
                 more = true;
                 break 'read;
             }
+            if let Some(hash) = &whole {
+                let range = match &layout.range {
+                    Some(_) => Some(layout.range_value(clustering).map_err(unreadable)?),
+                    None => None,
+                };
+                if let (Some(v), Some(c)) = (&range, range_cond)
+                    && !c.matches(v)
+                {
+                    // Past a begins_with prefix: nothing further matches.
+                    break 'read;
+                }
+                page.add_row(layout, hash, range.as_ref(), row, now)?;
+                last_whole = Some(range);
+                continue;
+            }
             let item = layout
                 .item(&partition, clustering, row, now)
-                .map_err(|e| OpError::Internal(format!("stored item is unreadable: {}", e.0)))?;
+                .map_err(unreadable)?;
             if let (Some((name, _)), Some(c)) = (&layout.range, range_cond)
                 && let Some(v) = item.get(name)
                 && !c.matches(v)
@@ -1078,6 +1148,14 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
         // DynamoDB answers a LastEvaluatedKey whenever Limit (or 1 MB) ended the page.
         more = true;
     }
+    if let (Some(hash), Some(range)) = (whole, last_whole) {
+        let mut key = Item::new();
+        key.insert(layout.hash.0.clone(), hash);
+        if let (Some((name, _)), Some(range)) = (&layout.range, range) {
+            key.insert(name.clone(), range);
+        }
+        page.last = Some(key);
+    }
     let units = capacity::read_units(page.bytes, shape.consistency == Consistency::LocalQuorum);
     page.keep_key_of_last(layout);
     let mut answer = page.finish(&shape, more);
@@ -1088,6 +1166,11 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
         shape.capacity,
     );
     Ok(answer)
+}
+
+/// The error of a stored item that does not decode.
+fn unreadable(e: crate::value::DecodeError) -> OpError {
+    OpError::Internal(format!("stored item is unreadable: {}", e.0))
 }
 
 /// Scan, with parallel `Segment`/`TotalSegments`: segment `i` of `n` is the `i`th of `n`

@@ -372,16 +372,9 @@ impl ItemLayout {
         now: LocalTime,
     ) -> Result<Item, DecodeError> {
         let mut item = Item::new();
-        item.insert(
-            self.hash.0.clone(),
-            column_value(self.hash.1, &partition.key)?,
-        );
-        if let Some((name, t)) = &self.range {
-            let ty = [(clustering_type(*t), ClusteringOrder::Asc)];
-            let values = khata_types::clustering::decode_key(&ty, clustering)
-                .map_err(|_| DecodeError("bad clustering key"))?;
-            let bytes = values.first().ok_or(DecodeError("missing range key"))?;
-            item.insert(name.clone(), column_value(*t, bytes)?);
+        item.insert(self.hash.0.clone(), self.hash_value(partition)?);
+        if let Some((name, _)) = &self.range {
+            item.insert(name.clone(), self.range_value(clustering)?);
         }
         for (k, cell) in row.cells.iter() {
             if k.column != self.attrs {
@@ -395,6 +388,100 @@ impl ItemLayout {
             item.insert(name.to_string(), decode_value(value)?);
         }
         Ok(item)
+    }
+
+    /// The hash key's value in a partition key.
+    pub fn hash_value(&self, partition: &DecoratedKey) -> Result<AttributeValue, DecodeError> {
+        column_value(self.hash.1, &partition.key)
+    }
+
+    /// The range key's value in a clustering key (of a table with a range key).
+    pub fn range_value(&self, clustering: &[u8]) -> Result<AttributeValue, DecodeError> {
+        let (_, t) = self
+            .range
+            .as_ref()
+            .ok_or(DecodeError("the table has no range key"))?;
+        let ty = [(clustering_type(*t), ClusteringOrder::Asc)];
+        let values = khata_types::clustering::decode_key(&ty, clustering)
+            .map_err(|_| DecodeError("bad clustering key"))?;
+        let bytes = values.first().ok_or(DecodeError("missing range key"))?;
+        column_value(*t, bytes)
+    }
+
+    /// Appends the item stored in a live row as DynamoDB JSON, the bytes
+    /// `write_map(&self.item(..))` appends, without building the item: `hash` and `range`
+    /// are its key values ([`ItemLayout::hash_value`], [`ItemLayout::range_value`]), string
+    /// attributes are escaped straight from their cells. Returns the item's size
+    /// ([`Item::size_bytes`]).
+    pub fn write_item(
+        &self,
+        out: &mut Vec<u8>,
+        hash: &AttributeValue,
+        range: Option<&AttributeValue>,
+        row: &Row,
+        now: LocalTime,
+    ) -> Result<usize, DecodeError> {
+        // The key attributes, in name order, merged with the cells (in name order too: a
+        // cell's path is its name's bytes, and `String` orders by bytes).
+        let mut keys: [Option<(&str, &AttributeValue)>; 2] = [Some((&self.hash.0, hash)), None];
+        if let (Some((name, _)), Some(v)) = (&self.range, range) {
+            keys[1] = Some((name, v));
+            if name.as_str() < self.hash.0.as_str() {
+                keys.swap(0, 1);
+            }
+        }
+        let mut keys = keys.into_iter().flatten().peekable();
+        let mut size = 0;
+        let mut first = true;
+        let mut member = |out: &mut Vec<u8>, name: &str| {
+            out.push(if first { b'{' } else { b',' });
+            first = false;
+            crate::value::write_str(out, name);
+            out.push(b':');
+            name.len()
+        };
+        for (k, cell) in row.cells.iter() {
+            if k.column != self.attrs {
+                continue;
+            }
+            let (Some(path), Some(value)) = (&k.path, cell.live_value(now)) else {
+                continue;
+            };
+            let name = std::str::from_utf8(path)
+                .map_err(|_| DecodeError("attribute name is not UTF-8"))?;
+            while let Some((key, v)) = keys.next_if(|(key, _)| *key <= name) {
+                // An attribute cell of a key's name would replace the key in `item`.
+                if key != name {
+                    size += member(out, key);
+                    crate::value::write_value(out, v);
+                    size += v.size_bytes();
+                }
+            }
+            size += member(out, name);
+            match crate::value::decode_str(value) {
+                Some(s) => {
+                    out.extend_from_slice(b"{\"S\":");
+                    crate::value::write_str(out, s);
+                    out.push(b'}');
+                    size += s.len();
+                }
+                None => {
+                    let v = decode_value(value)?;
+                    crate::value::write_value(out, &v);
+                    size += v.size_bytes();
+                }
+            }
+        }
+        for (key, v) in keys {
+            size += member(out, key);
+            crate::value::write_value(out, v);
+            size += v.size_bytes();
+        }
+        if first {
+            out.push(b'{');
+        }
+        out.push(b'}');
+        Ok(size)
     }
 
     /// Whether `table`'s layout is this module's: a partition key column, at most one
@@ -493,6 +580,63 @@ mod tests {
         let (clustering, row) = m.update.rows.iter().next().unwrap();
         assert_eq!(row.deletion.unwrap().marked_for_delete_at, 99);
         assert_eq!(l.item(&m.key, clustering, row, 7).unwrap(), it);
+    }
+
+    /// What `write_item` appends for a row, and that it is what `write_map` of `item` gives.
+    fn written(l: &ItemLayout, key: &DecoratedKey, clustering: &Bytes, row: &Row) -> Vec<u8> {
+        let hash = l.hash_value(key).unwrap();
+        let range = l.range.as_ref().map(|_| l.range_value(clustering).unwrap());
+        let mut out = b"[".to_vec();
+        let size = l
+            .write_item(&mut out, &hash, range.as_ref(), row, 7)
+            .unwrap();
+        let item = l.item(key, clustering, row, 7).unwrap();
+        let mut expected = b"[".to_vec();
+        crate::value::write_map(&mut expected, &item);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&expected)
+        );
+        assert_eq!(size, item.size_bytes());
+        out
+    }
+
+    #[test]
+    fn an_item_is_written_from_its_row_as_from_the_item() {
+        let attrs = [
+            ("a", s("before both keys \"quoted\" \u{1}")),
+            ("pl", n("-12.50")),
+            ("q", AttributeValue::B(vec![0, 1, 2])),
+            ("sa", s("between")),
+            ("zz", AttributeValue::Ss(vec!["x".into(), "y".into()])),
+            ("zzz", AttributeValue::Null),
+            ("é", s("non-ASCII name")),
+        ];
+        for range in [None, Some(KeyType::S), Some(KeyType::N)] {
+            let l = layout(range);
+            for count in 0..=attrs.len() {
+                let mut pairs = vec![("pk", s("USER#42"))];
+                match range {
+                    Some(KeyType::N) => pairs.push(("sk", n("7"))),
+                    Some(_) => pairs.push(("sk", s("ORDER#1"))),
+                    None => {}
+                }
+                pairs.extend(attrs[..count].iter().cloned());
+                let it = item(&pairs);
+                let m = l.put(&l.key_of_item(&it).unwrap(), &it, 100, 7).unwrap();
+                let (clustering, row) = m.update.rows.iter().next().unwrap();
+                written(&l, &m.key, clustering, row);
+            }
+        }
+        // Removed attributes (tombstones) are not written.
+        let l = layout(None);
+        let key = l.key_of_param(&item(&[("pk", s("p"))])).unwrap();
+        let new = item(&[("pk", s("p")), ("a", n("1"))]);
+        let changed: BTreeSet<String> = ["a".to_string(), "gone".to_string()].into();
+        let m = l.update(&key, &new, &changed, 50, 3).unwrap();
+        let (clustering, row) = m.update.rows.iter().next().unwrap();
+        let out = written(&l, &m.key, clustering, row);
+        assert_eq!(out, br#"[{"a":{"N":"1"},"pk":{"S":"p"}}"#);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The statement executor: parses, prepares and runs CQL statements through the coordinator.
 //!
 //! A statement is parsed once per PREPARE (or per QUERY) and run against the schema snapshot
-//! current at execution. Every failure becomes an ERROR response with Cassandra's code and
+//! current at execution. A prepared SELECT or INSERT also keeps a [`Plan`]: what it needs of
+//! the schema (table, columns, result metadata), made on its first EXECUTE on a snapshot and
+//! used until DDL publishes another. Every failure becomes an ERROR response with Cassandra's code and
 //! message ([`error::to_error_body`]); nothing here ends the connection.
 
 mod aggregate;
@@ -49,12 +51,69 @@ pub(crate) struct PreparedStatement {
     pub result: Option<Vec<ColumnSpec>>,
 }
 
+/// What an EXECUTE of a prepared statement needs of the schema, worked out once: the table
+/// looked up, columns resolved and checked, result metadata built.
+#[derive(Debug)]
+pub(crate) enum Shape {
+    Select(select::SelectShape),
+    Insert(modify::InsertShape),
+}
+
+/// A prepared statement's [`Shape`] and the schema snapshot and keyspace it was made for.
+///
+/// It is used only while that snapshot is the coordinator's current one and the statement's
+/// keyspace (its own, or the session's for unqualified names) is the same: any DDL publishes
+/// a new snapshot, so a plan never outlives the schema it was made from. The snapshot is held
+/// weakly (its allocation stays, its content does not), so the pointer cannot be reused by a
+/// later snapshot while the plan exists.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    schema: std::sync::Weak<Schema>,
+    keyspace: Option<String>,
+    shape: Shape,
+}
+
+impl Plan {
+    /// The plan of `parsed` on `schema`, if it has one (SELECT, INSERT with a column list) and
+    /// nothing in it fails on the schema alone; otherwise every run takes the unplanned path,
+    /// which reports any error in its usual order.
+    fn make(schema: &Arc<Schema>, run: &Run<'_>, parsed: &ParsedStatement) -> Option<Plan> {
+        let shape = match &parsed.statement {
+            Statement::Select(s) => {
+                Shape::Select(select::SelectShape::checked(schema, run, s).ok()?)
+            }
+            Statement::Insert(i) if !i.if_not_exists => {
+                Shape::Insert(modify::InsertShape::new(schema, run, i)?)
+            }
+            _ => return None,
+        };
+        Some(Plan {
+            schema: Arc::downgrade(schema),
+            keyspace: run.keyspace.clone(),
+            shape,
+        })
+    }
+
+    /// Whether this plan was made for `schema` and the run's keyspace.
+    fn fits(&self, schema: &Arc<Schema>, keyspace: Option<&str>) -> bool {
+        std::ptr::eq(self.schema.as_ptr(), Arc::as_ptr(schema))
+            && self.keyspace.as_deref() == keyspace
+    }
+}
+
+/// A prepared statement and its latest plan.
+#[derive(Debug)]
+struct Entry {
+    statement: Arc<PreparedStatement>,
+    plan: Option<Arc<Plan>>,
+}
+
 /// Runs statements for the CQL server.
 #[derive(Debug)]
 pub struct Executor {
     coordinator: Arc<Coordinator>,
     config: CqlServerConfig,
-    prepared: Mutex<HashMap<Bytes, Arc<PreparedStatement>>>,
+    prepared: Mutex<HashMap<Bytes, Entry>>,
 }
 
 /// The values and options a statement runs with.
@@ -225,7 +284,13 @@ impl Executor {
                 // Simple bound: start over; clients re-prepare on Unprepared.
                 cache.clear();
             }
-            cache.insert(id.clone(), statement.clone());
+            cache.insert(
+                id.clone(),
+                Entry {
+                    statement: statement.clone(),
+                    plan: None,
+                },
+            );
         }
         let result_metadata = match &statement.result {
             Some(columns) => RowsMetadata::new(columns.clone()),
@@ -245,8 +310,13 @@ impl Executor {
         )
     }
 
-    fn lookup(&self, id: &Bytes) -> Result<Arc<PreparedStatement>, ErrorBody> {
-        self.prepared.lock().get(id).cloned().ok_or_else(|| {
+    fn lookup(&self, id: &Bytes) -> Result<(Arc<PreparedStatement>, Option<Arc<Plan>>), ErrorBody> {
+        let found = self
+            .prepared
+            .lock()
+            .get(id)
+            .map(|e| (e.statement.clone(), e.plan.clone()));
+        found.ok_or_else(|| {
             ErrorBody::new(
                 ErrorKind::Unprepared { id: id.clone() },
                 format!(
@@ -259,7 +329,7 @@ impl Executor {
 
     /// EXECUTE: run a prepared statement.
     pub async fn execute(&self, session: &Session, stream: i16, execute: Execute) -> ResponseFrame {
-        let statement = match self.lookup(&execute.id) {
+        let (statement, plan) = match self.lookup(&execute.id) {
             Ok(s) => s,
             Err(e) => return error_frame(stream, e),
         };
@@ -276,10 +346,34 @@ impl Executor {
             params: &execute.parameters,
             warnings: Vec::new(),
         };
-        let mut result = self.run(&statement.parsed, &mut run).await;
+        let schema = self.coordinator.schema();
+        let plan = match plan {
+            Some(plan) if plan.fits(&schema, run.keyspace.as_deref()) => Some(plan),
+            _ => self.replan(&execute.id, &statement, &schema, &run),
+        };
+        drop(schema);
+        let mut result = match (&statement.parsed.statement, plan.as_ref().map(|p| &p.shape)) {
+            (Statement::Select(select), Some(Shape::Select(shape))) => {
+                select::run(self, select, &mut run, Some(shape)).await
+            }
+            (statement, Some(Shape::Insert(shape))) => {
+                modify::run_single(self, statement, &mut run, Some(shape)).await
+            }
+            _ => self.run(&statement.parsed, &mut run).await,
+        };
         if let Ok(ResultBody::Rows(rows)) = &mut result {
             let is_select = matches!(statement.parsed.statement, Statement::Select(_));
-            settle_metadata(&mut rows.metadata, &execute, session.version(), is_select);
+            let metadata_id = match plan.as_ref().map(|p| &p.shape) {
+                Some(Shape::Select(shape)) => Some(&shape.metadata_id),
+                _ => None,
+            };
+            settle_metadata(
+                &mut rows.metadata,
+                &execute,
+                session.version(),
+                is_select,
+                metadata_id,
+            );
         }
         Self::finish(stream, result.map(|b| (b, run.warnings)))
     }
@@ -294,7 +388,27 @@ impl Executor {
         &self,
         id: &Bytes,
     ) -> Result<Arc<PreparedStatement>, ExecError> {
-        self.lookup(id).map_err(ExecError::Body)
+        self.lookup(id)
+            .map(|(statement, _)| statement)
+            .map_err(ExecError::Body)
+    }
+
+    /// A new plan of a prepared statement for `schema`, kept for the next EXECUTE unless the
+    /// statement was prepared again meanwhile.
+    fn replan(
+        &self,
+        id: &Bytes,
+        statement: &Arc<PreparedStatement>,
+        schema: &Arc<Schema>,
+        run: &Run<'_>,
+    ) -> Option<Arc<Plan>> {
+        let plan = Arc::new(Plan::make(schema, run, &statement.parsed)?);
+        if let Some(entry) = self.prepared.lock().get_mut(id)
+            && Arc::ptr_eq(&entry.statement, statement)
+        {
+            entry.plan = Some(plan.clone());
+        }
+        Some(plan)
     }
 
     /// Run a parsed statement.
@@ -315,9 +429,9 @@ impl Executor {
                 run.session.set_keyspace(name.0.clone());
                 Ok(ResultBody::SetKeyspace(name.0.clone()))
             }
-            Statement::Select(select) => select::run(self, select, run).await,
+            Statement::Select(select) => select::run(self, select, run, None).await,
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
-                modify::run_single(self, &parsed.statement, run).await
+                modify::run_single(self, &parsed.statement, run, None).await
             }
             Statement::Batch(batch) => modify::run_text_batch(self, batch, run).await,
             _ => ddl::run(self, &parsed.statement, run).await,
@@ -333,11 +447,14 @@ impl Executor {
 /// conditional update's `[applied]` result: its columns depend on the outcome, so it always
 /// carries its metadata and never Metadata_changed (as Cassandra does). v3/v4: Skip_metadata is
 /// honoured as asked.
+///
+/// `metadata_id` is the result metadata id of the columns when the plan already has it.
 fn settle_metadata(
     metadata: &mut RowsMetadata,
     execute: &Execute,
     version: Option<crate::frame::ProtocolVersion>,
     is_select: bool,
+    metadata_id: Option<&Bytes>,
 ) {
     let v5 = version >= Some(crate::frame::ProtocolVersion::V5);
     if !v5 {
@@ -349,7 +466,10 @@ fn settle_metadata(
     if !is_select {
         return;
     }
-    let current = result_metadata_id(metadata.columns.as_deref());
+    let current = match metadata_id {
+        Some(id) => id.clone(),
+        None => result_metadata_id(metadata.columns.as_deref()),
+    };
     if execute.result_metadata_id.as_ref() != Some(&current) {
         metadata.new_metadata_id = Some(current);
     } else if execute.parameters.skip_metadata {

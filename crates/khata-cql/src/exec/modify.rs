@@ -7,6 +7,7 @@
 //! `USING TIMESTAMP` (or the client's default timestamp) replaces the coordinator's.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use khata_coordinator::WriteType;
@@ -261,6 +262,177 @@ fn insert_mutations(
     };
     let mut static_row = Row::default();
     for (c, value) in given.into_values() {
+        match c.kind {
+            ColumnKind::Regular => set_column(&mut row, c, value, &wt)?,
+            ColumnKind::Static => set_column(&mut static_row, c, value, &wt)?,
+            _ => {}
+        }
+    }
+    let mut update = Partition::new();
+    if !static_row.is_empty() {
+        update.static_row = static_row;
+    }
+    if let Some(clustering_key) = clustering_key {
+        update.add_row(clustering_key, row);
+    }
+    Ok(vec![Mutation::new(t.def.id, key, update)])
+}
+
+/// What an INSERT with a column list needs of its table's schema, worked out once per schema
+/// snapshot for a prepared statement (the executor's plan cache): the table, each named
+/// column, and where the key columns are among them. Every check of the schema alone (counter
+/// table, column count, unknown or repeated columns, missing key columns) has passed.
+#[derive(Debug)]
+pub(crate) struct InsertShape {
+    table: Arc<TableSchema>,
+    /// The column of each value, in the statement's order (indexes into the table's columns).
+    columns: Vec<usize>,
+    /// Positions in `columns` of the partition key columns, in key order.
+    pk: Vec<usize>,
+    /// Positions in `columns` of the clustering columns, in order (empty: static columns only).
+    ck: Vec<usize>,
+    /// An INSERT of static columns only: no row, the partition's static row.
+    static_only: bool,
+    /// Positions in `columns` in the order of the columns' names (the order cells are set).
+    by_name: Vec<usize>,
+}
+
+impl InsertShape {
+    /// The shape of `i`, or `None` when a run of it would fail on the schema alone or it is
+    /// not one this plans (INSERT JSON): such statements take the unplanned path every time.
+    pub(crate) fn new(
+        schema: &khata_coordinator::catalog::Schema,
+        run: &Run<'_>,
+        i: &Insert,
+    ) -> Option<InsertShape> {
+        let InsertValues::Columns { columns, values } = &i.values else {
+            return None;
+        };
+        let table = run.table(schema, &i.table).ok()?.clone();
+        let def = &table.def;
+        if columns.len() != values.len() || def.columns.iter().any(|c| c.ty == CqlType::Counter) {
+            return None;
+        }
+        let mut indexes = Vec::with_capacity(columns.len());
+        for name in columns {
+            let index = def.columns.iter().position(|c| c.name == name.0)?;
+            if indexes.contains(&index) {
+                return None;
+            }
+            indexes.push(index);
+        }
+        let position = |c: &ColumnDef| {
+            indexes
+                .iter()
+                .position(|&index| def.columns[index].name == c.name)
+        };
+        let pk = def
+            .partition_key()
+            .into_iter()
+            .map(position)
+            .collect::<Option<Vec<usize>>>()?;
+        let clustering = def.clustering();
+        let named = |kind: fn(&ColumnKind) -> bool| {
+            indexes.iter().any(|&index| kind(&def.columns[index].kind))
+        };
+        let static_only = !clustering.is_empty()
+            && clustering.iter().all(|(c, _)| position(c).is_none())
+            && named(|k| *k == ColumnKind::Static)
+            && !named(|k| matches!(k, ColumnKind::Regular | ColumnKind::Clustering { .. }));
+        let ck = if static_only {
+            Vec::new()
+        } else {
+            clustering
+                .iter()
+                .map(|(c, _)| position(c))
+                .collect::<Option<Vec<usize>>>()?
+        };
+        let mut by_name: Vec<usize> = (0..indexes.len()).collect();
+        by_name.sort_by(|&a, &b| {
+            def.columns[indexes[a]]
+                .name
+                .cmp(&def.columns[indexes[b]].name)
+        });
+        Some(InsertShape {
+            table,
+            columns: indexes,
+            pk,
+            ck,
+            static_only,
+            by_name,
+        })
+    }
+}
+
+/// An INSERT's mutation through its [`InsertShape`]: what [`insert_mutations`] does, without
+/// looking anything up in the schema.
+fn shaped_insert_mutations(
+    exec: &Executor,
+    run: &Run<'_>,
+    i: &Insert,
+    shape: &InsertShape,
+    batch_ts: Option<Timestamp>,
+) -> Result<Vec<Mutation>, ExecError> {
+    let t = &shape.table;
+    let InsertValues::Columns { values, .. } = &i.values else {
+        return insert_mutations(exec, run, i, batch_ts);
+    };
+    let wt = write_time(exec, run, t, &i.using, batch_ts)?;
+    let columns: Vec<&ColumnDef> = shape.columns.iter().map(|&c| &t.def.columns[c]).collect();
+    let mut bound = Vec::with_capacity(values.len());
+    for (c, term) in columns.iter().zip(values) {
+        bound.push(bind::value(run, term, &c.ty, &c.name)?);
+    }
+    let key_value = |position: usize| -> Result<&[u8], ExecError> {
+        let c = columns[position];
+        match &bound[position] {
+            Bound::Value(b) => Ok(&b[..]),
+            Bound::Null => Err(ExecError::invalid(format!(
+                "Invalid null value in condition for column {}",
+                c.name
+            ))),
+            Bound::Unset if matches!(c.kind, ColumnKind::PartitionKey { .. }) => Err(
+                ExecError::invalid(format!("Some partition key parts are missing: {}", c.name)),
+            ),
+            Bound::Unset => Err(ExecError::invalid(format!(
+                "Some clustering keys are missing: {}",
+                c.name
+            ))),
+        }
+    };
+    let pk = shape
+        .pk
+        .iter()
+        .map(|&p| key_value(p))
+        .collect::<Result<Vec<&[u8]>, ExecError>>()?;
+    let ck = shape
+        .ck
+        .iter()
+        .map(|&p| key_value(p))
+        .collect::<Result<Vec<&[u8]>, ExecError>>()?;
+    let key = DecoratedKey::new(
+        serialize_partition_key(&pk)
+            .map_err(|e| ExecError::invalid(format!("Invalid partition key: {e}")))?,
+    );
+    if key.key.is_empty() {
+        return Err(ExecError::invalid("Key may not be empty"));
+    }
+    let clustering_key = if shape.static_only {
+        None
+    } else {
+        Some(restrictions::encode_refs(t, &ck)?)
+    };
+    let mut row = Row {
+        liveness: Some(wt.liveness()),
+        ..Row::default()
+    };
+    let mut static_row = Row::default();
+    let mut bound: Vec<Option<Bound>> = bound.into_iter().map(Some).collect();
+    for &position in &shape.by_name {
+        let c = columns[position];
+        let Some(value) = bound[position].take() else {
+            continue;
+        };
         match c.kind {
             ColumnKind::Regular => set_column(&mut row, c, value, &wt)?,
             ColumnKind::Static => set_column(&mut static_row, c, value, &wt)?,
@@ -714,11 +886,12 @@ fn condition(
     Ok(Some((t, check)))
 }
 
-/// Run one INSERT, UPDATE or DELETE.
+/// Run one INSERT, UPDATE or DELETE (`shape`: a prepared INSERT's, for the current schema).
 pub(crate) async fn run_single(
     exec: &Executor,
     statement: &Statement,
     run: &mut Run<'_>,
+    shape: Option<&InsertShape>,
 ) -> Result<ResultBody, ExecError> {
     if let Some((t, check)) = condition(exec, run, statement)? {
         // A conditional write takes the coordinator's timestamp, as Cassandra's ballot does.
@@ -731,7 +904,13 @@ pub(crate) async fn run_single(
         }
         return lwt::run(exec, &t, run, planned.mutations, check).await;
     }
-    let planned = mutations_of(exec, run, statement, None)?;
+    let planned = match (statement, shape) {
+        (Statement::Insert(i), Some(shape)) => Planned {
+            mutations: shaped_insert_mutations(exec, run, i, shape, None)?,
+            deferred: Vec::new(),
+        },
+        _ => mutations_of(exec, run, statement, None)?,
+    };
     let write_type = if planned.deferred.iter().any(|d| {
         d.ops
             .iter()

@@ -278,24 +278,93 @@ pub(crate) fn result_columns(
     s: &Select,
 ) -> Result<Vec<ColumnSpec>, ExecError> {
     let outs = outputs(t, s)?;
+    Ok(specs_of(
+        t,
+        s,
+        outs.iter().map(|(name, o)| (name.clone(), o)),
+    ))
+}
+
+/// What a SELECT needs of its table's schema: looked up and worked out once per schema
+/// snapshot for a prepared statement (the executor's plan cache), or per run otherwise.
+#[derive(Debug)]
+pub(crate) struct SelectShape {
+    table: Arc<TableSchema>,
+    outs: Vec<(String, Output)>,
+    specs: Vec<ColumnSpec>,
+    /// The GROUP BY columns; only filled (and DISTINCT only checked) by [`SelectShape::checked`].
+    group_by: Vec<ColumnDef>,
+    /// The clustering columns' types and orders, to decode clustering keys.
+    clustering_types: Vec<(CqlType, ClusteringOrder)>,
+    /// The v5 result metadata id of `specs`.
+    pub metadata_id: Bytes,
+}
+
+impl SelectShape {
+    /// The table and result columns, failing as an unplanned run fails first.
+    fn unchecked(
+        schema: &khata_coordinator::catalog::Schema,
+        run: &Run<'_>,
+        s: &Select,
+    ) -> Result<SelectShape, ExecError> {
+        let table = run.table(schema, &s.table)?.clone();
+        let outs = outputs(&table, s)?;
+        let specs = specs_of(&table, s, outs.iter().map(|(name, o)| (name.clone(), o)));
+        let clustering_types = table
+            .def
+            .clustering()
+            .iter()
+            .map(|(c, o)| (c.ty.clone(), *o))
+            .collect();
+        let metadata_id = super::result_metadata_id(Some(&specs));
+        Ok(SelectShape {
+            table,
+            outs,
+            specs,
+            group_by: Vec::new(),
+            clustering_types,
+            metadata_id,
+        })
+    }
+
+    /// Everything a run would check of the schema alone, done: a shape a prepared statement
+    /// can keep for as long as the schema snapshot it was made from is the current one.
+    pub(crate) fn checked(
+        schema: &khata_coordinator::catalog::Schema,
+        run: &Run<'_>,
+        s: &Select,
+    ) -> Result<SelectShape, ExecError> {
+        let mut shape = SelectShape::unchecked(schema, run, s)?;
+        shape.group_by = group_by_columns(&shape.table, s)?;
+        if s.distinct {
+            check_distinct(&shape.outs)?;
+        }
+        Ok(shape)
+    }
+}
+
+/// The column specs of `outs`.
+fn specs_of<'o>(
+    t: &TableSchema,
+    s: &Select,
+    outs: impl ExactSizeIterator<Item = (String, &'o Output)>,
+) -> Vec<ColumnSpec> {
     if s.json {
         // SELECT JSON: one text column holding each row as a JSON object.
-        return Ok(vec![ColumnSpec {
+        return vec![ColumnSpec {
             keyspace: t.def.keyspace.clone(),
             table: t.def.name.clone(),
             name: "[json]".into(),
             column_type: ColumnType::Varchar,
-        }]);
+        }];
     }
-    Ok(outs
-        .into_iter()
-        .map(|(name, o)| ColumnSpec {
-            keyspace: t.def.keyspace.clone(),
-            table: t.def.name.clone(),
-            name,
-            column_type: column_type(&output_type(&o)),
-        })
-        .collect())
+    outs.map(|(name, o)| ColumnSpec {
+        keyspace: t.def.keyspace.clone(),
+        table: t.def.name.clone(),
+        name,
+        column_type: column_type(&output_type(o)),
+    })
+    .collect()
 }
 
 /// The CQL type of an output column.
@@ -667,16 +736,27 @@ fn cell_meta(c: &ColumnDef, row: &Row, now: u32, ttl: bool) -> Option<Bytes> {
 }
 
 /// Run a SELECT.
+///
+/// `shape` is a prepared statement's [`SelectShape::checked`] for the current schema snapshot;
+/// without one, the shape is worked out here.
 pub(crate) async fn run(
     exec: &Executor,
     s: &Select,
     run: &mut Run<'_>,
+    shape: Option<&SelectShape>,
 ) -> Result<ResultBody, ExecError> {
-    let schema = exec.coordinator().schema();
-    let t = run.table(&schema, &s.table)?.clone();
-    let outs = outputs(&t, s)?;
-    let specs = result_columns(&t, s)?;
-    let plan = plan(&t, s, run)?;
+    let checked = shape.is_some();
+    let unplanned;
+    let shape = match shape {
+        Some(shape) => shape,
+        None => {
+            unplanned = SelectShape::unchecked(&exec.coordinator().schema(), run, s)?;
+            &unplanned
+        }
+    };
+    let t = &shape.table;
+    let outs = &shape.outs;
+    let plan = plan(t, s, run)?;
     let cl = coordinator_consistency(run.params.consistency);
     let now = match run.params.now_in_seconds {
         Some(n) if n > 0 => n as u32,
@@ -695,7 +775,14 @@ pub(crate) async fn run(
         None => None,
     };
     let aggregate = outs.iter().any(|(_, o)| matches!(o, Output::Aggregate(..)));
-    let group_by = group_by_columns(&t, s)?;
+    // A shape from the plan cache had its GROUP BY and DISTINCT checked when it was made.
+    let unchecked_group_by;
+    let group_by: &[ColumnDef] = if checked {
+        &shape.group_by
+    } else {
+        unchecked_group_by = group_by_columns(t, s)?;
+        &unchecked_group_by
+    };
     let grouped = !group_by.is_empty();
     let mut aggregator = (aggregate || grouped).then(|| {
         Aggregator::new(
@@ -714,8 +801,8 @@ pub(crate) async fn run(
             grouped,
         )
     });
-    if s.distinct {
-        check_distinct(&outs)?;
+    if s.distinct && !checked {
+        check_distinct(outs)?;
     }
     // The keys of element selections, bound once.
     let element_keys: Vec<Option<Bytes>> = outs
@@ -767,10 +854,8 @@ pub(crate) async fn run(
                     rows: &mut Vec<Vec<Option<Bytes>>>,
                     budget: Option<u64>|
      -> (usize, Option<Bytes>) {
-        let pk_values = split_key(&t, key);
-        let clustering = t.def.clustering();
-        let types: Vec<(CqlType, ClusteringOrder)> =
-            clustering.iter().map(|(c, o)| (c.ty.clone(), *o)).collect();
+        let pk_values = split_key(t, key);
+        let types = &shape.clustering_types;
         let mut emitted = 0usize;
         let mut last = None;
         let live: Vec<(&Bytes, &Row)> = if plan.reversed {
@@ -780,7 +865,7 @@ pub(crate) async fn run(
         };
         let static_only = live.is_empty()
             && partition.static_row.is_live(now)
-            && !clustering.is_empty()
+            && !types.is_empty()
             && plan.full_partitions;
         let candidates: Vec<(Option<&Bytes>, Option<&Row>)> = if static_only {
             vec![(None, None)]
@@ -794,7 +879,7 @@ pub(crate) async fn run(
                 break;
             }
             let ck_values = match ck {
-                Some(ck) => khata_types::clustering::decode_key(&types, ck).unwrap_or_default(),
+                Some(ck) => khata_types::clustering::decode_key(types, ck).unwrap_or_default(),
                 None => Vec::new(),
             };
             let empty = Row::default();
@@ -813,7 +898,7 @@ pub(crate) async fn run(
             emitted += 1;
             last = ck.cloned();
             let mut out = Vec::with_capacity(outs.len());
-            for (_, o) in &outs {
+            for (_, o) in outs {
                 out.push(match o {
                     Output::Column(c) => match c.kind {
                         ColumnKind::PartitionKey { position } => {
@@ -847,7 +932,7 @@ pub(crate) async fn run(
                     ),
                     Output::Aggregate(_, None) => None,
                     Output::Aggregate(_, Some(c)) => column_value(
-                        &t,
+                        t,
                         c,
                         key,
                         ck.unwrap_or(&Bytes::new()),
@@ -857,7 +942,7 @@ pub(crate) async fn run(
                     ),
                     Output::Token => Some(Bytes::copy_from_slice(&key.token.0.to_be_bytes())),
                     Output::Time(f, c) => column_value(
-                        &t,
+                        t,
                         c,
                         key,
                         ck.unwrap_or(&Bytes::new()),
@@ -867,7 +952,7 @@ pub(crate) async fn run(
                     )
                     .and_then(|v| time_fn(*f, &c.ty, &v)),
                     Output::Cast(c, to) => column_value(
-                        &t,
+                        t,
                         c,
                         key,
                         ck.unwrap_or(&Bytes::new()),
@@ -888,7 +973,7 @@ pub(crate) async fn run(
             }
             match aggregator.as_mut() {
                 Some(agg) => {
-                    let group = group_key(&group_by, &pk_values, &ck_values);
+                    let group = group_key(group_by, &pk_values, &ck_values);
                     if let Err(e) = agg.add(group, out) {
                         failure = Some(e);
                     }
@@ -1067,14 +1152,14 @@ pub(crate) async fn run(
         more = false;
     }
     if s.json {
-        rows = rows.iter().map(|r| vec![json_row(&outs, r)]).collect();
+        rows = rows.iter().map(|r| vec![json_row(outs, r)]).collect();
     }
     // More pages only when the page filled, not when LIMIT was reached.
     let total = state.returned + rows.len() as u64;
     if page_size.is_none() || limit.is_some_and(|l| total >= l) {
         more = false;
     }
-    let mut metadata = RowsMetadata::new(specs);
+    let mut metadata = RowsMetadata::new(shape.specs.clone());
     if more {
         state.returned += rows.len() as u64;
         metadata.paging_state = Some(encode_paging(&state));

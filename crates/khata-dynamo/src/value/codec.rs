@@ -172,6 +172,21 @@ pub fn decode_value(bytes: &[u8]) -> Result<AttributeValue, DecodeError> {
     Ok(value)
 }
 
+/// The string of a cell value written by [`encode_value`] for an S, borrowed from `bytes`:
+/// `None` when `bytes` hold another type or do not decode (then [`decode_value`] says what
+/// they are). Reading an item's strings this way skips a copy per attribute.
+pub fn decode_str(bytes: &[u8]) -> Option<&str> {
+    let mut reader = Reader { bytes, at: 0 };
+    if reader.u8().ok()? != VALUE_FORMAT_VERSION || reader.u8().ok()? != TAG_S {
+        return None;
+    }
+    let n = reader.varint().ok()?;
+    if n != reader.remaining() as u64 {
+        return None;
+    }
+    std::str::from_utf8(reader.take(n as usize).ok()?).ok()
+}
+
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
@@ -430,6 +445,33 @@ pub fn decode_key(key_type: KeyType, bytes: &[u8]) -> Result<(AttributeValue, us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_string_is_read_in_place_and_nothing_else_is() {
+        for s in ["", "x", "héllo \u{0} \"q\"", &"long ".repeat(100)] {
+            let bytes = encode_value(&AttributeValue::S(s.to_string()));
+            assert_eq!(decode_str(&bytes), Some(s));
+        }
+        let others = [
+            AttributeValue::N(Number::zero()),
+            AttributeValue::B(b"x".to_vec()),
+            AttributeValue::Null,
+            AttributeValue::Ss(vec!["a".into()]),
+        ];
+        for v in others {
+            assert_eq!(decode_str(&encode_value(&v)), None, "{v:?}");
+        }
+        let good = encode_value(&AttributeValue::S("ab".into()));
+        // Truncated, trailing bytes, another version, bad UTF-8.
+        assert_eq!(decode_str(&good[..good.len() - 1]), None);
+        assert_eq!(decode_str(&[&good[..], b"z"].concat()), None);
+        assert_eq!(decode_str(&[&[9][..], &good[1..]].concat()), None);
+        assert_eq!(
+            decode_str(&[VALUE_FORMAT_VERSION, TAG_S, 2, 0xff, 0xfe]),
+            None
+        );
+        assert!(decode_value(&[VALUE_FORMAT_VERSION, TAG_S, 2, 0xff, 0xfe]).is_err());
+    }
 
     #[test]
     fn value_layout_is_stable() {

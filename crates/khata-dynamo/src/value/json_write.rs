@@ -35,7 +35,21 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     let mut start = 0;
     let mut unicode = *b"\\u0000";
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // Eight bytes at a time while none of them is escaped (most strings have none).
+        while let Some(word) = bytes.get(i..i + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            if may_need_escape(u64::from_le_bytes(w)) {
+                break;
+            }
+            i += 8;
+        }
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
+        i += 1;
         if !ESCAPED[b as usize] {
             continue;
         }
@@ -54,12 +68,25 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
             }
             _ => continue,
         };
-        out.extend_from_slice(&bytes[start..i]);
+        out.extend_from_slice(&bytes[start..i - 1]);
         out.extend_from_slice(escape);
-        start = i + 1;
+        start = i;
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// Whether any of the eight bytes of `w` may be one `write_str` escapes: a control
+/// character, `"` or `\`. Never false when one is (the borrow of the subtractions only ever
+/// adds positives above a byte that is one), so a word for which it is false is copied as is.
+fn may_need_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    let quote = zero_byte(w ^ (ONES * u64::from(b'"')));
+    let backslash = zero_byte(w ^ (ONES * u64::from(b'\\')));
+    control | quote | backslash != 0
 }
 
 fn write_base64(out: &mut Vec<u8>, bytes: &[u8]) {
@@ -164,6 +191,27 @@ mod tests {
         let mut out = Vec::new();
         write_map(&mut out, item);
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn escapes_are_found_at_every_offset_of_long_strings() {
+        for special in ['"', '\\', '\n', '\u{0}', '\u{1f}', 'é'] {
+            for len in [0usize, 7, 8, 9, 16, 17, 40] {
+                for at in 0..=len {
+                    let mut s: String = "abcdefgh".chars().cycle().take(len).collect();
+                    s.insert(at, special);
+                    let mut out = Vec::new();
+                    write_str(&mut out, &s);
+                    assert_eq!(out, serde_json::to_vec(&s).unwrap(), "{s:?}");
+                }
+            }
+        }
+        for b in 0u8..=0x7f {
+            let s = String::from(char::from(b)).repeat(9);
+            let mut out = Vec::new();
+            write_str(&mut out, &s);
+            assert_eq!(out, serde_json::to_vec(&s).unwrap(), "{s:?}");
+        }
     }
 
     #[test]

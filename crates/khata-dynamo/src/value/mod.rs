@@ -26,7 +26,8 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 
 pub use codec::{
-    DecodeError, KeyType, VALUE_FORMAT_VERSION, decode_key, decode_value, encode_key, encode_value,
+    DecodeError, KeyType, VALUE_FORMAT_VERSION, decode_key, decode_str, decode_value, encode_key,
+    encode_value,
 };
 pub use json::{NESTING_LIMIT, values_from_json};
 pub use json_read::ItemSeed;
