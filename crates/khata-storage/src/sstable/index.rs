@@ -311,6 +311,11 @@ impl IndexPage {
         })
     }
 
+    /// Bytes the page holds in memory.
+    pub fn size_bytes(&self) -> usize {
+        self.body.len() + std::mem::size_of::<IndexPage>()
+    }
+
     /// Where entry `i` starts, checked to lie among the entries.
     fn start(&self, i: usize) -> Result<usize, FormatError> {
         u32_at(&self.body, self.offsets + 4 * i)
