@@ -8,7 +8,8 @@
 //! keeps index blocks in the table reader, outside its block cache): a point read then costs
 //! one cache lookup (the chunk) instead of two, and a page is opened once instead of on every
 //! read. The pages held are counted in [`SsTable::memory_bytes`]; they are at most the Index
-//! file (about 1 % of Data for partitions of tens of KiB) and only the pages point reads touch.
+//! file (about 1 % of the uncompressed data for partitions of tens of KiB) and only the pages
+//! point reads touch.
 //! Scans (compaction) read pages without holding them.
 //!
 //! Lifecycle: an `SsTable` lives in an `Arc`. Readers and scanners hold clones, so an SSTable
