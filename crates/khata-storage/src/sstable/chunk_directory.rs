@@ -1,10 +1,10 @@
 //! A directory over the logical offsets of a Data file's chunks, so that finding the chunk of
 //! an offset touches two or three cache lines instead of binary-searching every chunk.
 //!
-//! A point read looks up the chunk holding its row block. An SSTable of 300 MB of rows has
-//! about 70,000 chunks of about 4 KiB, so the chunk table's logical offsets are 560 KB; a
-//! binary search over them takes 17 probes, the last seven or eight of them cache misses, and
-//! it was 9 % of W2's read phase (`read_in_one_chunk` in `docs/benchmarks.md`). The directory
+//! A point read looks up the chunk holding its row block. W2's SSTable (300 MB of rows) has
+//! about 80,000 chunks of about 4 KiB, so the chunk table's logical offsets are 650 KB; a
+//! binary search over them takes 17 probes, the last several of them cache misses, and it was
+//! 9 % of W2's read phase (`read_in_one_chunk` in `docs/benchmarks.md`). The directory
 //! cuts the logical stream into buckets of `2^shift` bytes, at least twice the average chunk
 //! length, and records for each bucket the chunk holding its first byte. The chunk of an
 //! offset lies between the entries of its bucket and of the next one (chunks ascend), usually
