@@ -1,5 +1,5 @@
-//! SSTables written by format versions 1 and 2 (committed under `sstable_fixtures/v1` and
-//! `sstable_fixtures/v2`) are read back exactly by this build: data (whole partitions, point
+//! SSTables written by format versions 1, 2 and 3 (committed under `sstable_fixtures/v1`,
+//! `sstable_fixtures/v2` and `sstable_fixtures/v3`) are read back exactly by this build: data (whole partitions, point
 //! reads, reversed slices, scans), Bloom filter and statistics. If this fails, the format
 //! changed: bump `FORMAT_VERSION` and add a fixture instead.
 //!
@@ -150,6 +150,11 @@ fn version_1_fixture_reads_back() {
 #[test]
 fn version_2_fixture_reads_back() {
     fixture_reads_back(2);
+}
+
+#[test]
+fn version_3_fixture_reads_back() {
+    fixture_reads_back(3);
 }
 
 fn fixture_reads_back(version: u32) {

@@ -1,4 +1,5 @@
-//! The block cache: decompressed Data chunks and verified Index pages, shared by every SSTable.
+//! The block cache: decompressed Data chunks, shared by every SSTable (index pages are held by
+//! their SSTable; see `reader.rs`).
 //!
 //! Bounded by a capacity in bytes (each entry is charged its length plus a fixed overhead).
 //! The cache is split into shards, each behind its own mutex, so threads rarely contend. Each
@@ -31,10 +32,9 @@ const ENTRY_OVERHEAD_BYTES: usize = 96;
 /// What a cache entry holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum BlockKind {
-    /// A decompressed Data chunk, by chunk number.
+    /// A decompressed Data chunk, by chunk number. (Index pages are held by their SSTable,
+    /// not cached here.)
     DataChunk,
-    /// A verified Index page, by its offset in the Index file.
-    IndexPage,
 }
 
 /// The key of a cached block.

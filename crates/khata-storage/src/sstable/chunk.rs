@@ -26,6 +26,7 @@ use khata_types::codec::{CodecError, Reader};
 use khata_types::schema::Compression;
 
 use super::cache::{BlockCache, BlockKey, BlockKind};
+use super::chunk_directory::ChunkDirectory;
 use super::format::{FormatError, get_u8, get_u32, get_u64};
 use crate::error::{Result, StorageError};
 
@@ -229,6 +230,8 @@ pub struct DataFile {
     bounds: Vec<u64>,
     /// Logical offset of every chunk, then the logical length.
     starts: Vec<u64>,
+    /// Finds the chunk of a logical offset without a binary search over `starts`.
+    directory: ChunkDirectory,
     cache: Arc<BlockCache>,
     cache_id: u64,
     chunk_reads: AtomicU64,
@@ -326,12 +329,14 @@ impl DataFile {
         let mut r = Reader::new(info);
         let (bounds, starts, logical_length) =
             parse_info(&mut r, version, data_length).map_err(|e| FormatError::codec(0, &r, e))?;
+        let directory = ChunkDirectory::new(&starts);
         Ok(DataFile {
             path: path.to_path_buf(),
             file,
             logical_length,
             bounds,
             starts,
+            directory,
             cache,
             cache_id,
             chunk_reads: AtomicU64::new(0),
@@ -348,9 +353,10 @@ impl DataFile {
         self.bounds.last().copied().unwrap_or(0)
     }
 
-    /// Bytes the chunk table holds in memory (16 per chunk).
+    /// Bytes the chunk table and its directory hold in memory (at most 20 per chunk).
     pub fn chunk_table_bytes(&self) -> usize {
         (self.bounds.len() + self.starts.len()) * std::mem::size_of::<u64>()
+            + self.directory.size_bytes()
     }
 
     /// Chunks read from disk (cache misses) so far.
@@ -360,8 +366,9 @@ impl DataFile {
 
     /// The chunk holding logical offset `offset` (< the logical length). `near` is a chunk
     /// the caller used last (the memo's): reads mostly stay in it or move to a neighbour (a
-    /// reversed read walks blocks backwards), which is checked before a binary search over
-    /// every chunk (tens of thousands in a large SSTable: a cache miss a step).
+    /// reversed read walks blocks backwards), which is checked before the [`ChunkDirectory`]
+    /// (a binary search over every chunk would be tens of thousands in a large SSTable, a
+    /// cache miss a step).
     fn chunk_of(&self, offset: u64, near: Option<u64>) -> u64 {
         if let Some(near) = near {
             for candidate in [near, near.wrapping_sub(1), near + 1] {
@@ -371,9 +378,7 @@ impl DataFile {
                 }
             }
         }
-        // `starts` begins with 0 and ends with the logical length, so for an offset inside the
-        // stream the point is in 1..starts.len() - 1.
-        (self.starts.partition_point(|&s| s <= offset) as u64).saturating_sub(1)
+        self.directory.chunk_of(&self.starts, offset)
     }
 
     /// Logical extent `[start, end)` of chunk `index`.

@@ -14,11 +14,11 @@ use khata_types::codec::{CodecError, Reader};
 use crate::error::StorageError;
 
 /// The SSTable format version this build writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
-/// Every format version this build reads (version 1 files stay readable; see
-/// `docs/format/sstable.md` for what version 2 changed).
-pub const READABLE_VERSIONS: [u32; 2] = [1, 2];
+/// Every format version this build reads (version 1 and 2 files stay readable; see
+/// `docs/format/sstable.md` for what versions 2 and 3 changed).
+pub const READABLE_VERSIONS: [u32; 3] = [1, 2, 3];
 
 /// First bytes of every TOC.
 pub const TOC_MAGIC: &[u8; 8] = b"KHATASST";

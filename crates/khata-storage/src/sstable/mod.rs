@@ -6,11 +6,12 @@
 //! its version number, is written down in `docs/format/sstable.md`; in short, generation `G`
 //! is the files `khata-G-<Component>.db`:
 //!
-//! - **Data**: the partitions as one logical byte stream cut into fixed-length chunks, each
-//!   LZ4-compressed (or stored) with a CRC32C (`chunk.rs`); inside the stream each partition is
-//!   a header, its rows, and for large partitions a row index (`layout.rs`).
-//! - **CompressionInfo**: where each chunk starts on disk, so a logical offset maps to a chunk
-//!   by division.
+//! - **Data**: the partitions as one logical byte stream cut into chunks (about 4 KiB, at
+//!   row-block boundaries), each LZ4-compressed (or stored) with a CRC32C (`chunk.rs`); inside
+//!   the stream each partition is a header, its rows, and for large partitions a row index
+//!   (`layout.rs`).
+//! - **CompressionInfo**: where each chunk starts on disk and in the logical stream; a
+//!   directory built at open maps a logical offset to its chunk (`chunk_directory.rs`).
 //! - **Index** / **Summary**: the partition index in checksummed pages, and the first key of
 //!   each page, kept in memory (`index.rs`).
 //! - **Filter**: a Bloom filter on partition key bytes with our own hash (`bloom.rs`,
@@ -35,6 +36,7 @@
 mod bloom;
 mod cache;
 mod chunk;
+mod chunk_directory;
 mod format;
 mod hash;
 mod index;
