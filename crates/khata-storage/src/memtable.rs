@@ -185,7 +185,10 @@ pub struct Memtable {
     ordered: SkipMap<DecoratedKey, Shared>,
     /// Partitions created since the last scan moved them into `ordered`. A scan holds this
     /// lock while it moves them, so a second scan waits until the view is complete.
-    unordered: Mutex<Vec<(DecoratedKey, Shared)>>,
+    /// A std mutex: every new partition takes it, so the request threads meet on it, and
+    /// parking_lot's spinning would yield the CPU (`sched_yield`), which on a busy machine
+    /// can lose it for a scheduler tick (docs/benchmarks.md).
+    unordered: std::sync::Mutex<Vec<(DecoratedKey, Shared)>>,
     size_bytes: AtomicUsize,
     /// Rows held, deleted ones included: kept as writes add rows, so statistics need not
     /// lock every partition.
@@ -210,7 +213,7 @@ impl Memtable {
             ),
             partitions: AtomicUsize::new(0),
             ordered: SkipMap::new(),
-            unordered: Mutex::new(Vec::new()),
+            unordered: std::sync::Mutex::new(Vec::new()),
             size_bytes: AtomicUsize::new(0),
             rows: AtomicUsize::new(0),
             min_timestamp: AtomicI64::new(i64::MAX),
@@ -275,6 +278,7 @@ impl Memtable {
                 self.partitions.fetch_add(1, Ordering::Relaxed);
                 self.unordered
                     .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .push((key.clone(), Arc::clone(&partition)));
                 partition
             }
@@ -284,7 +288,10 @@ impl Memtable {
     /// The ordered view, complete: the partitions created since the last call are moved in
     /// first.
     fn ordered(&self) -> &SkipMap<DecoratedKey, Shared> {
-        let mut unordered = self.unordered.lock();
+        let mut unordered = self
+            .unordered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         for (key, partition) in unordered.drain(..) {
             self.ordered.insert(key, partition);
         }
