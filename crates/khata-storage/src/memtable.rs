@@ -43,7 +43,6 @@ use dashmap::DashMap;
 use khata_types::partition::{Partition, RangeTombstoneList};
 use khata_types::row::Row;
 use khata_types::token::DecoratedKey;
-use parking_lot::Mutex;
 
 /// What a partition costs the memtable before its contents: the shared allocation of its
 /// mutex and what it holds (with the `Arc`'s two counts), its slot in the hash map (key,
@@ -51,7 +50,7 @@ use parking_lot::Mutex;
 /// and its entry in the list of partitions to order or, once a scan has ordered it, its
 /// skip-list node (key, `Arc`, reference count and an average tower: about 64 bytes).
 pub const PARTITION_BYTES: usize =
-    std::mem::size_of::<Mutex<Held>>() + 16 + 64 + std::mem::size_of::<DecoratedKey>() + 24 + 64;
+    std::mem::size_of::<PartitionLock>() + 16 + 64 + std::mem::size_of::<DecoratedKey>() + 24 + 64;
 
 /// The B-tree leaf a partition's first row allocates (`BTreeMap` leaves hold eleven entries),
 /// less the share of it [`Row::size_estimate`] already counts for that row.
@@ -139,7 +138,27 @@ impl Held {
 const ONE_ROW_CREDIT: usize = 32 + 16 + std::mem::size_of::<(Bytes, Row)>() * 3 / 2;
 
 /// A partition as both of a memtable's maps hold it.
-type Shared = Arc<Mutex<Held>>;
+type Shared = Arc<PartitionLock>;
+
+/// A partition's lock. A std mutex: a contended one spins briefly, then sleeps until woken;
+/// parking_lot's yields the CPU (`sched_yield`) between spins, which on a busy machine can lose
+/// it for a scheduler tick (the request threads saw such yields, docs/benchmarks.md). Like
+/// parking_lot's, it ignores poisoning: a merge that panicked leaves the partition as it was
+/// or merged, both of which are valid partitions.
+#[derive(Debug)]
+struct PartitionLock(std::sync::Mutex<Held>);
+
+impl PartitionLock {
+    fn new(held: Held) -> Self {
+        PartitionLock(std::sync::Mutex::new(held))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
 
 /// The hash index's hasher. A key's token is already a Murmur3 hash of it, so the token's bits
 /// are the hash, with the key's bytes folded in (FxHash's step) only to keep the `Hash`
@@ -273,7 +292,7 @@ impl Memtable {
         match self.index.entry(key.clone()) {
             dashmap::Entry::Occupied(found) => Arc::clone(found.get()),
             dashmap::Entry::Vacant(slot) => {
-                let partition: Shared = Arc::new(Mutex::new(Held::empty()));
+                let partition: Shared = Arc::new(PartitionLock::new(Held::empty()));
                 slot.insert(Arc::clone(&partition));
                 self.partitions.fetch_add(1, Ordering::Relaxed);
                 self.unordered

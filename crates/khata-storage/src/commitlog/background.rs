@@ -9,8 +9,6 @@ use std::time::{Duration, Instant};
 
 use khata_env::PreallocatedFile;
 
-use parking_lot::MutexGuard;
-
 use super::segment::SpareSegment;
 use super::{Inner, SyncMode};
 
@@ -25,6 +23,15 @@ pub(super) struct Wanted {
 }
 
 impl Inner {
+    /// The lock on what the background thread is asked to do. A std mutex, like the append
+    /// lock: appenders take it to signal the thread, and parking_lot's spinning yielded the
+    /// CPU on the request threads (docs/benchmarks.md).
+    pub(super) fn lock_wanted(&self) -> std::sync::MutexGuard<'_, Wanted> {
+        self.wanted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// The background thread: prepare spare segments when asked; in periodic mode fsync
     /// every `period` and when asked (sync-ahead); until told to stop.
     pub(super) fn run_background(&self) {
@@ -34,19 +41,26 @@ impl Inner {
         };
         let next_deadline = || period.map(|p| Instant::now() + p); // layering: allowed (paces the periodic sync)
         let mut deadline = next_deadline();
-        let mut wanted = self.wanted.lock();
+        let mut wanted = self.lock_wanted();
         loop {
             let due = deadline.is_some_and(|d| Instant::now() >= d); // layering: allowed (paces the periodic sync)
             if wanted.stop {
                 return;
             }
             if !(due || wanted.spare || wanted.sync || wanted.prepare.is_some()) {
-                match deadline {
+                wanted = match deadline {
                     Some(d) => {
-                        self.wanted_signal.wait_until(&mut wanted, d);
+                        let left = d.saturating_duration_since(Instant::now()); // layering: allowed (paces the periodic sync)
+                        self.wanted_signal
+                            .wait_timeout(wanted, left)
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .0
                     }
-                    None => self.wanted_signal.wait(&mut wanted),
-                }
+                    None => self
+                        .wanted_signal
+                        .wait(wanted)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner),
+                };
                 continue;
             }
             let spare = std::mem::take(&mut wanted.spare);
@@ -55,18 +69,18 @@ impl Inner {
             if due {
                 deadline = next_deadline();
             }
-            MutexGuard::unlocked(&mut wanted, || {
-                if let Some((file, from, to)) = prepare {
-                    file.prepare(from, to);
-                }
-                if spare {
-                    self.prepare_spare();
-                }
-                if sync && !self.durability.is_poisoned() {
-                    // An error has poisoned the log and been logged; appends report it.
-                    let _ = self.sync_to(self.current_position(), Duration::ZERO);
-                }
-            });
+            drop(wanted);
+            if let Some((file, from, to)) = prepare {
+                file.prepare(from, to);
+            }
+            if spare {
+                self.prepare_spare();
+            }
+            if sync && !self.durability.is_poisoned() {
+                // An error has poisoned the log and been logged; appends report it.
+                let _ = self.sync_to(self.current_position(), Duration::ZERO);
+            }
+            wanted = self.lock_wanted();
         }
     }
 

@@ -84,7 +84,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use khata_env::FileSystem;
 use khata_env::fs::create_dir_all_durably;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use crate::error::{Result, StorageError};
 use background::Wanted;
@@ -202,8 +202,8 @@ struct Inner {
     finished: Mutex<BTreeMap<u64, FinishedSegment>>,
     durability: Durability,
     /// What the background thread is asked to do.
-    wanted: Mutex<Wanted>,
-    wanted_signal: Condvar,
+    wanted: std::sync::Mutex<Wanted>,
+    wanted_signal: std::sync::Condvar,
 }
 
 struct Writer {
@@ -280,8 +280,8 @@ impl CommitLog {
             })),
             finished: Mutex::new(finished),
             spare_ready: std::sync::Condvar::new(),
-            wanted: Mutex::new(Wanted::default()),
-            wanted_signal: Condvar::new(),
+            wanted: std::sync::Mutex::new(Wanted::default()),
+            wanted_signal: std::sync::Condvar::new(),
         });
         let thread_inner = inner.clone();
         let handle = std::thread::Builder::new()
@@ -385,7 +385,7 @@ impl CommitLog {
     }
 
     fn stop_background(&self) {
-        self.inner.wanted.lock().stop = true;
+        self.inner.lock_wanted().stop = true;
         self.inner.wanted_signal.notify_all();
         if let Some(handle) = self.background.lock().take()
             && handle.join().is_err()
@@ -506,7 +506,7 @@ impl Inner {
     }
 
     fn wake_background(&self, asked: Wanted) {
-        let mut wanted = self.wanted.lock();
+        let mut wanted = self.lock_wanted();
         wanted.spare |= asked.spare;
         wanted.sync |= asked.sync;
         if asked.prepare.is_some() {
