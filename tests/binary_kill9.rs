@@ -55,8 +55,44 @@ struct NodeProcess {
 
 impl NodeProcess {
     /// Starts the binary on a free loopback port with `data_dir`, its log going to `log`, and
-    /// waits until it listens.
+    /// waits until it has started ("node started" in its log) and listens. A free port can be
+    /// taken by another test's node between the probe and the bind (tests run in parallel);
+    /// then the node exits, and it is started again on another port. Accepting a connection
+    /// alone proves nothing: the port may belong to that other node.
     fn start(data_dir: &Path, log: PathBuf, settings: &[&str]) -> NodeProcess {
+        const ATTEMPTS: usize = 3;
+        for attempt in 1..=ATTEMPTS {
+            let mut node = NodeProcess::spawn(data_dir, log.clone(), settings);
+            let deadline = Instant::now() + PATIENCE;
+            loop {
+                let started = std::fs::read_to_string(&node.log)
+                    .is_ok_and(|text| text.contains("node started"));
+                if started && std::net::TcpStream::connect(node.address).is_ok() {
+                    return node;
+                }
+                if let Some(exit) = node.child_mut().try_wait().expect("poll khata") {
+                    node.child = None;
+                    assert!(
+                        attempt < ATTEMPTS,
+                        "khata exited before listening ({exit}); log:\n{}",
+                        node.log_tail()
+                    );
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "khata did not start on {}; log:\n{}",
+                    node.address,
+                    node.log_tail()
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        unreachable!("every attempt returns or panics")
+    }
+
+    /// Spawns the binary on a free loopback port, without waiting for it.
+    fn spawn(data_dir: &Path, log: PathBuf, settings: &[&str]) -> NodeProcess {
         let port = free_port();
         let log_file = File::create(&log).expect("create the node's log file");
         let mut command = Command::new(env!("CARGO_BIN_EXE_khata"));
@@ -83,28 +119,11 @@ impl NodeProcess {
             .stderr(Stdio::from(log_file))
             .spawn()
             .expect("spawn khata");
-        let mut node = NodeProcess {
+        NodeProcess {
             child: Some(child),
             address: SocketAddr::from(([127, 0, 0, 1], port)),
             log,
-        };
-        let deadline = Instant::now() + PATIENCE;
-        while std::net::TcpStream::connect(node.address).is_err() {
-            let exited = node.child_mut().try_wait().expect("poll khata");
-            assert!(
-                exited.is_none(),
-                "khata exited before listening ({exited:?}); log:\n{}",
-                node.log_tail()
-            );
-            assert!(
-                Instant::now() < deadline,
-                "khata did not listen on {}; log:\n{}",
-                node.address,
-                node.log_tail()
-            );
-            std::thread::sleep(Duration::from_millis(20));
         }
-        node
     }
 
     fn child_mut(&mut self) -> &mut Child {
