@@ -362,6 +362,29 @@ impl ItemLayout {
         Mutation::new(self.table.def.id, key.partition.clone(), update)
     }
 
+    /// The live attributes of `row` (the cells of the attribute map), as name and encoded
+    /// value, in name order.
+    fn attributes<'r>(
+        &self,
+        row: &'r Row,
+        now: LocalTime,
+    ) -> impl Iterator<Item = Result<(&'r str, &'r Bytes), DecodeError>> + 'r {
+        let attrs = self.attrs;
+        row.cells.iter().filter_map(move |(k, cell)| {
+            if k.column != attrs {
+                return None;
+            }
+            let (Some(path), Some(value)) = (&k.path, cell.live_value(now)) else {
+                return None;
+            };
+            Some(
+                std::str::from_utf8(path)
+                    .map(|name| (name, value))
+                    .map_err(|_| DecodeError("attribute name is not UTF-8")),
+            )
+        })
+    }
+
     /// The item stored in a live row: its key attributes from the keys, the others from the
     /// `:attrs` cells live at `now`.
     pub fn item(
@@ -376,15 +399,8 @@ impl ItemLayout {
         if let Some((name, _)) = &self.range {
             item.insert(name.clone(), self.range_value(clustering)?);
         }
-        for (k, cell) in row.cells.iter() {
-            if k.column != self.attrs {
-                continue;
-            }
-            let (Some(path), Some(value)) = (&k.path, cell.live_value(now)) else {
-                continue;
-            };
-            let name = std::str::from_utf8(path)
-                .map_err(|_| DecodeError("attribute name is not UTF-8"))?;
+        for attribute in self.attributes(row, now) {
+            let (name, value) = attribute?;
             item.insert(name.to_string(), decode_value(value)?);
         }
         Ok(item)
@@ -440,15 +456,8 @@ impl ItemLayout {
             out.push(b':');
             name.len()
         };
-        for (k, cell) in row.cells.iter() {
-            if k.column != self.attrs {
-                continue;
-            }
-            let (Some(path), Some(value)) = (&k.path, cell.live_value(now)) else {
-                continue;
-            };
-            let name = std::str::from_utf8(path)
-                .map_err(|_| DecodeError("attribute name is not UTF-8"))?;
+        for attribute in self.attributes(row, now) {
+            let (name, value) = attribute?;
             while let Some((key, v)) = keys.next_if(|(key, _)| *key <= name) {
                 // An attribute cell of a key's name would replace the key in `item`.
                 if key != name {

@@ -256,15 +256,28 @@ fn insert_mutations(
     } else {
         Some(restrictions::encode_refs(t, &ck)?)
     };
+    insert_mutation(t, key, clustering_key, &wt, given.into_values())
+}
+
+/// An INSERT's one mutation: each `(column, value)` set on the row, which carries the
+/// primary-key liveness, or on the static row; no row without a `clustering_key` (an INSERT
+/// of static columns only). Key columns among them are skipped.
+fn insert_mutation<'c>(
+    t: &TableSchema,
+    key: DecoratedKey,
+    clustering_key: Option<Bytes>,
+    wt: &WriteTime,
+    cells: impl IntoIterator<Item = (&'c ColumnDef, Bound)>,
+) -> Result<Vec<Mutation>, ExecError> {
     let mut row = Row {
         liveness: Some(wt.liveness()),
         ..Row::default()
     };
     let mut static_row = Row::default();
-    for (c, value) in given.into_values() {
+    for (c, value) in cells {
         match c.kind {
-            ColumnKind::Regular => set_column(&mut row, c, value, &wt)?,
-            ColumnKind::Static => set_column(&mut static_row, c, value, &wt)?,
+            ColumnKind::Regular => set_column(&mut row, c, value, wt)?,
+            ColumnKind::Static => set_column(&mut static_row, c, value, wt)?,
             _ => {}
         }
     }
@@ -422,31 +435,12 @@ fn shaped_insert_mutations(
     } else {
         Some(restrictions::encode_refs(t, &ck)?)
     };
-    let mut row = Row {
-        liveness: Some(wt.liveness()),
-        ..Row::default()
-    };
-    let mut static_row = Row::default();
     let mut bound: Vec<Option<Bound>> = bound.into_iter().map(Some).collect();
-    for &position in &shape.by_name {
-        let c = columns[position];
-        let Some(value) = bound[position].take() else {
-            continue;
-        };
-        match c.kind {
-            ColumnKind::Regular => set_column(&mut row, c, value, &wt)?,
-            ColumnKind::Static => set_column(&mut static_row, c, value, &wt)?,
-            _ => {}
-        }
-    }
-    let mut update = Partition::new();
-    if !static_row.is_empty() {
-        update.static_row = static_row;
-    }
-    if let Some(clustering_key) = clustering_key {
-        update.add_row(clustering_key, row);
-    }
-    Ok(vec![Mutation::new(t.def.id, key, update)])
+    let cells = shape
+        .by_name
+        .iter()
+        .filter_map(|&position| Some((columns[position], bound[position].take()?)));
+    insert_mutation(t, key, clustering_key, &wt, cells)
 }
 
 fn update_mutations(
