@@ -93,6 +93,12 @@ pub struct CqlArgs {
     /// Fraction of the measured peak for the open-loop pass of insert and select (0: skip).
     #[arg(long, default_value_t = 0.5)]
     pub rate_fraction: f64,
+    /// How often the open loop starts the requests that have come due, in microseconds: at
+    /// 40,000 requests/s the default starts about 4 at a time; 1000 starts them in bursts of
+    /// 40 every millisecond (tokio's timer resolution, this benchmark's schedule until
+    /// 2026-12-01).
+    #[arg(long, default_value_t = 100)]
+    pub open_loop_tick_us: u64,
     /// After loading, flush the spawned node's memtables (admin API `POST /flush`), so that
     /// reads come from SSTables rather than memtables.
     #[arg(long)]

@@ -37,9 +37,6 @@ impl From<&CqlArgs> for Pace {
 /// Most requests the open loop keeps in flight; past it a scheduled request is skipped and
 /// counted, rather than queued without bound.
 const OPEN_LOOP_MAX_IN_FLIGHT: usize = 4096;
-/// How often the open loop's dispatcher wakes to start the requests that are due (tokio's
-/// timer resolution).
-const OPEN_LOOP_TICK: Duration = Duration::from_millis(1);
 
 /// One request of a workload, run many times concurrently.
 pub trait Operation: Send + Sync + 'static {
@@ -187,63 +184,78 @@ pub async fn closed_loop<O: Operation>(op: Arc<O>, pace: impl Into<Pace>) -> Sum
     summary
 }
 
-/// Runs `op` at `rate` requests per second whatever the node does (an open loop): every
-/// [`OPEN_LOOP_TICK`] the dispatcher starts the requests that have come due since the start.
-/// A request's latency runs from the moment the dispatcher starts it, so time spent queued in
-/// the client's runtime or the node counts, and a slow node cannot slow the schedule down
-/// (no coordinated omission), only fill the in-flight cap, which is reported.
+/// Runs `op` at `rate` requests per second whatever the node does (an open loop): a
+/// dispatcher thread wakes every `--open-loop-tick-us` and starts the requests that have come
+/// due since the start, so requests are spread evenly over time (as wrk2's or
+/// cassandra-stress's fixed rate spreads them) rather than in bursts at tokio's one-millisecond
+/// timer ticks. A request's latency runs from the moment the dispatcher starts it, so time
+/// spent queued in the client's runtime or the node counts, and a slow node cannot slow the
+/// schedule down (no coordinated omission), only fill the in-flight cap, which is reported.
 pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> OpenLoop {
-    let start = Instant::now();
-    let measure_from = start + Duration::from_secs(args.warmup);
-    let end = measure_from + Duration::from_secs(args.duration);
+    let tick = Duration::from_micros(args.open_loop_tick_us.max(1));
+    let (warmup, duration) = (args.warmup, args.duration);
     let samples = Arc::new(Mutex::new(Vec::<u64>::new()));
     let errors = Arc::new(AtomicU64::new(0));
     let in_flight = Arc::new(AtomicUsize::new(0));
-    let mut skipped = 0u64;
-    let mut started = 0u64;
-    let mut ticker = tokio::time::interval(OPEN_LOOP_TICK);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    loop {
-        ticker.tick().await;
-        let now = Instant::now();
-        if now >= end {
-            break;
-        }
-        let due = (now.duration_since(start).as_secs_f64() * rate) as u64;
-        while started < due {
-            started += 1;
-            if in_flight.load(Ordering::Relaxed) >= OPEN_LOOP_MAX_IN_FLIGHT {
-                if now >= measure_from {
-                    skipped += 1;
+    let runtime = tokio::runtime::Handle::current();
+    let dispatcher = {
+        let (samples, errors, in_flight) = (
+            Arc::clone(&samples),
+            Arc::clone(&errors),
+            Arc::clone(&in_flight),
+        );
+        tokio::task::spawn_blocking(move || {
+            let start = Instant::now();
+            let measure_from = start + Duration::from_secs(warmup);
+            let end = measure_from + Duration::from_secs(duration);
+            let mut skipped = 0u64;
+            let mut started = 0u64;
+            loop {
+                let now = Instant::now();
+                if now >= end {
+                    break;
                 }
-                continue;
-            }
-            in_flight.fetch_add(1, Ordering::Relaxed);
-            let (op, samples, errors, in_flight) = (
-                Arc::clone(&op),
-                Arc::clone(&samples),
-                Arc::clone(&errors),
-                Arc::clone(&in_flight),
-            );
-            let measured = now >= measure_from;
-            tokio::spawn(async move {
-                let mut rng = Rng::new(0x0FE4 ^ started.wrapping_mul(0x9E37_79B9));
-                let began = Instant::now();
-                let result = op.run(&mut rng).await;
-                let nanos = duration_nanos(began.elapsed());
-                in_flight.fetch_sub(1, Ordering::Relaxed);
-                if !measured {
-                    return;
-                }
-                match result {
-                    Ok(()) => samples.lock().expect("samples lock").push(nanos),
-                    Err(_) => {
-                        errors.fetch_add(1, Ordering::Relaxed);
+                let due = (now.duration_since(start).as_secs_f64() * rate) as u64;
+                while started < due {
+                    started += 1;
+                    if in_flight.load(Ordering::Relaxed) >= OPEN_LOOP_MAX_IN_FLIGHT {
+                        if now >= measure_from {
+                            skipped += 1;
+                        }
+                        continue;
                     }
+                    in_flight.fetch_add(1, Ordering::Relaxed);
+                    let (op, samples, errors, in_flight) = (
+                        Arc::clone(&op),
+                        Arc::clone(&samples),
+                        Arc::clone(&errors),
+                        Arc::clone(&in_flight),
+                    );
+                    let measured = now >= measure_from;
+                    let seed = started;
+                    runtime.spawn(async move {
+                        let mut rng = Rng::new(0x0FE4 ^ seed.wrapping_mul(0x9E37_79B9));
+                        let began = Instant::now();
+                        let result = op.run(&mut rng).await;
+                        let nanos = duration_nanos(began.elapsed());
+                        in_flight.fetch_sub(1, Ordering::Relaxed);
+                        if !measured {
+                            return;
+                        }
+                        match result {
+                            Ok(()) => samples.lock().expect("samples lock").push(nanos),
+                            Err(_) => {
+                                errors.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    });
                 }
-            });
-        }
-    }
+                std::thread::sleep(tick);
+            }
+            skipped
+        })
+    };
+    let skipped = dispatcher.await.expect("open-loop dispatcher");
     // Let the last requests finish (they started in the window and count).
     while in_flight.load(Ordering::Relaxed) > 0 {
         tokio::time::sleep(Duration::from_millis(5)).await;
