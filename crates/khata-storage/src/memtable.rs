@@ -1,6 +1,6 @@
 //! Memtables: the in-memory, concurrently written part of a table.
 //!
-//! A memtable is a hash map (a sharded `DashMap`) from [`DecoratedKey`] to a partition behind
+//! A memtable is a hash map (sharded, each shard behind a std `RwLock`) from [`DecoratedKey`] to a partition behind
 //! its own mutex, so writers to different partitions never contend and writers to one
 //! partition merge under a short lock; every lookup of one key (a write to a partition, a read
 //! of one) is a hash lookup. Order is made only when something needs it:
@@ -39,7 +39,6 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
-use dashmap::DashMap;
 use khata_types::partition::{Partition, RangeTombstoneList};
 use khata_types::row::Row;
 use khata_types::token::DecoratedKey;
@@ -188,10 +187,104 @@ impl std::hash::Hasher for TokenHasher {
     }
 }
 
-type Index = DashMap<DecoratedKey, Shared, std::hash::BuildHasherDefault<TokenHasher>>;
+type ShardMap =
+    std::collections::HashMap<DecoratedKey, Shared, std::hash::BuildHasherDefault<TokenHasher>>;
 
 /// Shards of the hash index: enough that the request threads rarely meet on one shard's lock.
 const INDEX_SHARDS: usize = 64;
+
+/// The most partitions a new memtable's index is sized for ahead of its writes.
+const MAX_PRESIZED_PARTITIONS: usize = 4 << 20;
+
+/// The hash index: [`INDEX_SHARDS`] hash maps, each behind a std `RwLock`, chosen by the top
+/// bits of the key's token (uniform: it is a Murmur3 hash). A std lock, not `DashMap`'s: a
+/// contended one of those spins with `sched_yield`, which on a busy two-core machine gave the
+/// CPU away for milliseconds at a time while a shard grew (docs/benchmarks.md); a std lock
+/// spins briefly, then sleeps on a futex until woken. Each shard is sized ahead for its share
+/// of the partitions the previous memtable held, so it rarely grows (rehashes) while writers
+/// wait on it.
+struct Index {
+    shards: Box<[IndexShard]>,
+}
+
+/// One shard, on its own cache lines so that writers of different shards do not share one.
+#[repr(align(128))]
+struct IndexShard(std::sync::RwLock<ShardMap>);
+
+impl Index {
+    fn with_capacity(partitions: usize) -> Self {
+        let per_shard = partitions
+            .min(MAX_PRESIZED_PARTITIONS)
+            .div_ceil(INDEX_SHARDS);
+        Index {
+            shards: (0..INDEX_SHARDS)
+                .map(|_| {
+                    IndexShard(std::sync::RwLock::new(ShardMap::with_capacity_and_hasher(
+                        per_shard,
+                        Default::default(),
+                    )))
+                })
+                .collect(),
+        }
+    }
+
+    fn shard(&self, key: &DecoratedKey) -> &std::sync::RwLock<ShardMap> {
+        let bits = INDEX_SHARDS.trailing_zeros();
+        &self.shards[((key.token.0 as u64) >> (64 - bits)) as usize].0
+    }
+
+    fn get(&self, key: &DecoratedKey) -> Option<Shared> {
+        self.shard(key)
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(key)
+            .cloned()
+    }
+
+    /// The partition at `key`, inserting `create()` there if there is none; then, still
+    /// under the shard's lock (so no other writer can find it first), `created` is called
+    /// with it.
+    fn get_or_insert(
+        &self,
+        key: &DecoratedKey,
+        create: impl FnOnce() -> Shared,
+        created: impl FnOnce(&Shared),
+    ) -> Shared {
+        let mut shard = self
+            .shard(key)
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(found) = shard.get(key) {
+            return Arc::clone(found);
+        }
+        let partition = create();
+        shard.insert(key.clone(), Arc::clone(&partition));
+        created(&partition);
+        partition
+    }
+
+    /// Every entry, in no order.
+    fn entries(&self) -> Vec<(DecoratedKey, Shared)> {
+        let mut all = Vec::new();
+        for shard in self.shards.iter() {
+            let shard = shard
+                .0
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            all.reserve(shard.len());
+            all.extend(shard.iter().map(|(k, v)| (k.clone(), Arc::clone(v))));
+        }
+        all
+    }
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("shards", &self.shards.len())
+            .finish()
+    }
+}
 
 /// One memtable.
 #[derive(Debug)]
@@ -224,12 +317,14 @@ impl Default for Memtable {
 
 impl Memtable {
     pub fn new() -> Self {
+        Self::with_capacity(0)
+    }
+
+    /// A memtable whose hash index is sized ahead for `partitions` (the engine passes the
+    /// count the memtable it replaces ended with).
+    pub fn with_capacity(partitions: usize) -> Self {
         Memtable {
-            index: Index::with_capacity_and_hasher_and_shard_amount(
-                0,
-                Default::default(),
-                INDEX_SHARDS,
-            ),
+            index: Index::with_capacity(partitions),
             partitions: AtomicUsize::new(0),
             ordered: SkipMap::new(),
             unordered: std::sync::Mutex::new(Vec::new()),
@@ -287,21 +382,19 @@ impl Memtable {
     /// the partition, the other finds it.
     fn partition(&self, key: &DecoratedKey) -> Shared {
         if let Some(found) = self.index.get(key) {
-            return Arc::clone(found.value());
+            return found;
         }
-        match self.index.entry(key.clone()) {
-            dashmap::Entry::Occupied(found) => Arc::clone(found.get()),
-            dashmap::Entry::Vacant(slot) => {
-                let partition: Shared = Arc::new(PartitionLock::new(Held::empty()));
-                slot.insert(Arc::clone(&partition));
+        self.index.get_or_insert(
+            key,
+            || Arc::new(PartitionLock::new(Held::empty())),
+            |partition| {
                 self.partitions.fetch_add(1, Ordering::Relaxed);
                 self.unordered
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push((key.clone(), Arc::clone(&partition)));
-                partition
-            }
-        }
+                    .push((key.clone(), Arc::clone(partition)));
+            },
+        )
     }
 
     /// The ordered view, complete: the partitions created since the last call are moved in
@@ -319,7 +412,7 @@ impl Memtable {
 
     /// The partition at `key`, if the memtable has one.
     fn lookup(&self, key: &DecoratedKey) -> Option<Shared> {
-        self.index.get(key).map(|found| Arc::clone(found.value()))
+        self.index.get(key)
     }
 
     /// Accounted size in bytes.
@@ -408,11 +501,7 @@ impl Memtable {
         &self,
         mut f: impl FnMut(&DecoratedKey, &Partition) -> Result<(), E>,
     ) -> Result<(), E> {
-        let mut all: Vec<(DecoratedKey, Shared)> = self
-            .index
-            .iter()
-            .map(|e| (e.key().clone(), Arc::clone(e.value())))
-            .collect();
+        let mut all = self.index.entries();
         all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         for (key, partition) in &all {
             let held = partition.lock();

@@ -210,10 +210,11 @@ impl TableStore {
             if v.active.memtable.is_empty() {
                 return;
             }
+            let partitions = v.active.memtable.partition_count();
             let old = std::mem::replace(
                 &mut v.active,
                 Arc::new(MemtableEntry {
-                    memtable: Memtable::new(),
+                    memtable: Memtable::with_capacity(partitions),
                     lower_bound: position,
                 }),
             );
