@@ -62,8 +62,20 @@ fn the_switch_uses_the_segment_prepared_ahead() {
         log.append(&payload(id, 100)).unwrap();
         id += 1;
     }
-    let files = segment_files(dir.path());
-    assert_eq!(files.len(), 2);
+    // Appends moved to the spare at once; the background thread syncs the old segment and
+    // then renames the spare into place.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let files = loop {
+        let files = segment_files(dir.path());
+        if files.len() == 2 {
+            break files;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the switch never finished: {files:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
     assert_eq!(
         std::fs::metadata(&files[1]).unwrap().ino(),
         spare_inode,

@@ -18,6 +18,8 @@ pub(super) struct Wanted {
     pub(super) stop: bool,
     pub(super) spare: bool,
     pub(super) sync: bool,
+    /// Finish a pending segment switch.
+    pub(super) finish_switch: bool,
     /// Map in these bytes of this segment (the latest request replaces an older one).
     pub(super) prepare: Option<(Arc<dyn PreallocatedFile>, u64, u64)>,
 }
@@ -47,7 +49,12 @@ impl Inner {
             if wanted.stop {
                 return;
             }
-            if !(due || wanted.spare || wanted.sync || wanted.prepare.is_some()) {
+            if !(due
+                || wanted.spare
+                || wanted.sync
+                || wanted.finish_switch
+                || wanted.prepare.is_some())
+            {
                 wanted = match deadline {
                     Some(d) => {
                         let left = d.saturating_duration_since(Instant::now()); // layering: allowed (paces the periodic sync)
@@ -66,10 +73,15 @@ impl Inner {
             let spare = std::mem::take(&mut wanted.spare);
             let prepare = wanted.prepare.take();
             let sync = std::mem::take(&mut wanted.sync) || due;
+            let finish_switch = std::mem::take(&mut wanted.finish_switch);
             if due {
                 deadline = next_deadline();
             }
             drop(wanted);
+            if finish_switch && !self.durability.is_poisoned() {
+                // Errors poison the log, which the next append reports.
+                let _ = self.finish_switch();
+            }
             if let Some((file, from, to)) = prepare {
                 file.prepare(from, to);
             }

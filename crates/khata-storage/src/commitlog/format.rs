@@ -44,8 +44,9 @@ pub(super) fn segment_path(dir: &Path, id: u64) -> PathBuf {
 pub(super) enum FileKind {
     /// A segment with this id.
     Segment(u64),
-    /// A segment whose creation never finished (the temporary name of `write_file_durably`).
-    Unfinished,
+    /// A segment still under its temporary name (`CommitLog-<id>.log.tmp`): a spare being made
+    /// or never used, or the successor of a switch whose rename had not happened yet.
+    Unfinished(u64),
     /// Not ours.
     Other,
 }
@@ -65,7 +66,7 @@ pub(super) fn classify(path: &Path) -> FileKind {
         .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
         .and_then(|digits| digits.parse::<u64>().ok());
     match (id, unfinished) {
-        (Some(_), true) => FileKind::Unfinished,
+        (Some(id), true) => FileKind::Unfinished(id),
         (Some(id), false) => FileKind::Segment(id),
         (None, _) => FileKind::Other,
     }
@@ -294,8 +295,9 @@ mod tests {
         assert_eq!(classify(&p), FileKind::Segment(12));
         assert_eq!(
             classify(Path::new("/d/CommitLog-00000000000000000012.log.tmp")),
-            FileKind::Unfinished
+            FileKind::Unfinished(12)
         );
+        assert_eq!(classify(Path::new("/d/notes.txt.tmp")), FileKind::Other);
         assert_eq!(classify(Path::new("/d/CommitLog-.log")), FileKind::Other);
         assert_eq!(classify(Path::new("/d/CommitLog-+1.log")), FileKind::Other);
         assert_eq!(classify(Path::new("/d/notes.txt")), FileKind::Other);

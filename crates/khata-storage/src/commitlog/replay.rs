@@ -1,7 +1,10 @@
 //! Reading segments back on open, and telling a torn tail from corruption.
 //!
-//! Every segment but the last was synced whole before its successor was created, and a segment
-//! appears under its final name only with a complete, synced header (see `segment.rs`). So the
+//! Every segment but the last was synced whole before its successor got its final name, and a
+//! segment appears under its final name only with a complete, synced header (see `segment.rs`).
+//! (A switch writes to the successor under its temporary name until the background thread has
+//! synced the predecessor; `CommitLog::open` replays such a successor only if its predecessor,
+//! then the last named segment, lost nothing.) So the
 //! only damage a crash can leave is at the end of the last segment: a record that was being
 //! written (or a stretch of unsynced records) that reached the disk partly, as a prefix, as
 //! zeros or as garbage. That is a *torn tail*; it was never acknowledged as durable, so it is
@@ -30,15 +33,23 @@ use super::format::{self, HEADER_LEN, HeaderError, Parsed};
 use super::{CommitLogPosition, ReplayedRecord};
 use crate::error::{Result, StorageError};
 
-/// Replay segment `id` at `path`, appending its records to `out`; returns the segment's length
-/// after any torn tail was cut.
+/// What replaying one segment found.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Replayed {
+    /// The segment's length after any torn tail was cut.
+    pub(super) len: u64,
+    /// Whether a torn tail was cut.
+    pub(super) torn: bool,
+}
+
+/// Replay segment `id` at `path`, appending its records to `out`.
 pub(super) fn replay_segment(
     fs: &dyn FileSystem,
     path: &Path,
     id: u64,
     is_last: bool,
     out: &mut Vec<ReplayedRecord>,
-) -> Result<u64> {
+) -> Result<Replayed> {
     let file = fs.open_read(path).map_err(|e| StorageError::io(path, e))?;
     let len = usize::try_from(file.len())
         .map_err(|_| StorageError::corrupt(path, 0, "segment larger than the address space"))?;
@@ -75,7 +86,10 @@ pub(super) fn replay_segment(
             && length_field_is_zero(&data, offset)
             && format::is_zero_tail(&data, offset)
         {
-            return Ok(offset as u64);
+            return Ok(Replayed {
+                len: offset as u64,
+                torn: false,
+            });
         }
         match format::parse_record(&data, offset, seed) {
             Parsed::Valid { payload_start, end } if !(preallocated && payload_start == end) => {
@@ -116,11 +130,17 @@ pub(super) fn replay_segment(
                 );
                 fs.truncate(path, offset as u64)
                     .map_err(|e| StorageError::io(path, e))?;
-                return Ok(offset as u64);
+                return Ok(Replayed {
+                    len: offset as u64,
+                    torn: true,
+                });
             }
         }
     }
-    Ok(data.len() as u64)
+    Ok(Replayed {
+        len: data.len() as u64,
+        torn: false,
+    })
 }
 
 /// Whether the length field of a record header at `offset` is zero or does not fit.

@@ -111,6 +111,20 @@ impl SpareSegment {
     }
 
     /// Delete a spare that will not be used (best effort: open removes leftovers anyway).
+    /// Make this the active segment still under its temporary name: appends go to it at once,
+    /// while its predecessor is synced and it is renamed into place off the append path
+    /// ([`super::PendingSwitch`]). Returns the segment and its final path.
+    pub(super) fn activate_unnamed(self) -> (ActiveSegment, PathBuf) {
+        let segment = ActiveSegment {
+            id: self.id,
+            path: self.tmp,
+            file: self.file,
+            seed: format::segment_seed(self.id),
+            offset: HEADER_LEN,
+        };
+        (segment, self.path)
+    }
+
     pub(super) fn remove(self, fs: &dyn FileSystem) {
         if let Err(e) = fs.remove_file(&self.tmp) {
             tracing::debug!(path = %self.tmp.display(), error = %e, "commit log: removing a spare segment failed");
@@ -127,28 +141,41 @@ pub(super) struct FinishedSegment {
 }
 
 /// The segments in `dir`, sorted by id; unfinished creations are removed.
-pub(super) fn list(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
+/// The segments in `dir` by id, and the one segment that may still have its temporary name:
+/// the successor of the last segment (id one above it), which an append may already have
+/// written to while its predecessor was being synced ([`super::PendingSwitch`]). Every other
+/// temporary segment file is a spare that never became active, and is removed.
+pub(super) fn list(
+    fs: &dyn FileSystem,
+    dir: &Path,
+) -> Result<(Vec<(u64, PathBuf)>, Option<(u64, PathBuf)>)> {
     let entries = fs.list_dir(dir).map_err(|e| StorageError::io(dir, e))?;
     let mut segments = Vec::new();
+    let mut unfinished = Vec::new();
     for path in entries {
         match format::classify(&path) {
             FileKind::Segment(id) => segments.push((id, path)),
-            FileKind::Unfinished => {
-                tracing::info!(path = %path.display(), "commit log: removing unfinished segment");
-                fs.remove_file(&path)
-                    .map_err(|e| StorageError::io(&path, e))?;
-            }
+            FileKind::Unfinished(id) => unfinished.push((id, path)),
             FileKind::Other => {
                 tracing::debug!(path = %path.display(), "commit log: ignoring foreign file");
             }
         }
     }
     segments.sort_unstable_by_key(|(id, _)| *id);
-    Ok(segments)
+    let successor_id = segments.last().and_then(|(id, _)| id.checked_add(1));
+    let mut successor = None;
+    for (id, path) in unfinished {
+        if Some(id) == successor_id {
+            successor = Some((id, path));
+            continue;
+        }
+        tracing::info!(path = %path.display(), "commit log: removing unfinished segment");
+        fs.remove_file(&path)
+            .map_err(|e| StorageError::io(&path, e))?;
+    }
+    Ok((segments, successor))
 }
 
-/// Delete the files of `doomed` segments and make the deletions durable. A file already gone is
-/// not an error; on any other error the segments not yet deleted are returned with it.
 pub(super) fn remove(
     fs: &dyn FileSystem,
     dir: &Path,
