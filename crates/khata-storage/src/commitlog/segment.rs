@@ -141,14 +141,15 @@ pub(super) struct FinishedSegment {
 }
 
 /// The segments in `dir`, sorted by id; unfinished creations are removed.
+/// Segment files by id: the named ones in order, and the successor still under its temporary
+/// name, if any.
+pub(super) type Listing = (Vec<(u64, PathBuf)>, Option<(u64, PathBuf)>);
+
 /// The segments in `dir` by id, and the one segment that may still have its temporary name:
 /// the successor of the last segment (id one above it), which an append may already have
 /// written to while its predecessor was being synced ([`super::PendingSwitch`]). Every other
 /// temporary segment file is a spare that never became active, and is removed.
-pub(super) fn list(
-    fs: &dyn FileSystem,
-    dir: &Path,
-) -> Result<(Vec<(u64, PathBuf)>, Option<(u64, PathBuf)>)> {
+pub(super) fn list(fs: &dyn FileSystem, dir: &Path) -> Result<Listing> {
     let entries = fs.list_dir(dir).map_err(|e| StorageError::io(dir, e))?;
     let mut segments = Vec::new();
     let mut unfinished = Vec::new();
