@@ -114,7 +114,8 @@ pub struct TableStore {
     /// Generations being compacted.
     pub(crate) compacting: Mutex<HashSet<u64>>,
     /// Held while a compaction task of this table runs, so a drop waits for it rather than
-    /// removing the directory under it.
+    /// removing the directory under it, and a major compaction picks its inputs only when no
+    /// other compaction of the table runs.
     pub(crate) compaction_running: Mutex<()>,
     /// The *replay floor*: commit-log records at or before this position are not replayed
     /// into this table on open, because their data is already in SSTables (a flush moved it
