@@ -31,7 +31,7 @@ use super::index::IndexEntry;
 use super::layout::{RowFrame, decode_header, decode_row_body, parse_row_frame};
 use super::reader::SsTable;
 use super::row_index::RowIndexReader;
-use super::slice::u32_at;
+use super::slice::{WARM_MAX_LOADS, u32_at, warm};
 use crate::error::{Result, StorageError};
 
 /// One partition of an SSTable, restricted to clustering ranges.
@@ -441,6 +441,18 @@ impl RowBlock {
             let (buf, _, frame) = self.row(data, memo, i)?;
             Ok(self.bytes(&buf)[frame.clustering] < *key)
         };
+        if let Some(whole) = &self.whole {
+            // The rows the search may probe (all of them in a block of up to 32 rows), fetched
+            // at once rather than one memory wait per probe.
+            let stride = self.count.div_ceil(WARM_MAX_LOADS).max(1);
+            warm(
+                whole,
+                (0..self.count)
+                    .step_by(stride)
+                    .filter_map(|i| u32_at(&self.table, 4 * i))
+                    .map(|offset| offset as usize),
+            );
+        }
         if from_end && below(memo, self.count - 1)? {
             return Ok(self.count);
         }

@@ -20,7 +20,7 @@ use bytes::Bytes;
 use khata_types::codec::CodecError;
 
 use super::chunk::{ChunkMemo, DataFile};
-use super::slice::{SliceReader, u32_at};
+use super::slice::{SliceReader, u32_at, warm_lines};
 use crate::error::{Result, StorageError};
 
 /// One block of a row index: its first and last clustering keys (in `buf`), and where it is
@@ -203,6 +203,11 @@ impl RowIndexReader {
         from_end: bool,
         mut before: impl FnMut(&IndexedBlock) -> bool,
     ) -> Result<usize> {
+        if let Some(whole) = &self.whole {
+            // An index entry's copy of a small row index, rarely in the CPU's caches: fetch
+            // its lines at once, not one per probe (see `warm`).
+            warm_lines(whole, 0..whole.len());
+        }
         let (mut lo, mut hi) = (0, self.count);
         if from_end {
             if before(&self.block(data, self.count - 1)?) {
