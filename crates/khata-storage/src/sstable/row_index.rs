@@ -20,7 +20,7 @@ use bytes::Bytes;
 use khata_types::codec::CodecError;
 
 use super::chunk::{ChunkMemo, DataFile};
-use super::slice::{CACHE_LINE_BYTES, SliceReader, WARM_MAX_LOADS, u32_at, warm_lines};
+use super::slice::{SliceReader, u32_at};
 use crate::error::{Result, StorageError};
 
 /// One block of a row index: its first and last clustering keys (in `buf`), and where it is
@@ -203,15 +203,6 @@ impl RowIndexReader {
         from_end: bool,
         mut before: impl FnMut(&IndexedBlock) -> bool,
     ) -> Result<usize> {
-        if let Some(whole) = self
-            .whole
-            .as_ref()
-            .filter(|w| w.len() <= WARM_MAX_LOADS * CACHE_LINE_BYTES)
-        {
-            // A small row index (an index entry's copy), rarely in the CPU's caches: fetch its
-            // lines at once, not one per probe (see `warm`). A larger one is searched as it is.
-            warm_lines(whole, 0..whole.len());
-        }
         let (mut lo, mut hi) = (0, self.count);
         if from_end {
             if before(&self.block(data, self.count - 1)?) {
