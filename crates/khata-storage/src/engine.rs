@@ -576,15 +576,20 @@ impl Engine {
     }
 
     /// A major compaction of a table (`admin compact`).
+    /// A compaction of the table running in the background finishes first, and no other
+    /// starts until the major one is done: tasks picked while one runs would leave out that
+    /// one's inputs (they are marked compacting), and the table would end the major compaction
+    /// with that compaction's output beside the major one's.
     pub fn compact_major(&self, table: Uuid) -> Result<Vec<CompactionOutcome>> {
         let t = self.table(table)?;
         self.flush_table(&t)?;
+        let running = t.compaction_running.lock();
         let strategy = t.spec.read().options.compaction.clone();
         let now = self.inner.config.clock.now_seconds();
         let tasks = compaction::major_task(&strategy, &compactor::summaries(&t, now));
         let mut out = Vec::new();
         for task in tasks {
-            out.push(run_one(&self.inner, &t, &task, now)?);
+            out.push(run_one_locked(&self.inner, &t, &task, now, &running)?);
         }
         Ok(out)
     }
@@ -979,8 +984,19 @@ fn run_one(
     task: &compaction::CompactionTask,
     now: LocalTime,
 ) -> Result<CompactionOutcome> {
+    let running = t.compaction_running.lock();
+    run_one_locked(inner, t, task, now, &running)
+}
+
+/// [`run_one`] for a caller holding the table's `compaction_running` lock.
+fn run_one_locked(
+    inner: &Inner,
+    t: &Arc<TableStore>,
+    task: &compaction::CompactionTask,
+    now: LocalTime,
+    _running: &parking_lot::MutexGuard<'_, ()>,
+) -> Result<CompactionOutcome> {
     let clock = inner.config.clock.clone();
-    let _running = t.compaction_running.lock();
     if t.dropped.load(Ordering::Acquire) {
         return Ok(CompactionOutcome::default());
     }
@@ -997,4 +1013,72 @@ fn run_one(
         _ => {}
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use khata_env::RealFs;
+    use khata_types::cell::{Cell, LivenessInfo};
+    use khata_types::partition::Partition;
+    use khata_types::row::{CellKey, Row};
+    use khata_types::schema::TableOptions;
+
+    use super::*;
+
+    fn insert(table: Uuid, key: u32, timestamp: i64) -> Mutation {
+        let mut row = Row {
+            liveness: Some(LivenessInfo::new(timestamp, None)),
+            ..Default::default()
+        };
+        row.cells
+            .insert(CellKey::simple(1), Cell::live(timestamp, vec![7u8; 16]));
+        let mut p = Partition::new();
+        p.add_row(Bytes::from_static(b"\x01c"), row);
+        Mutation::new(
+            table,
+            DecoratedKey::new(Bytes::copy_from_slice(&key.to_be_bytes())),
+            p,
+        )
+    }
+
+    /// A major compaction asked for while another compaction of the table runs waits for it,
+    /// then compacts every SSTable into one (it used to leave the running one's inputs out).
+    #[test]
+    fn major_compaction_waits_for_a_running_compaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = EngineConfig::new(dir.path());
+        config.background_threads = false;
+        let engine = Engine::open(Arc::new(RealFs), config).unwrap();
+        let spec = TableSpec::new("ks", "t", TableOptions::default());
+        let id = spec.id;
+        engine.create_table(spec).unwrap();
+        for batch in 0..2u32 {
+            for key in batch * 10..batch * 10 + 10 {
+                engine
+                    .apply(insert(id, key, 1_000 + i64::from(key)))
+                    .unwrap();
+            }
+            engine.flush(id).unwrap();
+        }
+        let sstables = engine.sstables(id).unwrap();
+        assert_eq!(sstables.len(), 2);
+
+        // A compaction of the first SSTable in flight: its input marked, the lock held.
+        let t = engine.table(id).unwrap();
+        let generation = sstables[0].generation();
+        let (started, wait_started) = mpsc::channel();
+        let running = std::thread::spawn(move || {
+            let _running = t.compaction_running.lock();
+            t.compacting.lock().insert(generation);
+            started.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            t.compacting.lock().remove(&generation);
+        });
+        wait_started.recv().unwrap();
+        engine.compact_major(id).unwrap();
+        running.join().unwrap();
+        assert_eq!(engine.sstables(id).unwrap().len(), 1);
+    }
 }

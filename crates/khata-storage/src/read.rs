@@ -281,18 +281,39 @@ pub fn merge_single(
     now: LocalTime,
     limits: ReadLimits,
 ) -> Result<ReadResult> {
+    merge_single_rows(
+        source.deletion,
+        source.static_row,
+        &source.range_tombstones,
+        source.rows,
+        reversed,
+        now,
+        limits,
+    )
+}
+
+/// [`merge_single`] of a source given as its parts, with rows from any iterator (a borrowed
+/// SSTable read's, which is neither boxed nor `'static`).
+pub fn merge_single_rows(
+    deletion: Option<DeletionTime>,
+    static_row: Row,
+    range_tombstones: &RangeTombstoneList,
+    mut rows: impl Iterator<Item = Result<(Bytes, Row)>>,
+    reversed: bool,
+    now: LocalTime,
+    limits: ReadLimits,
+) -> Result<ReadResult> {
     // Joined into an empty partition exactly as `merge_partition` joins its sources.
     let mut out = Partition::new();
-    out.deletion = max_deletion(out.deletion, source.deletion);
-    out.static_row.merge(source.static_row);
-    out.range_tombstones.merge(&source.range_tombstones);
-    let mut stream = source.rows;
+    out.deletion = max_deletion(out.deletion, deletion);
+    out.static_row.merge(static_row);
+    out.range_tombstones.merge(range_tombstones);
     let mut result = start_result(&mut out, now);
     single_stream(
         &mut out,
         &mut result,
         None,
-        &mut stream,
+        &mut rows,
         reversed,
         now,
         &limits,
@@ -322,7 +343,7 @@ fn single_stream(
     out: &mut Partition,
     result: &mut ReadResult,
     first: Option<(Bytes, Row)>,
-    stream: &mut RowStream,
+    stream: &mut impl Iterator<Item = Result<(Bytes, Row)>>,
     reversed: bool,
     now: LocalTime,
     limits: &ReadLimits,

@@ -27,9 +27,9 @@ use crate::error::{Result, StorageError};
 use crate::memtable::{Memtable, slice_partition};
 use crate::read::{
     Few, MergedPartitions, PartitionStream, ReadLimits, ReadResult, SourcePartition,
-    merge_partition, merge_single,
+    merge_partition, merge_single, merge_single_rows,
 };
-use crate::sstable::{BlockCache, SsTable, SsTableWriter, WriterOptions, validate_ranges};
+use crate::sstable::{BlockCache, SsTable, SsTableWriter, WriterOptions, check_ranges};
 use crate::table_spec::{TableSpec, encode_spec};
 
 /// A memtable with the commit-log position before its first write: the commit log must keep
@@ -114,7 +114,8 @@ pub struct TableStore {
     /// Generations being compacted.
     pub(crate) compacting: Mutex<HashSet<u64>>,
     /// Held while a compaction task of this table runs, so a drop waits for it rather than
-    /// removing the directory under it.
+    /// removing the directory under it, and a major compaction picks its inputs only when no
+    /// other compaction of the table runs.
     pub(crate) compaction_running: Mutex<()>,
     /// The *replay floor*: commit-log records at or before this position are not replayed
     /// into this table on open, because their data is already in SSTables (a flush moved it
@@ -348,12 +349,31 @@ impl TableStore {
         }
         ssts.as_mut_slice()
             .sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp.unwrap_or(i64::MIN)));
-        // Checked and shared once for every SSTable's lazy row stream.
-        let shared_ranges = if ssts.is_empty() {
+        // Checked once for every SSTable (and borrowed when nothing needs dropping).
+        let checked = if ssts.is_empty() {
             None
         } else {
-            Some(validate_ranges(ranges)?)
+            Some(check_ranges(ranges)?)
         };
+        if let (Few::Empty, Few::One(s), Some(checked)) = (&sources, &ssts, &checked) {
+            // The usual read after a compaction: one SSTable may hold the partition and no
+            // memtable does. Its rows go straight into the answer, read from borrowed ranges
+            // (no boxed stream, no shared copy of the ranges).
+            return match s.read_borrowed(key, checked, reversed)? {
+                Some(p) => merge_single_rows(
+                    p.deletion,
+                    p.static_row,
+                    &p.range_tombstones,
+                    p.rows,
+                    reversed,
+                    now,
+                    limits,
+                ),
+                None => merge_partition(Vec::new(), reversed, now, limits),
+            };
+        }
+        // Shared once by every SSTable's lazy row stream.
+        let shared_ranges: Option<Arc<[(Bytes, Bytes)]>> = checked.map(|c| Arc::from(&c[..]));
         for s in ssts {
             if deletion.is_some_and(|d: khata_types::DeletionTime| {
                 s.stats()

@@ -1,12 +1,15 @@
 //! The read merge's single-source path (`merge_single`, and `merge_partition` when only one
 //! source has rows) answers exactly as the general k-way merge does: for random partitions,
-//! slices, directions, row limits and read times, from memory and from an SSTable.
+//! slices, directions, row limits and read times, from memory and from an SSTable (through a
+//! boxed row stream and through a borrowed read, `merge_single_rows`).
 
 mod sstable_support;
 
 use bytes::Bytes;
-use khata_storage::read::{ReadLimits, ReadResult, SourcePartition, merge_partition, merge_single};
-use khata_storage::sstable::WriterOptions;
+use khata_storage::read::{
+    ReadLimits, ReadResult, SourcePartition, merge_partition, merge_single, merge_single_rows,
+};
+use khata_storage::sstable::{WriterOptions, check_ranges};
 use khata_types::schema::Compression;
 use khata_types::token::DecoratedKey;
 use khata_types::{LocalTime, Partition};
@@ -110,6 +113,22 @@ proptest! {
             };
             let got = answer(merge_single(from_disk, reversed, now, limits).unwrap());
             prop_assert_eq!(&got, &general);
+
+            // And through the borrowed read (no boxed stream, ranges not copied), as a read
+            // that finds the partition in one SSTable alone takes it.
+            let checked = check_ranges(&slices).unwrap();
+            let b = table.read_borrowed(&key, &checked, reversed).unwrap().unwrap();
+            let borrowed = merge_single_rows(
+                b.deletion,
+                b.static_row,
+                &b.range_tombstones,
+                b.rows,
+                reversed,
+                now,
+                limits,
+            )
+            .unwrap();
+            prop_assert_eq!(&answer(borrowed), &general);
         }
     }
 }

@@ -16,6 +16,7 @@
 //! Only verified, decompressed chunks leave this module; they are shared through the
 //! [`BlockCache`].
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -237,6 +238,17 @@ pub struct DataFile {
     chunk_reads: AtomicU64,
 }
 
+/// The most compressed bytes of one chunk read into a thread's [`READ_BUFFER`]; a longer
+/// chunk (only with a chunk length configured far above the default) gets a buffer of its own.
+const MAX_READ_BUFFER_BYTES: usize = 64 << 10;
+
+thread_local! {
+    /// Each thread's buffer for the bytes of a chunk read from disk, which are verified and
+    /// decompressed but never kept: a block-cache miss then neither allocates nor zeroes a
+    /// buffer for them. At most [`MAX_READ_BUFFER_BYTES`] a thread.
+    static READ_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
 /// The last chunk a reader used, kept so that a run of small reads does not go back to the
 /// cache (or the disk, when not caching) for every one.
 pub type ChunkMemo = Option<(u64, Bytes)>;
@@ -452,10 +464,34 @@ impl DataFile {
             return Err(corrupt("chunk longer than it can be"));
         }
         self.chunk_reads.fetch_add(1, Ordering::Relaxed);
-        let raw = self
-            .file
-            .read_vec(start, disk_length as usize)
-            .map_err(|e| StorageError::io(&self.path, e))?;
+        let length = disk_length as usize;
+        let decode = |raw: &[u8]| self.decode_chunk(raw, start, expected);
+        if length > MAX_READ_BUFFER_BYTES {
+            let raw = self
+                .file
+                .read_vec(start, length)
+                .map_err(|e| StorageError::io(&self.path, e))?;
+            return decode(&raw);
+        }
+        READ_BUFFER.with_borrow_mut(|buffer| {
+            if buffer.len() < length {
+                buffer.resize(length, 0);
+            }
+            let raw = &mut buffer[..length];
+            self.file
+                .read_exact_at(start, raw)
+                .map_err(|e| StorageError::io(&self.path, e))?;
+            decode(raw)
+        })
+    }
+
+    /// Verify and decompress chunk bytes `raw` read from disk offset `start`, which decompress
+    /// to `expected` bytes.
+    fn decode_chunk(&self, raw: &[u8], start: u64, expected: u64) -> Result<Bytes> {
+        let corrupt = |detail: &str| StorageError::corrupt(&self.path, start, detail);
+        if raw.len() < CHUNK_OVERHEAD_BYTES as usize {
+            return Err(corrupt("chunk shorter than its framing"));
+        }
         let (body, trailer) = raw.split_at(raw.len() - 4);
         let mut stored = [0u8; 4];
         stored.copy_from_slice(trailer);

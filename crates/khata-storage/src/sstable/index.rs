@@ -41,7 +41,7 @@ use khata_types::token::{DecoratedKey, Token};
 
 use super::chunk::TrackedFile;
 use super::format::{FormatError, get_i64};
-use super::slice::{SliceReader, u32_at};
+use super::slice::{SliceReader, u32_at, warm_lines};
 use crate::error::Result;
 
 /// Most entries in one index page.
@@ -428,6 +428,12 @@ impl IndexPage {
     /// here, but a bad writer could) finds nothing or the wrong token's run, never a wrong
     /// entry: the key bytes are compared before an entry is returned.
     fn find_by_token_table(&self, key: &DecoratedKey) -> Result<Option<IndexEntry>, FormatError> {
+        // A page is touched about once in hundreds of reads, so its token table is rarely in
+        // the CPU's caches: fetch its lines at once, not one per probe.
+        warm_lines(
+            &self.body,
+            self.entries_end..self.entries_end.saturating_add(8 * self.count),
+        );
         let (mut lo, mut hi) = (0, self.count);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;

@@ -51,7 +51,9 @@ mod writer;
 
 pub use cache::{BlockCache, BlockCacheStats};
 pub use format::FORMAT_VERSION;
-pub use partition_reader::{PartitionReader, validate_ranges};
+pub use partition_reader::{
+    BorrowedPartition, BorrowedRows, PartitionReader, check_ranges, validate_ranges,
+};
 pub use reader::SsTable;
 pub use scan::SsTableScanner;
 pub use stats::{HISTOGRAM_BUCKETS, LARGEST_PARTITIONS, SsTableStats};

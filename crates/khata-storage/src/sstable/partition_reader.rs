@@ -19,6 +19,7 @@
 //! last blocks and 50 rows. Rows are sliced straight out of the cached chunks (a row that
 //! straddles two chunks is copied alone) and decoded only when the consumer asks for them.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -30,7 +31,7 @@ use super::index::IndexEntry;
 use super::layout::{RowFrame, decode_header, decode_row_body, parse_row_frame};
 use super::reader::SsTable;
 use super::row_index::RowIndexReader;
-use super::slice::u32_at;
+use super::slice::{WARM_MAX_LOADS, u32_at, warm};
 use crate::error::{Result, StorageError};
 
 /// One partition of an SSTable, restricted to clustering ranges.
@@ -54,6 +55,21 @@ impl fmt::Debug for PartitionReader {
     }
 }
 
+/// Check that `ranges` are sorted and disjoint; drop empty ones. Ranges that need nothing
+/// dropped (a read's usual single range) are borrowed, not copied: copying a `Bytes` made
+/// from a `Vec` allocates, so a point read would pay two allocations for its bounds.
+pub fn check_ranges(ranges: &[(Bytes, Bytes)]) -> Result<Cow<'_, [(Bytes, Bytes)]>> {
+    if ranges.iter().all(|(s, e)| s < e) {
+        if ranges.windows(2).any(|w| w[0].1 > w[1].0) {
+            return Err(StorageError::InvalidArgument(
+                "clustering ranges must be sorted and disjoint".into(),
+            ));
+        }
+        return Ok(Cow::Borrowed(ranges));
+    }
+    validate_ranges(ranges).map(|r| Cow::Owned(r.to_vec()))
+}
+
 /// Check that `ranges` are sorted and disjoint; drop empty ones.
 pub fn validate_ranges(ranges: &[(Bytes, Bytes)]) -> Result<Arc<[(Bytes, Bytes)]>> {
     if ranges.iter().all(|(s, e)| s < e) {
@@ -74,6 +90,31 @@ pub fn validate_ranges(ranges: &[(Bytes, Bytes)]) -> Result<Arc<[(Bytes, Bytes)]
     Ok(kept.into())
 }
 
+/// One partition of an SSTable restricted to clustering ranges, borrowing the SSTable and the
+/// ranges (see [`SsTable::read_borrowed`]): [`PartitionReader`] without the boxed row stream,
+/// the shared copy of the ranges and the reference on the SSTable.
+pub struct BorrowedPartition<'a> {
+    pub deletion: Option<DeletionTime>,
+    pub static_row: Row,
+    /// The range tombstones intersecting the ranges, clipped to them.
+    pub range_tombstones: RangeTombstoneList,
+    /// Rows within the ranges, as [`PartitionReader::rows`].
+    pub rows: BorrowedRows<'a>,
+}
+
+impl fmt::Debug for BorrowedPartition<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BorrowedPartition")
+            .field("deletion", &self.deletion)
+            .field("static_row", &self.static_row)
+            .field("range_tombstones", &self.range_tombstones)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The partition-level parts of a read and the state of its rows.
+type Opened = (Option<DeletionTime>, Row, RangeTombstoneList, RowsState);
+
 impl PartitionReader {
     pub(super) fn open(
         table: Arc<SsTable>,
@@ -81,77 +122,108 @@ impl PartitionReader {
         ranges: Arc<[(Bytes, Bytes)]>,
         reversed: bool,
     ) -> Result<PartitionReader> {
-        let data = &table.data;
-        let mut memo: ChunkMemo = None;
-        let (deletion, static_row, range_tombstones) = if entry.plain_header {
-            (None, Row::default(), RangeTombstoneList::new())
-        } else {
-            let bytes = data.read(entry.position, entry.header_length, &mut memo, true)?;
-            let (header, consumed) =
-                decode_header(bytes, entry.position, true).map_err(|e| e.in_file(&data.path))?;
-            if !entry.describes(&header, consumed) {
-                return Err(StorageError::corrupt(
-                    &data.path,
-                    entry.position,
-                    "partition header disagrees with its index entry",
-                ));
-            }
-            let range_tombstones = if header.range_tombstones.is_empty() {
-                header.range_tombstones
-            } else {
-                let mut clipped = Vec::new();
-                for (start, end) in ranges.iter() {
-                    clipped.extend(header.range_tombstones.slice(start, end));
-                }
-                RangeTombstoneList::from_sorted(clipped).ok_or_else(|| {
-                    StorageError::corrupt(
-                        &data.path,
-                        entry.position,
-                        "range tombstones out of order",
-                    )
-                })?
-            };
-            (header.deletion, header.static_row, range_tombstones)
-        };
-
-        let row_index = if entry.row_index_length == 0 || ranges.is_empty() {
-            None
-        } else {
-            Some(RowIndexReader::open(
-                data,
-                &mut memo,
-                entry.row_index.clone(),
-                entry.row_index_position(),
-                entry.row_index_length,
-                entry.rows_length,
-            )?)
-        };
-        let plan = BlockPlan {
-            single_left: row_index.is_none() && !ranges.is_empty() && entry.rows_length > 0,
-            row_index,
-            range: 0,
-            next: None,
-            last_emitted: None,
-        };
-        let rows = BlockRows {
-            rows_position: entry.rows_position(),
-            rows_length: entry.rows_length,
-            plan,
-            ranges,
-            reversed,
-            cursor: None,
-            last: LastKey::None,
-            memo,
-            failed: false,
-            table,
-        };
+        let (deletion, static_row, range_tombstones, state) =
+            open_partition(&table.data, entry, &ranges, reversed)?;
         Ok(PartitionReader {
             deletion,
             static_row,
             range_tombstones,
-            rows: Box::new(rows),
+            rows: Box::new(BlockRows {
+                table,
+                ranges,
+                state,
+            }),
         })
     }
+}
+
+impl<'a> BorrowedPartition<'a> {
+    pub(super) fn open(
+        data: &'a DataFile,
+        entry: IndexEntry,
+        ranges: &'a [(Bytes, Bytes)],
+        reversed: bool,
+    ) -> Result<BorrowedPartition<'a>> {
+        let (deletion, static_row, range_tombstones, state) =
+            open_partition(data, entry, ranges, reversed)?;
+        Ok(BorrowedPartition {
+            deletion,
+            static_row,
+            range_tombstones,
+            rows: BorrowedRows {
+                data,
+                ranges,
+                state,
+            },
+        })
+    }
+}
+
+/// Read the partition-level parts of `entry`'s partition and set up the read of its rows.
+fn open_partition(
+    data: &DataFile,
+    entry: IndexEntry,
+    ranges: &[(Bytes, Bytes)],
+    reversed: bool,
+) -> Result<Opened> {
+    let mut memo: ChunkMemo = None;
+    let (deletion, static_row, range_tombstones) = if entry.plain_header {
+        (None, Row::default(), RangeTombstoneList::new())
+    } else {
+        let bytes = data.read(entry.position, entry.header_length, &mut memo, true)?;
+        let (header, consumed) =
+            decode_header(bytes, entry.position, true).map_err(|e| e.in_file(&data.path))?;
+        if !entry.describes(&header, consumed) {
+            return Err(StorageError::corrupt(
+                &data.path,
+                entry.position,
+                "partition header disagrees with its index entry",
+            ));
+        }
+        let range_tombstones = if header.range_tombstones.is_empty() {
+            header.range_tombstones
+        } else {
+            let mut clipped = Vec::new();
+            for (start, end) in ranges.iter() {
+                clipped.extend(header.range_tombstones.slice(start, end));
+            }
+            RangeTombstoneList::from_sorted(clipped).ok_or_else(|| {
+                StorageError::corrupt(&data.path, entry.position, "range tombstones out of order")
+            })?
+        };
+        (header.deletion, header.static_row, range_tombstones)
+    };
+
+    let row_index = if entry.row_index_length == 0 || ranges.is_empty() {
+        None
+    } else {
+        Some(RowIndexReader::open(
+            data,
+            &mut memo,
+            entry.row_index.clone(),
+            entry.row_index_position(),
+            entry.row_index_length,
+            entry.rows_length,
+        )?)
+    };
+    let plan = BlockPlan {
+        single_left: row_index.is_none() && !ranges.is_empty() && entry.rows_length > 0,
+        row_index,
+        range: 0,
+        next: None,
+        last_emitted: None,
+    };
+    let rows = RowsState {
+        rows_position: entry.rows_position(),
+        rows_length: entry.rows_length,
+        plan,
+        reversed,
+        cursor: None,
+        last: LastKey::None,
+        memo,
+        failed: false,
+    };
+    Ok((deletion, static_row, range_tombstones, rows))
 }
 
 /// Which blocks are left to read, found lazily from the row index.
@@ -369,6 +441,18 @@ impl RowBlock {
             let (buf, _, frame) = self.row(data, memo, i)?;
             Ok(self.bytes(&buf)[frame.clustering] < *key)
         };
+        if let Some(whole) = &self.whole {
+            // The rows the search may probe (all of them in a block of up to 32 rows), fetched
+            // at once rather than one memory wait per probe.
+            let stride = self.count.div_ceil(WARM_MAX_LOADS).max(1);
+            warm(
+                whole,
+                (0..self.count)
+                    .step_by(stride)
+                    .filter_map(|i| u32_at(&self.table, 4 * i))
+                    .map(|offset| offset as usize),
+            );
+        }
         if from_end && below(memo, self.count - 1)? {
             return Ok(self.count);
         }
@@ -405,13 +489,12 @@ enum LastKey {
     InBlock(std::ops::Range<usize>),
 }
 
-/// The lazy row iterator.
-struct BlockRows {
-    table: Arc<SsTable>,
+/// Where a lazy read of rows stands. The Data file and the ranges are lent on every call:
+/// [`BlockRows`] owns them (shared), [`BorrowedRows`] borrows them.
+struct RowsState {
     rows_position: u64,
     rows_length: u64,
     plan: BlockPlan,
-    ranges: Arc<[(Bytes, Bytes)]>,
     reversed: bool,
     cursor: Option<BlockCursor>,
     last: LastKey,
@@ -457,14 +540,16 @@ fn decode_row(
     Ok((clustering, row))
 }
 
-impl BlockRows {
+impl RowsState {
     /// The next row of the current block within the ranges, if any.
-    fn next_in_block(&mut self) -> Result<Option<(Bytes, Row)>> {
-        let data = &self.table.data;
+    fn next_in_block(
+        &mut self,
+        data: &DataFile,
+        ranges: &[(Bytes, Bytes)],
+    ) -> Result<Option<(Bytes, Row)>> {
         let Some(cursor) = &mut self.cursor else {
             return Ok(None);
         };
-        let ranges = &self.ranges;
         while cursor.range < ranges.len() {
             let (start, end) = if self.reversed {
                 &ranges[ranges.len() - 1 - cursor.range]
@@ -514,9 +599,13 @@ impl BlockRows {
         Ok(None)
     }
 
-    fn next_row(&mut self) -> Result<Option<(Bytes, Row)>> {
+    fn next_row(
+        &mut self,
+        data: &DataFile,
+        ranges: &[(Bytes, Bytes)],
+    ) -> Result<Option<(Bytes, Row)>> {
         loop {
-            if let Some(row) = self.next_in_block()? {
+            if let Some(row) = self.next_in_block(data, ranges)? {
                 return Ok(Some(row));
             }
             if let Some(cursor) = self.cursor.take()
@@ -526,17 +615,14 @@ impl BlockRows {
                 let owned = cursor.block.whole.as_ref().map(|w| w.slice(range.clone()));
                 self.last = owned.map_or(LastKey::None, LastKey::Owned);
             }
-            let block = self.plan.next_block(
-                &self.ranges,
-                self.reversed,
-                self.rows_length,
-                &self.table.data,
-            )?;
+            let block = self
+                .plan
+                .next_block(ranges, self.reversed, self.rows_length, data)?;
             let Some((offset, length)) = block else {
                 return Ok(None);
             };
             let start = self.rows_position.saturating_add(offset);
-            let block = RowBlock::open(&self.table.data, &mut self.memo, start, length)?;
+            let block = RowBlock::open(data, &mut self.memo, start, length)?;
             self.cursor = Some(BlockCursor {
                 next: if self.reversed { block.count } else { 0 },
                 block,
@@ -545,19 +631,59 @@ impl BlockRows {
             });
         }
     }
+
+    /// The next row, as an iterator gives it: after an error or the last row, nothing.
+    fn next_item(
+        &mut self,
+        data: &DataFile,
+        ranges: &[(Bytes, Bytes)],
+    ) -> Option<Result<(Bytes, Row)>> {
+        if self.failed {
+            return None;
+        }
+        let result = self.next_row(data, ranges).transpose();
+        if matches!(result, Some(Err(_)) | None) {
+            self.failed = true;
+        }
+        result
+    }
+}
+
+/// The lazy row iterator of a [`PartitionReader`], holding its SSTable and ranges.
+struct BlockRows {
+    table: Arc<SsTable>,
+    ranges: Arc<[(Bytes, Bytes)]>,
+    state: RowsState,
 }
 
 impl Iterator for BlockRows {
     type Item = Result<(Bytes, Row)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
-        let result = self.next_row().transpose();
-        if matches!(result, Some(Err(_)) | None) {
-            self.failed = true;
-        }
-        result
+        self.state.next_item(&self.table.data, &self.ranges)
+    }
+}
+
+/// The lazy row iterator of a [`BorrowedPartition`].
+pub struct BorrowedRows<'a> {
+    data: &'a DataFile,
+    ranges: &'a [(Bytes, Bytes)],
+    state: RowsState,
+}
+
+impl fmt::Debug for BorrowedRows<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BorrowedRows")
+            .field("ranges", &self.ranges.len())
+            .field("reversed", &self.state.reversed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Iterator for BorrowedRows<'_> {
+    type Item = Result<(Bytes, Row)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.state.next_item(self.data, self.ranges)
     }
 }

@@ -31,7 +31,7 @@ use super::cache::BlockCache;
 use super::chunk::DataFile;
 use super::format::{Component, READABLE_VERSIONS, Toc, component_path, parse_file_name};
 use super::index::{IndexEntry, IndexPage, SummaryEntry, decode_summary, verify_page};
-use super::partition_reader::{PartitionReader, validate_ranges};
+use super::partition_reader::{BorrowedPartition, PartitionReader, validate_ranges};
 use super::scan::SsTableScanner;
 use super::stats::SsTableStats;
 use crate::error::{Result, StorageError};
@@ -404,6 +404,25 @@ impl SsTable {
             return Ok(None);
         };
         PartitionReader::open(self.clone(), entry, ranges, reversed).map(Some)
+    }
+
+    /// [`SsTable::read_validated`] borrowing the SSTable and the ranges (checked by
+    /// [`super::check_ranges`]) instead of sharing them: no boxed row stream, no shared copy
+    /// of the ranges, no reference on the SSTable. For a read that consumes the rows at once
+    /// (a point read that finds its partition in one SSTable).
+    pub fn read_borrowed<'a>(
+        &'a self,
+        key: &DecoratedKey,
+        ranges: &'a [(Bytes, Bytes)],
+        reversed: bool,
+    ) -> Result<Option<BorrowedPartition<'a>>> {
+        if !self.may_contain(key) {
+            return Ok(None);
+        }
+        let Some(entry) = self.find(key)? else {
+            return Ok(None);
+        };
+        BorrowedPartition::open(&self.data, entry, ranges, reversed).map(Some)
     }
 
     /// Whole partitions in key order, starting at `from` (inclusive) or at the first. To start
