@@ -25,7 +25,6 @@ use std::sync::Arc;
 use bytes::Bytes;
 use khata_coordinator::Coordinator;
 use khata_coordinator::catalog::{Schema, TableSchema};
-use parking_lot::Mutex;
 
 use crate::frame::{
     Batch, BoundValues, ColumnSpec, ErrorBody, ErrorKind, Execute, Prepare, Prepared,
@@ -113,7 +112,10 @@ struct Entry {
 pub struct Executor {
     coordinator: Arc<Coordinator>,
     config: CqlServerConfig,
-    prepared: Mutex<HashMap<Bytes, Entry>>,
+    /// Prepared statements by id. A std `RwLock`: every EXECUTE reads it, from both request
+    /// threads at once, and readers of a std lock share it without spinning (a `parking_lot`
+    /// mutex here made the request threads `sched_yield`, docs/benchmarks.md).
+    prepared: std::sync::RwLock<HashMap<Bytes, Entry>>,
 }
 
 /// The values and options a statement runs with.
@@ -208,7 +210,7 @@ impl Executor {
         Executor {
             coordinator,
             config,
-            prepared: Mutex::new(HashMap::new()),
+            prepared: std::sync::RwLock::new(HashMap::new()),
         }
     }
 
@@ -279,7 +281,10 @@ impl Executor {
             result: described.result,
         });
         {
-            let mut cache = self.prepared.lock();
+            let mut cache = self
+                .prepared
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             if cache.len() >= MAX_PREPARED_STATEMENTS && !cache.contains_key(&id) {
                 // Simple bound: start over; clients re-prepare on Unprepared.
                 cache.clear();
@@ -313,7 +318,8 @@ impl Executor {
     fn lookup(&self, id: &Bytes) -> Result<(Arc<PreparedStatement>, Option<Arc<Plan>>), ErrorBody> {
         let found = self
             .prepared
-            .lock()
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(id)
             .map(|e| (e.statement.clone(), e.plan.clone()));
         found.ok_or_else(|| {
@@ -403,7 +409,11 @@ impl Executor {
         run: &Run<'_>,
     ) -> Option<Arc<Plan>> {
         let plan = Arc::new(Plan::make(schema, run, &statement.parsed)?);
-        if let Some(entry) = self.prepared.lock().get_mut(id)
+        if let Some(entry) = self
+            .prepared
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get_mut(id)
             && Arc::ptr_eq(&entry.statement, statement)
         {
             entry.plan = Some(plan.clone());

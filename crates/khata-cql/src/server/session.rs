@@ -2,6 +2,8 @@
 //! by its first frames and STARTUP; in v5 the compression is that of the segments), the
 //! keyspace of `USE`, and its event registrations.
 
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
 
@@ -9,59 +11,109 @@ use crate::frame::{Compression, EventType, ProtocolVersion};
 
 use super::connection::Outgoing;
 
+/// What changes rarely (`USE`, `REGISTER`), behind a lock.
 #[derive(Debug, Default)]
 struct State {
-    version: Option<ProtocolVersion>,
-    compression: Option<Compression>,
-    ready: bool,
-    keyspace: Option<String>,
     events: Vec<EventType>,
     events_task: bool,
 }
 
-/// One connection's session.
+/// One connection's session. What every request reads (the version, the compression, whether
+/// STARTUP was answered) is in atomics and the keyspace behind a std `RwLock`, so that the
+/// request tasks of one connection, running on different threads, never wait on each other
+/// for it (a contended `parking_lot` mutex yields the CPU with `sched_yield`, which under load
+/// can lose it for milliseconds: docs/benchmarks.md).
 #[derive(Debug)]
 pub struct Session {
+    /// [`ProtocolVersion`] as `encode_version`, 0 until the first frame.
+    version: AtomicU8,
+    /// [`Compression`] as `encode_compression`, 0 for none.
+    compression: AtomicU8,
+    ready: AtomicBool,
+    keyspace: std::sync::RwLock<Option<String>>,
     state: Mutex<State>,
     pub(crate) tx: mpsc::Sender<Outgoing>,
+}
+
+fn encode_version(v: ProtocolVersion) -> u8 {
+    match v {
+        ProtocolVersion::V3 => 3,
+        ProtocolVersion::V4 => 4,
+        ProtocolVersion::V5 => 5,
+    }
+}
+
+fn decode_version(v: u8) -> Option<ProtocolVersion> {
+    match v {
+        3 => Some(ProtocolVersion::V3),
+        4 => Some(ProtocolVersion::V4),
+        5 => Some(ProtocolVersion::V5),
+        _ => None,
+    }
+}
+
+fn encode_compression(c: Option<Compression>) -> u8 {
+    match c {
+        None => 0,
+        Some(Compression::Lz4) => 1,
+        Some(Compression::Snappy) => 2,
+    }
+}
+
+fn decode_compression(c: u8) -> Option<Compression> {
+    match c {
+        1 => Some(Compression::Lz4),
+        2 => Some(Compression::Snappy),
+        _ => None,
+    }
 }
 
 impl Session {
     pub(crate) fn new(tx: mpsc::Sender<Outgoing>) -> Self {
         Session {
+            version: AtomicU8::new(0),
+            compression: AtomicU8::new(0),
+            ready: AtomicBool::new(false),
+            keyspace: std::sync::RwLock::new(None),
             state: Mutex::new(State::default()),
             tx,
         }
     }
 
     pub fn version(&self) -> Option<ProtocolVersion> {
-        self.state.lock().version
+        decode_version(self.version.load(Ordering::Acquire))
     }
 
     pub(crate) fn set_version(&self, v: ProtocolVersion) {
-        self.state.lock().version = Some(v);
+        self.version.store(encode_version(v), Ordering::Release);
     }
 
     pub fn compression(&self) -> Option<Compression> {
-        self.state.lock().compression
+        decode_compression(self.compression.load(Ordering::Acquire))
     }
 
     pub(crate) fn start(&self, compression: Option<Compression>) {
-        let mut s = self.state.lock();
-        s.compression = compression;
-        s.ready = true;
+        self.compression
+            .store(encode_compression(compression), Ordering::Release);
+        self.ready.store(true, Ordering::Release);
     }
 
     pub fn is_ready(&self) -> bool {
-        self.state.lock().ready
+        self.ready.load(Ordering::Acquire)
     }
 
     pub fn keyspace(&self) -> Option<String> {
-        self.state.lock().keyspace.clone()
+        self.keyspace
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     pub(crate) fn set_keyspace(&self, keyspace: String) {
-        self.state.lock().keyspace = Some(keyspace);
+        *self
+            .keyspace
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(keyspace);
     }
 
     /// Register for events; returns whether the event forwarder must be started.
