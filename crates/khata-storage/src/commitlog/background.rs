@@ -72,7 +72,7 @@ impl Inner {
             }
             let spare = std::mem::take(&mut wanted.spare);
             let prepare = wanted.prepare.take();
-            let sync = std::mem::take(&mut wanted.sync) || due;
+            let sync_ahead = std::mem::take(&mut wanted.sync);
             let finish_switch = std::mem::take(&mut wanted.finish_switch);
             if due {
                 deadline = next_deadline();
@@ -88,9 +88,11 @@ impl Inner {
             if spare {
                 self.prepare_spare();
             }
-            if sync && !self.durability.is_poisoned() {
-                // An error has poisoned the log and been logged; appends report it.
+            // An error poisons the log and is logged; appends report it.
+            if due && !self.durability.is_poisoned() {
                 let _ = self.sync_to(self.current_position(), Duration::ZERO);
+            } else if sync_ahead && !self.durability.is_poisoned() {
+                let _ = self.sync_whole_pages();
             }
             wanted = self.lock_wanted();
         }

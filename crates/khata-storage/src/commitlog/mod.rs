@@ -107,6 +107,11 @@ use sync::Durability;
 /// can take.
 pub const SYNC_AHEAD_BYTES: u64 = 1 << 20;
 
+/// The page size a sync ahead rounds down to (the smallest the kernel maps; on a larger page
+/// size the last page is synced too, which costs only the fault described at
+/// `Inner::sync_whole_pages`).
+const SYNC_PAGE_BYTES: u64 = 4096;
+
 /// How far ahead of the writer the active segment's pages are mapped in (by the background
 /// thread), so that appends do not stop for page faults: 1 MiB, as in the experiment in
 /// docs/benchmarks.md that measured it.
@@ -724,6 +729,27 @@ impl Inner {
 
     /// Return once everything before `target` is durable (see [`sync`]).
     fn sync_to(&self, target: CommitLogPosition, window: Duration) -> Result<()> {
+        self.sync_active(target, window, false)
+    }
+
+    /// The background thread's sync ahead of the period (periodic mode): everything before
+    /// the last page boundary of what was written. The page being written is left dirty: a
+    /// sync write-protects the pages it cleans, and the next append to a cleaned page faults
+    /// into the file system (ext4's `page_mkwrite`), which waits whenever its journal is
+    /// committing (tens to hundreds of milliseconds while flushes and compactions write).
+    /// The period's own sync still covers every byte.
+    fn sync_whole_pages(&self) -> Result<()> {
+        let mut target = self.current_position();
+        target.offset &= !(SYNC_PAGE_BYTES - 1);
+        self.sync_active(target, Duration::ZERO, true)
+    }
+
+    fn sync_active(
+        &self,
+        target: CommitLogPosition,
+        window: Duration,
+        whole_pages: bool,
+    ) -> Result<()> {
         self.durability.sync_to(target, window, || {
             loop {
                 // Every segment before the active one must be durable before the active one's
@@ -731,7 +757,7 @@ impl Inner {
                 // lock (a switch made since is seen there, and finished on the next turn) and
                 // fsync outside it.
                 self.finish_switch().map_err(|e| e.to_string())?;
-                let (file, end, path) = {
+                let (file, mut end, path) = {
                     let writer = self.writer.lock();
                     if self.lock_pending().is_some() {
                         continue;
@@ -742,8 +768,13 @@ impl Inner {
                         writer.active.path.clone(),
                     )
                 };
-                file.sync(end.offset)
-                    .map_err(|e| format!("fsync of {} failed: {e}", path.display()))?;
+                if whole_pages {
+                    end.offset &= !(SYNC_PAGE_BYTES - 1);
+                }
+                if end.offset > 0 {
+                    file.sync(end.offset)
+                        .map_err(|e| format!("fsync of {} failed: {e}", path.display()))?;
+                }
                 return Ok(end);
             }
         })
