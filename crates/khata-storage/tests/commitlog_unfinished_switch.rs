@@ -11,123 +11,18 @@
 
 mod commitlog_common;
 
-use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex};
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
-use commitlog_common::{config, payload, payload_id, segment_files};
+use commitlog_common::{Gate, SyncProbeFs, config, payload, payload_id, segment_files};
 use khata_env::fault::{FaultFs, TornWrites};
-use khata_env::{FileSystem, PreallocatedFile, ReadableFile, RealFs, WritableFile};
+use khata_env::{FileSystem, RealFs};
 use khata_storage::commitlog::{CommitLog, CommitLogConfig, SyncMode};
 
 const SEGMENT_BYTES: u64 = 8192;
 /// The first segment's name, whatever its suffix.
 const FIRST_SEGMENT: &str = "CommitLog-00000000000000000001.log";
-
-/// Closed: fsyncs of segment files whose path contains `needle` wait until it opens.
-#[derive(Debug, Default)]
-struct Gate {
-    closed: Mutex<Option<String>>,
-    opened: Condvar,
-}
-
-impl Gate {
-    fn close(&self, needle: &str) {
-        *self.closed.lock().unwrap() = Some(needle.to_string());
-    }
-
-    fn open(&self) {
-        *self.closed.lock().unwrap() = None;
-        self.opened.notify_all();
-    }
-
-    fn pass(&self, path: &Path) {
-        let mut closed = self.closed.lock().unwrap();
-        while closed
-            .as_deref()
-            .is_some_and(|needle| path.to_string_lossy().contains(needle))
-        {
-            closed = self.opened.wait(closed).unwrap();
-        }
-    }
-}
-
-/// A file system whose segment fsyncs pass through a [`Gate`].
-#[derive(Debug)]
-struct GateFs {
-    inner: Arc<dyn FileSystem>,
-    gate: Arc<Gate>,
-}
-
-#[derive(Debug)]
-struct GatedSegment {
-    path: PathBuf,
-    inner: Arc<dyn PreallocatedFile>,
-    gate: Arc<Gate>,
-}
-
-impl PreallocatedFile for GatedSegment {
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-    fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
-        self.inner.write_at(offset, buf)
-    }
-    fn sync(&self, end: u64) -> io::Result<()> {
-        self.gate.pass(&self.path);
-        self.inner.sync(end)
-    }
-    fn prepare(&self, from: u64, to: u64) {
-        self.inner.prepare(from, to)
-    }
-}
-
-impl FileSystem for GateFs {
-    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        self.inner.create_dir_all(path)
-    }
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        self.inner.list_dir(path)
-    }
-    fn create(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {
-        self.inner.create(path)
-    }
-    fn create_preallocated(&self, path: &Path, len: u64) -> io::Result<Arc<dyn PreallocatedFile>> {
-        Ok(Arc::new(GatedSegment {
-            path: path.to_path_buf(),
-            inner: self.inner.create_preallocated(path, len)?,
-            gate: self.gate.clone(),
-        }))
-    }
-    fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {
-        self.inner.open_append(path)
-    }
-    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {
-        self.inner.open_read(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        self.inner.remove_file(path)
-    }
-    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
-        self.inner.remove_dir_all(path)
-    }
-    fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        self.inner.sync_dir(path)
-    }
-    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.inner.hard_link(from, to)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        self.inner.exists(path)
-    }
-    fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
-        self.inner.truncate(path, len)
-    }
-}
 
 fn periodic() -> CommitLogConfig {
     config(
@@ -175,11 +70,9 @@ fn names(fs: &dyn FileSystem, dir: &Path) -> Vec<String> {
 #[test]
 fn a_killed_process_replays_the_successor_of_an_unfinished_switch() {
     let dir = tempfile::tempdir().unwrap();
-    let gate = Arc::new(Gate::default());
-    let fs: Arc<dyn FileSystem> = Arc::new(GateFs {
-        inner: Arc::new(RealFs),
-        gate: gate.clone(),
-    });
+    let probe = SyncProbeFs::over(Arc::new(RealFs));
+    let gate = probe.gate.clone();
+    let fs: Arc<dyn FileSystem> = Arc::new(probe);
     let (log, _) = CommitLog::open(fs, dir.path(), periodic()).unwrap();
     let ids = append_into_second_segment(&log, &gate);
     // The directory as a killed process leaves it: segment 1 named, segment 2 not yet.
@@ -232,11 +125,9 @@ fn a_power_cut_during_an_unfinished_switch_replays_a_prefix() {
         } else {
             TornWrites::PrefixThenGarbage
         });
-        let gate = Arc::new(Gate::default());
-        let fs: Arc<dyn FileSystem> = Arc::new(GateFs {
-            inner: Arc::new(fault.clone()),
-            gate: gate.clone(),
-        });
+        let probe = SyncProbeFs::over(Arc::new(fault.clone()));
+        let gate = probe.gate.clone();
+        let fs: Arc<dyn FileSystem> = Arc::new(probe);
         let (log, _) = CommitLog::open(fs, dir, periodic()).unwrap();
         let ids = append_into_second_segment(&log, &gate);
         // The kernel may have written the directory back on its own: the successor's name
@@ -268,11 +159,9 @@ fn a_sync_during_an_unfinished_switch_makes_the_old_segment_durable_first() {
     for seed in 0..4u64 {
         let fault = FaultFs::with_seed(seed);
         fault.set_torn_writes(TornWrites::PrefixThenGarbage);
-        let gate = Arc::new(Gate::default());
-        let fs: Arc<dyn FileSystem> = Arc::new(GateFs {
-            inner: Arc::new(fault.clone()),
-            gate: gate.clone(),
-        });
+        let probe = SyncProbeFs::over(Arc::new(fault.clone()));
+        let gate = probe.gate.clone();
+        let fs: Arc<dyn FileSystem> = Arc::new(probe);
         let (log, _) = CommitLog::open(fs, dir, periodic()).unwrap();
         let log = Arc::new(log);
         let ids = append_into_second_segment(&log, &gate);
@@ -295,4 +184,27 @@ fn a_sync_during_an_unfinished_switch_makes_the_old_segment_durable_first() {
         let got: Vec<u64> = replayed.iter().map(|r| payload_id(&r.payload)).collect();
         assert_eq!(got, ids, "seed {seed}: a synced record was lost");
     }
+}
+
+#[test]
+fn a_spare_killed_while_being_made_is_removed() {
+    // A process killed between creating the next segment's file and writing its header
+    // leaves a temporary file of zeros with the successor's id: not a successor (a spare
+    // becomes active only with its header synced), so open removes it and carries on.
+    let dir = tempfile::tempdir().unwrap();
+    let (log, _) = CommitLog::open(Arc::new(RealFs), dir.path(), periodic()).unwrap();
+    let ids: Vec<u64> = (0..10).collect();
+    for id in &ids {
+        log.append(&payload(*id, 100)).unwrap();
+    }
+    drop(log);
+    let spare = dir.path().join("CommitLog-00000000000000000002.log.tmp");
+    std::fs::write(&spare, vec![0u8; SEGMENT_BYTES as usize]).unwrap();
+
+    let (log, replayed) = CommitLog::open(Arc::new(RealFs), dir.path(), periodic())
+        .expect("a half-made spare does not stop the log from opening");
+    let got: Vec<u64> = replayed.iter().map(|r| payload_id(&r.payload)).collect();
+    assert_eq!(got, ids);
+    assert!(!spare.exists(), "the half-made spare survived open");
+    assert_eq!(log.current_position().segment_id, 2);
 }

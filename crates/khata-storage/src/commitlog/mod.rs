@@ -230,6 +230,7 @@ struct Inner {
 /// listed as finished, so it cannot be discarded.
 struct PendingSwitch {
     old_id: u64,
+    old_path: PathBuf,
     old_file: Arc<dyn PreallocatedFile>,
     old_len: u64,
     successor_tmp: PathBuf,
@@ -366,6 +367,17 @@ impl CommitLog {
         };
         if predecessor_torn {
             remove("its predecessor lost its unsynced tail")?;
+            return Ok(None);
+        }
+        // A spare becomes active only after its header is written and synced, so one without
+        // a valid header is a spare whose making was cut short (the process was killed while
+        // preparing it), not a successor.
+        let header = fs
+            .open_read(tmp)
+            .and_then(|f| f.read_vec(0, (HEADER_LEN as usize).min(f.len() as usize)))
+            .map_err(|e| StorageError::io(tmp, e))?;
+        if !matches!(format::decode_header(&header), Ok((declared, _)) if declared == id) {
+            remove("it is a spare whose header was never completed")?;
             return Ok(None);
         }
         let before = records.len();
@@ -623,16 +635,17 @@ impl Inner {
         let next_id = active.id + 1;
         match writer.spare.take() {
             Some(spare) if spare.id == next_id => {
-                let (next, successor_path) = spare.activate_unnamed();
+                let (next, successor_tmp) = spare.activate_unnamed();
                 let old = std::mem::replace(&mut writer.active, next);
                 self.reset_for_new_segment(writer);
                 writer.finish_switch = true;
                 *self.lock_pending() = Some(PendingSwitch {
                     old_id: old.id,
+                    old_path: old.path,
                     old_file: old.file,
                     old_len: old.offset,
-                    successor_tmp: writer.active.path.clone(),
-                    successor_path,
+                    successor_tmp,
+                    successor_path: writer.active.path.clone(),
                 });
                 return Ok(());
             }
@@ -665,7 +678,7 @@ impl Inner {
         self.finished.lock().insert(
             old.id,
             FinishedSegment {
-                path: format::segment_path(&self.dir, old.id),
+                path: old.path,
                 len: old.offset,
             },
         );
@@ -694,7 +707,7 @@ impl Inner {
         let Some(switch) = pending.take() else {
             return Ok(());
         };
-        let old_path = format::segment_path(&self.dir, switch.old_id);
+        let old_path = switch.old_path;
         let done = switch
             .old_file
             .sync(switch.old_len)

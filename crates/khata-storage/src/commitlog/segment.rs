@@ -111,18 +111,19 @@ impl SpareSegment {
     }
 
     /// Delete a spare that will not be used (best effort: open removes leftovers anyway).
-    /// Make this the active segment still under its temporary name: appends go to it at once,
-    /// while its predecessor is synced and it is renamed into place off the append path
-    /// ([`super::PendingSwitch`]). Returns the segment and its final path.
+    /// Make this the active segment while it still has its temporary name: appends go to it
+    /// at once, while its predecessor is synced and it is renamed into place off the append
+    /// path ([`super::PendingSwitch`]). The segment names its final path (which it has from
+    /// the rename on, for the rest of its life); the temporary path is returned.
     pub(super) fn activate_unnamed(self) -> (ActiveSegment, PathBuf) {
         let segment = ActiveSegment {
             id: self.id,
-            path: self.tmp,
+            path: self.path,
             file: self.file,
             seed: format::segment_seed(self.id),
             offset: HEADER_LEN,
         };
-        (segment, self.path)
+        (segment, self.tmp)
     }
 
     pub(super) fn remove(self, fs: &dyn FileSystem) {

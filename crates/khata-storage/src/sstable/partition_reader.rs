@@ -59,35 +59,25 @@ impl fmt::Debug for PartitionReader {
 /// dropped (a read's usual single range) are borrowed, not copied: copying a `Bytes` made
 /// from a `Vec` allocates, so a point read would pay two allocations for its bounds.
 pub fn check_ranges(ranges: &[(Bytes, Bytes)]) -> Result<Cow<'_, [(Bytes, Bytes)]>> {
-    if ranges.iter().all(|(s, e)| s < e) {
-        if ranges.windows(2).any(|w| w[0].1 > w[1].0) {
-            return Err(StorageError::InvalidArgument(
-                "clustering ranges must be sorted and disjoint".into(),
-            ));
-        }
-        return Ok(Cow::Borrowed(ranges));
-    }
-    validate_ranges(ranges).map(|r| Cow::Owned(r.to_vec()))
-}
-
-/// Check that `ranges` are sorted and disjoint; drop empty ones.
-pub fn validate_ranges(ranges: &[(Bytes, Bytes)]) -> Result<Arc<[(Bytes, Bytes)]>> {
-    if ranges.iter().all(|(s, e)| s < e) {
-        // The usual case (no empty range): one copy, straight into the shared slice.
-        if ranges.windows(2).any(|w| w[0].1 > w[1].0) {
-            return Err(StorageError::InvalidArgument(
-                "clustering ranges must be sorted and disjoint".into(),
-            ));
-        }
-        return Ok(Arc::from(ranges));
-    }
-    let kept: Vec<(Bytes, Bytes)> = ranges.iter().filter(|(s, e)| s < e).cloned().collect();
+    let kept: Cow<'_, [(Bytes, Bytes)]> = if ranges.iter().all(|(s, e)| s < e) {
+        Cow::Borrowed(ranges)
+    } else {
+        Cow::Owned(ranges.iter().filter(|(s, e)| s < e).cloned().collect())
+    };
     if kept.windows(2).any(|w| w[0].1 > w[1].0) {
         return Err(StorageError::InvalidArgument(
             "clustering ranges must be sorted and disjoint".into(),
         ));
     }
-    Ok(kept.into())
+    Ok(kept)
+}
+
+/// [`check_ranges`], shared: one copy, straight into the shared slice.
+pub fn validate_ranges(ranges: &[(Bytes, Bytes)]) -> Result<Arc<[(Bytes, Bytes)]>> {
+    Ok(match check_ranges(ranges)? {
+        Cow::Borrowed(ranges) => Arc::from(ranges),
+        Cow::Owned(kept) => Arc::from(kept),
+    })
 }
 
 /// One partition of an SSTable restricted to clustering ranges, borrowing the SSTable and the

@@ -3,8 +3,8 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use khata_env::{FileSystem, PreallocatedFile, ReadableFile, RealFs, WritableFile};
@@ -65,11 +65,60 @@ pub fn segment_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The real file system, counting fsyncs and failing them on demand.
-#[derive(Debug, Default)]
+/// A file system (the real one by default), counting fsyncs, failing them on demand, and
+/// holding back segment fsyncs behind a [`Gate`].
+#[derive(Debug)]
 pub struct SyncProbeFs {
+    pub inner: Arc<dyn FileSystem>,
     pub syncs: Arc<AtomicU64>,
     pub fail_syncs: Arc<AtomicBool>,
+    pub gate: Arc<Gate>,
+}
+
+impl Default for SyncProbeFs {
+    fn default() -> Self {
+        SyncProbeFs::over(Arc::new(RealFs))
+    }
+}
+
+impl SyncProbeFs {
+    /// A probe over `inner`.
+    pub fn over(inner: Arc<dyn FileSystem>) -> Self {
+        SyncProbeFs {
+            inner,
+            syncs: Arc::default(),
+            fail_syncs: Arc::default(),
+            gate: Arc::default(),
+        }
+    }
+}
+
+/// Closed on a needle: fsyncs of segment files whose path contains it wait until it opens.
+#[derive(Debug, Default)]
+pub struct Gate {
+    closed: Mutex<Option<String>>,
+    opened: Condvar,
+}
+
+impl Gate {
+    pub fn close(&self, needle: &str) {
+        *self.closed.lock().unwrap() = Some(needle.to_string());
+    }
+
+    pub fn open(&self) {
+        *self.closed.lock().unwrap() = None;
+        self.opened.notify_all();
+    }
+
+    fn pass(&self, path: &Path) {
+        let mut closed = self.closed.lock().unwrap();
+        while closed
+            .as_deref()
+            .is_some_and(|needle| path.to_string_lossy().contains(needle))
+        {
+            closed = self.opened.wait(closed).unwrap();
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -97,6 +146,8 @@ impl WritableFile for ProbeFile {
 
 #[derive(Debug)]
 struct ProbeSegment {
+    path: PathBuf,
+    gate: Arc<Gate>,
     inner: Arc<dyn PreallocatedFile>,
     syncs: Arc<AtomicU64>,
     fail_syncs: Arc<AtomicBool>,
@@ -110,6 +161,7 @@ impl PreallocatedFile for ProbeSegment {
         self.inner.write_at(offset, buf)
     }
     fn sync(&self, end: u64) -> io::Result<()> {
+        self.gate.pass(&self.path);
         if self.fail_syncs.load(Ordering::SeqCst) {
             return Err(io::Error::other("injected fsync failure"));
         }
@@ -133,46 +185,48 @@ impl SyncProbeFs {
 
 impl FileSystem for SyncProbeFs {
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        RealFs.create_dir_all(path)
+        self.inner.create_dir_all(path)
     }
     fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        RealFs.list_dir(path)
+        self.inner.list_dir(path)
     }
     fn create(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {
-        Ok(self.wrap(RealFs.create(path)?))
+        Ok(self.wrap(self.inner.create(path)?))
     }
     fn create_preallocated(&self, path: &Path, len: u64) -> io::Result<Arc<dyn PreallocatedFile>> {
         Ok(Arc::new(ProbeSegment {
-            inner: RealFs.create_preallocated(path, len)?,
+            path: path.to_path_buf(),
+            gate: self.gate.clone(),
+            inner: self.inner.create_preallocated(path, len)?,
             syncs: self.syncs.clone(),
             fail_syncs: self.fail_syncs.clone(),
         }))
     }
     fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {
-        Ok(self.wrap(RealFs.open_append(path)?))
+        Ok(self.wrap(self.inner.open_append(path)?))
     }
     fn open_read(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {
-        RealFs.open_read(path)
+        self.inner.open_read(path)
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        RealFs.rename(from, to)
+        self.inner.rename(from, to)
     }
     fn remove_file(&self, path: &Path) -> io::Result<()> {
-        RealFs.remove_file(path)
+        self.inner.remove_file(path)
     }
     fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
-        RealFs.remove_dir_all(path)
+        self.inner.remove_dir_all(path)
     }
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        RealFs.sync_dir(path)
+        self.inner.sync_dir(path)
     }
     fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
-        RealFs.hard_link(from, to)
+        self.inner.hard_link(from, to)
     }
     fn exists(&self, path: &Path) -> bool {
-        RealFs.exists(path)
+        self.inner.exists(path)
     }
     fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
-        RealFs.truncate(path, len)
+        self.inner.truncate(path, len)
     }
 }
