@@ -99,6 +99,10 @@ pub struct CqlArgs {
     /// 2026-12-01).
     #[arg(long, default_value_t = 100)]
     pub open_loop_tick_us: u64,
+    /// Print the open-loop pass's latency per window of this many milliseconds (requests,
+    /// p50, p99, worst) on stderr, to see when in the run the slow requests were (0: off).
+    #[arg(long, default_value_t = 0)]
+    pub timeline_ms: u64,
     /// After loading, flush the spawned node's memtables (admin API `POST /flush`), so that
     /// reads come from SSTables rather than memtables.
     #[arg(long)]

@@ -195,12 +195,17 @@ pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> O
     let tick = Duration::from_micros(args.open_loop_tick_us.max(1));
     let (warmup, duration) = (args.warmup, args.duration);
     let samples = Arc::new(Mutex::new(Vec::<u64>::new()));
+    // (start in microseconds since the measurement began, latency in nanoseconds), for
+    // `--timeline-ms`.
+    let timeline = Arc::new(Mutex::new(Vec::<(u64, u64)>::new()));
+    let keep_timeline = args.timeline_ms > 0;
     let errors = Arc::new(AtomicU64::new(0));
     let in_flight = Arc::new(AtomicUsize::new(0));
     let runtime = tokio::runtime::Handle::current();
     let dispatcher = {
-        let (samples, errors, in_flight) = (
+        let (samples, timeline, errors, in_flight) = (
             Arc::clone(&samples),
+            Arc::clone(&timeline),
             Arc::clone(&errors),
             Arc::clone(&in_flight),
         );
@@ -225,13 +230,15 @@ pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> O
                         continue;
                     }
                     in_flight.fetch_add(1, Ordering::Relaxed);
-                    let (op, samples, errors, in_flight) = (
+                    let (op, samples, timeline, errors, in_flight) = (
                         Arc::clone(&op),
                         Arc::clone(&samples),
+                        Arc::clone(&timeline),
                         Arc::clone(&errors),
                         Arc::clone(&in_flight),
                     );
                     let measured = now >= measure_from;
+                    let offset_us = now.saturating_duration_since(measure_from).as_micros() as u64;
                     let seed = started;
                     runtime.spawn(async move {
                         let mut rng = Rng::new(0x0FE4 ^ seed.wrapping_mul(0x9E37_79B9));
@@ -243,7 +250,15 @@ pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> O
                             return;
                         }
                         match result {
-                            Ok(()) => samples.lock().expect("samples lock").push(nanos),
+                            Ok(()) => {
+                                samples.lock().expect("samples lock").push(nanos);
+                                if keep_timeline {
+                                    timeline
+                                        .lock()
+                                        .expect("timeline lock")
+                                        .push((offset_us, nanos));
+                                }
+                            }
                             Err(_) => {
                                 errors.fetch_add(1, Ordering::Relaxed);
                             }
@@ -261,10 +276,39 @@ pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> O
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let nanos = std::mem::take(&mut *samples.lock().expect("samples lock"));
+    if keep_timeline {
+        let points = std::mem::take(&mut *timeline.lock().expect("timeline lock"));
+        print_timeline(points, args.timeline_ms);
+    }
     OpenLoop {
         target_rate: rate,
         skipped,
         summary: Summary::from_samples(nanos, errors.load(Ordering::Relaxed), args.duration as f64),
+    }
+}
+
+/// Prints, for each window of `window_ms` of the measured pass, the requests started in it and
+/// their median, 99th percentile and worst latency: where in the run the slow requests were
+/// (a diagnostic for tail latency, on stderr).
+fn print_timeline(mut points: Vec<(u64, u64)>, window_ms: u64) {
+    points.sort_unstable();
+    let window_us = window_ms.max(1) * 1000;
+    eprintln!("timeline ({window_ms} ms windows): start s, requests, p50 ms, p99 ms, max ms");
+    for window in points.chunk_by(|a, b| a.0 / window_us == b.0 / window_us) {
+        let start = window[0].0 / window_us * window_us;
+        let mut nanos: Vec<u64> = window.iter().map(|p| p.1).collect();
+        nanos.sort_unstable();
+        let at = |q: f64| {
+            nanos[((nanos.len() as f64 * q).ceil() as usize).clamp(1, nanos.len()) - 1] as f64 / 1e6
+        };
+        eprintln!(
+            "  {:7.3} {:7} {:8.3} {:8.3} {:8.3}",
+            start as f64 / 1e6,
+            nanos.len(),
+            at(0.5),
+            at(0.99),
+            at(1.0)
+        );
     }
 }
 
