@@ -99,6 +99,10 @@ pub struct CqlArgs {
     /// 2026-12-01).
     #[arg(long, default_value_t = 100)]
     pub open_loop_tick_us: u64,
+    /// Run the open-loop pass at this many requests per second instead of a fraction of the
+    /// peak, to compare binaries at equal rates (the pass keeps its name).
+    #[arg(long)]
+    pub open_loop_rate: Option<f64>,
     /// Print the open-loop pass's latency per window of this many milliseconds (requests,
     /// p50, p99, worst) on stderr, to see when in the run the slow requests were (0: off).
     #[arg(long, default_value_t = 0)]
@@ -330,7 +334,10 @@ async fn half_rate(args: &CqlArgs, bench: &Arc<Bench>, probe: &Probe<'_>, lines:
         let Some(peak) = lines.iter().find(|l| l.name == kind.name()) else {
             continue;
         };
-        let rate = peak.summary.ops_per_second() * args.rate_fraction;
+        let rate = match args.open_loop_rate {
+            Some(rate) if rate > 0.0 => rate,
+            _ => peak.summary.ops_per_second() * args.rate_fraction,
+        };
         eprintln!("== {} at {rate:.0}/s", kind.name());
         let mark = probe.begin();
         let open = load::open_loop(bench.op(kind), rate, args).await;

@@ -7,7 +7,7 @@
 //! thread at nice 10 gets about a tenth of a core against a busy thread at nice 0, and all of
 //! any idle core.
 
-/// The nice value of compaction threads, and of flushes while their backlog is small.
+/// The nice value of compaction threads.
 pub const BACKGROUND_NICE: i32 = 10;
 
 /// Give the calling thread the nice value `nice` (0 to 19: lower priority than requests).

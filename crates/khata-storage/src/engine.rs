@@ -866,53 +866,13 @@ fn discard_commitlog(inner: &Inner) -> Result<()> {
     inner.commitlog.discard_before(bound)
 }
 
-/// Compactions yield the CPU to request threads ([`khata_env::sched`]), and so do flushes
-/// while their backlog is small ([`flush_nice`]): a starved flush lets memtables pile up until
-/// writers wait and every read searches more of them.
+/// Compactions yield the CPU to request threads ([`khata_env::sched`]). Flushes do not: as
+/// ScyllaDB gives its memtable flushes the shares of statements, since a starved flush lets
+/// memtables pile up until writers wait and every read searches more of them.
 fn lower_priority() {
     if let Err(e) = khata_env::sched::set_current_thread_nice(khata_env::sched::BACKGROUND_NICE) {
         tracing::debug!(error = %e, "could not lower a background thread's priority");
     }
-}
-
-/// The nice value a flush runs at, from the bytes of sealed memtables waiting for flushes
-/// (this one included) and the space writers may fill before they wait for them.
-///
-/// While at most half of that space waits, a flush yields the CPU to request threads as a
-/// compaction does: a flush of a 64 MiB memtable is a few hundred milliseconds of CPU, and at
-/// the requests' own priority it took a core from them for all of it (INSERT p99 at half the
-/// peak rate, median of 11 alternating runs: 6.4 ms at nice 0, 2.7 ms at nice 10;
-/// docs/benchmarks.md). Past half, writers are close to waiting for the flush, so it runs at
-/// their priority: the shares follow the backlog, as ScyllaDB's memtable flush controller gives
-/// flushes more shares as dirty memory grows.
-fn flush_nice(backlog_bytes: usize, space_bytes: usize) -> i32 {
-    if backlog_bytes <= space_bytes / 2 {
-        khata_env::sched::BACKGROUND_NICE
-    } else {
-        0
-    }
-}
-
-/// Flush `t`'s sealed memtables on a thread of its own at background priority. A thread per
-/// flush, because an unprivileged thread may raise its nice value but never lower it again
-/// (`RLIMIT_NICE`), and the flush worker must stay able to run an urgent flush at nice 0. A
-/// thread costs tens of microseconds against the hundreds of milliseconds of a flush. If no
-/// thread can be made, the flush runs here.
-fn flush_in_background(t: &TableStore) -> Result<()> {
-    std::thread::scope(|scope| {
-        let spawned = std::thread::Builder::new()
-            .name("khata-flush-bg".into())
-            .spawn_scoped(scope, || {
-                lower_priority();
-                t.flush_sealed()
-            });
-        match spawned {
-            Ok(handle) => handle
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(_) => t.flush_sealed(),
-        }
-    })
 }
 
 fn flush_worker(inner: Arc<Inner>) {
@@ -932,13 +892,7 @@ fn flush_worker(inner: Arc<Inner>) {
         let Some(id) = id else { return };
         let t = inner.tables.read().get(&id).cloned();
         if let Some(t) = t {
-            let backlog: usize = inner.tables.read().values().map(|t| t.sealed_bytes()).sum();
-            let flushed = if flush_nice(backlog, inner.config.memtable_space_bytes) == 0 {
-                t.flush_sealed()
-            } else {
-                flush_in_background(&t)
-            };
-            if let Err(e) = flushed {
+            if let Err(e) = t.flush_sealed() {
                 let why = format!("background flush of {} failed: {e}", t.spec.read().name);
                 error!("{why}");
                 inner.poison.lock().get_or_insert(why);
@@ -1072,16 +1026,6 @@ mod tests {
     use khata_types::schema::TableOptions;
 
     use super::*;
-
-    #[test]
-    fn flushes_yield_the_cpu_until_half_the_memtable_space_waits() {
-        let space = 256 << 20;
-        let background = khata_env::sched::BACKGROUND_NICE;
-        assert_eq!(flush_nice(64 << 20, space), background);
-        assert_eq!(flush_nice(128 << 20, space), background);
-        assert_eq!(flush_nice((128 << 20) + 1, space), 0);
-        assert_eq!(flush_nice(300 << 20, space), 0);
-    }
 
     fn insert(table: Uuid, key: u32, timestamp: i64) -> Mutation {
         let mut row = Row {
