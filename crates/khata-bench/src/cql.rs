@@ -100,7 +100,8 @@ pub struct CqlArgs {
     #[arg(long, default_value_t = 100)]
     pub open_loop_tick_us: u64,
     /// Run the open-loop pass at this many requests per second instead of a fraction of the
-    /// peak, to compare binaries at equal rates (the pass keeps its name).
+    /// peak, to compare binaries at equal rates (the pass is then named by its rate,
+    /// `insert@55000/s`).
     #[arg(long)]
     pub open_loop_rate: Option<f64>,
     /// Print the open-loop pass's latency per window of this many milliseconds (requests,
@@ -208,7 +209,7 @@ async fn run_async(args: &CqlArgs) {
         load_data(args, &bench, node.as_ref(), &probe).await;
     }
     let mut lines = closed_loops(args, address, &bench, &probe).await;
-    if args.rate_fraction > 0.0 {
+    if args.rate_fraction > 0.0 || args.open_loop_rate.is_some_and(|r| r > 0.0) {
         half_rate(args, &bench, &probe, &mut lines).await;
     }
     let options_ops = lines
@@ -334,15 +335,17 @@ async fn half_rate(args: &CqlArgs, bench: &Arc<Bench>, probe: &Probe<'_>, lines:
         let Some(peak) = lines.iter().find(|l| l.name == kind.name()) else {
             continue;
         };
-        let rate = match args.open_loop_rate {
-            Some(rate) if rate > 0.0 => rate,
-            _ => peak.summary.ops_per_second() * args.rate_fraction,
+        let (rate, name) = match args.open_loop_rate {
+            Some(rate) if rate > 0.0 => (rate, format!("{}@{rate:.0}/s", kind.name())),
+            _ => (
+                peak.summary.ops_per_second() * args.rate_fraction,
+                format!("{}@{:.0}%", kind.name(), args.rate_fraction * 100.0),
+            ),
         };
         eprintln!("== {} at {rate:.0}/s", kind.name());
         let mark = probe.begin();
         let open = load::open_loop(bench.op(kind), rate, args).await;
         let requests = rate * (args.duration + args.warmup) as f64;
-        let name = format!("{}@{:.0}%", kind.name(), args.rate_fraction * 100.0);
         let mut line = probe.line(name, &mark, requests, open.summary.clone());
         line.open_loop = Some(open);
         lines.push(line);

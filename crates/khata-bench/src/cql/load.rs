@@ -67,20 +67,13 @@ impl Summary {
     /// Builds the summary from the latencies (nanoseconds) of the successful requests.
     pub fn from_samples(mut nanos: Vec<u64>, errors: u64, seconds: f64) -> Summary {
         nanos.sort_unstable();
-        let pick = |q: f64| -> f64 {
-            if nanos.is_empty() {
-                return 0.0;
-            }
-            let index = ((nanos.len() as f64 * q).ceil() as usize).clamp(1, nanos.len()) - 1;
-            nanos[index] as f64 / 1e6
-        };
         Summary {
             count: nanos.len() as u64,
             errors,
             seconds,
-            p50_ms: pick(0.50),
-            p99_ms: pick(0.99),
-            p999_ms: pick(0.999),
+            p50_ms: quantile_ms(&nanos, 0.50),
+            p99_ms: quantile_ms(&nanos, 0.99),
+            p999_ms: quantile_ms(&nanos, 0.999),
             first_error: None,
         }
     }
@@ -194,18 +187,15 @@ pub async fn closed_loop<O: Operation>(op: Arc<O>, pace: impl Into<Pace>) -> Sum
 pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> OpenLoop {
     let tick = Duration::from_micros(args.open_loop_tick_us.max(1));
     let (warmup, duration) = (args.warmup, args.duration);
-    let samples = Arc::new(Mutex::new(Vec::<u64>::new()));
-    // (start in microseconds since the measurement began, latency in nanoseconds), for
-    // `--timeline-ms`.
-    let timeline = Arc::new(Mutex::new(Vec::<(u64, u64)>::new()));
-    let keep_timeline = args.timeline_ms > 0;
+    // (start in microseconds since the measurement began, latency in nanoseconds); the start
+    // is for `--timeline-ms`.
+    let samples = Arc::new(Mutex::new(Vec::<(u64, u64)>::new()));
     let errors = Arc::new(AtomicU64::new(0));
     let in_flight = Arc::new(AtomicUsize::new(0));
     let runtime = tokio::runtime::Handle::current();
     let dispatcher = {
-        let (samples, timeline, errors, in_flight) = (
+        let (samples, errors, in_flight) = (
             Arc::clone(&samples),
-            Arc::clone(&timeline),
             Arc::clone(&errors),
             Arc::clone(&in_flight),
         );
@@ -230,10 +220,9 @@ pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> O
                         continue;
                     }
                     in_flight.fetch_add(1, Ordering::Relaxed);
-                    let (op, samples, timeline, errors, in_flight) = (
+                    let (op, samples, errors, in_flight) = (
                         Arc::clone(&op),
                         Arc::clone(&samples),
-                        Arc::clone(&timeline),
                         Arc::clone(&errors),
                         Arc::clone(&in_flight),
                     );
@@ -250,15 +239,10 @@ pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> O
                             return;
                         }
                         match result {
-                            Ok(()) => {
-                                samples.lock().expect("samples lock").push(nanos);
-                                if keep_timeline {
-                                    timeline
-                                        .lock()
-                                        .expect("timeline lock")
-                                        .push((offset_us, nanos));
-                                }
-                            }
+                            Ok(()) => samples
+                                .lock()
+                                .expect("samples lock")
+                                .push((offset_us, nanos)),
                             Err(_) => {
                                 errors.fetch_add(1, Ordering::Relaxed);
                             }
@@ -275,9 +259,9 @@ pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> O
     while in_flight.load(Ordering::Relaxed) > 0 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let nanos = std::mem::take(&mut *samples.lock().expect("samples lock"));
-    if keep_timeline {
-        let points = std::mem::take(&mut *timeline.lock().expect("timeline lock"));
+    let points = std::mem::take(&mut *samples.lock().expect("samples lock"));
+    let nanos = points.iter().map(|p| p.1).collect();
+    if args.timeline_ms > 0 {
         print_timeline(points, args.timeline_ms);
     }
     OpenLoop {
@@ -298,18 +282,24 @@ fn print_timeline(mut points: Vec<(u64, u64)>, window_ms: u64) {
         let start = window[0].0 / window_us * window_us;
         let mut nanos: Vec<u64> = window.iter().map(|p| p.1).collect();
         nanos.sort_unstable();
-        let at = |q: f64| {
-            nanos[((nanos.len() as f64 * q).ceil() as usize).clamp(1, nanos.len()) - 1] as f64 / 1e6
-        };
         eprintln!(
             "  {:7.3} {:7} {:8.3} {:8.3} {:8.3}",
             start as f64 / 1e6,
             nanos.len(),
-            at(0.5),
-            at(0.99),
-            at(1.0)
+            quantile_ms(&nanos, 0.5),
+            quantile_ms(&nanos, 0.99),
+            quantile_ms(&nanos, 1.0)
         );
     }
+}
+
+/// The `q` quantile of sorted latencies in nanoseconds, in milliseconds (0 when there are none).
+fn quantile_ms(sorted_nanos: &[u64], q: f64) -> f64 {
+    if sorted_nanos.is_empty() {
+        return 0.0;
+    }
+    let index = ((sorted_nanos.len() as f64 * q).ceil() as usize).clamp(1, sorted_nanos.len()) - 1;
+    sorted_nanos[index] as f64 / 1e6
 }
 
 /// Nanoseconds of `d`, saturating.
