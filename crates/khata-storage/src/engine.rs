@@ -866,9 +866,61 @@ fn discard_commitlog(inner: &Inner) -> Result<()> {
     inner.commitlog.discard_before(bound)
 }
 
-/// Compactions yield the CPU to request threads ([`khata_env::sched`]). Flushes do not: as
-/// ScyllaDB gives its memtable flushes the shares of statements, since a starved flush lets
-/// memtables pile up until writers wait and every read searches more of them.
+/// Whether the memtables waiting for a flush (the one about to be flushed included) hold at
+/// most half of `memtable_space_bytes`: then the flush can wait for idle cores.
+///
+/// A flush is a burst of CPU (0.4-1 s for a 64 MiB memtable): at the requests' priority it
+/// takes a core for scheduler slices of milliseconds at a time, and on a machine with few
+/// cores every request in flight waits them out (docs/benchmarks.md, stop 15). So while the
+/// backlog is small a flush runs under `SCHED_IDLE` ([`khata_env::sched`]): any request
+/// thread that wakes takes the core back at once. Past half of the space it runs at the
+/// requests' priority, as ScyllaDB's memtable flush controller gives flushes more shares as
+/// dirty memory grows, since a starved flush lets memtables pile up until writers wait (and
+/// when writers do wait, an idle flush gets the cores they leave).
+fn flush_backlog_is_small(inner: &Inner) -> bool {
+    let sealed: usize = inner.tables.read().values().map(|t| t.sealed_bytes()).sum();
+    sealed <= inner.config.memtable_space_bytes / 2
+}
+
+/// Run `work` on a thread of its own under `SCHED_IDLE` and wait for it. The policy cannot be
+/// undone without privileges, hence a thread per piece of work (a flush is tens of
+/// megabytes; starting a thread costs microseconds). If no thread can be started, or the
+/// policy cannot be set, the work runs anyway.
+fn at_idle_priority<T: Send>(name: &str, work: impl FnOnce() -> T + Send) -> T {
+    let work = std::sync::Mutex::new(Some(work));
+    let take = || {
+        work.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    };
+    let on_thread = std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn_scoped(s, || {
+                if let Err(e) = khata_env::sched::set_current_thread_idle() {
+                    tracing::debug!(error = %e, "could not move a flush to SCHED_IDLE");
+                }
+                take().map(|work| work())
+            });
+        match spawned {
+            Ok(handle) => match handle.join() {
+                Ok(done) => done,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            Err(e) => {
+                tracing::debug!(error = %e, "could not start a flush thread");
+                None
+            }
+        }
+    });
+    match on_thread {
+        Some(done) => done,
+        None => take().expect("the work ran on neither thread")(),
+    }
+}
+
+/// Compactions yield the CPU to request threads ([`khata_env::sched`]). Flushes do while
+/// their backlog is small ([`flush_backlog_is_small`]).
 fn lower_priority() {
     if let Err(e) = khata_env::sched::set_current_thread_nice(khata_env::sched::BACKGROUND_NICE) {
         tracing::debug!(error = %e, "could not lower a background thread's priority");
@@ -892,7 +944,12 @@ fn flush_worker(inner: Arc<Inner>) {
         let Some(id) = id else { return };
         let t = inner.tables.read().get(&id).cloned();
         if let Some(t) = t {
-            if let Err(e) = t.flush_sealed() {
+            let flushed = if flush_backlog_is_small(&inner) {
+                at_idle_priority("khata-flush-idle", || t.flush_sealed())
+            } else {
+                t.flush_sealed()
+            };
+            if let Err(e) = flushed {
                 let why = format!("background flush of {} failed: {e}", t.spec.read().name);
                 error!("{why}");
                 inner.poison.lock().get_or_insert(why);
@@ -1041,6 +1098,62 @@ mod tests {
             DecoratedKey::new(Bytes::copy_from_slice(&key.to_be_bytes())),
             p,
         )
+    }
+
+    /// Work given to `at_idle_priority` runs on a thread of its own under `SCHED_IDLE` and
+    /// hands its result back; the calling thread keeps its policy.
+    #[test]
+    fn idle_work_runs_on_an_idle_thread() {
+        let caller = std::thread::current().id();
+        let (ran_on, idle) = at_idle_priority("test-idle", || {
+            (
+                std::thread::current().id(),
+                khata_env::sched::current_thread_is_idle(),
+            )
+        });
+        assert_ne!(ran_on, caller);
+        assert_eq!(idle, cfg!(target_os = "linux"));
+        assert!(!khata_env::sched::current_thread_is_idle());
+    }
+
+    /// A panic in idle work reaches the caller, as it would if the caller had run the work.
+    #[test]
+    fn a_panic_in_idle_work_reaches_the_caller() {
+        let caught = std::panic::catch_unwind(|| at_idle_priority("test-idle", || panic!("boom")));
+        let panic = caught.unwrap_err();
+        assert_eq!(panic.downcast_ref::<&str>(), Some(&"boom"));
+    }
+
+    /// With background threads, a memtable that fills is flushed by the flush worker (on an
+    /// idle-priority thread while the backlog is small) and writers never wait for it.
+    #[test]
+    fn full_memtables_are_flushed_in_the_background() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = EngineConfig::new(dir.path());
+        config.memtable_flush_size_bytes = 16 << 10;
+        config.memtable_space_bytes = 1 << 20;
+        let engine = Engine::open(Arc::new(RealFs), config).unwrap();
+        let spec = TableSpec::new("ks", "t", TableOptions::default());
+        let id = spec.id;
+        engine.create_table(spec).unwrap();
+        for key in 0..2_000u32 {
+            engine
+                .apply(insert(id, key, 1_000 + i64::from(key)))
+                .unwrap();
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while engine.sstables(id).unwrap().is_empty() {
+            assert!(std::time::Instant::now() < deadline, "no flush in 30 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        engine.flush(id).unwrap();
+        let rows: usize = engine
+            .sstables(id)
+            .unwrap()
+            .iter()
+            .map(|s| s.stats().partition_count as usize)
+            .sum();
+        assert!(rows >= 2_000, "{rows} partitions in SSTables");
     }
 
     /// A major compaction asked for while another compaction of the table runs waits for it,
