@@ -20,8 +20,27 @@ pub(super) struct Wanted {
     pub(super) sync: bool,
     /// Finish a pending segment switch.
     pub(super) finish_switch: bool,
-    /// Map in these bytes of this segment (the latest request replaces an older one).
-    pub(super) prepare: Option<(Arc<dyn PreallocatedFile>, u64, u64)>,
+    /// Map in these bytes of this segment.
+    pub(super) prepare: Option<PrepareRange>,
+}
+
+/// Bytes `from..to` of a segment to map in ahead of the writer.
+pub(super) type PrepareRange = (Arc<dyn PreallocatedFile>, u64, u64);
+
+impl Wanted {
+    /// Ask for `range` to be mapped in. Appenders ask for consecutive ranges of the active
+    /// segment, so a range of the same segment still waiting (the thread busy with a sync)
+    /// is extended, not replaced: replacing it left its pages to fault in under the append
+    /// lock. A range of another segment replaces it (the log has moved on).
+    pub(super) fn add_prepare(&mut self, range: PrepareRange) {
+        let (file, from, to) = range;
+        self.prepare = Some(match self.prepare.take() {
+            Some((waiting, waiting_from, waiting_to)) if Arc::ptr_eq(&waiting, &file) => {
+                (file, waiting_from.min(from), waiting_to.max(to))
+            }
+            _ => (file, from, to),
+        });
+    }
 }
 
 impl Inner {
@@ -129,5 +148,38 @@ impl Inner {
                 tracing::warn!(segment = id, error = %e, "commit log: preparing the next segment failed");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use khata_env::{FileSystem, RealFs};
+
+    use super::*;
+
+    /// Ranges asked for while the thread is busy add up; a new segment's range replaces an
+    /// old segment's.
+    #[test]
+    fn waiting_ranges_of_a_segment_add_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = RealFs;
+        let first = fs
+            .create_preallocated(&dir.path().join("a"), 1 << 20)
+            .unwrap();
+        let second = fs
+            .create_preallocated(&dir.path().join("b"), 1 << 20)
+            .unwrap();
+        let mut wanted = Wanted::default();
+        wanted.add_prepare((first.clone(), 4096, 8192));
+        wanted.add_prepare((first.clone(), 8192, 12288));
+        let (file, from, to) = wanted.prepare.take().unwrap();
+        assert!(Arc::ptr_eq(&file, &first));
+        assert_eq!((from, to), (4096, 12288));
+
+        wanted.add_prepare((first, 4096, 8192));
+        wanted.add_prepare((second.clone(), 0, 4096));
+        let (file, from, to) = wanted.prepare.take().unwrap();
+        assert!(Arc::ptr_eq(&file, &second));
+        assert_eq!((from, to), (0, 4096));
     }
 }

@@ -616,8 +616,8 @@ impl Inner {
         wanted.spare |= asked.spare;
         wanted.sync |= asked.sync;
         wanted.finish_switch |= asked.finish_switch;
-        if asked.prepare.is_some() {
-            wanted.prepare = asked.prepare;
+        if let Some(range) = asked.prepare {
+            wanted.add_prepare(range);
         }
         self.wanted_signal.notify_one();
     }
