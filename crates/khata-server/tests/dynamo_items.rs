@@ -16,6 +16,7 @@ use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType, ReturnValue,
     ScalarAttributeType,
 };
+use khata_server::config::CommitLogSync;
 use support::TestNode;
 
 async fn create(client: &Client, name: &str) {
@@ -249,7 +250,18 @@ async fn items_are_put_read_updated_queried_scanned_and_deleted() {
 /// clients at once counts every one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_conditional_increments_lose_no_update() {
-    let mut node = TestNode::start().await;
+    conditional_increments_lose_no_update(CommitLogSync::Periodic).await;
+}
+
+/// In batch mode every write waits for its fsync: the connection hands it to a task of its
+/// own (in periodic mode it completes in the connection's first poll of it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_conditional_increments_lose_no_update_when_writes_wait_for_fsync() {
+    conditional_increments_lose_no_update(CommitLogSync::Batch).await;
+}
+
+async fn conditional_increments_lose_no_update(sync: CommitLogSync) {
+    let mut node = TestNode::start_with(|c| c.commitlog_sync = sync).await;
     let address = node.dynamo_address();
     let client = dynamo_support::client(address);
     create(&client, "counters").await;

@@ -54,10 +54,10 @@ pub const MAX_IN_FLIGHT_PER_CONNECTION: usize = 1024;
 const WRITE_QUEUE: usize = 256;
 /// How long the reader answers requests inline before it yields. Until it yields, what it
 /// answered waits for the writer on its worker; yielding this often lets the client start on
-/// the first answers while the reader works through the rest of a deep pipeline (with 64
-/// requests in flight, a quota of 100 us gave 25-35 % more SELECTs than none and than 250 us:
-/// docs/benchmarks.md).
-const INLINE_QUOTA: std::time::Duration = std::time::Duration::from_micros(100);
+/// the first answers while the reader goes on, and lets the other worker take the reader.
+/// Without it a deep pipeline goes in lock step; 40 us did best of 25, 40, 100, 250 and
+/// 500 us with 16 and 64 requests in flight (docs/benchmarks.md, stop 16).
+const INLINE_QUOTA: std::time::Duration = std::time::Duration::from_micros(40);
 /// Bytes read from the socket at a time.
 const READ_CHUNK_BYTES: usize = 64 * 1024;
 
