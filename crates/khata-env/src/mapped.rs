@@ -2,7 +2,8 @@
 //! `posix_fallocate` and written through a shared memory map.
 //!
 //! This is the only place khata writes through a memory map, and one of the two places (with
-//! [`crate::sched`]) it needs `unsafe`: the copy into the map and the `posix_fallocate` call.
+//! [`crate::sched`]) it needs `unsafe`: the copy into the map, the `posix_fallocate` call and
+//! the release of synced pages' mappings (`MADV_DONTNEED`).
 //! The map's memory is never handed out; the only access to it from Rust is the copy in
 //! [`MappedFile::write_at`], under a lock, within the map's bounds.
 
@@ -12,8 +13,9 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use memmap2::{Advice, MmapRaw};
+use memmap2::{Advice, MmapRaw, UncheckedAdvice};
 
 use crate::fs::PreallocatedFile;
 
@@ -24,6 +26,9 @@ pub(crate) struct MappedFile {
     /// race. Callers write from one thread at a time anyway (the commit log's append lock),
     /// so this lock is never contended.
     writing: Mutex<()>,
+    /// The bytes from the start whose pages this process no longer maps (see
+    /// [`MappedFile::release_below`]).
+    released: AtomicU64,
     len: u64,
     path: PathBuf,
     /// Keeps the descriptor the map was made from (the map itself stays valid without it).
@@ -56,6 +61,7 @@ impl MappedFile {
         Ok(MappedFile {
             map,
             writing: Mutex::new(()),
+            released: AtomicU64::new(0),
             len,
             path: path.to_path_buf(),
             _file: file,
@@ -77,7 +83,46 @@ impl MappedFile {
             )),
         }
     }
+
+    /// Drop this process's mapping of the whole [`RELEASE_UNIT`]s below `end` that it still
+    /// maps, before they are synced.
+    ///
+    /// Writing back a page that a process maps writable write-protects the mapping first
+    /// (`folio_mkclean`), and that is a TLB shootdown per page: an interrupt to every other
+    /// core running one of our threads, for each 4 KiB of log. Unmapped, the same pages are
+    /// written back with none, and dropping the mapping costs one shootdown per range. A
+    /// commit log only appends, so what lies below the sync point is not written again (a
+    /// copy still in flight there maps its page again: the data is the file's, see below).
+    /// Best effort: if it fails, the sync still works, at the old cost.
+    fn release_below(&self, end: u64) {
+        let upto = end & !(RELEASE_UNIT - 1);
+        let from = self.released.load(Ordering::Relaxed);
+        if upto <= from {
+            return;
+        }
+        // SAFETY: `from..upto` lies within the map (`upto <= end <= len`, checked by the
+        // caller through `range`). The map is a shared mapping of a file, on which
+        // MADV_DONTNEED only drops page-table entries: dirty state moves to the page cache
+        // (nothing written is lost), and a later access, such as a copy in `write_at`, maps
+        // the file's page again with the data written so far (madvise(2)). No Rust
+        // reference into the map exists, so none is invalidated.
+        #[allow(unsafe_code)]
+        let released = unsafe {
+            self.map.unchecked_advise_range(
+                UncheckedAdvice::DontNeed,
+                from as usize,
+                (upto - from) as usize,
+            )
+        };
+        if released.is_ok() {
+            self.released.fetch_max(upto, Ordering::Relaxed);
+        }
+    }
 }
+
+/// The granularity of [`MappedFile::release_below`]: a multiple of every page size Linux
+/// uses (4, 16 and 64 KiB), so the offsets given to madvise(2) are page-aligned.
+const RELEASE_UNIT: u64 = 64 * 1024;
 
 /// Allocate `len` bytes of disk for `file` and set its length.
 fn allocate(file: &File, len: u64) -> io::Result<()> {
@@ -125,6 +170,7 @@ impl PreallocatedFile for MappedFile {
         if end == 0 {
             return Ok(());
         }
+        self.release_below(end as u64);
         self.map.flush_range(0, end)
     }
 
@@ -176,6 +222,40 @@ mod tests {
         assert!(bytes[4..5000].iter().all(|&b| b == 0));
         f.sync(10_000).unwrap();
         f.sync(0).unwrap();
+    }
+
+    #[test]
+    fn synced_pages_stay_the_files_and_can_be_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("seg");
+        let len = 4 * RELEASE_UNIT;
+        let f = MappedFile::create(&path, len).unwrap();
+        f.prepare(0, len);
+        let first = vec![1u8; (RELEASE_UNIT + 100) as usize];
+        f.write_at(0, &first).unwrap();
+        // The first unit is released, the one being written stays mapped.
+        f.sync(RELEASE_UNIT + 100).unwrap();
+        assert_eq!(f.released.load(Ordering::Relaxed), RELEASE_UNIT);
+        // A write into a released page (a copy that was still in flight) maps it again.
+        f.write_at(10, b"late").unwrap();
+        f.write_at(RELEASE_UNIT + 100, b"next").unwrap();
+        f.write_at(3 * RELEASE_UNIT, b"far").unwrap();
+        f.sync(len).unwrap();
+        assert_eq!(f.released.load(Ordering::Relaxed), len);
+        f.sync(RELEASE_UNIT).unwrap(); // behind what is released: nothing to do
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(bytes[..10].iter().all(|&b| b == 1));
+        assert_eq!(&bytes[10..14], b"late");
+        assert!(
+            bytes[14..(RELEASE_UNIT + 100) as usize]
+                .iter()
+                .all(|&b| b == 1)
+        );
+        let at = (RELEASE_UNIT + 100) as usize;
+        assert_eq!(&bytes[at..at + 4], b"next");
+        let far = (3 * RELEASE_UNIT) as usize;
+        assert_eq!(&bytes[far..far + 3], b"far");
+        assert!(bytes[at + 4..far].iter().all(|&b| b == 0));
     }
 
     #[test]
