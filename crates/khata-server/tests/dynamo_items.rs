@@ -253,8 +253,8 @@ async fn concurrent_conditional_increments_lose_no_update() {
     conditional_increments_lose_no_update(CommitLogSync::Periodic).await;
 }
 
-/// In batch mode every write waits for its fsync: the connection hands it to a task of its
-/// own (in periodic mode it completes in the connection's first poll of it).
+/// In batch mode every write waits for its fsync, so the conditional writes' read-modify-write
+/// spans a wait for the disk: it must still be atomic per item.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_conditional_increments_lose_no_update_when_writes_wait_for_fsync() {
     conditional_increments_lose_no_update(CommitLogSync::Batch).await;
