@@ -75,6 +75,7 @@ pub fn engine_config(config: &Config) -> EngineConfig {
     };
     engine.memtable_flush_size_bytes = config.memtable_flush_size_bytes as usize;
     engine.memtable_space_bytes = config.memtable_heap_space_bytes as usize;
+    engine.commitlog_total_space_bytes = config.commitlog_total_space_bytes;
     engine.block_cache_bytes = config.file_cache_size_bytes as usize;
     engine.compaction_throughput_bytes_per_second = config.compaction_throughput_bytes_per_second;
     engine.tombstone_warn_threshold = config.tombstone_warn_threshold as usize;

@@ -56,6 +56,9 @@ pub struct EngineConfig {
     pub memtable_flush_size_bytes: usize,
     /// Writers wait while memtables sealed for flushing hold more than this.
     pub memtable_space_bytes: usize,
+    /// `commitlog_total_space`: when the commit log's segments take more than this, the
+    /// tables with unflushed data in the oldest segment are flushed, so it can be discarded.
+    pub commitlog_total_space_bytes: u64,
     /// Decompressed SSTable chunks kept in memory.
     pub block_cache_bytes: usize,
     /// `compaction_throughput`, bytes per second written by compaction (0 = unthrottled).
@@ -75,6 +78,7 @@ impl EngineConfig {
             commitlog: CommitLogConfig::default(),
             memtable_flush_size_bytes: 64 << 20,
             memtable_space_bytes: 256 << 20,
+            commitlog_total_space_bytes: 8 << 30,
             block_cache_bytes: 128 << 20,
             compaction_throughput_bytes_per_second: 64 << 20,
             tombstone_warn_threshold: 1000,
@@ -153,6 +157,9 @@ struct Inner {
     compaction_cv: Condvar,
     throttle: Mutex<Throttle>,
     compactions_completed: AtomicU64,
+    /// The commit-log segment the last write went to: a write to a newer one checks
+    /// `commitlog_total_space_bytes`.
+    log_segment: AtomicU64,
 }
 
 impl std::fmt::Debug for Inner {
@@ -201,6 +208,7 @@ impl Engine {
             compaction_wakeup: Mutex::new(false),
             compaction_cv: Condvar::new(),
             compactions_completed: AtomicU64::new(0),
+            log_segment: AtomicU64::new(position.segment_id),
         });
         let engine = Engine {
             inner,
@@ -422,13 +430,21 @@ impl Engine {
             .collect::<Result<_>>()?;
         self.wait_for_memory();
         let record = durable.then(|| encode_record(&mutations));
+        let mut new_segment = false;
         {
             let _shared = self.inner.switch.read();
             if let Some(record) = &record {
-                self.inner
+                let position = self
+                    .inner
                     .commitlog
                     .append(record)
                     .inspect_err(|e| self.poison_on(e))?;
+                new_segment = position.segment_id > self.inner.log_segment.load(Ordering::Relaxed)
+                    && position.segment_id
+                        > self
+                            .inner
+                            .log_segment
+                            .fetch_max(position.segment_id, Ordering::Relaxed);
             }
             for (m, (t, full)) in mutations.into_iter().zip(&mut tables) {
                 let view = t.view();
@@ -443,7 +459,42 @@ impl Engine {
                 self.request_flush(t);
             }
         }
+        if new_segment {
+            self.limit_commitlog_space();
+        }
         Ok(())
+    }
+
+    /// Once per new commit-log segment (by the first write into it): if the log's segments take
+    /// more than `commitlog_total_space_bytes`, flush every table with unflushed data in the
+    /// oldest one, so that it can be discarded, as Cassandra does. Without this a memtable
+    /// that never fills (a quiet table, or rows rewritten in place) would keep every segment
+    /// since its first write.
+    fn limit_commitlog_space(&self) {
+        let (oldest, bytes) = self.inner.commitlog.live_segments();
+        if bytes <= self.inner.config.commitlog_total_space_bytes {
+            return;
+        }
+        let holding: Vec<Arc<TableStore>> = self
+            .inner
+            .tables
+            .read()
+            .values()
+            .filter(|t| {
+                t.commitlog_lower_bound()
+                    .is_some_and(|b| b.segment_id <= oldest)
+            })
+            .cloned()
+            .collect();
+        info!(
+            commitlog_bytes = bytes,
+            limit = self.inner.config.commitlog_total_space_bytes,
+            tables = holding.len(),
+            "commit log over commitlog_total_space: flushing the tables in its oldest segment"
+        );
+        for t in &holding {
+            self.request_flush(t);
+        }
     }
 
     fn poison_on(&self, e: &StorageError) {

@@ -29,7 +29,14 @@
 //! Memory is accounted approximately: the estimated size of every update applied, plus what a
 //! partition costs the first time it is written ([`PARTITION_BYTES`]: its skip-list node, its
 //! mutex and what it holds) and when it first needs a B-tree of rows ([`ROW_LEAF_BYTES`]: the
-//! leaf that holds up to eleven rows, allocated whole). The engine flushes a memtable when the accounted size passes its threshold. A memtable is never
+//! leaf that holds up to eleven rows, allocated whole). An update of a single row the
+//! memtable already holds counts only what that row grew (or shrank): the cells it replaces
+//! are freed (values are copies, never slices of a request's buffer), so rewriting a bounded
+//! set of rows does not fill a memtable, as on ScyllaDB, whose memtables free overwritten
+//! cells, and unlike Cassandra's slab allocator, which frees nothing until the flush. Such a
+//! memtable is flushed when the commit log it pins passes `commitlog_total_space` (the
+//! engine). The engine flushes a memtable when the accounted size passes its threshold. A
+//! memtable is never
 //! modified after it has been *sealed* for flushing: the engine switches writes to a fresh one
 //! first, so a flush can iterate a sealed memtable without locks held against writers.
 
@@ -129,6 +136,16 @@ impl Held {
             Held::One(..) => 1,
             Held::Many(p) => p.rows.len(),
         }
+    }
+
+    /// What the row at `clustering` costs, as [`Partition::size_estimate`] counts it, if the
+    /// partition holds one.
+    fn row_size(&self, clustering: &Bytes) -> Option<usize> {
+        let row = match self {
+            Held::One(k, row) => (k == clustering).then_some(row),
+            Held::Many(p) => p.rows.get(clustering),
+        }?;
+        Some(clustering.len() + 16 + row.size_estimate())
     }
 }
 
@@ -337,7 +354,6 @@ impl Memtable {
 
     /// Join `update` into the partition at `key`.
     pub fn apply(&self, key: &DecoratedKey, update: Partition) {
-        let size = update.size_estimate();
         // Loads first: the bounds rarely move, and a read-modify-write would take the cache
         // line from the other writers' cores every time.
         if let Some(ts) = update.max_timestamp()
@@ -351,8 +367,26 @@ impl Memtable {
             self.min_timestamp.fetch_min(ts, Ordering::Relaxed);
         }
         let partition = self.partition(key);
-        let (overhead, credit) = {
+        let (size, overhead, credit) = {
             let mut p = partition.lock();
+            // An update of one row the partition already holds (an overwrite) replaces that
+            // row's cells, and the replaced ones are freed: the memtable grows by what the row
+            // grew, which is nothing when a value is overwritten with one of the same size.
+            // So a workload that rewrites a bounded set of rows fills no memtable, as on
+            // ScyllaDB; every other update counts its whole size (an over-estimate when it
+            // shadows data).
+            let overwritten = if single_row(&update) {
+                let clustering = update.rows.keys().next().expect("one row");
+                p.row_size(clustering)
+                    .map(|before| (clustering.clone(), before))
+            } else {
+                None
+            };
+            let size = if overwritten.is_some() {
+                0
+            } else {
+                update.size_estimate()
+            };
             let fresh = matches!(&*p, Held::Many(p) if p.is_empty());
             let had_leaf = p.has_leaf();
             let rows_before = p.row_count();
@@ -365,13 +399,22 @@ impl Memtable {
                 self.rows
                     .fetch_sub(rows_before - rows_after, Ordering::Relaxed);
             }
+            if let Some((clustering, before)) = overwritten {
+                let after = p.row_size(&clustering).unwrap_or(0);
+                if after < before {
+                    self.size_bytes.fetch_sub(before - after, Ordering::Relaxed);
+                } else if after > before {
+                    self.size_bytes.fetch_add(after - before, Ordering::Relaxed);
+                }
+                return;
+            }
             let overhead = usize::from(fresh) * (PARTITION_BYTES + key.key.len())
                 + usize::from(!had_leaf && p.has_leaf()) * ROW_LEAF_BYTES;
             // A partition held as its one row keeps the row in its skip-list node, which
             // PARTITION_BYTES counts: not in a partition header or a B-tree slot, which the
             // update's estimate counted.
             let inline = fresh && matches!(&*p, Held::One(..));
-            (overhead, usize::from(inline) * ONE_ROW_CREDIT)
+            (size, overhead, usize::from(inline) * ONE_ROW_CREDIT)
         };
         self.size_bytes
             .fetch_add((size + overhead).saturating_sub(credit), Ordering::Relaxed);

@@ -112,14 +112,49 @@ impl CellMap {
         self.entries.retain_mut(|(k, v)| f(k, v));
     }
 
+    /// Whether every key of `other` is one of `self`'s.
+    fn covers(&self, other: &CellMap) -> bool {
+        let mut i = 0;
+        'keys: for (key, _) in &other.entries {
+            while let Some((mine, _)) = self.entries.get(i) {
+                i += 1;
+                match mine.cmp(key) {
+                    std::cmp::Ordering::Less => {}
+                    std::cmp::Ordering::Equal => continue 'keys,
+                    std::cmp::Ordering::Greater => return false,
+                }
+            }
+            return false;
+        }
+        true
+    }
+
     /// Join `other` into `self`: for each key the greater cell in the reconciliation order.
-    /// Linear in the sizes of both (a merge of two sorted runs).
+    /// Linear in the sizes of both (a merge of two sorted runs, or in place when `other` only
+    /// has keys `self` has).
     pub fn join(&mut self, other: CellMap) {
         if other.entries.is_empty() {
             return;
         }
         if self.entries.is_empty() {
             *self = other;
+            return;
+        }
+        // An overwrite (every cell of `other` is one `self` has: the common update of a row)
+        // is reconciled in place, without a new vector.
+        if self.covers(&other) {
+            let mut i = 0;
+            for (key, theirs) in other.entries {
+                while self.entries[i].0 < key {
+                    i += 1;
+                }
+                let mine = &mut self.entries[i].1;
+                // As `Cell::reconcile(mine, theirs)`.
+                if theirs > *mine {
+                    *mine = theirs;
+                }
+                i += 1;
+            }
             return;
         }
         let mine = std::mem::take(&mut self.entries);
@@ -233,5 +268,57 @@ mod tests {
         assert_eq!(j, k);
         assert_eq!(j.len(), 3);
         assert_eq!(j.get(&CellKey::simple(2)), Some(&Cell::live(2, &b"B"[..])));
+    }
+
+    #[test]
+    fn an_overwrite_is_joined_in_place_as_a_merge_would() {
+        let row: CellMap = [
+            (CellKey::simple(1), Cell::live(5, &b"a"[..])),
+            (CellKey::element(2, &b"x"[..]), Cell::live(5, &b"x"[..])),
+            (CellKey::simple(3), Cell::live(5, &b"c"[..])),
+        ]
+        .into_iter()
+        .collect();
+        // Subsets of the row's keys, newer, older and equal in timestamp; then one that is not
+        // a subset (a new key in the middle).
+        let updates: Vec<CellMap> = vec![
+            [(CellKey::simple(3), Cell::live(6, &b"C"[..]))]
+                .into_iter()
+                .collect(),
+            [(CellKey::simple(1), Cell::live(4, &b"old"[..]))]
+                .into_iter()
+                .collect(),
+            [
+                (CellKey::simple(1), Cell::tombstone(5, 9)),
+                (CellKey::element(2, &b"x"[..]), Cell::live(7, &b"X"[..])),
+                (CellKey::simple(3), Cell::live(5, &b"d"[..])),
+            ]
+            .into_iter()
+            .collect(),
+            [
+                (CellKey::simple(1), Cell::live(9, &b"A"[..])),
+                (CellKey::simple(2), Cell::live(9, &b"new"[..])),
+            ]
+            .into_iter()
+            .collect(),
+        ];
+        for update in updates {
+            let mut joined = row.clone();
+            let capacity = joined.entries.capacity();
+            let covered = joined.covers(&update);
+            joined.join(update.clone());
+            let mut expected = CellMap::new();
+            for (k, c) in row.iter().chain(update.iter()) {
+                let winner = match expected.get(k) {
+                    Some(have) => Cell::reconcile(have.clone(), c.clone()),
+                    None => c.clone(),
+                };
+                expected.insert(k.clone(), winner);
+            }
+            assert_eq!(joined, expected, "{update:?}");
+            if covered {
+                assert_eq!(joined.entries.capacity(), capacity, "joined in place");
+            }
+        }
     }
 }

@@ -255,6 +255,19 @@ pub(crate) static KEYS: &[Key] = &[
             Ok(())
         })],
     },
+    Key {
+        name: "commitlog_total_space",
+        get: |c| mib(c.commitlog_total_space_bytes),
+        set: |c, x| {
+            c.commitlog_total_space_bytes = positive(v::storage(x, StorageBound::INT_MEBIBYTES)?)?;
+            Ok(())
+        },
+        aliases: &[("commitlog_total_space_in_mb", |c, x| {
+            c.commitlog_total_space_bytes =
+                positive(v::old_storage_int(x, MIB, StorageBound::INT_MEBIBYTES)?)?;
+            Ok(())
+        })],
+    },
     // --- memory ----------------------------------------------------------------------------
     Key {
         name: "memtable_heap_space",
