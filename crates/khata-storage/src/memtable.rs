@@ -50,6 +50,8 @@ use khata_types::partition::{Partition, RangeTombstoneList};
 use khata_types::row::Row;
 use khata_types::token::DecoratedKey;
 
+use crate::sstable::PartitionRef;
+
 /// What a partition costs the memtable before its contents: the shared allocation of its
 /// mutex and what it holds (with the `Arc`'s two counts), its slot in the hash map (key,
 /// `Arc`, control byte, at the table's load factor of at most seven eighths: about 64 bytes),
@@ -538,22 +540,20 @@ impl Memtable {
     }
 
     /// Visit every partition in key order (for flushing a sealed memtable; each partition is
-    /// locked while `f` runs), without copying it unless it is held as its one row. Stops at
-    /// the first error. The keys are sorted here, once; the ordered view is not built.
+    /// locked while `f` runs), without copying it: a partition held as its one row is lent as
+    /// that row ([`PartitionRef::OneRow`]). Stops at the first error. The keys are sorted
+    /// here, once; the ordered view is not built.
     pub fn try_for_each<E>(
         &self,
-        mut f: impl FnMut(&DecoratedKey, &Partition) -> Result<(), E>,
+        mut f: impl FnMut(&DecoratedKey, PartitionRef<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut all = self.index.entries();
         all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         for (key, partition) in &all {
             let held = partition.lock();
             match &*held {
-                Held::Many(p) => f(key, p)?,
-                // A one-row partition is lent as a short-lived copy: converting it in place
-                // would give every partition of the memtable its B-tree leaf until the
-                // memtable is dropped, after the flush.
-                Held::One(..) => f(key, &held.to_partition())?,
+                Held::Many(p) => f(key, PartitionRef::Whole(p))?,
+                Held::One(k, row) => f(key, PartitionRef::OneRow(k, row))?,
             }
         }
         Ok(())

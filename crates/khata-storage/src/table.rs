@@ -248,7 +248,7 @@ impl TableStore {
                     if partition.is_empty() {
                         Ok(())
                     } else {
-                        writer.append(key, partition)
+                        writer.append_ref(key, partition)
                     }
                 })?;
                 Some(writer.finish(self.cache.clone())?)

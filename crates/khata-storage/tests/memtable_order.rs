@@ -18,7 +18,7 @@ use proptest::prelude::*;
 fn flushed(m: &Memtable) -> Vec<(DecoratedKey, Partition)> {
     let mut out = Vec::new();
     m.try_for_each(|k, p| {
-        out.push((k.clone(), p.clone()));
+        out.push((k.clone(), p.to_partition()));
         Ok::<_, ()>(())
     })
     .unwrap();

@@ -132,8 +132,72 @@ impl BlockBuilder {
 #[cfg(test)]
 pub fn encode_partition(key: &[u8], partition: &Partition, block_bytes: u64) -> EncodedPartition {
     let mut encoder = PartitionEncoder::default();
-    encoder.encode(key, partition, block_bytes);
+    encoder.encode(key, PartitionRef::Whole(partition), block_bytes);
     encoder.encoded
+}
+
+/// A partition as the SSTable writer reads it: a whole [`Partition`], or a partition that is
+/// one row and nothing else, lent as that row. A memtable holds every partition of a
+/// key-value table as its one row, and a flush writes them as they are rather than building
+/// a `Partition` (and its B-tree) for each.
+#[derive(Clone, Copy, Debug)]
+pub enum PartitionRef<'a> {
+    Whole(&'a Partition),
+    /// The clustering key and the row: no deletion, static row or range tombstone.
+    OneRow(&'a Bytes, &'a Row),
+}
+
+impl<'a> PartitionRef<'a> {
+    pub fn deletion(self) -> Option<&'a DeletionTime> {
+        match self {
+            PartitionRef::Whole(p) => p.deletion.as_ref(),
+            PartitionRef::OneRow(..) => None,
+        }
+    }
+
+    /// The static row, if the partition has a non-empty one.
+    pub fn static_row(self) -> Option<&'a Row> {
+        match self {
+            PartitionRef::Whole(p) if !p.static_row.is_empty() => Some(&p.static_row),
+            _ => None,
+        }
+    }
+
+    /// The range tombstones, if there are any.
+    pub fn range_tombstones(self) -> Option<&'a RangeTombstoneList> {
+        match self {
+            PartitionRef::Whole(p) if !p.range_tombstones.is_empty() => Some(&p.range_tombstones),
+            _ => None,
+        }
+    }
+
+    /// The rows in clustering order.
+    pub fn rows(self) -> impl Iterator<Item = (&'a Bytes, &'a Row)> {
+        let (whole, one) = match self {
+            PartitionRef::Whole(p) => (Some(p.rows.iter()), None),
+            PartitionRef::OneRow(k, r) => (None, Some((k, r))),
+        };
+        whole.into_iter().flatten().chain(one)
+    }
+
+    pub fn is_empty(self) -> bool {
+        match self {
+            PartitionRef::Whole(p) => p.is_empty(),
+            PartitionRef::OneRow(..) => false,
+        }
+    }
+
+    /// A copy as a [`Partition`].
+    pub fn to_partition(self) -> Partition {
+        match self {
+            PartitionRef::Whole(p) => p.clone(),
+            PartitionRef::OneRow(k, r) => {
+                let mut p = Partition::new();
+                p.rows.insert(k.clone(), r.clone());
+                p
+            }
+        }
+    }
 }
 
 /// Encodes partitions one after another into buffers it keeps: a writer encodes every
@@ -157,7 +221,7 @@ impl PartitionEncoder {
     pub fn encode(
         &mut self,
         key: &[u8],
-        partition: &Partition,
+        partition: PartitionRef<'_>,
         block_bytes: u64,
     ) -> &EncodedPartition {
         let PartitionEncoder {
@@ -174,7 +238,7 @@ impl PartitionEncoder {
         starts.clear();
         // First and last clustering of the block being built.
         let mut span: Option<(&Bytes, &Bytes)> = None;
-        for (clustering, row) in &partition.rows {
+        for (clustering, row) in partition.rows() {
             let length = block.encode(clustering, row);
             if let Some((first, last)) = span
                 && block.length_with(length) as u64 > block_bytes
@@ -208,10 +272,14 @@ impl PartitionEncoder {
         out.clear();
         out.reserve(rows.len() + row_index.len() + key.len() + 64);
         put_bytes(out, key);
-        let plain_header = partition.deletion.is_none()
-            && partition.static_row.is_empty()
-            && partition.range_tombstones.is_empty();
-        encode_partition_level(out, partition);
+        let plain_header = partition.deletion().is_none()
+            && partition.static_row().is_none()
+            && partition.range_tombstones().is_none();
+        match partition {
+            PartitionRef::Whole(p) => encode_partition_level(out, p),
+            // No partition deletion, static row or range tombstones: the flags byte alone.
+            PartitionRef::OneRow(..) => out.put_u8(0),
+        }
         put_varint(out, rows.len() as u64);
         put_varint(out, row_index.len() as u64);
         encoded.header_length = out.len() as u64;
@@ -496,6 +564,22 @@ mod tests {
             p.rows.insert(Bytes::from(i.to_be_bytes().to_vec()), row);
         }
         p
+    }
+
+    #[test]
+    fn a_partition_lent_as_its_one_row_is_encoded_as_the_whole_partition() {
+        let whole = partition(1);
+        let (k, row) = whole.rows.iter().next().unwrap();
+        let mut a = PartitionEncoder::default();
+        let mut b = PartitionEncoder::default();
+        let lent = a.encode(b"key", PartitionRef::OneRow(k, row), 4096);
+        let full = b.encode(b"key", PartitionRef::Whole(&whole), 4096);
+        assert_eq!(lent.bytes, full.bytes);
+        assert_eq!(lent.header_length, full.header_length);
+        assert_eq!(lent.rows_length, full.rows_length);
+        assert_eq!(lent.block_lengths, full.block_lengths);
+        assert!(lent.plain_header && full.plain_header);
+        assert_eq!(PartitionRef::OneRow(k, row).to_partition(), whole);
     }
 
     #[test]

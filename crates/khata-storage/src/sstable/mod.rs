@@ -51,6 +51,7 @@ mod writer;
 
 pub use cache::{BlockCache, BlockCacheStats};
 pub use format::FORMAT_VERSION;
+pub use layout::PartitionRef;
 pub use partition_reader::{
     BorrowedPartition, BorrowedRows, PartitionReader, check_ranges, validate_ranges,
 };

@@ -14,9 +14,10 @@ use bytes::{BufMut, Bytes};
 use khata_types::cell::CellKind;
 use khata_types::codec::{CodecError, Reader, put_bytes, put_varint, put_zigzag};
 use khata_types::token::{DecoratedKey, Token};
-use khata_types::{DeletionTime, LocalTime, Partition, Row, Timestamp};
+use khata_types::{DeletionTime, LocalTime, Row, Timestamp};
 
 use super::format::{FormatError, get_i64};
+use super::layout::PartitionRef;
 
 /// How many of the largest partitions the statistics remember.
 pub const LARGEST_PARTITIONS: usize = 10;
@@ -199,23 +200,34 @@ impl SsTableStats {
     }
 
     /// Account for one partition written under `key` taking `size` serialized bytes.
-    pub(crate) fn add_partition(&mut self, key: &DecoratedKey, partition: &Partition, size: u64) {
+    pub(crate) fn add_partition(
+        &mut self,
+        key: &DecoratedKey,
+        partition: PartitionRef<'_>,
+        size: u64,
+    ) {
         self.partition_count += 1;
         if self.first_key.is_none() {
             self.first_key = Some(key.clone());
         }
         self.last_key = Some(key.clone());
-        if let Some(d) = &partition.deletion {
+        if let Some(d) = partition.deletion() {
             self.partition_tombstones += 1;
             self.deletion(d);
         }
-        for rt in partition.range_tombstones.iter() {
+        for rt in partition
+            .range_tombstones()
+            .into_iter()
+            .flat_map(|l| l.iter())
+        {
             self.range_tombstones += 1;
             self.deletion(&rt.deletion);
             self.clustering(&rt.start, &rt.end);
         }
-        self.row(&partition.static_row);
-        for (clustering, row) in &partition.rows {
+        if let Some(s) = partition.static_row() {
+            self.row(s);
+        }
+        for (clustering, row) in partition.rows() {
             self.row_count += 1;
             self.row(row);
             self.clustering(clustering, clustering);

@@ -32,7 +32,7 @@ use super::cache::BlockCache;
 use super::chunk::{ChunkWriter, MAX_CHUNK_LENGTH_BYTES, MIN_CHUNK_LENGTH_BYTES, TrackedFile};
 use super::format::{Component, ComponentDigest, FORMAT_VERSION, Toc, component_path};
 use super::index::{INLINE_ROW_INDEX_MAX_BYTES, IndexEntry, IndexWriter};
-use super::layout::PartitionEncoder;
+use super::layout::{PartitionEncoder, PartitionRef};
 use super::reader::SsTable;
 use super::stats::SsTableStats;
 use crate::error::{Result, StorageError};
@@ -157,6 +157,11 @@ impl SsTableWriter {
 
     /// Append a partition. Keys must be strictly increasing; an empty partition is skipped.
     pub fn append(&mut self, key: &DecoratedKey, partition: &Partition) -> Result<()> {
+        self.append_ref(key, PartitionRef::Whole(partition))
+    }
+
+    /// [`SsTableWriter::append`] of a partition that may be lent as its one row (a flush).
+    pub fn append_ref(&mut self, key: &DecoratedKey, partition: PartitionRef<'_>) -> Result<()> {
         if let Some(last) = &self.last_key
             && key <= last
         {
