@@ -60,6 +60,9 @@ fn measure(
     (real, accounted)
 }
 
+/// The accounted size within 10 % under and 25 % over the real one: an estimate that once
+/// counted an empty static row's B-tree slot in every update was 40 % over, so memtables
+/// flushed with 70 % of their budget used.
 #[test]
 fn accounting_follows_real_allocation() {
     // Tests in this binary run one at a time here: the allocator count is process-wide.
@@ -69,7 +72,7 @@ fn accounting_follows_real_allocation() {
     let ratio = accounted as f64 / real as f64;
     eprintln!("one-row partitions: real {real} accounted {accounted} ratio {ratio:.2}");
     assert!(
-        (0.8..1.6).contains(&ratio),
+        (0.9..1.25).contains(&ratio),
         "one-row partitions: accounted/real {ratio:.2}"
     );
 
@@ -78,7 +81,7 @@ fn accounting_follows_real_allocation() {
     let ratio = accounted as f64 / real as f64;
     eprintln!("one wide partition: real {real} accounted {accounted} ratio {ratio:.2}");
     assert!(
-        (0.8..1.6).contains(&ratio),
+        (0.9..1.25).contains(&ratio),
         "wide partition: accounted/real {ratio:.2}"
     );
 
@@ -92,7 +95,7 @@ fn accounting_follows_real_allocation() {
     let ratio = accounted as f64 / real as f64;
     eprintln!("rewritten one-row partitions: real {real} accounted {accounted} ratio {ratio:.2}");
     assert!(
-        (0.8..1.6).contains(&ratio),
+        (0.9..1.25).contains(&ratio),
         "rewritten one-row partitions: accounted/real {ratio:.2}"
     );
 
@@ -105,7 +108,7 @@ fn accounting_follows_real_allocation() {
     let ratio = accounted as f64 / real as f64;
     eprintln!("rewritten wide partition: real {real} accounted {accounted} ratio {ratio:.2}");
     assert!(
-        (0.8..1.6).contains(&ratio),
+        (0.9..1.25).contains(&ratio),
         "rewritten wide partition: accounted/real {ratio:.2}"
     );
 }

@@ -280,9 +280,12 @@ impl Partition {
                 .sum::<usize>()
     }
 
-    /// An estimate of the partition's size in bytes.
+    /// An estimate of the partition's size in bytes. The static row is held inline, so it
+    /// counts only what it allocates (nothing when it is empty, as it nearly always is): its
+    /// B-tree slot, which [`Row::size_estimate`] counts for a clustering row, once made every
+    /// one-row update look 40 % bigger than the memory it takes.
     pub fn size_estimate(&self) -> usize {
-        32 + self.static_row.size_estimate()
+        32 + self.static_row.heap_size_estimate()
             + self
                 .range_tombstones
                 .iter()

@@ -144,8 +144,12 @@ impl Row {
     /// (with the map's typical slack), its cell vector, and each value's heap allocation.
     /// Memtable accounting uses it, so it errs on the high side.
     pub fn size_estimate(&self) -> usize {
+        std::mem::size_of::<(bytes::Bytes, Row)>() * 3 / 2 + self.heap_size_estimate()
+    }
+
+    /// What the row allocates beyond its own struct: its cells and collection deletions.
+    pub fn heap_size_estimate(&self) -> usize {
         const ALLOCATION_OVERHEAD: usize = 16;
-        let slot = std::mem::size_of::<(bytes::Bytes, Row)>() * 3 / 2;
         let cells = self.cells.len() * std::mem::size_of::<(CellKey, crate::cell::Cell)>()
             + self
                 .cells
@@ -157,6 +161,6 @@ impl Row {
                 })
                 .sum::<usize>();
         let deletions = self.column_deletions.len() * 64;
-        slot + cells + deletions
+        cells + deletions
     }
 }
