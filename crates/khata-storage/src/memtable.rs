@@ -36,9 +36,9 @@
 //! cells, and unlike Cassandra's slab allocator, which frees nothing until the flush. Such a
 //! memtable is flushed when the commit log it pins passes `commitlog_total_space` (the
 //! engine). The engine flushes a memtable when the accounted size passes its threshold. A
-//! memtable is never
-//! modified after it has been *sealed* for flushing: the engine switches writes to a fresh one
-//! first, so a flush can iterate a sealed memtable without locks held against writers.
+//! memtable is never modified after it has been *sealed* for flushing: the engine switches
+//! writes to a fresh one first, so a flush can iterate a sealed memtable without locks held
+//! against writers.
 
 use std::ops::Bound;
 use std::sync::Arc;
@@ -121,16 +121,17 @@ impl Held {
         }
     }
 
+    /// The partition as the SSTable writer reads it, without a copy.
+    fn as_ref(&self) -> PartitionRef<'_> {
+        match self {
+            Held::One(k, row) => PartitionRef::OneRow(k, row),
+            Held::Many(p) => PartitionRef::Whole(p),
+        }
+    }
+
     /// A copy as a [`Partition`].
     fn to_partition(&self) -> Partition {
-        match self {
-            Held::One(k, row) => {
-                let mut p = Partition::new();
-                p.rows.insert(k.clone(), row.clone());
-                p
-            }
-            Held::Many(p) => p.clone(),
-        }
+        self.as_ref().to_partition()
     }
 
     fn row_count(&self) -> usize {
@@ -550,11 +551,7 @@ impl Memtable {
         let mut all = self.index.entries();
         all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         for (key, partition) in &all {
-            let held = partition.lock();
-            match &*held {
-                Held::Many(p) => f(key, PartitionRef::Whole(p))?,
-                Held::One(k, row) => f(key, PartitionRef::OneRow(k, row))?,
-            }
+            f(key, partition.lock().as_ref())?;
         }
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! every commit-log segment since its first write. Once the segments take more than the limit,
 //! the tables with unflushed data in the oldest segment are flushed and the segments go.
 
+mod commitlog_common;
 mod engine_support;
 
 use std::path::Path;
@@ -20,14 +21,7 @@ const SEGMENTS_ALLOWED: u64 = 4;
 /// Commit-log segment files in the data directory (spares under their temporary names not
 /// counted).
 fn segments(data_dir: &Path) -> usize {
-    std::fs::read_dir(data_dir.join("commitlog"))
-        .unwrap()
-        .filter(|e| {
-            let name = e.as_ref().unwrap().file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("CommitLog-") && name.ends_with(".log")
-        })
-        .count()
+    commitlog_common::segment_files(&data_dir.join("commitlog")).len()
 }
 
 #[test]

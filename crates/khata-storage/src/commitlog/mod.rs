@@ -432,23 +432,22 @@ impl CommitLog {
         self.inner.current_position()
     }
 
-    /// The segments on disk that records may still be replayed from (the active one
-    /// included; a spare made ahead is not): their ids, oldest first, are `oldest..=active`
-    /// less none, since segments are discarded oldest first. Returns the oldest id and the
-    /// disk space they take (each segment file is allocated at its full size).
+    /// The segments on disk that records may still be replayed from: the finished ones, the
+    /// one a pending switch left, and the active one (a spare made ahead is not counted).
+    /// Returns the oldest one's id and the disk space they take (each segment file is
+    /// allocated at its full size).
     pub fn live_segments(&self) -> (u64, u64) {
         let writer = self.inner.writer.lock();
         let pending = self.inner.lock_pending().as_ref().map(|p| p.old_id);
         let finished = self.inner.finished.lock();
         let count = finished.len() as u64 + u64::from(pending.is_some()) + 1;
+        // Finished segments are older than the one a pending switch left, which is older
+        // than the active one.
         let oldest = finished
             .keys()
             .next()
             .copied()
-            .into_iter()
-            .chain(pending)
-            .chain([writer.active.id])
-            .min()
+            .or(pending)
             .unwrap_or(writer.active.id);
         (oldest, count * self.inner.config.segment_size_bytes)
     }
