@@ -58,6 +58,10 @@ pub struct ReadCommand {
     pub ranges: Vec<(Bytes, Bytes)>,
     pub reversed: bool,
     pub row_limit: Option<usize>,
+    /// `ranges` select at most one row: a full clustering key, or the whole partition of a
+    /// table without clustering columns. Lets the replica stop at the newest sources that
+    /// settle the row (see the replica's `read`).
+    pub one_row: bool,
     /// The time TTLs and tombstones are judged at.
     pub now: LocalTime,
 }
@@ -307,6 +311,7 @@ impl Coordinator {
                     &command.ranges,
                     command.reversed,
                     command.row_limit,
+                    command.one_row,
                     command.now,
                 )
                 .map_err(|e| read_failure(e, cl, required));
@@ -319,6 +324,7 @@ impl Coordinator {
                 &command.ranges,
                 command.reversed,
                 command.row_limit,
+                command.one_row,
                 command.now,
             )
         });

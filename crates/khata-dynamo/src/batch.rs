@@ -227,6 +227,7 @@ pub async fn batch_get_item(ops: &Operations, req: &Object) -> Result<Value> {
                         ranges: vec![t.table.layout.row_range(key)],
                         reversed: false,
                         row_limit: Some(1),
+                        one_row: true,
                         now,
                     },
                     cl,

@@ -19,7 +19,8 @@ use khata_storage::{
     Engine, EngineConfig, Mutation, ReadResult, ScanPosition, ScanResult, TableSpec,
 };
 use khata_types::LocalTime;
-use khata_types::schema::{KeyspaceDef, TableDef};
+use khata_types::row::ColumnId;
+use khata_types::schema::{ColumnKind, KeyspaceDef, TableDef};
 use khata_types::token::{DecoratedKey, Token};
 use parking_lot::{Mutex, RwLock};
 use tracing::{info, warn};
@@ -434,6 +435,13 @@ impl Replica {
     }
 
     /// Read one partition (see [`Engine::read`]).
+    ///
+    /// `one_row` says that `ranges` select at most one row (a full clustering key, or the
+    /// whole partition of a table without clustering columns). The engine then reads its
+    /// sources newest first and stops once the older ones cannot change the row
+    /// ([`Engine::read_row`]), unless the table has static columns (the static row is read
+    /// whole).
+    #[allow(clippy::too_many_arguments)]
     pub fn read(
         &self,
         table: Uuid,
@@ -441,8 +449,24 @@ impl Replica {
         ranges: &[(Bytes, Bytes)],
         reversed: bool,
         row_limit: Option<usize>,
+        one_row: bool,
         now: LocalTime,
     ) -> Result<ReadResult> {
+        if one_row && row_limit != Some(0) {
+            let schema = self.schema();
+            if let Some(t) = schema.table_by_id(table)
+                && !t.def.columns.iter().any(|c| c.kind == ColumnKind::Static)
+            {
+                let columns: Vec<ColumnId> = t
+                    .def
+                    .columns
+                    .iter()
+                    .filter(|c| c.kind == ColumnKind::Regular)
+                    .map(|c| c.id)
+                    .collect();
+                return Ok(self.engine.read_row(table, key, ranges, &columns, now)?);
+            }
+        }
         Ok(self
             .engine
             .read(table, key, ranges, reversed, row_limit, now)?)

@@ -182,6 +182,7 @@ fn schema_survives_a_restart() {
             &[khata_types::clustering::full_range()],
             false,
             None,
+            true,
             now,
         )
         .unwrap();

@@ -231,6 +231,30 @@ async fn flush_compact_and_tablestats_follow_the_data() {
     assert_eq!(merged.sstable_count, 1);
     assert_eq!(merged.partitions_estimate, 6);
 
+    // Reads are counted with the SSTables they read. A row rewritten whole (marker and every
+    // column) in the memtable is read from there alone: its older version in the SSTable
+    // cannot change it. A read of the whole partition reads the SSTable too.
+    let count = |t: &TableStats| (t.partition_reads, t.sstables_read);
+    let (reads, sstables) = count(&merged);
+    for q in [
+        "INSERT INTO chat.messages (channel, seq, body) VALUES (9, 1, 'later')",
+        "SELECT body FROM chat.messages WHERE channel = 9 AND seq = 1",
+    ] {
+        session.query_unpaged(q, &[]).await.unwrap();
+    }
+    let one_row = count(&admin.table("chat", "messages").await);
+    assert_eq!(
+        one_row,
+        (reads + 1, sstables),
+        "the one-row read read no SSTable"
+    );
+    session
+        .query_unpaged("SELECT body FROM chat.messages WHERE channel = 9", &[])
+        .await
+        .unwrap();
+    let whole = count(&admin.table("chat", "messages").await);
+    assert_eq!(whole, (reads + 2, sstables + 1));
+
     // Without a scope: every table, system ones included, in keyspace order.
     let all: TableStatsReport = admin.get("/tablestats").await.unwrap();
     let names: Vec<(String, String)> = all

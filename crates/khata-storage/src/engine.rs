@@ -29,6 +29,7 @@ use bytes::Bytes;
 use khata_env::fs::create_dir_all_durably;
 use khata_env::{Clock, FileSystem, SystemClock, write_file_durably};
 use khata_types::LocalTime;
+use khata_types::row::ColumnId;
 use khata_types::token::{DecoratedKey, Token};
 use parking_lot::{Condvar, Mutex, RwLock};
 use tracing::{error, info, warn};
@@ -115,6 +116,10 @@ pub struct TableStats {
     pub pending_compactions: usize,
     /// The largest partitions on disk: (key bytes, size in bytes).
     pub largest_partitions: Vec<(Bytes, u64)>,
+    /// Partition reads since the node started, and the SSTables they read in all (their ratio
+    /// is Cassandra's "SSTables per read").
+    pub partition_reads: u64,
+    pub sstables_read: u64,
 }
 
 /// The switch lock: a std `RwLock`, whose waiters sleep in the kernel until woken. With
@@ -561,6 +566,27 @@ impl Engine {
         )
     }
 
+    /// Read one row of a table (see [`TableStore::read_row`]: `ranges` select at most one
+    /// row, `columns` are every regular column of the table, which has no static columns).
+    pub fn read_row(
+        &self,
+        table: Uuid,
+        key: &DecoratedKey,
+        ranges: &[(Bytes, Bytes)],
+        columns: &[ColumnId],
+        now: LocalTime,
+    ) -> Result<ReadResult> {
+        let ranges = normalize_ranges(ranges);
+        let t = self.table(table)?;
+        t.read_row(
+            key,
+            &ranges,
+            columns,
+            self.inner.config.read_limits(None),
+            now,
+        )
+    }
+
     /// Scan a token range of a table (see [`TableStore::scan`]).
     pub fn scan(
         &self,
@@ -693,6 +719,7 @@ impl Engine {
             sstable_count: view.sstables.len(),
             ..Default::default()
         };
+        (stats.partition_reads, stats.sstables_read) = t.read_counts();
         let mut largest = Vec::new();
         for s in &view.sstables {
             let st = s.stats();

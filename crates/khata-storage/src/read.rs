@@ -21,7 +21,7 @@ use bytes::Bytes;
 use khata_types::LocalTime;
 use khata_types::cell::{DeletionTime, max_deletion};
 use khata_types::partition::{Partition, RangeTombstoneList};
-use khata_types::row::Row;
+use khata_types::row::{CellKey, ColumnId, Row};
 use khata_types::token::DecoratedKey;
 
 use crate::error::{Result, StorageError};
@@ -118,6 +118,68 @@ impl<T> IntoIterator for Few<T> {
             Few::Many(items) => (None, items),
         };
         one.into_iter().chain(many)
+    }
+}
+
+/// What a read of one row has found so far in the sources it read, newest first, so that it
+/// can stop before the sources that can no longer change the answer (Cassandra's
+/// `queryMemtableAndSSTablesInTimestampOrder`).
+///
+/// An older source whose writes are all at or before `t` cannot change the row once the
+/// sources already read hold a deletion of the row (or of its partition, or a range
+/// tombstone over it) after `t`, or hold both a row marker after `t` and, for each of the
+/// table's `columns`, a simple cell or a whole-collection deletion after `t`: every write of
+/// the older source loses to one of those by timestamp. The marker matters, not only the
+/// cells: an older marker can make a row of null columns exist. The caller names every regular
+/// column (so that no older cell of another column could make the row exist) and reads no
+/// static row.
+#[derive(Debug)]
+pub(crate) struct RowCover<'c> {
+    columns: &'c [ColumnId],
+    /// The newest deletion of the row, its partition or a range over it.
+    deleted_at: i64,
+    /// The newest row marker.
+    marker_at: i64,
+    /// Per column of `columns`: the newest simple cell or whole-collection deletion.
+    column_at: Vec<i64>,
+}
+
+impl<'c> RowCover<'c> {
+    pub(crate) fn new(columns: &'c [ColumnId]) -> Self {
+        RowCover {
+            columns,
+            deleted_at: i64::MIN,
+            marker_at: i64::MIN,
+            column_at: vec![i64::MIN; columns.len()],
+        }
+    }
+
+    /// Take in a deletion the read met: its partition's, or a range tombstone over the row.
+    pub(crate) fn deletion(&mut self, d: Option<DeletionTime>) {
+        if let Some(d) = d {
+            self.deleted_at = self.deleted_at.max(d.marked_for_delete_at);
+        }
+    }
+
+    /// Take in one source's version of the row.
+    pub(crate) fn row(&mut self, row: &Row) {
+        self.deletion(row.deletion);
+        if let Some(l) = row.liveness {
+            self.marker_at = self.marker_at.max(l.timestamp);
+        }
+        for (i, c) in self.columns.iter().enumerate() {
+            let cell = row.cells.get(&CellKey::simple(*c)).map(|c| c.timestamp);
+            let dropped = row.column_deletions.get(c).map(|d| d.marked_for_delete_at);
+            let newest = cell.max(dropped).unwrap_or(i64::MIN);
+            self.column_at[i] = self.column_at[i].max(newest);
+        }
+    }
+
+    /// Whether a source whose newest write is at `t` (None: it holds no write) can change the
+    /// row no more.
+    pub(crate) fn covers(&self, t: Option<i64>) -> bool {
+        let Some(t) = t else { return true };
+        self.deleted_at > t || (self.marker_at > t && self.column_at.iter().all(|&c| c > t))
     }
 }
 

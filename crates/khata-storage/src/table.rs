@@ -17,7 +17,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use bytes::Bytes;
 use khata_env::{FileSystem, write_file_durably};
 use khata_types::LocalTime;
-use khata_types::partition::Partition;
+use khata_types::cell::DeletionTime;
+use khata_types::partition::{Partition, RangeTombstoneList};
+use khata_types::row::{ColumnId, Row};
 use khata_types::token::{DecoratedKey, Token};
 use parking_lot::{Mutex, RwLock};
 
@@ -26,8 +28,8 @@ use crate::engine::TABLE_OPTIONS_FILE;
 use crate::error::{Result, StorageError};
 use crate::memtable::{Memtable, slice_partition};
 use crate::read::{
-    Few, MergedPartitions, PartitionStream, ReadLimits, ReadResult, SourcePartition,
-    merge_partition, merge_single, merge_single_rows,
+    Few, MergedPartitions, PartitionStream, ReadLimits, ReadResult, RowCover, RowStream,
+    SourcePartition, merge_partition, merge_single, merge_single_rows,
 };
 use crate::sstable::{BlockCache, SsTable, SsTableWriter, WriterOptions, check_ranges};
 use crate::table_spec::{TableSpec, encode_spec};
@@ -130,6 +132,29 @@ pub struct TableStore {
     /// Bytes in memtables sealed and not yet flushed (they no longer grow), so writers can
     /// check the memory bound without walking views.
     sealed_bytes: AtomicUsize,
+    /// Partition reads since open, and the SSTables they read (not those a Bloom filter, a
+    /// partition deletion or a one-row read's timestamp order let them skip): Cassandra's
+    /// "SSTables per read".
+    partition_reads: AtomicU64,
+    sstables_read: AtomicU64,
+}
+
+/// Take in what one source holds for a one-row read: its partition deletion, a range
+/// tombstone over the row (whose key is where `ranges` start) and its version of the row.
+fn cover_source(
+    cover: &mut RowCover<'_>,
+    deletion: Option<DeletionTime>,
+    tombstones: &RangeTombstoneList,
+    rows: &[(Bytes, Row)],
+    ranges: &[(Bytes, Bytes)],
+) {
+    cover.deletion(deletion);
+    if let Some((row_key, _)) = ranges.first() {
+        cover.deletion(tombstones.covering(row_key));
+    }
+    for (_, row) in rows {
+        cover.row(row);
+    }
 }
 
 impl TableStore {
@@ -164,6 +189,23 @@ impl TableStore {
             flush_requested: AtomicBool::new(false),
             dropped: AtomicBool::new(false),
             sealed_bytes: AtomicUsize::new(0),
+            partition_reads: AtomicU64::new(0),
+            sstables_read: AtomicU64::new(0),
+        }
+    }
+
+    /// Partition reads since open and the SSTables they read, summed.
+    pub fn read_counts(&self) -> (u64, u64) {
+        (
+            self.partition_reads.load(Ordering::Relaxed),
+            self.sstables_read.load(Ordering::Relaxed),
+        )
+    }
+
+    fn count_read(&self, sstables: u64) {
+        self.partition_reads.fetch_add(1, Ordering::Relaxed);
+        if sstables > 0 {
+            self.sstables_read.fetch_add(sstables, Ordering::Relaxed);
         }
     }
 
@@ -325,6 +367,42 @@ impl TableStore {
         limits: ReadLimits,
         now: LocalTime,
     ) -> Result<ReadResult> {
+        self.read_sources(key, ranges, reversed, limits, now, None)
+    }
+
+    /// Read one row: `ranges` select at most one row (a full clustering key, or the whole
+    /// partition of a table without clustering columns), `columns` are every regular column
+    /// of the table, and the table has no static columns. Sources are read newest first and
+    /// the read stops at the first older source that can no longer change the row (see
+    /// [`RowCover`]): an SSTable whose newest write is older than everything the newer
+    /// sources hold for the row is not even probed.
+    pub fn read_row(
+        &self,
+        key: &DecoratedKey,
+        ranges: &[(Bytes, Bytes)],
+        columns: &[ColumnId],
+        limits: ReadLimits,
+        now: LocalTime,
+    ) -> Result<ReadResult> {
+        self.read_sources(
+            key,
+            ranges,
+            false,
+            limits,
+            now,
+            Some(RowCover::new(columns)),
+        )
+    }
+
+    fn read_sources(
+        &self,
+        key: &DecoratedKey,
+        ranges: &[(Bytes, Bytes)],
+        reversed: bool,
+        limits: ReadLimits,
+        now: LocalTime,
+        mut cover: Option<RowCover<'_>>,
+    ) -> Result<ReadResult> {
         let view = self.view();
         let mut sources = Few::Empty;
         let mut deletion = None;
@@ -333,19 +411,33 @@ impl TableStore {
         for m in std::iter::once(&view.active).chain(view.sealed.iter().rev()) {
             if let Some(p) = Memtable::read_lazily(m.clone(), key, ranges, reversed, first_batch) {
                 deletion = khata_types::cell::max_deletion(deletion, p.deletion);
+                let rows: RowStream = match &mut cover {
+                    None => Box::new(p.rows.map(Ok)),
+                    Some(cover) => {
+                        let rows: Vec<(Bytes, Row)> = p.rows.collect();
+                        cover_source(cover, p.deletion, &p.range_tombstones, &rows, ranges);
+                        Box::new(rows.into_iter().map(Ok))
+                    }
+                };
                 sources.push(SourcePartition {
                     deletion: p.deletion,
                     static_row: p.static_row,
                     range_tombstones: p.range_tombstones,
-                    rows: Box::new(p.rows.map(Ok)),
+                    rows,
                 });
             }
         }
-        // Newest SSTables first, so that a partition deletion seen early lets older SSTables
-        // that hold nothing newer be skipped without reading them.
+        // Newest SSTables first, so that a partition deletion (or, for a one-row read, a
+        // newer version of the whole row) seen early lets older SSTables that hold nothing
+        // newer be skipped without reading them.
         let mut ssts: Few<&Arc<SsTable>> = Few::Empty;
-        for s in view.sstables.iter().filter(|s| s.may_contain(key)) {
-            ssts.push(s);
+        for s in view.sstables.iter() {
+            let covered = cover
+                .as_ref()
+                .is_some_and(|c| c.covers(s.stats().max_timestamp));
+            if !covered && s.may_contain(key) {
+                ssts.push(s);
+            }
         }
         ssts.as_mut_slice()
             .sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp.unwrap_or(i64::MIN)));
@@ -359,6 +451,7 @@ impl TableStore {
             // The usual read after a compaction: one SSTable may hold the partition and no
             // memtable does. Its rows go straight into the answer, read from borrowed ranges
             // (no boxed stream, no shared copy of the ranges).
+            self.count_read(1);
             return match s.read_borrowed(key, checked, reversed)? {
                 Some(p) => merge_single_rows(
                     p.deletion,
@@ -374,25 +467,36 @@ impl TableStore {
         }
         // Shared once by every SSTable's lazy row stream.
         let shared_ranges: Option<Arc<[(Bytes, Bytes)]>> = checked.map(|c| Arc::from(&c[..]));
+        let mut read = 0;
         for s in ssts {
+            let newest = s.stats().max_timestamp;
             if deletion.is_some_and(|d: khata_types::DeletionTime| {
-                s.stats()
-                    .max_timestamp
-                    .is_none_or(|t| t <= d.marked_for_delete_at)
-            }) {
+                newest.is_none_or(|t| t <= d.marked_for_delete_at)
+            }) || cover.as_ref().is_some_and(|c| c.covers(newest))
+            {
                 break;
             }
-            let ranges = shared_ranges.clone().expect("set when there are SSTables");
-            if let Some(r) = s.read_validated(key, ranges, reversed)? {
+            let shared = shared_ranges.clone().expect("set when there are SSTables");
+            read += 1;
+            if let Some(r) = s.read_validated(key, shared, reversed)? {
                 deletion = khata_types::cell::max_deletion(deletion, r.deletion);
+                let rows: RowStream = match &mut cover {
+                    None => r.rows,
+                    Some(cover) => {
+                        let rows = r.rows.collect::<Result<Vec<(Bytes, Row)>>>()?;
+                        cover_source(cover, r.deletion, &r.range_tombstones, &rows, ranges);
+                        Box::new(rows.into_iter().map(Ok))
+                    }
+                };
                 sources.push(SourcePartition {
                     deletion: r.deletion,
                     static_row: r.static_row,
                     range_tombstones: r.range_tombstones,
-                    rows: r.rows,
+                    rows,
                 });
             }
         }
+        self.count_read(read);
         match sources {
             Few::One(source) => merge_single(source, reversed, now, limits),
             sources => merge_partition(sources.into_vec(), reversed, now, limits),

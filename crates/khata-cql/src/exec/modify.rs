@@ -1051,6 +1051,7 @@ async fn resolve_by_reads(
                     ranges,
                     reversed: false,
                     row_limit: None,
+                    one_row: false,
                     now,
                 },
                 cl,

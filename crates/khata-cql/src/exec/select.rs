@@ -519,6 +519,8 @@ struct Plan {
     /// Clustering byte ranges, sorted and disjoint.
     ranges: Vec<(Bytes, Bytes)>,
     reversed: bool,
+    /// `ranges` name one whole row (every clustering column by `=`, one value each).
+    one_row: bool,
     filters: Vec<(ColumnDef, Bytes)>,
     /// No clustering or regular column is restricted: a partition with only static content
     /// is one row (Cassandra's `queriesFullPartitions`); otherwise such a partition has none.
@@ -585,10 +587,12 @@ fn plan(t: &TableSchema, s: &Select, run: &Run<'_>) -> Result<Plan, ExecError> {
     };
     let full_partitions =
         !r.has_clustering() && !r.filters.iter().any(|(c, _)| c.kind == ColumnKind::Regular);
+    let one_row = ranges.len() == 1 && r.names_rows(t);
     Ok(Plan {
         source,
         ranges,
         reversed,
+        one_row,
         filters: r.filters,
         full_partitions,
     })
@@ -1033,6 +1037,7 @@ pub(crate) async fn run(
                             ranges,
                             reversed: plan.reversed,
                             row_limit,
+                            one_row: plan.one_row,
                             now,
                         },
                         cl,

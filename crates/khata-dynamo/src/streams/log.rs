@@ -197,6 +197,7 @@ pub async fn read_values(
                 ranges: vec![range],
                 reversed,
                 row_limit: limit,
+                one_row: false,
                 now,
             },
             Consistency::LocalQuorum,

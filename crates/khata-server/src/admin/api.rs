@@ -123,6 +123,12 @@ pub struct TableStats {
     /// Tombstones in the table's SSTables.
     pub tombstones: u64,
     pub pending_compactions: usize,
+    /// Partition reads since the node started, and the SSTables they read in all (Bloom
+    /// filters, partition deletions and one-row reads in timestamp order skip the others).
+    #[serde(default)]
+    pub partition_reads: u64,
+    #[serde(default)]
+    pub sstables_read: u64,
     /// The largest partitions on disk, largest first (at most ten).
     pub largest_partitions: Vec<LargePartition>,
 }

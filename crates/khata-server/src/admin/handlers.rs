@@ -298,6 +298,8 @@ pub(super) async fn tablestats(
             memtable_partitions: s.memtable_partitions,
             tombstones: s.tombstones,
             pending_compactions: s.pending_compactions,
+            partition_reads: s.partition_reads,
+            sstables_read: s.sstables_read,
             largest_partitions: s
                 .largest_partitions
                 .iter()

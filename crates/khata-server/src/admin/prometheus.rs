@@ -16,7 +16,9 @@
 //! - Per table (`keyspace`, `table` labels): `khata_table_sstables`,
 //!   `khata_table_live_data_bytes`, `khata_table_partitions_estimate`,
 //!   `khata_table_memtable_bytes`, `khata_table_tombstones`,
-//!   `khata_table_pending_compactions`, and `khata_table_largest_partition_bytes` (the
+//!   `khata_table_pending_compactions`, the counters `khata_table_partition_reads_total`
+//!   and `khata_table_sstables_read_total` (their ratio is Cassandra's "SSTables per
+//!   read"), and `khata_table_largest_partition_bytes` (the
 //!   largest partition's size, as Cassandra's `MaxPartitionSize`; the keys of the largest
 //!   partitions are in `/tablestats`, since a key as a label would make a series per key).
 //!
@@ -173,10 +175,20 @@ pub fn render(input: &MetricsInput<'_>) -> String {
     }
 
     type PerTable = fn(&khata_storage::TableStats) -> f64;
-    let per_table: [(&str, &str, PerTable); 7] = [
+    let per_table: [(&str, &str, PerTable); 9] = [
         ("khata_table_sstables", "Live SSTables.", |s| {
             s.sstable_count as f64
         }),
+        (
+            "khata_table_partition_reads_total",
+            "Partition reads since the node started.",
+            |s| s.partition_reads as f64,
+        ),
+        (
+            "khata_table_sstables_read_total",
+            "SSTables those reads read (divided by the reads: SSTables per read).",
+            |s| s.sstables_read as f64,
+        ),
         (
             "khata_table_live_data_bytes",
             "Bytes of live SSTable data.",
@@ -215,7 +227,12 @@ pub fn render(input: &MetricsInput<'_>) -> String {
         ),
     ];
     for (name, help, value) in per_table {
-        out.family(name, "gauge", help);
+        let kind = if name.ends_with("_total") {
+            "counter"
+        } else {
+            "gauge"
+        };
+        out.family(name, kind, help);
         for (keyspace, table, stats) in tables {
             out.sample(
                 name,

@@ -171,6 +171,11 @@ pub fn tablestats(report: &TableStatsReport) -> String {
         let _ = writeln!(out, "\t\tMemtable partitions: {}", t.memtable_partitions);
         let _ = writeln!(out, "\t\tTombstones: {}", t.tombstones);
         let _ = writeln!(out, "\t\tPending compactions: {}", t.pending_compactions);
+        let _ = writeln!(out, "\t\tLocal read count: {}", t.partition_reads);
+        if t.partition_reads > 0 {
+            let per_read = t.sstables_read as f64 / t.partition_reads as f64;
+            let _ = writeln!(out, "\t\tAverage SSTables per read: {per_read:.2}");
+        }
         match t.largest_partitions.iter().map(|p| p.size_bytes).max() {
             Some(max) => {
                 let _ = writeln!(out, "\t\tLargest partition size: {max}");
@@ -261,6 +266,8 @@ mod tests {
             memtable_partitions: 0,
             tombstones: 2,
             pending_compactions: 0,
+            partition_reads: 8,
+            sstables_read: 6,
             largest_partitions: vec![LargePartition {
                 key_hex: "00000007".into(),
                 size_bytes: 4000,
