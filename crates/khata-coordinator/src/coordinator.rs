@@ -60,7 +60,7 @@ pub struct ReadCommand {
     pub row_limit: Option<usize>,
     /// `ranges` select at most one row: a full clustering key, or the whole partition of a
     /// table without clustering columns. Lets the replica stop at the newest sources that
-    /// settle the row (see the replica's `read`).
+    /// settle the row (see the replica's `read_row`).
     pub one_row: bool,
     /// The time TTLs and tombstones are judged at.
     pub now: LocalTime,
@@ -303,31 +303,11 @@ impl Coordinator {
     async fn read_unobserved(&self, command: ReadCommand, cl: Consistency) -> Result<ReadResult> {
         let required = self.check_available(command.table, cl)?;
         if INLINE_POINT_READS {
-            return self
-                .replica
-                .read(
-                    command.table,
-                    &command.key,
-                    &command.ranges,
-                    command.reversed,
-                    command.row_limit,
-                    command.one_row,
-                    command.now,
-                )
+            return read_locally(&self.replica, &command)
                 .map_err(|e| read_failure(e, cl, required));
         }
         let replica = self.replica.clone();
-        let work = run_blocking(move || {
-            replica.read(
-                command.table,
-                &command.key,
-                &command.ranges,
-                command.reversed,
-                command.row_limit,
-                command.one_row,
-                command.now,
-            )
-        });
+        let work = run_blocking(move || read_locally(&replica, &command));
         match tokio::time::timeout(self.config.read_request_timeout, work).await {
             Ok(done) => done?.map_err(|e| read_failure(e, cl, required)),
             Err(_) => Err(CoordinatorError::ReadTimeout {
@@ -438,6 +418,23 @@ pub fn timeuuid_at(micros: i64, host: Uuid) -> Uuid {
     bytes[8..10].copy_from_slice(&(clock_seq | 0x8000).to_be_bytes());
     bytes[10..16].copy_from_slice(&node);
     Uuid::from_bytes(bytes)
+}
+
+/// Run `command` on this node's replica: a one-row read through `read_row`, anything else
+/// through `read`.
+fn read_locally(replica: &Replica, command: &ReadCommand) -> khata_replica::Result<ReadResult> {
+    if command.one_row && command.row_limit != Some(0) {
+        replica.read_row(command.table, &command.key, &command.ranges, command.now)
+    } else {
+        replica.read(
+            command.table,
+            &command.key,
+            &command.ranges,
+            command.reversed,
+            command.row_limit,
+            command.now,
+        )
+    }
 }
 
 /// Run storage work off the async threads (the engine blocks on disk and on commit-log sync).

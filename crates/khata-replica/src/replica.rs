@@ -19,7 +19,6 @@ use khata_storage::{
     Engine, EngineConfig, Mutation, ReadResult, ScanPosition, ScanResult, TableSpec,
 };
 use khata_types::LocalTime;
-use khata_types::row::ColumnId;
 use khata_types::schema::{ColumnKind, KeyspaceDef, TableDef};
 use khata_types::token::{DecoratedKey, Token};
 use parking_lot::{Mutex, RwLock};
@@ -435,13 +434,6 @@ impl Replica {
     }
 
     /// Read one partition (see [`Engine::read`]).
-    ///
-    /// `one_row` says that `ranges` select at most one row (a full clustering key, or the
-    /// whole partition of a table without clustering columns). The engine then reads its
-    /// sources newest first and stops once the older ones cannot change the row
-    /// ([`Engine::read_row`]), unless the table has static columns (the static row is read
-    /// whole).
-    #[allow(clippy::too_many_arguments)]
     pub fn read(
         &self,
         table: Uuid,
@@ -449,27 +441,37 @@ impl Replica {
         ranges: &[(Bytes, Bytes)],
         reversed: bool,
         row_limit: Option<usize>,
-        one_row: bool,
         now: LocalTime,
     ) -> Result<ReadResult> {
-        if one_row && row_limit != Some(0) {
-            let schema = self.schema();
-            if let Some(t) = schema.table_by_id(table)
-                && !t.def.columns.iter().any(|c| c.kind == ColumnKind::Static)
-            {
-                let columns: Vec<ColumnId> = t
-                    .def
-                    .columns
-                    .iter()
-                    .filter(|c| c.kind == ColumnKind::Regular)
-                    .map(|c| c.id)
-                    .collect();
-                return Ok(self.engine.read_row(table, key, ranges, &columns, now)?);
-            }
-        }
         Ok(self
             .engine
             .read(table, key, ranges, reversed, row_limit, now)?)
+    }
+
+    /// Read one row: `ranges` select at most one (a full clustering key, or the whole
+    /// partition of a table without clustering columns). The engine reads its sources newest
+    /// first and stops once the older ones cannot change the row ([`Engine::read_row`], told
+    /// the table's regular columns). A table with static columns is read as a partition: the
+    /// static row would have to be settled too.
+    pub fn read_row(
+        &self,
+        table: Uuid,
+        key: &DecoratedKey,
+        ranges: &[(Bytes, Bytes)],
+        now: LocalTime,
+    ) -> Result<ReadResult> {
+        let schema = self.schema();
+        let columns = schema.table_by_id(table).map(|t| &t.def.columns);
+        match columns {
+            Some(columns) if !columns.iter().any(|c| c.kind == ColumnKind::Static) => {
+                let regular = columns
+                    .iter()
+                    .filter(|c| c.kind == ColumnKind::Regular)
+                    .map(|c| c.id);
+                Ok(self.engine.read_row(table, key, ranges, regular, now)?)
+            }
+            _ => self.read(table, key, ranges, false, None, now),
+        }
     }
 
     /// Scan a token range (see [`Engine::scan`]).

@@ -182,7 +182,6 @@ fn schema_survives_a_restart() {
             &[khata_types::clustering::full_range()],
             false,
             None,
-            true,
             now,
         )
         .unwrap();

@@ -115,15 +115,7 @@ fn reads(table: &TableSchema, keys: &[i32]) -> Vec<CasRead> {
 
 fn read_balance(replica: &Replica, table: &TableSchema, k: i32) -> Option<i32> {
     let read = replica
-        .read(
-            table.def.id,
-            &key(k),
-            &[full_range()],
-            false,
-            None,
-            false,
-            0,
-        )
+        .read(table.def.id, &key(k), &[full_range()], false, None, 0)
         .unwrap();
     balance(table, k, &read)
 }

@@ -573,7 +573,7 @@ impl Engine {
         table: Uuid,
         key: &DecoratedKey,
         ranges: &[(Bytes, Bytes)],
-        columns: &[ColumnId],
+        columns: impl IntoIterator<Item = ColumnId>,
         now: LocalTime,
     ) -> Result<ReadResult> {
         let ranges = normalize_ranges(ranges);

@@ -134,23 +134,21 @@ impl<T> IntoIterator for Few<T> {
 /// column (so that no older cell of another column could make the row exist) and reads no
 /// static row.
 #[derive(Debug)]
-pub(crate) struct RowCover<'c> {
-    columns: &'c [ColumnId],
+pub(crate) struct RowCover {
     /// The newest deletion of the row, its partition or a range over it.
     deleted_at: i64,
     /// The newest row marker.
     marker_at: i64,
-    /// Per column of `columns`: the newest simple cell or whole-collection deletion.
-    column_at: Vec<i64>,
+    /// Each regular column with its newest simple cell or whole-collection deletion.
+    columns: Vec<(ColumnId, i64)>,
 }
 
-impl<'c> RowCover<'c> {
-    pub(crate) fn new(columns: &'c [ColumnId]) -> Self {
+impl RowCover {
+    pub(crate) fn new(columns: impl IntoIterator<Item = ColumnId>) -> Self {
         RowCover {
-            columns,
             deleted_at: i64::MIN,
             marker_at: i64::MIN,
-            column_at: vec![i64::MIN; columns.len()],
+            columns: columns.into_iter().map(|c| (c, i64::MIN)).collect(),
         }
     }
 
@@ -167,11 +165,10 @@ impl<'c> RowCover<'c> {
         if let Some(l) = row.liveness {
             self.marker_at = self.marker_at.max(l.timestamp);
         }
-        for (i, c) in self.columns.iter().enumerate() {
+        for (c, newest) in &mut self.columns {
             let cell = row.cells.get(&CellKey::simple(*c)).map(|c| c.timestamp);
             let dropped = row.column_deletions.get(c).map(|d| d.marked_for_delete_at);
-            let newest = cell.max(dropped).unwrap_or(i64::MIN);
-            self.column_at[i] = self.column_at[i].max(newest);
+            *newest = (*newest).max(cell.max(dropped).unwrap_or(i64::MIN));
         }
     }
 
@@ -179,7 +176,7 @@ impl<'c> RowCover<'c> {
     /// row no more.
     pub(crate) fn covers(&self, t: Option<i64>) -> bool {
         let Some(t) = t else { return true };
-        self.deleted_at > t || (self.marker_at > t && self.column_at.iter().all(|&c| c > t))
+        self.deleted_at > t || (self.marker_at > t && self.columns.iter().all(|&(_, c)| c > t))
     }
 }
 

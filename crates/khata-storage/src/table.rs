@@ -142,7 +142,7 @@ pub struct TableStore {
 /// Take in what one source holds for a one-row read: its partition deletion, a range
 /// tombstone over the row (whose key is where `ranges` start) and its version of the row.
 fn cover_source(
-    cover: &mut RowCover<'_>,
+    cover: &mut RowCover,
     deletion: Option<DeletionTime>,
     tombstones: &RangeTombstoneList,
     rows: &[(Bytes, Row)],
@@ -380,7 +380,7 @@ impl TableStore {
         &self,
         key: &DecoratedKey,
         ranges: &[(Bytes, Bytes)],
-        columns: &[ColumnId],
+        columns: impl IntoIterator<Item = ColumnId>,
         limits: ReadLimits,
         now: LocalTime,
     ) -> Result<ReadResult> {
@@ -401,7 +401,7 @@ impl TableStore {
         reversed: bool,
         limits: ReadLimits,
         now: LocalTime,
-        mut cover: Option<RowCover<'_>>,
+        mut cover: Option<RowCover>,
     ) -> Result<ReadResult> {
         let view = self.view();
         let mut sources = Few::Empty;

@@ -610,7 +610,7 @@ impl Harness {
                 let point = (start_bound(&ck(c), true), end_bound(&ck(c), true));
                 let got = self
                     .engine()
-                    .read_row(self.table(), &pk(key), &[point], &REGULAR_COLS, now)
+                    .read_row(self.table(), &pk(key), &[point], REGULAR_COLS, now)
                     .unwrap();
                 assert_eq!(
                     live_of(&got.partition, now).rows.get(&ck(c)),

@@ -160,7 +160,7 @@ impl Case {
         let point = (start_bound(&ck(1), true), end_bound(&ck(1), true));
         let got = self
             .engine
-            .read_row(self.table, &pk(1), &[point], columns, NOW)
+            .read_row(self.table, &pk(1), &[point], columns.iter().copied(), NOW)
             .unwrap();
         let after = self.engine.table_stats(self.table).unwrap().sstables_read;
         let whole = self

@@ -436,20 +436,25 @@ impl CommitLog {
     /// one a pending switch left, and the active one (a spare made ahead is not counted).
     /// Returns the oldest one's id and the disk space they take (each segment file is
     /// allocated at its full size).
+    ///
+    /// Ids are consecutive and segments are discarded oldest first, so the live ones are the
+    /// ids from the oldest finished one to the active one. The pending switch is not looked
+    /// at: its lock is held while the old segment is synced, and waiting for it would stall
+    /// this caller (and, under the append lock, every writer). When no segment is finished
+    /// yet, the one a pending switch left is missed: one segment short, for a moment.
     pub fn live_segments(&self) -> (u64, u64) {
-        let writer = self.inner.writer.lock();
-        let pending = self.inner.lock_pending().as_ref().map(|p| p.old_id);
-        let finished = self.inner.finished.lock();
-        let count = finished.len() as u64 + u64::from(pending.is_some()) + 1;
-        // Finished segments are older than the one a pending switch left, which is older
-        // than the active one.
-        let oldest = finished
+        let active = self.inner.current_position().segment_id;
+        let oldest = self
+            .inner
+            .finished
+            .lock()
             .keys()
             .next()
-            .copied()
-            .or(pending)
-            .unwrap_or(writer.active.id);
-        (oldest, count * self.inner.config.segment_size_bytes)
+            .map_or(active, |&id| id.min(active));
+        (
+            oldest,
+            (active - oldest + 1) * self.inner.config.segment_size_bytes,
+        )
     }
 
     /// Deletes every segment whose records all lie before `pos` (their data has been flushed).
