@@ -1,6 +1,7 @@
 //! HTTP servers that run until the node stops: the admin API (an axum router) and the DynamoDB
 //! endpoint (a plain hyper service on HTTP/1.1 connections, which spares each request axum's
-//! routing and boxed bodies).
+//! routing and boxed bodies, each connection served on one of the endpoint's request threads:
+//! [`crate::request_threads`]).
 
 use std::convert::Infallible;
 use std::error::Error as StdError;
@@ -16,6 +17,8 @@ use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 use tokio::task::{JoinHandle, JoinSet};
 use tracing::{debug, warn};
+
+use crate::request_threads::RequestThreads;
 
 /// A running HTTP server.
 #[derive(Debug)]
@@ -53,12 +56,14 @@ impl HttpServer {
     }
 
     /// Serve `service` on `listener` over HTTP/1.1 (keep-alive, pipelining as hyper does it),
-    /// one task per connection, `TCP_NODELAY` on. Stopping works as for [`HttpServer::start`]:
-    /// no new connections, each connection finishes the request it is answering and closes.
+    /// one task per connection on one of `threads`, dealt round robin, `TCP_NODELAY` on.
+    /// Stopping works as for [`HttpServer::start`]: no new connections, each connection
+    /// finishes the request it is answering and closes; then the threads stop.
     pub fn start_service<S, B>(
         name: &'static str,
         listener: TcpListener,
         service: S,
+        threads: RequestThreads,
     ) -> std::io::Result<Self>
     where
         S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
@@ -72,7 +77,7 @@ impl HttpServer {
     {
         let address = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(serve_connections(name, listener, service, stopped));
+        let task = tokio::spawn(serve_connections(name, listener, service, threads, stopped));
         Ok(HttpServer {
             name,
             address,
@@ -108,6 +113,7 @@ async fn serve_connections<S, B>(
     name: &'static str,
     listener: TcpListener,
     service: S,
+    threads: RequestThreads,
     mut stopped: oneshot::Receiver<()>,
 ) where
     S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
@@ -136,9 +142,24 @@ async fn serve_connections<S, B>(
                     }
                 };
                 let _ = stream.set_nodelay(true);
+                // The socket moves to the request thread's own event loop.
+                let stream = match stream.into_std() {
+                    Ok(stream) => stream,
+                    Err(e) => {
+                        warn!(error = %e, "{name} could not hand a connection over");
+                        continue;
+                    }
+                };
                 let service = service.clone();
                 let mut closing = closing_rx.clone();
-                connections.spawn(async move {
+                connections.spawn_on(async move {
+                    let stream = match tokio::net::TcpStream::from_std(stream) {
+                        Ok(stream) => stream,
+                        Err(e) => {
+                            warn!(error = %e, "{name} could not take a connection over");
+                            return;
+                        }
+                    };
                     let connection =
                         http1::Builder::new().serve_connection(TokioIo::new(stream), service);
                     tokio::pin!(connection);
@@ -152,11 +173,14 @@ async fn serve_connections<S, B>(
                     if let Err(e) = result {
                         debug!(error = %e, "{name} connection ended");
                     }
-                });
+                }, threads.next());
             }
         }
     }
     drop(listener);
     let _ = closing.send(true);
     while connections.join_next().await.is_some() {}
+    // The connections are done: stop their threads (dropping what their requests left, such
+    // as a write's task whose client went away, as the node's runtime would at its end).
+    let _ = tokio::task::spawn_blocking(move || threads.stop()).await;
 }

@@ -8,6 +8,8 @@
 //!   so that `cargo run --release` starts a node).
 //! - [`config`]: [`Config`], every setting with its `cassandra.yaml` name and Cassandra 4.1
 //!   default, Cassandra's unit syntax, and the layering of file, `--set` and flags.
+//! - [`request_threads`]: one single-threaded runtime per core for the DynamoDB endpoint's
+//!   connections.
 //! - [`cli`]: the `khata` command line (`server`, `admin`).
 //! - [`load_config`]: the one function the binary calls to turn `khata server`'s flags into a
 //!   validated [`Config`].
@@ -21,6 +23,7 @@ pub mod config;
 mod error;
 pub mod http_server;
 pub mod node;
+pub mod request_threads;
 pub mod run;
 
 pub use config::{CommitLogSync, Config, Seed};

@@ -31,6 +31,7 @@ use uuid::Uuid;
 use crate::admin::AdminContext;
 use crate::config::{CommitLogSync, Config};
 use crate::http_server::HttpServer;
+use crate::request_threads::RequestThreads;
 
 /// How long shutdown waits for connections to finish the requests they have in flight.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -199,6 +200,7 @@ impl Node {
             "DynamoDB endpoint",
             dynamo_listener,
             khata_dynamo::http::Service::new(Arc::new(endpoint)),
+            RequestThreads::per_core("khata-dynamo").map_err(dynamo_listen_error)?,
         )
         .map_err(dynamo_listen_error)?;
         let expirer = Expirer::start(
