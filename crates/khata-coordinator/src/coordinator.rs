@@ -273,9 +273,11 @@ impl Coordinator {
                 durable &= ks.def.durable_writes;
             }
         }
-        if self.writes_return_at_once() {
+        if self.writes_return_at_once() && !self.replica.engine().writes_would_wait() {
             // Periodic commit log: a write is a memtable insert and a write(2) to the log,
             // microseconds; handing it to a blocking thread and back costs more than it does.
+            // Not while flushes are behind: then the write waits for memory, and on a request
+            // thread it would hold up every other connection the thread serves.
             return self
                 .replica
                 .apply(mutations, durable)

@@ -508,6 +508,16 @@ impl Engine {
         }
     }
 
+    /// Whether a write now would wait for flushes to free memtable space (sealed memtables
+    /// over `memtable_space_bytes`). A caller that runs writes on a thread that also serves
+    /// other requests hands such a write to a thread that may block instead. The answer may
+    /// be stale by the time the write runs; it is what the write path checks first.
+    pub fn writes_would_wait(&self) -> bool {
+        self.inner.config.background_threads
+            && self.inner.sealed_bytes() > self.inner.config.memtable_space_bytes
+            && self.check_poison().is_ok()
+    }
+
     fn wait_for_memory(&self) {
         let limit = self.inner.config.memtable_space_bytes;
         if !self.inner.config.background_threads || self.inner.sealed_bytes() <= limit {
@@ -1219,6 +1229,113 @@ mod tests {
             .map(|s| s.stats().partition_count as usize)
             .sum();
         assert_eq!(rows, 2_000);
+    }
+
+    /// A file system whose SSTable data files cannot be created until a gate opens: flushes
+    /// hang, as on a disk that cannot keep up.
+    #[derive(Debug)]
+    struct GatedFs {
+        real: RealFs,
+        open: parking_lot::Mutex<bool>,
+        opened: parking_lot::Condvar,
+    }
+
+    impl GatedFs {
+        fn open_gate(&self) {
+            *self.open.lock() = true;
+            self.opened.notify_all();
+        }
+    }
+
+    impl FileSystem for GatedFs {
+        fn create_dir_all(&self, path: &Path) -> std::io::Result<()> {
+            self.real.create_dir_all(path)
+        }
+        fn list_dir(&self, path: &Path) -> std::io::Result<Vec<PathBuf>> {
+            self.real.list_dir(path)
+        }
+        fn create(&self, path: &Path) -> std::io::Result<Arc<dyn khata_env::WritableFile>> {
+            if path.to_string_lossy().contains("Data") {
+                let mut open = self.open.lock();
+                while !*open {
+                    self.opened.wait(&mut open);
+                }
+            }
+            self.real.create(path)
+        }
+        fn create_preallocated(
+            &self,
+            path: &Path,
+            len: u64,
+        ) -> std::io::Result<Arc<dyn khata_env::PreallocatedFile>> {
+            self.real.create_preallocated(path, len)
+        }
+        fn open_append(&self, path: &Path) -> std::io::Result<Arc<dyn khata_env::WritableFile>> {
+            self.real.open_append(path)
+        }
+        fn open_read(&self, path: &Path) -> std::io::Result<Arc<dyn khata_env::ReadableFile>> {
+            self.real.open_read(path)
+        }
+        fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+            self.real.rename(from, to)
+        }
+        fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+            self.real.remove_file(path)
+        }
+        fn remove_dir_all(&self, path: &Path) -> std::io::Result<()> {
+            self.real.remove_dir_all(path)
+        }
+        fn sync_dir(&self, path: &Path) -> std::io::Result<()> {
+            self.real.sync_dir(path)
+        }
+        fn hard_link(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+            self.real.hard_link(from, to)
+        }
+        fn exists(&self, path: &Path) -> bool {
+            self.real.exists(path)
+        }
+        fn truncate(&self, path: &Path, len: u64) -> std::io::Result<()> {
+            self.real.truncate(path, len)
+        }
+    }
+
+    /// While flushes cannot keep up, the engine says that a write would wait for memory, so
+    /// that a request thread can hand the write to a thread that may block; once the flushes
+    /// finish it says so no more.
+    #[test]
+    fn writes_would_wait_while_sealed_memtables_are_over_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Arc::new(GatedFs {
+            real: RealFs,
+            open: parking_lot::Mutex::new(false),
+            opened: parking_lot::Condvar::new(),
+        });
+        let mut config = EngineConfig::new(dir.path());
+        // Less than one memtable: one sealed memtable waiting for its flush passes it.
+        config.memtable_flush_size_bytes = 16 << 10;
+        config.memtable_space_bytes = 8 << 10;
+        let engine = Engine::open(fs.clone(), config).unwrap();
+        let spec = TableSpec::new("ks", "t", TableOptions::default());
+        let id = spec.id;
+        engine.create_table(spec).unwrap();
+        assert!(!engine.writes_would_wait());
+        let mut key = 0u32;
+        while !engine.writes_would_wait() {
+            assert!(key < 100_000, "the sealed memtables never passed the limit");
+            engine
+                .apply(insert(id, key, 1_000 + i64::from(key)))
+                .unwrap();
+            key += 1;
+        }
+        // The flushes go through once the disk does; then writes no longer wait.
+        fs.open_gate();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30); // layering: allowed (a test's deadline)
+        while engine.writes_would_wait() {
+            let now = std::time::Instant::now(); // layering: allowed (a test's deadline)
+            assert!(now < deadline, "the flushes did not free memory in 30 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        engine.apply(insert(id, key, 1_000)).unwrap();
     }
 
     /// A major compaction asked for while another compaction of the table runs waits for it,
