@@ -165,6 +165,13 @@ struct Inner {
     /// The commit-log segment the last write went to: a write to a newer one checks
     /// `commitlog_total_space_bytes`.
     log_segment: AtomicU64,
+    /// Whether sealed memtables held more than `memtable_space_bytes` when they last changed
+    /// (a seal, a flush, a truncate, a drop), so that a write can tell whether it must wait
+    /// without summing every table's ([`Inner::recheck_memory`]).
+    memory_short: AtomicBool,
+    /// Serializes [`Inner::recheck_memory`], so the last recheck stores what the last change
+    /// left.
+    memory_check: Mutex<()>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -213,6 +220,8 @@ impl Engine {
             compaction_wakeup: Mutex::new(false),
             compaction_cv: Condvar::new(),
             compactions_completed: AtomicU64::new(0),
+            memory_short: AtomicBool::new(false),
+            memory_check: Mutex::new(()),
             log_segment: AtomicU64::new(position.segment_id),
         });
         let engine = Engine {
@@ -360,6 +369,7 @@ impl Engine {
             .remove(&id)
             .ok_or_else(|| StorageError::UnknownTable(id.to_string()))?;
         t.dropped.store(true, Ordering::Release);
+        self.inner.recheck_memory();
         let _flush = t.flush_lock.lock();
         // A compaction of the table in flight finishes first (the next sees `dropped`); its
         // files would otherwise vanish under it, failing it and poisoning the engine.
@@ -403,6 +413,7 @@ impl Engine {
                 lower_bound: position,
             });
         });
+        self.inner.recheck_memory();
         for s in old {
             s.mark_obsolete();
         }
@@ -514,13 +525,14 @@ impl Engine {
     /// be stale by the time the write runs; it is what the write path checks first.
     pub fn writes_would_wait(&self) -> bool {
         self.inner.config.background_threads
-            && self.inner.sealed_bytes() > self.inner.config.memtable_space_bytes
+            && self.inner.memory_short.load(Ordering::Acquire)
             && self.check_poison().is_ok()
     }
 
     fn wait_for_memory(&self) {
         let limit = self.inner.config.memtable_space_bytes;
-        if !self.inner.config.background_threads || self.inner.sealed_bytes() <= limit {
+        if !self.inner.config.background_threads || !self.inner.memory_short.load(Ordering::Acquire)
+        {
             // The common case takes no lock shared by all writers.
             return;
         }
@@ -551,6 +563,7 @@ impl Engine {
             let _switch = self.inner.switch.write();
             t.seal(self.inner.commitlog.current_position());
         }
+        self.inner.recheck_memory();
         self.inner.flush_queue.lock().push_back(id);
         self.inner.flush_cv.notify_one();
     }
@@ -916,8 +929,11 @@ fn flush_table(inner: &Inner, t: &Arc<TableStore>) -> Result<()> {
         let _switch = inner.switch.write();
         t.seal(inner.commitlog.current_position());
     }
+    inner.recheck_memory();
     t.flush_requested.store(false, Ordering::Release);
-    if let Err(e) = t.flush_sealed() {
+    let flushed = t.flush_sealed();
+    inner.recheck_memory();
+    if let Err(e) = flushed {
         let why = format!("flush of {} failed: {e}", t.spec.read().name);
         error!("{why}");
         inner.poison.lock().get_or_insert(why);
@@ -964,6 +980,14 @@ impl Inner {
     /// Bytes in sealed memtables of every table, waiting for flushes.
     fn sealed_bytes(&self) -> usize {
         self.tables.read().values().map(|t| t.sealed_bytes()).sum()
+    }
+
+    /// Sets `memory_short` from the sealed memtables as they are now: called after anything
+    /// that changes them (sealing, flushing, truncating, dropping a table).
+    fn recheck_memory(&self) {
+        let _serial = self.memory_check.lock();
+        let short = self.sealed_bytes() > self.config.memtable_space_bytes;
+        self.memory_short.store(short, Ordering::Release);
     }
 }
 
@@ -1023,6 +1047,7 @@ fn flush_worker(inner: Arc<Inner>) {
             } else {
                 t.flush_sealed()
             };
+            inner.recheck_memory();
             if let Err(e) = flushed {
                 let why = format!("background flush of {} failed: {e}", t.spec.read().name);
                 error!("{why}");
