@@ -13,7 +13,9 @@
 //! against a Cassandra node) must be able to use every core.
 //!
 //! Connections are dealt round robin. What a request spawns (a write's task, a blocking
-//! storage call) runs on its thread's runtime. Stopping ([`RequestThreads::stop`], or dropping)
+//! storage call) runs on its thread's runtime. A request must not block its thread for long,
+//! which would hold up the thread's other connections: a write that would wait for flushes to
+//! free memory goes to a blocking thread (`Engine::writes_would_wait` in the coordinator). Stopping ([`RequestThreads::stop`], or dropping)
 //! ends each runtime, dropping what is still on it; a server stops its threads after its
 //! connections have finished.
 
