@@ -93,7 +93,8 @@ impl SyncProbeFs {
     }
 }
 
-/// Closed on a needle: fsyncs of segment files whose path contains it wait until it opens.
+/// Closed on a needle: fsyncs of segment files, and creations of files, whose path contains
+/// it wait until it opens.
 #[derive(Debug, Default)]
 pub struct Gate {
     closed: Mutex<Option<String>>,
@@ -191,6 +192,7 @@ impl FileSystem for SyncProbeFs {
         self.inner.list_dir(path)
     }
     fn create(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {
+        self.gate.pass(path);
         Ok(self.wrap(self.inner.create(path)?))
     }
     fn create_preallocated(&self, path: &Path, len: u64) -> io::Result<Arc<dyn PreallocatedFile>> {

@@ -1,0 +1,58 @@
+//! `Engine::writes_would_wait`: while flushes cannot keep up (sealed memtables over
+//! `memtable_space_bytes`), the engine says that a write would wait for memory, so that a
+//! request thread can hand the write to a thread that may block; once the flushes go through
+//! it says so no more.
+
+mod commitlog_common;
+mod engine_support;
+
+use std::sync::Arc;
+
+use commitlog_common::SyncProbeFs;
+use engine_support::*;
+use khata_env::FileSystem;
+use khata_types::schema::CompactionStrategy;
+
+#[test]
+fn writes_would_wait_while_sealed_memtables_are_over_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let probe = Arc::new(SyncProbeFs::default());
+    // SSTable data files cannot be created: flushes hang, as on a disk that cannot keep up.
+    probe.gate.close("Data");
+    let fs: Arc<dyn FileSystem> = probe.clone();
+    let clock = manual_clock();
+    let mut cfg = config(dir.path(), &clock, periodic());
+    // Flushes on the engine's own thread, as in a node (without it the writer flushes).
+    cfg.background_threads = true;
+    // Less than one memtable: one sealed memtable waiting for its flush passes it.
+    cfg.memtable_flush_size_bytes = 16 << 10;
+    cfg.memtable_space_bytes = 8 << 10;
+    let engine = open(&fs, &cfg);
+    let spec = create_table(&engine, options(CompactionStrategy::size_tiered(), 60));
+    assert!(!engine.writes_would_wait());
+    let mut key = 0u32;
+    while !engine.writes_would_wait() {
+        assert!(key < 100_000, "the sealed memtables never passed the limit");
+        engine
+            .apply(insert(
+                spec.id,
+                key,
+                0,
+                b"value",
+                START_MICROS + i64::from(key),
+            ))
+            .unwrap();
+        key += 1;
+    }
+    probe.gate.open();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30); // layering: allowed (a test's deadline)
+    while engine.writes_would_wait() {
+        let now = std::time::Instant::now(); // layering: allowed (a test's deadline)
+        assert!(now < deadline, "the flushes did not free memory in 30 s");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    engine
+        .apply(insert(spec.id, key, 0, b"value", START_MICROS))
+        .unwrap();
+    assert!(!engine.sstables(spec.id).unwrap().is_empty());
+}
