@@ -10,8 +10,10 @@
 //! truncate): on open, a table replays only the records after it (see `TableStore::replay_floor`).
 //!
 //! Memory is bounded: a table's active memtable is sealed and flushed in the background when it
-//! passes `memtable_flush_size_bytes`, and writers wait while sealed memtables waiting for a
-//! flush exceed `memtable_space_bytes`.
+//! passes `memtable_flush_size_bytes` (sealed again each time it passes it while an earlier
+//! flush is still running), and writers wait while sealed memtables waiting for a flush exceed
+//! `memtable_space_bytes`. So memtables hold at most that space plus about one flush size per
+//! table, however slow the disk.
 //!
 //! Failure: an I/O error while flushing or compacting, or a failed commit-log sync, poisons the
 //! engine: every later write fails with [`StorageError::Poisoned`] until the engine is reopened,
@@ -32,7 +34,7 @@ use khata_types::LocalTime;
 use khata_types::row::ColumnId;
 use khata_types::token::{DecoratedKey, Token};
 use parking_lot::{Condvar, Mutex, RwLock};
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 use uuid::Uuid;
 
 use crate::commitlog::{CommitLog, CommitLogConfig, CommitLogPosition};
@@ -472,7 +474,7 @@ impl Engine {
         // Outside the switch lock: without background threads the flush runs right here.
         for (t, full) in &tables {
             if *full {
-                self.request_flush(t);
+                self.request_flush(t, self.inner.config.memtable_flush_size_bytes);
             }
         }
         if new_segment {
@@ -509,7 +511,7 @@ impl Engine {
             "commit log over commitlog_total_space: flushing the tables in its oldest segment"
         );
         for t in &holding {
-            self.request_flush(t);
+            self.request_flush(t, 0);
         }
     }
 
@@ -547,7 +549,17 @@ impl Engine {
         }
     }
 
-    fn request_flush(&self, t: &Arc<TableStore>) {
+    /// Seals `t`'s active memtable if it holds at least `min_bytes` (0: anything), and queues
+    /// the table for the flush thread unless it is queued already.
+    ///
+    /// The seal happens even when a flush of the table is queued or running: the sealed
+    /// memtable counts against `memtable_space_bytes`, so while flushes cannot keep up
+    /// writers wait, and a table's active memtable never holds much more than
+    /// `memtable_flush_size_bytes`. (Sealing only when queueing let the active memtable grow
+    /// without bound, uncounted, for as long as the flush before it took.) Writers that saw
+    /// the same memtable fill seal it once: the size is checked again under the switch lock,
+    /// where no write is in progress.
+    fn request_flush(&self, t: &Arc<TableStore>, min_bytes: usize) {
         if !self.inner.config.background_threads {
             // Without background threads, flush in the writer (tests; still bounded memory).
             let _ = self
@@ -555,15 +567,19 @@ impl Engine {
                 .inspect_err(|e| error!(error = %e, "flush failed"));
             return;
         }
+        let sealed = {
+            let _switch = self.inner.switch.write();
+            t.view().active.memtable.size_bytes() >= min_bytes
+                && t.seal(self.inner.commitlog.current_position())
+        };
+        if sealed {
+            self.inner.recheck_memory();
+            debug!(table = %t.spec.read().name, sealed_bytes = t.sealed_bytes(), "memtable sealed");
+        }
         if t.flush_requested.swap(true, Ordering::AcqRel) {
             return;
         }
         let id = t.spec.read().id;
-        {
-            let _switch = self.inner.switch.write();
-            t.seal(self.inner.commitlog.current_position());
-        }
-        self.inner.recheck_memory();
         self.inner.flush_queue.lock().push_back(id);
         self.inner.flush_cv.notify_one();
     }
@@ -1001,7 +1017,7 @@ fn at_idle_priority<T: Send>(name: &str, work: impl Fn() -> T + Sync) -> T {
             .name(name.to_string())
             .spawn_scoped(s, || {
                 if let Err(e) = khata_env::sched::set_current_thread_idle() {
-                    tracing::debug!(error = %e, "could not move a flush to SCHED_IDLE");
+                    debug!(error = %e, "could not move a flush to SCHED_IDLE");
                 }
                 work()
             });
@@ -1010,7 +1026,7 @@ fn at_idle_priority<T: Send>(name: &str, work: impl Fn() -> T + Sync) -> T {
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             Err(e) => {
-                tracing::debug!(error = %e, "could not start a flush thread");
+                debug!(error = %e, "could not start a flush thread");
                 work()
             }
         }
@@ -1021,7 +1037,7 @@ fn at_idle_priority<T: Send>(name: &str, work: impl Fn() -> T + Sync) -> T {
 /// their backlog is small ([`flush_backlog_is_small`]).
 fn lower_priority() {
     if let Err(e) = khata_env::sched::set_current_thread_nice(khata_env::sched::BACKGROUND_NICE) {
-        tracing::debug!(error = %e, "could not lower a background thread's priority");
+        debug!(error = %e, "could not lower a background thread's priority");
     }
 }
 
@@ -1042,18 +1058,38 @@ fn flush_worker(inner: Arc<Inner>) {
         let Some(id) = id else { return };
         let t = inner.tables.read().get(&id).cloned();
         if let Some(t) = t {
-            let flushed = if flush_backlog_is_small(&inner) {
-                at_idle_priority("khata-flush-idle", || t.flush_sealed())
+            // One memtable per pass: memtables sealed while it runs go back in the queue
+            // (below), and their flush's priority is decided from the backlog as it is then.
+            let idle = flush_backlog_is_small(&inner);
+            let began = std::time::Instant::now(); // layering: allowed (a log line's duration)
+            let flushed = if idle {
+                at_idle_priority("khata-flush-idle", || t.flush_oldest_sealed(1))
             } else {
-                t.flush_sealed()
+                t.flush_oldest_sealed(1)
             };
+            debug!(table = %t.spec.read().name, idle, millis = began.elapsed().as_millis() as u64,
+                sealed_bytes = t.sealed_bytes(), "memtable flushed");
             inner.recheck_memory();
-            if let Err(e) = flushed {
+            if let Err(e) = &flushed {
                 let why = format!("background flush of {} failed: {e}", t.spec.read().name);
                 error!("{why}");
                 inner.poison.lock().get_or_insert(why);
             }
-            t.flush_requested.store(false, Ordering::Release);
+            // A writer may have sealed a memtable after the flush took the last one, and seen
+            // the table still queued. Decided under the switch lock, where seals happen: either
+            // that memtable is seen here and the table goes back in the queue, or the writer
+            // sees the flag down and queues the table itself.
+            let more = {
+                let _switch = inner.switch.write();
+                let more = flushed.is_ok() && !t.view().sealed.is_empty();
+                if !more {
+                    t.flush_requested.store(false, Ordering::Release);
+                }
+                more
+            };
+            if more {
+                inner.flush_queue.lock().push_back(id);
+            }
             *inner.flushed.lock() += 1;
             inner.flushed_cv.notify_all();
             if let Err(e) = discard_commitlog(&inner) {

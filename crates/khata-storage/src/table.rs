@@ -272,13 +272,19 @@ impl TableStore {
     /// Write every sealed memtable to an SSTable, oldest first, then raise the replay floor
     /// past what they held.
     pub(crate) fn flush_sealed(&self) -> Result<()> {
+        self.flush_oldest_sealed(usize::MAX)
+    }
+
+    /// [`TableStore::flush_sealed`] for at most `memtables` of the oldest sealed memtables
+    /// (the flush thread takes one at a time and decides its priority for each).
+    pub(crate) fn flush_oldest_sealed(&self, memtables: usize) -> Result<()> {
         let _guard = self.flush_lock.lock();
-        let mut flushed_any = false;
-        loop {
+        let mut flushed = 0;
+        while flushed < memtables {
             let Some(entry) = self.view().sealed.first().cloned() else {
                 break;
             };
-            flushed_any = true;
+            flushed += 1;
             let sstable = if entry.memtable.is_empty() {
                 None
             } else {
@@ -304,7 +310,7 @@ impl TableStore {
             self.sealed_bytes
                 .fetch_sub(entry.memtable.size_bytes(), Ordering::AcqRel);
         }
-        if !flushed_any || self.dropped.load(Ordering::Acquire) {
+        if flushed == 0 || self.dropped.load(Ordering::Acquire) {
             return Ok(());
         }
         // Every record of this table up to the oldest unflushed memtable's lower bound is now

@@ -56,3 +56,66 @@ fn writes_would_wait_while_sealed_memtables_are_over_the_limit() {
         .unwrap();
     assert!(!engine.sstables(spec.id).unwrap().is_empty());
 }
+
+/// A table written while its flush hangs: each time its active memtable fills again it is
+/// sealed again (counted against `memtable_space_bytes`) rather than growing uncounted for as
+/// long as the flush takes, so writers are told to wait before memtables pass the space plus
+/// about two flush sizes; once the disk lets the flushes through, every sealed memtable is
+/// flushed (none is left behind by the flush that was running when it was sealed) and every
+/// row is there.
+#[test]
+fn a_table_written_while_its_flush_hangs_keeps_within_the_memtable_space() {
+    let dir = tempfile::tempdir().unwrap();
+    let probe = Arc::new(SyncProbeFs::default());
+    probe.gate.close("Data");
+    let fs: Arc<dyn FileSystem> = probe.clone();
+    let clock = manual_clock();
+    let mut cfg = config(dir.path(), &clock, periodic());
+    cfg.background_threads = true;
+    let flush_size = 16 << 10;
+    let space = 64 << 10;
+    cfg.memtable_flush_size_bytes = flush_size;
+    cfg.memtable_space_bytes = space;
+    let engine = open(&fs, &cfg);
+    // Dropped before the engine: a failed assertion opens the gate, so closing the engine
+    // (which flushes) ends.
+    let _opens = OpenOnDrop(&probe);
+    let spec = create_table(&engine, options(CompactionStrategy::size_tiered(), 60));
+    let mut key = 0u32;
+    while !engine.writes_would_wait() {
+        // Before sealing while a flush ran, the first flush hung with the table still queued
+        // and the active memtable took every write from then on: this never turned true.
+        assert!(key < 100_000, "writers were never told to wait");
+        let held = engine.memtable_bytes();
+        assert!(
+            held <= space + 2 * flush_size,
+            "memtables hold {held} bytes after {key} writes"
+        );
+        engine
+            .apply(insert(spec.id, key, 0, b"value", START_MICROS))
+            .unwrap();
+        key += 1;
+    }
+    assert!(engine.memtable_bytes() <= space + 2 * flush_size + 1024);
+    probe.gate.open();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30); // layering: allowed (a test's deadline)
+    while engine.writes_would_wait() || engine.memtable_bytes() >= flush_size {
+        let now = std::time::Instant::now(); // layering: allowed (a test's deadline)
+        assert!(
+            now < deadline,
+            "sealed memtables were not flushed in 30 s: {} bytes held",
+            engine.memtable_bytes()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let rows = dump(&engine, spec.id, now(&clock));
+    assert_eq!(rows.len(), key as usize);
+}
+
+struct OpenOnDrop<'a>(&'a SyncProbeFs);
+
+impl Drop for OpenOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.gate.open();
+    }
+}
