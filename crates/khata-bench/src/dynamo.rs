@@ -10,7 +10,9 @@
 //!   `--khata-address HOST:PORT`;
 //! - dynalite (`npm install dynalite`, a DynamoDB implementation on LevelDB that users run
 //!   locally): `--dynalite-dir DIR` (the directory holding `node_modules/dynalite`, spawned
-//!   on a free port) or `--dynalite-address HOST:PORT`.
+//!   on a free port as `node node_modules/dynalite/cli.js --host 127.0.0.1 --port N`, the
+//!   issue's command, on its in-memory store; `--dynalite-on-disk` adds `--path` for LevelDB
+//!   on disk) or `--dynalite-address HOST:PORT`.
 //!
 //! Each target gets the table created (CreateTable, PAY_PER_REQUEST), the data loaded with
 //! PutItem, then the workloads in order; a spawned target is stopped (by pid) before the next
@@ -34,6 +36,7 @@ mod workloads;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
 
@@ -62,10 +65,10 @@ pub struct DynamoArgs {
     /// The address of a running dynalite.
     #[arg(long)]
     pub dynalite_address: Option<SocketAddr>,
-    /// Run the spawned dynalite on its in-memory store instead of LevelDB in a temporary
-    /// directory.
+    /// Run the spawned dynalite on LevelDB in a temporary directory (`--path`) instead of its
+    /// default in-memory store, which is how the issue starts it and is the faster of the two.
     #[arg(long)]
-    pub dynalite_in_memory: bool,
+    pub dynalite_on_disk: bool,
     /// Workloads to run, in this order: put, get, query, batch-write, batch-get, transact.
     #[arg(long, value_delimiter = ',', default_value = "put,get,query")]
     pub workloads: Vec<String>,
@@ -111,6 +114,9 @@ struct Measured {
     summary: Summary,
     /// Server CPU time per request (µs), when the target was spawned.
     server_cpu_micros: Option<f64>,
+    /// The load generator's own CPU time per request (µs): it shares the machine's cores with
+    /// the target.
+    bench_cpu_micros: Option<f64>,
 }
 
 /// Everything measured on one target.
@@ -153,7 +159,7 @@ pub fn run(args: &DynamoArgs) {
             Kind::Dynalite,
             Source::SpawnDynalite {
                 dir: dir.clone(),
-                in_memory: args.dynalite_in_memory,
+                on_disk: args.dynalite_on_disk,
             },
         ));
     }
@@ -251,6 +257,7 @@ async fn run_workload(
 ) -> Measured {
     let pid = running.pid();
     let cpu_before = pid.and_then(|p| node::cpu_time(Some(p)));
+    let own_before = node::cpu_time(None);
     let pace = Pace {
         concurrency: args.concurrency,
         warmup: args.warmup,
@@ -258,10 +265,11 @@ async fn run_workload(
     };
     let summary = load::closed_loop(Request::new(Arc::clone(bench), workload), pace).await;
     let cpu_after = pid.and_then(|p| node::cpu_time(Some(p)));
+    let own_after = node::cpu_time(None);
     // Requests of the whole pass (warm-up included), approximated by the measured rate.
     let requests = (summary.count + summary.errors) as f64 / summary.seconds.max(1e-9)
         * (args.duration + args.warmup) as f64;
-    let server_cpu_micros = match (cpu_before, cpu_after) {
+    let per_request = |before: Option<Duration>, after: Option<Duration>| match (before, after) {
         (Some(a), Some(b)) if requests > 0.0 => {
             Some(b.saturating_sub(a).as_secs_f64() * 1e6 / requests)
         }
@@ -269,7 +277,8 @@ async fn run_workload(
     };
     Measured {
         summary,
-        server_cpu_micros,
+        server_cpu_micros: per_request(cpu_before, cpu_after),
+        bench_cpu_micros: per_request(own_before, own_after),
     }
 }
 
@@ -286,16 +295,25 @@ fn print_report(args: &DynamoArgs, workloads: &[Workload], reports: &[TargetRepo
         args.partition_items,
         args.item_size
     );
-    // The last column is the server's CPU time per request, in microseconds (spawned only).
+    // The last columns are the server's CPU time per request (spawned only) and the load
+    // generator's, in microseconds.
     println!(
-        "{:<10}{:<8}{:>10}{:>9}{:>9}{:>9}{:>9}{:>11}",
-        "target", "workload", "ops/s", "p50 ms", "p99 ms", "p999 ms", "errors", "server us"
+        "{:<10}{:<8}{:>10}{:>9}{:>9}{:>9}{:>9}{:>11}{:>10}",
+        "target",
+        "workload",
+        "ops/s",
+        "p50 ms",
+        "p99 ms",
+        "p999 ms",
+        "errors",
+        "server us",
+        "bench us"
     );
     for report in reports {
         for (workload, m) in &report.workloads {
             let s = &m.summary;
             println!(
-                "{:<10}{:<8}{:>10.0}{:>9.3}{:>9.3}{:>9.3}{:>9}{:>11}",
+                "{:<10}{:<8}{:>10.0}{:>9.3}{:>9.3}{:>9.3}{:>9}{:>11}{:>10}",
                 report.kind.name(),
                 workload.name(),
                 s.ops_per_second(),
@@ -305,6 +323,7 @@ fn print_report(args: &DynamoArgs, workloads: &[Workload], reports: &[TargetRepo
                 s.errors,
                 m.server_cpu_micros
                     .map_or("-".into(), |v| format!("{v:.1}")),
+                m.bench_cpu_micros.map_or("-".into(), |v| format!("{v:.1}")),
             );
         }
         if report.failure.is_none() {

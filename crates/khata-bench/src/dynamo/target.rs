@@ -4,9 +4,10 @@
 //!
 //! khata is started as `khata server --data-dir <tmp>/data --listen-address 127.0.0.1
 //! --dynamo-port P --cql-port C --admin-port A`, dynalite as `node
-//! <dir>/node_modules/dynalite/cli.js --host 127.0.0.1 --port P --path <tmp>/leveldb` (on
-//! LevelDB on disk, as khata is on disk; `--dynalite-in-memory` drops `--path` for its
-//! in-memory store). A spawned server is ready when its DynamoDB port accepts a TCP
+//! <dir>/node_modules/dynalite/cli.js --host 127.0.0.1 --port P`, as the DynamoDB issue
+//! starts it (its in-memory store, the faster of its two; measured 2026-12-02, GetItem 25-50 %
+//! faster than on LevelDB), or with `--path <tmp>/leveldb` added for LevelDB on disk
+//! (`--dynalite-on-disk`). A spawned server is ready when its DynamoDB port accepts a TCP
 //! connection. khata may be up (its CQL port accepting) without a DynamoDB endpoint; that is
 //! reported as such rather than waited on for the whole start timeout.
 
@@ -52,7 +53,7 @@ pub enum Source {
         settings: Vec<String>,
     },
     /// Start dynalite from `<dir>/node_modules/dynalite/cli.js`.
-    SpawnDynalite { dir: PathBuf, in_memory: bool },
+    SpawnDynalite { dir: PathBuf, on_disk: bool },
 }
 
 /// A target ready for requests.
@@ -95,7 +96,7 @@ pub async fn start(kind: Kind, source: &Source) -> Result<Running, String> {
             process: None,
         }),
         Source::SpawnKhata { binary, settings } => spawn_khata(binary, settings).await,
-        Source::SpawnDynalite { dir, in_memory } => spawn_dynalite(dir, *in_memory).await,
+        Source::SpawnDynalite { dir, on_disk } => spawn_dynalite(dir, *on_disk).await,
     }
     .map_err(|e| format!("{}: {e}", kind.name()))
 }
@@ -155,7 +156,7 @@ async fn spawn_khata(binary: &Path, settings: &[String]) -> Result<Running, Stri
     }
 }
 
-async fn spawn_dynalite(dir: &Path, in_memory: bool) -> Result<Running, String> {
+async fn spawn_dynalite(dir: &Path, on_disk: bool) -> Result<Running, String> {
     let cli = dir.join("node_modules/dynalite/cli.js");
     if !cli.is_file() {
         return Err(format!(
@@ -170,7 +171,7 @@ async fn spawn_dynalite(dir: &Path, in_memory: bool) -> Result<Running, String> 
     command
         .arg(&cli)
         .args(["--host", "127.0.0.1", "--port", &port.to_string()]);
-    if !in_memory {
+    if on_disk {
         command.arg("--path").arg(temp.path().join("leveldb"));
     }
     let mut process = Spawned::start(command, temp, Path::new("node"))?;
