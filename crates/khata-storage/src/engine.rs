@@ -511,7 +511,13 @@ impl Engine {
             "commit log over commitlog_total_space: flushing the tables in its oldest segment"
         );
         for t in &holding {
-            self.request_flush(t, 0);
+            // Seal the active memtable only if it holds records of the oldest segment; if
+            // only sealed ones do, they just need their flush queued.
+            let active_holds = {
+                let v = t.view();
+                !v.active.memtable.is_empty() && v.active.lower_bound.segment_id <= oldest
+            };
+            self.request_flush(t, if active_holds { 0 } else { usize::MAX });
         }
     }
 
