@@ -10,24 +10,15 @@ use std::sync::Arc;
 
 use commitlog_common::SyncProbeFs;
 use engine_support::*;
-use khata_env::FileSystem;
+use khata_env::{FileSystem, ManualClock};
+use khata_storage::Engine;
 use khata_types::schema::CompactionStrategy;
 
 #[test]
 fn writes_would_wait_while_sealed_memtables_are_over_the_limit() {
     let dir = tempfile::tempdir().unwrap();
-    let probe = Arc::new(SyncProbeFs::default());
-    // SSTable data files cannot be created: flushes hang, as on a disk that cannot keep up.
-    probe.gate.close("Data");
-    let fs: Arc<dyn FileSystem> = probe.clone();
-    let clock = manual_clock();
-    let mut cfg = config(dir.path(), &clock, periodic());
-    // Flushes on the engine's own thread, as in a node (without it the writer flushes).
-    cfg.background_threads = true;
     // Less than one memtable: one sealed memtable waiting for its flush passes it.
-    cfg.memtable_flush_size_bytes = 16 << 10;
-    cfg.memtable_space_bytes = 8 << 10;
-    let engine = open(&fs, &cfg);
+    let (probe, _clock, engine) = with_hanging_flushes(dir.path(), 16 << 10, 8 << 10);
     let spec = create_table(&engine, options(CompactionStrategy::size_tiered(), 60));
     assert!(!engine.writes_would_wait());
     let mut key = 0u32;
@@ -66,17 +57,9 @@ fn writes_would_wait_while_sealed_memtables_are_over_the_limit() {
 #[test]
 fn a_table_written_while_its_flush_hangs_keeps_within_the_memtable_space() {
     let dir = tempfile::tempdir().unwrap();
-    let probe = Arc::new(SyncProbeFs::default());
-    probe.gate.close("Data");
-    let fs: Arc<dyn FileSystem> = probe.clone();
-    let clock = manual_clock();
-    let mut cfg = config(dir.path(), &clock, periodic());
-    cfg.background_threads = true;
     let flush_size = 16 << 10;
     let space = 64 << 10;
-    cfg.memtable_flush_size_bytes = flush_size;
-    cfg.memtable_space_bytes = space;
-    let engine = open(&fs, &cfg);
+    let (probe, clock, engine) = with_hanging_flushes(dir.path(), flush_size, space);
     // Dropped before the engine: a failed assertion opens the gate, so closing the engine
     // (which flushes) ends.
     let _opens = OpenOnDrop(&probe);
@@ -110,6 +93,26 @@ fn a_table_written_while_its_flush_hangs_keeps_within_the_memtable_space() {
     }
     let rows = dump(&engine, spec.id, now(&clock));
     assert_eq!(rows.len(), key as usize);
+}
+
+/// An engine whose flushes hang until `probe.gate.open()`: SSTable data files cannot be
+/// created, as on a disk that cannot keep up. Flushes run on the engine's own thread, as in a
+/// node (without it the writer flushes).
+fn with_hanging_flushes(
+    dir: &std::path::Path,
+    flush_size: usize,
+    space: usize,
+) -> (Arc<SyncProbeFs>, Arc<ManualClock>, Engine) {
+    let probe = Arc::new(SyncProbeFs::default());
+    probe.gate.close("Data");
+    let fs: Arc<dyn FileSystem> = probe.clone();
+    let clock = manual_clock();
+    let mut cfg = config(dir, &clock, periodic());
+    cfg.background_threads = true;
+    cfg.memtable_flush_size_bytes = flush_size;
+    cfg.memtable_space_bytes = space;
+    let engine = open(&fs, &cfg);
+    (probe, clock, engine)
 }
 
 struct OpenOnDrop<'a>(&'a SyncProbeFs);
