@@ -5,8 +5,7 @@
 //! khata is started as `khata server --data-dir <tmp>/data --listen-address 127.0.0.1
 //! --dynamo-port P --cql-port C --admin-port A`, dynalite as `node
 //! <dir>/node_modules/dynalite/cli.js --host 127.0.0.1 --port P`, as the DynamoDB issue
-//! starts it (its in-memory store, the faster of its two; measured 2026-12-02, GetItem 25-50 %
-//! faster than on LevelDB), or with `--path <tmp>/leveldb` added for LevelDB on disk
+//! starts it (its in-memory store, the faster of its two: docs/benchmarks.md, stop 20), or with `--path <tmp>/leveldb` added for LevelDB on disk
 //! (`--dynalite-on-disk`). A spawned server is ready when its DynamoDB port accepts a TCP
 //! connection. khata may be up (its CQL port accepting) without a DynamoDB endpoint; that is
 //! reported as such rather than waited on for the whole start timeout.
