@@ -4,18 +4,19 @@
 //! DynamoDB_20120810.<Operation>` (or `DynamoDBStreams_20120810.<Operation>`), a JSON object
 //! body of type `application/x-amz-json-1.0` (1.1 and `application/json` are accepted too),
 //! and, when access keys are configured, a SigV4 `Authorization` header ([`crate::auth`]).
-//! Connections are kept alive (hyper's HTTP/1.1 server).
+//! Connections are kept alive; [`crate::http1`] serves them and frames bodies.
 //!
 //! Every answer carries `x-amzn-RequestId` and `x-amz-crc32` (the CRC32 of the body bytes,
 //! which the AWS SDKs check) and has the request's JSON content type. The order of checks,
 //! each with DynamoDB's error ([`crate::error`]):
 //!
 //! 1. `GET` (any path): `200 healthy: <host>`, DynamoDB's health answer.
-//! 2. Another method than `POST`, or a content type that is not JSON: 404
+//! 2. A body larger than `max_request_size_bytes` (DynamoDB: 16 MB): 413
+//!    `RequestEntityTooLarge`, decided by the connection ([`crate::http1`]) from
+//!    `Content-Length` before anything is read, and while reading a chunked body, so no more
+//!    than the limit is ever buffered.
+//! 3. Another method than `POST`, or a content type that is not JSON: 404
 //!    `UnknownOperationException`.
-//! 3. A body larger than `max_request_size_bytes` (DynamoDB: 16 MB): 413
-//!    `RequestEntityTooLarge`, decided from `Content-Length` before anything is read, and
-//!    while reading a body sent without one, so no more than the limit is ever buffered.
 //! 4. The signature, when keys are configured.
 //! 5. `X-Amz-Target`: `UnknownOperationException` for an operation we do not know.
 //! 6. The body: `SerializationException` unless it is one JSON object (serde_json's
@@ -23,32 +24,27 @@
 //!    into an item ([`crate::ops::request`]); answers with items are printed straight into
 //!    bytes ([`crate::reply`]).
 //! 7. The operation ([`crate::ops`]): a panic in it becomes a 500 `InternalServerError` for
-//!    that request, and the node serves on. Writes run in a task of their own, so a client
-//!    that goes away does not cut one short; reads run in the connection's task.
+//!    that request, and the node serves on. Every request runs to its end in the connection's
+//!    task, which reads nothing more from the socket meanwhile, so a client that goes away
+//!    does not cut a write short.
 //!
 //! The server does not enforce DynamoDB's request-rate limits or idle timeouts.
 
-use std::convert::Infallible;
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::FutureExt as _;
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt as _, Full, Limited};
 use khata_coordinator::Coordinator;
-use tracing::{debug, warn};
+use khata_types::LocalTime;
+use tracing::warn;
 
 use crate::auth::{self, AccessKeys, SignedRequest};
 use crate::error::{DynamoError, ErrorKind};
+use crate::http1::Head;
 use crate::ops::request::Request as RequestBody;
 use crate::ops::{Operations, RequestInfo};
 use crate::reply::Reply;
-
-/// What a request body's errors may become.
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// DynamoDB's limit on a request body.
 pub const DEFAULT_MAX_REQUEST_SIZE_BYTES: usize = 16 * 1024 * 1024;
@@ -105,92 +101,159 @@ impl Endpoint {
     pub fn operations(&self) -> Arc<Operations> {
         self.ops.clone()
     }
-}
 
-/// The endpoint as a hyper service (every path and method goes to one handler), served
-/// straight on hyper's HTTP/1.1 connections: no router, no boxed bodies. Cloning it is an
-/// `Arc` clone.
-#[derive(Clone, Debug)]
-pub struct Service(Arc<Endpoint>);
+    /// The largest request body taken.
+    pub fn max_request_size(&self) -> usize {
+        self.config.max_request_size_bytes
+    }
 
-impl Service {
-    pub fn new(endpoint: Arc<Endpoint>) -> Self {
-        Service(endpoint)
+    /// The node's clock, in seconds since the epoch (answers' `Date`).
+    pub fn now_seconds(&self) -> LocalTime {
+        self.ops.coordinator.now_seconds()
+    }
+
+    /// DynamoDB's answer to a body over [`Endpoint::max_request_size`].
+    pub fn too_large(&self, head: &Head) -> Answer {
+        let content_type = json_content_type(head).unwrap_or(JSON_1_0);
+        self.identified(Answer::error(
+            &DynamoError::new(ErrorKind::RequestEntityTooLarge, "Request Entity Too Large"),
+            content_type,
+        ))
+    }
+
+    /// Answer one request (its head and whole body), with a request id.
+    pub async fn answer(&self, head: &Head, body: Bytes) -> Answer {
+        let answer = self.identified(self.answer_body(head, body).await);
+        if answer.status >= 500 {
+            warn!(request_id = %String::from_utf8_lossy(&answer.request_id), status = answer.status, body = %String::from_utf8_lossy(&answer.body), "DynamoDB request failed");
+        }
+        answer
+    }
+
+    fn identified(&self, mut answer: Answer) -> Answer {
+        answer.request_id = self.request_ids.next();
+        answer
+    }
+
+    async fn answer_body(&self, head: &Head, body: Bytes) -> Answer {
+        if head.method() == "GET" {
+            let host = head.header_str("host").unwrap_or("localhost");
+            return Answer {
+                status: 200,
+                content_type: "text/plain",
+                body: format!("healthy: {host} ").into_bytes(),
+                request_id: [b'0'; 52],
+            };
+        }
+        let (Some(content_type), "POST") = (json_content_type(head), head.method()) else {
+            let mut a = Answer::error(&DynamoError::bare(ErrorKind::UnknownOperation), JSON_1_0);
+            a.status = 404;
+            return a;
+        };
+        let error = |e: DynamoError| Answer::error(&e, content_type);
+
+        if self.config.access_keys.enabled() {
+            let headers: Vec<(&str, &str)> = head
+                .headers()
+                .filter_map(|(k, v)| Some((k, std::str::from_utf8(v).ok()?)))
+                .collect();
+            let signed = SignedRequest {
+                method: head.method(),
+                path: head.path(),
+                query: head.query(),
+                headers,
+                body: &body,
+            };
+            let now = i64::from(self.ops.coordinator.now_seconds());
+            if let Err(e) = auth::verify_at(&self.config.access_keys, &signed, now) {
+                return error(e);
+            }
+        }
+
+        let target = head.header_str("x-amz-target").unwrap_or("");
+        let (service, operation) = target.split_once('.').unwrap_or(("", ""));
+        let streams = match service {
+            DYNAMODB_TARGET if crate::ops::is_known(operation) => false,
+            STREAMS_TARGET => true,
+            _ => return error(DynamoError::bare(ErrorKind::UnknownOperation)),
+        };
+        let request = match RequestBody::parse(operation, &body) {
+            Ok(request) => request,
+            Err(e) => return error(e),
+        };
+        let info = RequestInfo {
+            host: head.header_value("host"),
+            authorization: head.header_value("authorization"),
+        };
+        // Run to the end in the connection's task (which reads nothing meanwhile, so a write is
+        // never cut short); a panic is a 500 for this request only. Boxed: the dispatcher's
+        // future is as large as its largest operation's.
+        let done = if streams {
+            AssertUnwindSafe(Box::pin(self.ops.dispatch_streams(
+                operation,
+                request.object,
+                &info,
+            )))
+            .catch_unwind()
+            .await
+        } else {
+            AssertUnwindSafe(Box::pin(self.ops.dispatch(operation, request, &info)))
+                .catch_unwind()
+                .await
+        };
+        match done {
+            Ok(Ok(reply)) => Answer::json(reply, content_type),
+            Ok(Err(e)) => error(e),
+            Err(panic) => error(DynamoError::internal(format!(
+                "Internal server error: the request failed ({})",
+                panic_message(&*panic)
+            ))),
+        }
     }
 }
 
-/// A request's answer: the body is one buffer, so hyper writes head and body in one `writev`.
-pub type Answered = Response<Full<Bytes>>;
-
-impl<B> hyper::service::Service<Request<B>> for Service
-where
-    B: http_body::Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<BoxError>,
-{
-    type Response = Answered;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Answered, Infallible>> + Send>>;
-
-    fn call(&self, request: Request<B>) -> Self::Future {
-        let endpoint = self.0.clone();
-        Box::pin(async move { Ok(handle(&endpoint, request).await) })
+/// The JSON content type a request is answered in, `None` if it is not JSON (no content type
+/// is JSON 1.0).
+fn json_content_type(head: &Head) -> Option<&'static str> {
+    match head.header_str("content-type") {
+        None => Some(JSON_1_0),
+        Some(t) => match t.split(';').next().unwrap_or("").trim() {
+            JSON_1_0 | "application/json" => Some(JSON_1_0),
+            JSON_1_1 => Some(JSON_1_1),
+            _ => None,
+        },
     }
 }
 
-/// An answer before the request id and checksum are added.
-struct Answer {
-    status: StatusCode,
-    content_type: &'static str,
-    body: Vec<u8>,
+/// A request's answer: status, content type, body and request id ([`crate::http1`] adds the
+/// body's checksum as it writes it).
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: Vec<u8>,
+    /// `x-amzn-RequestId`.
+    pub request_id: [u8; 52],
 }
 
 impl Answer {
     fn json(reply: Reply, content_type: &'static str) -> Answer {
         Answer {
-            status: StatusCode::OK,
+            status: 200,
             content_type,
             body: reply.into_bytes(),
+            request_id: [b'0'; 52],
         }
     }
 
     fn error(e: &DynamoError, content_type: &'static str) -> Answer {
         Answer {
-            status: StatusCode::from_u16(e.kind.status())
-                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            status: e.kind.status(),
             content_type,
             body: e.body().to_string().into_bytes(),
+            request_id: [b'0'; 52],
         }
     }
-}
-
-/// Answer one request, with its request id and checksum.
-async fn handle<B>(endpoint: &Arc<Endpoint>, request: Request<B>) -> Answered
-where
-    B: http_body::Body<Data = Bytes>,
-    B::Error: Into<BoxError>,
-{
-    let request_id = endpoint.request_ids.next();
-    let answer = answer(endpoint, request).await;
-    if answer.status.is_server_error() {
-        warn!(request_id = %String::from_utf8_lossy(&request_id), status = answer.status.as_u16(), body = %String::from_utf8_lossy(&answer.body), "DynamoDB request failed");
-    }
-    let crc = crc32fast::hash(&answer.body);
-    let mut response = Response::new(Full::new(Bytes::from(answer.body)));
-    *response.status_mut() = answer.status;
-    let headers = response.headers_mut();
-    headers.reserve(3);
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(answer.content_type),
-    );
-    headers.insert(
-        HeaderName::from_static("x-amz-crc32"),
-        HeaderValue::from(crc),
-    );
-    if let Ok(id) = HeaderValue::from_bytes(&request_id) {
-        headers.insert(HeaderName::from_static("x-amzn-requestid"), id);
-    }
-    response
 }
 
 /// Request ids in the shape of DynamoDB's (52 characters of `[A-Z0-9]`), unique within a run
@@ -230,129 +293,6 @@ impl RequestIds {
             }
         }
         id
-    }
-}
-
-fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-async fn answer<B>(endpoint: &Arc<Endpoint>, request: Request<B>) -> Answer
-where
-    B: http_body::Body<Data = Bytes>,
-    B::Error: Into<BoxError>,
-{
-    let (parts, body) = request.into_parts();
-    if parts.method == Method::GET {
-        let host = header_str(&parts.headers, "host").unwrap_or("localhost");
-        return Answer {
-            status: StatusCode::OK,
-            content_type: "text/plain",
-            body: format!("healthy: {host} ").into_bytes(),
-        };
-    }
-    let content_type = match header_str(&parts.headers, "content-type") {
-        None => Some(JSON_1_0),
-        Some(t) => match t.split(';').next().unwrap_or("").trim() {
-            JSON_1_0 | "application/json" => Some(JSON_1_0),
-            JSON_1_1 => Some(JSON_1_1),
-            _ => None,
-        },
-    };
-    let (Some(content_type), true) = (content_type, parts.method == Method::POST) else {
-        let mut a = Answer::error(&DynamoError::bare(ErrorKind::UnknownOperation), JSON_1_0);
-        a.status = StatusCode::NOT_FOUND;
-        return a;
-    };
-    let limit = endpoint.config.max_request_size_bytes;
-    let too_large = || {
-        Answer::error(
-            &DynamoError::new(ErrorKind::RequestEntityTooLarge, "Request Entity Too Large"),
-            content_type,
-        )
-    };
-    let declared = header_str(&parts.headers, "content-length").and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return too_large();
-    }
-    let bytes = match Limited::new(body, limit).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) => {
-            debug!(error = %e, "DynamoDB request body unreadable");
-            return too_large();
-        }
-    };
-    let error = |e: DynamoError| Answer::error(&e, content_type);
-
-    if endpoint.config.access_keys.enabled() {
-        let headers: Vec<(&str, &str)> = parts
-            .headers
-            .iter()
-            .filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?)))
-            .collect();
-        let signed = SignedRequest {
-            method: parts.method.as_str(),
-            path: parts.uri.path(),
-            query: parts.uri.query().unwrap_or(""),
-            headers,
-            body: &bytes,
-        };
-        let now = i64::from(endpoint.ops.coordinator.now_seconds());
-        if let Err(e) = auth::verify_at(&endpoint.config.access_keys, &signed, now) {
-            return error(e);
-        }
-    }
-
-    let target = header_str(&parts.headers, "x-amz-target").unwrap_or("");
-    let (service, operation) = target.split_once('.').unwrap_or(("", ""));
-    let streams = match service {
-        DYNAMODB_TARGET if crate::ops::is_known(operation) => false,
-        STREAMS_TARGET => true,
-        _ => return error(DynamoError::bare(ErrorKind::UnknownOperation)),
-    };
-    let body = match RequestBody::parse(operation, &bytes) {
-        Ok(body) => body,
-        Err(e) => return error(e),
-    };
-    let info = RequestInfo {
-        host: parts.headers.get(header::HOST).cloned(),
-        authorization: parts.headers.get(header::AUTHORIZATION).cloned(),
-    };
-    let done = if !streams && crate::ops::is_read_only(operation) {
-        // A read changes nothing, so it may stop at any await (when the client goes away): it
-        // runs in the connection's task, sparing a task's allocation and scheduling. A panic
-        // in it is still a 500 for this request only.
-        // Boxed: the dispatcher's future is as large as its largest operation's, and this
-        // one is moved several times on its way to being polled.
-        AssertUnwindSafe(Box::pin(endpoint.ops.dispatch(operation, body, &info)))
-            .catch_unwind()
-            .await
-            .map_err(|panic| panic_message(&*panic))
-    } else {
-        // A write runs in a task of its own, which finishes it even if the client goes away.
-        let endpoint = endpoint.clone();
-        let operation = operation.to_string();
-        tokio::spawn(async move {
-            if streams {
-                Box::pin(
-                    endpoint
-                        .ops
-                        .dispatch_streams(&operation, body.object, &info),
-                )
-                .await
-            } else {
-                Box::pin(endpoint.ops.dispatch(&operation, body, &info)).await
-            }
-        })
-        .await
-        .map_err(|e| e.to_string())
-    };
-    match done {
-        Ok(Ok(reply)) => Answer::json(reply, content_type),
-        Ok(Err(e)) => error(e),
-        Err(e) => error(DynamoError::internal(format!(
-            "Internal server error: the request failed ({e})"
-        ))),
     }
 }
 

@@ -6,7 +6,8 @@
 //! - [`expr`]: condition, filter, key-condition, projection and update expressions: parser and
 //!   evaluator, with `#names` and `:values`.
 //! - [`http`]: the endpoint: `POST /` with `X-Amz-Target`, `x-amz-crc32`, request ids, errors
-//!   in DynamoDB's shape, limits; [`auth`] verifies SigV4 when keys are configured.
+//!   in DynamoDB's shape, limits; [`http1`] its HTTP/1.1 connections; [`auth`] verifies SigV4
+//!   when keys are configured.
 //! - [`tables`]: DynamoDB tables stored as engine tables (one internal keyspace per table, as
 //!   ScyllaDB's Alternator does), [`items`] items as rows of those tables, [`indexes`] their
 //!   global and local secondary indexes, and [`ops`] the operations; [`batch`] and
@@ -22,6 +23,7 @@ pub mod error;
 pub mod expirer;
 pub mod expr;
 pub mod http;
+pub mod http1;
 pub mod indexes;
 pub mod item_ops;
 pub mod item_writes;

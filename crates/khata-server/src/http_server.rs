@@ -1,19 +1,13 @@
 //! HTTP servers that run until the node stops: the admin API (an axum router) and the DynamoDB
-//! endpoint (a plain hyper service on HTTP/1.1 connections, which spares each request axum's
-//! routing and boxed bodies, each connection served on one of the endpoint's request threads:
-//! [`crate::request_threads`]).
+//! endpoint (its own HTTP/1.1 connections, `khata_dynamo::http1`, each served on one of the
+//! endpoint's request threads: [`crate::request_threads`]).
 
-use std::convert::Infallible;
-use std::error::Error as StdError;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::Router;
-use http::{Request, Response};
-use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, watch};
 use tokio::task::{JoinHandle, JoinSet};
 use tracing::{debug, warn};
@@ -55,29 +49,24 @@ impl HttpServer {
         })
     }
 
-    /// Serve `service` on `listener` over HTTP/1.1 (keep-alive, pipelining as hyper does it),
-    /// one task per connection on one of `threads`, dealt round robin, `TCP_NODELAY` on.
-    /// Stopping works as for [`HttpServer::start`]: no new connections, each connection
-    /// finishes the request it is answering and closes; then the threads stop.
-    pub fn start_service<S, B>(
+    /// Serve each connection of `listener` with `serve` (given the socket, `TCP_NODELAY` on,
+    /// and a flag that turns true when the server stops), one task per connection on one of
+    /// `threads`, dealt round robin. Stopping works as for [`HttpServer::start`]: no new
+    /// connections; `serve` is to finish the request it is answering and return; then the
+    /// threads stop.
+    pub fn start_connections<F, Fut>(
         name: &'static str,
         listener: TcpListener,
-        service: S,
+        serve: F,
         threads: RequestThreads,
     ) -> std::io::Result<Self>
     where
-        S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
-            + Clone
-            + Send
-            + 'static,
-        S::Future: Send + 'static,
-        B: http_body::Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<Box<dyn StdError + Send + Sync>>,
+        F: Fn(TcpStream, watch::Receiver<bool>) -> Fut + Clone + Send + 'static,
+        Fut: Future<Output = std::io::Result<()>> + Send + 'static,
     {
         let address = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(serve_connections(name, listener, service, threads, stopped));
+        let task = tokio::spawn(serve_connections(name, listener, serve, threads, stopped));
         Ok(HttpServer {
             name,
             address,
@@ -107,23 +96,17 @@ impl HttpServer {
     }
 }
 
-/// The accept loop of [`HttpServer::start_service`]. Dropping it (an aborted shutdown) drops
-/// the connections' tasks with it.
-async fn serve_connections<S, B>(
+/// The accept loop of [`HttpServer::start_connections`]. Dropping it (an aborted shutdown)
+/// drops the connections' tasks with it.
+async fn serve_connections<F, Fut>(
     name: &'static str,
     listener: TcpListener,
-    service: S,
+    serve: F,
     threads: RequestThreads,
     mut stopped: oneshot::Receiver<()>,
 ) where
-    S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    B: http_body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+    F: Fn(TcpStream, watch::Receiver<bool>) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = std::io::Result<()>> + Send + 'static,
 {
     let (closing, closing_rx) = watch::channel(false);
     let mut connections = JoinSet::new();
@@ -150,27 +133,17 @@ async fn serve_connections<S, B>(
                         continue;
                     }
                 };
-                let service = service.clone();
-                let mut closing = closing_rx.clone();
+                let serve = serve.clone();
+                let closing = closing_rx.clone();
                 connections.spawn_on(async move {
-                    let stream = match tokio::net::TcpStream::from_std(stream) {
+                    let stream = match TcpStream::from_std(stream) {
                         Ok(stream) => stream,
                         Err(e) => {
                             warn!(error = %e, "{name} could not take a connection over");
                             return;
                         }
                     };
-                    let connection =
-                        http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-                    tokio::pin!(connection);
-                    let result = tokio::select! {
-                        result = connection.as_mut() => result,
-                        _ = closing.changed() => {
-                            connection.as_mut().graceful_shutdown();
-                            connection.await
-                        }
-                    };
-                    if let Err(e) = result {
+                    if let Err(e) = serve(stream, closing).await {
                         debug!(error = %e, "{name} connection ended");
                     }
                 }, threads.next());
@@ -180,7 +153,7 @@ async fn serve_connections<S, B>(
     drop(listener);
     let _ = closing.send(true);
     while connections.join_next().await.is_some() {}
-    // The connections are done: stop their threads (dropping what their requests left, such
-    // as a write's task whose client went away, as the node's runtime would at its end).
+    // The connections are done: stop their threads (dropping what their requests left, as
+    // the node's runtime would at its end).
     let _ = tokio::task::spawn_blocking(move || threads.stop()).await;
 }

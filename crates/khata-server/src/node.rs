@@ -196,10 +196,11 @@ impl Node {
             },
         );
         let operations = endpoint.operations();
-        let dynamo = HttpServer::start_service(
+        let endpoint = Arc::new(endpoint);
+        let dynamo = HttpServer::start_connections(
             "DynamoDB endpoint",
             dynamo_listener,
-            khata_dynamo::http::Service::new(Arc::new(endpoint)),
+            move |stream, closing| khata_dynamo::http1::serve(stream, endpoint.clone(), closing),
             RequestThreads::per_core("khata-dynamo").map_err(dynamo_listen_error)?,
         )
         .map_err(dynamo_listen_error)?;

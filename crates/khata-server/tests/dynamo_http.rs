@@ -371,3 +371,116 @@ async fn bad_input_gets_dynamodb_errors_and_loses_nothing() {
     .await;
     node.stop().await;
 }
+
+/// Read an answer's head only (the answer to a `HEAD` has no body).
+fn read_head(stream: &mut TcpStream) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        assert_eq!(
+            stream.read(&mut byte).expect("read"),
+            1,
+            "closed in the head"
+        );
+        head.push(byte[0]);
+    }
+    String::from_utf8(head).unwrap()
+}
+
+/// Whether the server has closed `stream` (it reads to the end without more bytes).
+fn closed(stream: &mut TcpStream) -> bool {
+    let mut rest = Vec::new();
+    matches!(stream.read_to_end(&mut rest), Ok(0))
+}
+
+/// HTTP/1.1 as clients speak it: pipelined requests answered in order, chunked bodies,
+/// `Expect: 100-continue`, `HEAD`, HTTP/1.0 with and without keep-alive, `Connection: close`,
+/// and the framings that could smuggle a request refused with `400` and a closed connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_1_1_as_clients_speak_it() {
+    let mut node = TestNode::start().await;
+    let address = node.dynamo_address();
+    blocking(move || {
+        let request = |extra: &str, body: &str| {
+            format!(
+                "POST / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\n\
+                 Content-Type: application/x-amz-json-1.0\r\n{extra}\r\n{body}"
+            )
+        };
+        // Three requests in one write: three answers, in order.
+        let mut s = connect(address);
+        let three = [
+            request("Content-Length: 2\r\n", "{}"),
+            request("Content-Length: 10\r\n", "{\"Limit\": "),
+            request("Content-Length: 2\r\n", "{}"),
+        ]
+        .concat();
+        s.write_all(three.as_bytes()).unwrap();
+        let statuses: Vec<u16> = (0..3).map(|_| read_answer(&mut s).status).collect();
+        assert_eq!(statuses, [200, 400, 200]);
+
+        // A chunked body, in pieces.
+        s.write_all(request("Transfer-Encoding: chunked\r\n", "1\r\n{\r\n").as_bytes())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        s.write_all(b"1;ext\r\n}\r\n0\r\n\r\n").unwrap();
+        let a = read_answer(&mut s);
+        assert_eq!(a.status, 200, "{}", a.text());
+        check_framing(&a);
+
+        // Expect: 100-continue: the interim answer comes before the body is sent.
+        s.write_all(request("Content-Length: 2\r\nExpect: 100-continue\r\n", "").as_bytes())
+            .unwrap();
+        assert_eq!(read_head(&mut s), "HTTP/1.1 100 Continue\r\n\r\n");
+        s.write_all(b"{}").unwrap();
+        assert_eq!(read_answer(&mut s).status, 200);
+
+        // HEAD: the head of the answer, no body; the connection carries on.
+        write!(s, "HEAD / HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+        let head = read_head(&mut s);
+        assert!(head.starts_with("HTTP/1.1 404 Not Found\r\n"), "{head}");
+        s.write_all(request("Content-Length: 2\r\n", "{}").as_bytes())
+            .unwrap();
+        assert_eq!(read_answer(&mut s).status, 200);
+
+        // Connection: close: answered, then closed.
+        s.write_all(request("Content-Length: 2\r\nConnection: close\r\n", "{}").as_bytes())
+            .unwrap();
+        let a = read_answer(&mut s);
+        assert_eq!((a.status, a.header("connection")), (200, Some("close")));
+        assert!(closed(&mut s));
+
+        // HTTP/1.0: closed after the answer unless it asks for keep-alive.
+        let mut s = connect(address);
+        write!(s, "GET / HTTP/1.0\r\nHost: h\r\nConnection: keep-alive\r\n\r\n").unwrap();
+        let a = read_answer(&mut s);
+        assert_eq!((a.status, a.header("connection")), (200, Some("keep-alive")));
+        write!(s, "GET / HTTP/1.0\r\nHost: h\r\n\r\n").unwrap();
+        assert_eq!(read_answer(&mut s).status, 200);
+        assert!(closed(&mut s));
+
+        // Framings that could smuggle a request: 400, closed.
+        for extra in [
+            "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n",
+            "Content-Length: 2\r\nContent-Length: 3\r\n",
+            "Transfer-Encoding: gzip\r\n",
+        ] {
+            let mut s = connect(address);
+            s.write_all(request(extra, "{}").as_bytes()).unwrap();
+            let head = read_head(&mut s);
+            assert!(head.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{extra:?}: {head}");
+            assert!(closed(&mut s), "{extra:?}");
+        }
+        // A malformed chunk: 400, closed.
+        let mut s = connect(address);
+        s.write_all(request("Transfer-Encoding: chunked\r\n", "zz\r\n{}\r\n0\r\n\r\n").as_bytes())
+            .unwrap();
+        assert!(read_head(&mut s).starts_with("HTTP/1.1 400 Bad Request\r\n"));
+        assert!(closed(&mut s));
+
+        let mut s = connect(address);
+        assert_eq!(post(&mut s, "DynamoDB_20120810.ListTables", b"{}").status, 200);
+    })
+    .await;
+    node.stop().await;
+}
