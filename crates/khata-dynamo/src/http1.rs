@@ -177,9 +177,15 @@ pub enum Parsed {
 
 /// Take a request head off the start of `buffer` if it holds a whole one.
 pub fn parse_head(buffer: &mut BytesMut) -> Parsed {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut request = httparse::Request::new(&mut headers);
-    let length = match request.parse(buffer) {
+    if buffer.is_empty() {
+        return Parsed::Partial;
+    }
+    // Uninitialised: httparse writes the headers it finds, so a head of a few lines does not
+    // pay for clearing a hundred.
+    let mut headers =
+        [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut []);
+    let length = match request.parse_with_uninit_headers(buffer, &mut headers) {
         Ok(httparse::Status::Complete(length)) => length,
         Ok(httparse::Status::Partial) if buffer.len() > MAX_HEAD_BYTES => {
             return Parsed::Refused(431);
@@ -541,7 +547,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         answer: &Answer,
         keep_alive: bool,
     ) -> io::Result<()> {
-        use std::io::Write as _;
         let now = endpoint.now_seconds();
         if self.date.0 != now {
             self.date = (
@@ -549,23 +554,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(u64::from(now))),
             );
         }
-        // Writing to a `Vec` cannot fail.
-        self.head.clear();
-        let _ = write!(
-            self.head,
-            "HTTP/1.1 {} {}\r\ncontent-type: {}\r\ncontent-length: {}\r\nx-amzn-requestid: ",
-            answer.status,
-            reason(answer.status),
-            answer.content_type,
-            answer.body.len()
-        );
-        self.head.extend_from_slice(&answer.request_id);
-        let _ = write!(
-            self.head,
-            "\r\nx-amz-crc32: {}\r\ndate: {}\r\n",
-            crc32fast::hash(&answer.body),
-            self.date.1
-        );
+        let head = &mut self.head;
+        head.clear();
+        head.extend_from_slice(b"HTTP/1.1 ");
+        push_decimal(head, u64::from(answer.status));
+        head.push(b' ');
+        head.extend_from_slice(reason(answer.status).as_bytes());
+        head.extend_from_slice(b"\r\ncontent-type: ");
+        head.extend_from_slice(answer.content_type.as_bytes());
+        head.extend_from_slice(b"\r\ncontent-length: ");
+        push_decimal(head, answer.body.len() as u64);
+        head.extend_from_slice(b"\r\nx-amzn-requestid: ");
+        head.extend_from_slice(&answer.request_id);
+        head.extend_from_slice(b"\r\nx-amz-crc32: ");
+        push_decimal(head, u64::from(crc32fast::hash(&answer.body)));
+        head.extend_from_slice(b"\r\ndate: ");
+        head.extend_from_slice(self.date.1.as_bytes());
+        head.extend_from_slice(b"\r\n");
         if !keep_alive {
             self.head.extend_from_slice(b"connection: close\r\n");
         } else if request.minor_version == 0 {
@@ -606,6 +611,21 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         })
         .await;
     }
+}
+
+/// Append `n` in decimal.
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
 }
 
 /// The reason phrase of `status`.
@@ -665,6 +685,15 @@ mod tests {
         assert!(matches!(parse_head(&mut many), Parsed::Refused(431)));
         let mut garbage = BytesMut::from(&b"\x00\x01\x02\r\n\r\n"[..]);
         assert!(matches!(parse_head(&mut garbage), Parsed::Refused(400)));
+    }
+
+    #[test]
+    fn decimals() {
+        for n in [0, 7, 10, 413, 4_294_967_295, u64::MAX] {
+            let mut out = b"x".to_vec();
+            push_decimal(&mut out, n);
+            assert_eq!(out, format!("x{n}").into_bytes());
+        }
     }
 
     #[test]

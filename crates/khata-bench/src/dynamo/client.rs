@@ -182,7 +182,9 @@ impl Client {
 
     /// The signed request for `operation` with `body`, head and body, into `out`.
     fn write_request(&self, out: &mut Vec<u8>, operation: &str, body: &[u8]) {
-        let target = format!("{TARGET_PREFIX}{operation}");
+        let mut target = String::with_capacity(TARGET_PREFIX.len() + operation.len());
+        target.push_str(TARGET_PREFIX);
+        target.push_str(operation);
         let time = SigningTime::now();
         let length = body.len().to_string();
         // Sorted by name, as the canonical request wants them.

@@ -48,12 +48,22 @@ pub struct SigningTime {
 }
 
 impl SigningTime {
-    /// The current time (UTC).
+    /// The current time (UTC), formatted once per second on each thread.
     pub fn now() -> SigningTime {
+        thread_local! {
+            static LAST: std::cell::RefCell<Option<(u64, SigningTime)>> = const { std::cell::RefCell::new(None) };
+        }
         let seconds = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        SigningTime::from_unix_seconds(seconds)
+        LAST.with_borrow_mut(|last| match last {
+            Some((s, time)) if *s == seconds => time.clone(),
+            _ => {
+                let time = SigningTime::from_unix_seconds(seconds);
+                *last = Some((seconds, time.clone()));
+                time
+            }
+        })
     }
 
     /// The time `seconds` after the Unix epoch.
