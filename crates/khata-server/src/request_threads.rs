@@ -12,7 +12,7 @@
 //! a CQL connection multiplexes many requests, and one connection (the drivers' default
 //! against a Cassandra node) must be able to use every core.
 //!
-//! Connections are dealt round robin. What a request spawns (a write's task, a blocking
+//! Connections are dealt round robin. What a request spawns (a blocking
 //! storage call) runs on its thread's runtime. A request must not block its thread for long,
 //! which would hold up the thread's other connections: a write that would wait for flushes to
 //! free memory goes to a blocking thread (`Engine::writes_would_wait` in the coordinator). Stopping ([`RequestThreads::stop`], or dropping)

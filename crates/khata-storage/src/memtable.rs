@@ -678,11 +678,26 @@ where
                     };
                     let want = self.batch - out.len();
                     let before = out.len();
-                    let range = p.rows.range::<Bytes, _>((lower, upper));
+                    // One bound searched, the other checked while walking: a point read (a
+                    // range of one key) costs one descent of the tree, not two.
+                    let copy = |(k, r): (&Bytes, &Row)| (k.clone(), r.clone());
                     if self.reversed {
-                        out.extend(range.rev().take(want).map(|(k, r)| (k.clone(), r.clone())));
+                        let range = p.rows.range::<Bytes, _>((Bound::Unbounded, upper));
+                        out.extend(
+                            range
+                                .rev()
+                                .take_while(|(k, _)| lower_admits(&lower, k))
+                                .take(want)
+                                .map(copy),
+                        );
                     } else {
-                        out.extend(range.take(want).map(|(k, r)| (k.clone(), r.clone())));
+                        let range = p.rows.range::<Bytes, _>((lower, Bound::Unbounded));
+                        out.extend(
+                            range
+                                .take_while(|(k, _)| upper_admits(&upper, k))
+                                .take(want)
+                                .map(copy),
+                        );
                     }
                     if out.len() - before < want {
                         // This range is done.
@@ -697,6 +712,24 @@ where
         }
         self.batch = self.batch.saturating_mul(2);
         self.buffer = out.into_iter();
+    }
+}
+
+/// Whether `key` is at or above a range's lower bound.
+fn lower_admits(lower: &Bound<&Bytes>, key: &Bytes) -> bool {
+    match lower {
+        Bound::Included(b) => key >= *b,
+        Bound::Excluded(b) => key > *b,
+        Bound::Unbounded => true,
+    }
+}
+
+/// Whether `key` is below a range's upper bound.
+fn upper_admits(upper: &Bound<&Bytes>, key: &Bytes) -> bool {
+    match upper {
+        Bound::Included(b) => key <= *b,
+        Bound::Excluded(b) => key < *b,
+        Bound::Unbounded => true,
     }
 }
 
