@@ -21,12 +21,6 @@
 //! partition by Query) over HTTP/1.1 keep-alive connections against khata and dynalite in the
 //! same run, and prints the ratio; see [`dynamo`].
 
-/// mimalloc, as the node has it: the load generator shares the two cores with the server it
-/// measures, so what it spends per request is taken from the server (glibc's malloc was about
-/// 5 % of the DynamoDB client's CPU).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod cql;
 mod dynamo;
 mod khata;
