@@ -109,12 +109,22 @@ impl Head {
         self.minor_version
     }
 
-    /// The first header named `name` (in any case).
-    pub fn header(&self, name: &str) -> Option<&[u8]> {
+    /// Where the value of the first header named `name` (in any case) is.
+    fn find(&self, name: &str) -> Option<Span> {
+        self.named(name).next()
+    }
+
+    /// Where the values of the headers named `name` (in any case) are, in order.
+    fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = Span> + 'a {
         self.headers
             .iter()
-            .find(|(n, _)| self.slice(*n).eq_ignore_ascii_case(name.as_bytes()))
-            .map(|(_, v)| self.slice(*v))
+            .filter(move |(n, _)| self.slice(*n).eq_ignore_ascii_case(name.as_bytes()))
+            .map(|(_, v)| *v)
+    }
+
+    /// The first header named `name` (in any case).
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.find(name).map(|v| self.slice(v))
     }
 
     /// The first header named `name`, if it is UTF-8.
@@ -124,10 +134,7 @@ impl Head {
 
     /// The first header named `name` as an `http` header value sharing the head's bytes.
     pub fn header_value(&self, name: &str) -> Option<HeaderValue> {
-        let (_, value) = self
-            .headers
-            .iter()
-            .find(|(n, _)| self.slice(*n).eq_ignore_ascii_case(name.as_bytes()))?;
+        let value = self.find(name)?;
         let bytes = self.bytes.slice(value.start as usize..value.end as usize);
         HeaderValue::from_maybe_shared(bytes).ok()
     }
@@ -142,10 +149,8 @@ impl Head {
     /// Whether the client lets the connection carry another request.
     fn keep_alive(&self) -> bool {
         let has_token = |token: &[u8]| {
-            self.headers
-                .iter()
-                .filter(|(n, _)| self.slice(*n).eq_ignore_ascii_case(b"connection"))
-                .flat_map(|(_, v)| self.slice(*v).split(|b| *b == b','))
+            self.named("connection")
+                .flat_map(|v| self.slice(v).split(|b| *b == b','))
                 .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
         };
         if self.minor_version == 0 {

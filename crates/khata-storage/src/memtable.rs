@@ -40,7 +40,7 @@
 //! writes to a fresh one first, so a flush can iterate a sealed memtable without locks held
 //! against writers.
 
-use std::ops::Bound;
+use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
@@ -686,7 +686,9 @@ where
                         out.extend(
                             range
                                 .rev()
-                                .take_while(|(k, _)| lower_admits(&lower, k))
+                                .take_while(|(k, _)| {
+                                    RangeBounds::<Bytes>::contains(&(lower, Bound::Unbounded), *k)
+                                })
                                 .take(want)
                                 .map(copy),
                         );
@@ -694,7 +696,9 @@ where
                         let range = p.rows.range::<Bytes, _>((lower, Bound::Unbounded));
                         out.extend(
                             range
-                                .take_while(|(k, _)| upper_admits(&upper, k))
+                                .take_while(|(k, _)| {
+                                    RangeBounds::<Bytes>::contains(&(Bound::Unbounded, upper), *k)
+                                })
                                 .take(want)
                                 .map(copy),
                         );
@@ -712,24 +716,6 @@ where
         }
         self.batch = self.batch.saturating_mul(2);
         self.buffer = out.into_iter();
-    }
-}
-
-/// Whether `key` is at or above a range's lower bound.
-fn lower_admits(lower: &Bound<&Bytes>, key: &Bytes) -> bool {
-    match lower {
-        Bound::Included(b) => key >= *b,
-        Bound::Excluded(b) => key > *b,
-        Bound::Unbounded => true,
-    }
-}
-
-/// Whether `key` is below a range's upper bound.
-fn upper_admits(upper: &Bound<&Bytes>, key: &Bytes) -> bool {
-    match upper {
-        Bound::Included(b) => key <= *b,
-        Bound::Excluded(b) => key < *b,
-        Bound::Unbounded => true,
     }
 }
 

@@ -176,11 +176,6 @@ const NOT_YET: &[&str] = &[
     "DeleteResourcePolicy",
 ];
 
-/// Whether `operation` only reads (the endpoint runs those in the connection's task).
-pub fn is_read_only(operation: &str) -> bool {
-    matches!(operation, "GetItem" | "Query" | "Scan" | "BatchGetItem")
-}
-
 /// Whether `operation` is one of DynamoDB_20120810's.
 pub fn is_known(operation: &str) -> bool {
     CONTROL_PLANE.contains(&operation)
