@@ -194,3 +194,115 @@ async fn prepared_statements_follow_the_schema() {
     }
     node.stop().await;
 }
+
+/// A prepared SELECT naming one row by `=` on its whole primary key binds its values straight
+/// into the key (the executor's point-key plan): its rows and errors are those of the same
+/// SELECT run unprepared, which goes through the general WHERE-clause restrictions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn point_selects_answer_as_the_general_path() {
+    let mut node = TestNode::start().await;
+    let session = connect(&node).await;
+    ddl(
+        &session,
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+    )
+    .await;
+    ddl(
+        &session,
+        "CREATE TABLE ks.w (a int, b text, c int, d text, s int STATIC, v int, \
+         PRIMARY KEY ((a, b), c, d)) WITH CLUSTERING ORDER BY (c DESC, d ASC)",
+    )
+    .await;
+    ddl(&session, "CREATE TABLE ks.kv (k text PRIMARY KEY, v int)").await;
+    for cql in [
+        "INSERT INTO ks.w (a, b, c, d, v) VALUES (1, 'x', 1, 'p', 11)",
+        "INSERT INTO ks.w (a, b, c, d, v) VALUES (1, 'x', 2, 'q', 12)",
+        "INSERT INTO ks.w (a, b, c, d, v) VALUES (2, 'y', 1, 'p', 21)",
+        "INSERT INTO ks.w (a, b, s) VALUES (3, 'z', 30)",
+        "INSERT INTO ks.w (a, b, s) VALUES (1, 'x', 10)",
+        "INSERT INTO ks.kv (k, v) VALUES ('one', 1)",
+    ] {
+        ddl(&session, cql).await;
+    }
+    // Clause order differs from key order; a static column; ORDER BY on a point.
+    let by_key = session
+        .prepare("SELECT a, b, c, d, s, v FROM ks.w WHERE d = ? AND b = ? AND c = ? AND a = ?")
+        .await
+        .unwrap();
+    let reversed = session
+        .prepare("SELECT v FROM ks.w WHERE a = ? AND b = ? AND c = ? AND d = ? ORDER BY c ASC")
+        .await
+        .unwrap();
+    let kv = session
+        .prepare("SELECT k, v FROM ks.kv WHERE k = ?")
+        .await
+        .unwrap();
+    let unprepared = async |cql: String| {
+        let result = session.query_unpaged(cql, &[]).await.unwrap();
+        result
+            .into_rows_result()
+            .unwrap()
+            .rows::<Row>()
+            .unwrap()
+            .map(|r| r.unwrap().columns)
+            .collect::<Vec<_>>()
+    };
+    let keys = [
+        (1, "x", 1, "p"),
+        (1, "x", 2, "q"),
+        (1, "x", 2, "p"),
+        (2, "y", 1, "p"),
+        (3, "z", 1, "p"), // only static content: no row, as the general path says
+        (9, "n", 1, "p"),
+    ];
+    for _ in 0..2 {
+        for (a, b, c, d) in keys {
+            let general = unprepared(format!(
+                "SELECT a, b, c, d, s, v FROM ks.w WHERE d = '{d}' AND b = '{b}' AND c = {c} AND a = {a}"
+            ))
+            .await;
+            assert_eq!(
+                run(&session, &by_key, (d, b, c, a)).await.unwrap(),
+                general,
+                "{a} {b} {c} {d}"
+            );
+            let general = unprepared(format!(
+                "SELECT v FROM ks.w WHERE a = {a} AND b = '{b}' AND c = {c} AND d = '{d}' ORDER BY c ASC"
+            ))
+            .await;
+            assert_eq!(
+                run(&session, &reversed, (a, b, c, d)).await.unwrap(),
+                general
+            );
+        }
+        assert_eq!(
+            run(&session, &by_key, ("p", "x", 1, 1)).await.unwrap(),
+            vec![vec![
+                Some(CqlValue::Int(1)),
+                Some(CqlValue::Text("x".into())),
+                Some(CqlValue::Int(1)),
+                Some(CqlValue::Text("p".into())),
+                Some(CqlValue::Int(10)),
+                Some(CqlValue::Int(11)),
+            ]]
+        );
+        assert_eq!(
+            run(&session, &kv, ("one",)).await.unwrap(),
+            vec![vec![
+                Some(CqlValue::Text("one".into())),
+                Some(CqlValue::Int(1))
+            ]]
+        );
+        assert_eq!(
+            run(&session, &kv, ("two",)).await.unwrap(),
+            Vec::<Vec<_>>::new()
+        );
+        // The general path's errors: a null key column, an empty partition key.
+        invalid(
+            run(&session, &by_key, ("p", None::<&str>, 1, 1)).await,
+            "Invalid null value",
+        );
+        invalid(run(&session, &kv, ("",)).await, "Key may not be empty");
+    }
+    node.stop().await;
+}

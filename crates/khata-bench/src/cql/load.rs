@@ -181,8 +181,10 @@ pub async fn closed_loop<O: Operation>(op: Arc<O>, pace: impl Into<Pace>) -> Sum
 /// dispatcher thread wakes every `--open-loop-tick-us` and starts the requests that have come
 /// due since the start, so requests are spread evenly over time (as wrk2's or
 /// cassandra-stress's fixed rate spreads them) rather than in bursts at tokio's one-millisecond
-/// timer ticks. A request's latency runs from the moment the dispatcher starts it, so time
-/// spent queued in the client's runtime or the node counts, and a slow node cannot slow the
+/// timer ticks. A request's latency runs from the moment the schedule says it is due (`start +
+/// n / rate`), as wrk2 measures, not from when its task first ran: time the request spent
+/// waiting for the dispatcher's next tick (or for the dispatcher to get a core), queued in the
+/// client's runtime, or in the node all counts. A slow node (or client) cannot slow the
 /// schedule down (no coordinated omission), only fill the in-flight cap, which is reported.
 pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> OpenLoop {
     let tick = Duration::from_micros(args.open_loop_tick_us.max(1));
@@ -226,12 +228,15 @@ pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> O
                         Arc::clone(&errors),
                         Arc::clone(&in_flight),
                     );
-                    let measured = now >= measure_from;
-                    let offset_us = now.saturating_duration_since(measure_from).as_micros() as u64;
+                    // When the schedule wanted this request (the `started`th) to start: at most
+                    // `now`, earlier if the dispatcher woke late.
+                    let began = start + Duration::from_secs_f64(started as f64 / rate);
+                    let measured = began >= measure_from;
+                    let offset_us =
+                        began.saturating_duration_since(measure_from).as_micros() as u64;
                     let seed = started;
                     runtime.spawn(async move {
                         let mut rng = Rng::new(0x0FE4 ^ seed.wrapping_mul(0x9E37_79B9));
-                        let began = Instant::now();
                         let result = op.run(&mut rng).await;
                         let nanos = duration_nanos(began.elapsed());
                         in_flight.fetch_sub(1, Ordering::Relaxed);

@@ -350,17 +350,10 @@ impl Restrictions {
                 })
                 .collect();
         }
-        let mut keys = Vec::new();
-        for k in combos {
-            let refs: Vec<&[u8]> = k.iter().map(|b| &b[..]).collect();
-            match serialize_partition_key(&refs) {
-                Ok(key) if key.is_empty() => {
-                    return Err(ExecError::invalid("Key may not be empty"));
-                }
-                Ok(key) => keys.push(DecoratedKey::new(key)),
-                Err(e) => return Err(ExecError::invalid(format!("Invalid partition key: {e}"))),
-            }
-        }
+        let mut keys = combos
+            .iter()
+            .map(|k| PointKey::partition_key(k))
+            .collect::<Result<Vec<_>, _>>()?;
         keys.sort_by(|a, b| (a.token, &a.key).cmp(&(b.token, &b.key)));
         keys.dedup();
         Ok(keys)
@@ -574,4 +567,116 @@ pub(crate) fn encode_refs(t: &TableSchema, values: &[&[u8]]) -> Result<Bytes, Ex
         .map(|(c, o)| (c.ty.clone(), *o))
         .collect();
     encode_key(&types, values).map_err(|e| ExecError::invalid(e.to_string()))
+}
+
+/// Where a [`PointKey`] value goes.
+#[derive(Debug, Clone, Copy)]
+enum KeySlot {
+    Partition(usize),
+    Clustering(usize),
+}
+
+/// A WHERE clause that names one row by `=` on every primary-key column, each column once (or,
+/// in a table without clustering columns, one partition by its whole key): the shape of a
+/// prepared "SELECT ... WHERE k = ?". Worked out once per prepared statement, so that an
+/// execution binds its values straight into the partition key and the clustering key instead
+/// of going through [`Restrictions`]; it gives what [`Restrictions`] gives for such a clause,
+/// with the same errors in the same order.
+#[derive(Debug)]
+pub(crate) struct PointKey {
+    /// The clause's relations in order: the column, its value's term, and its key slot.
+    binds: Vec<(ColumnDef, Term, KeySlot)>,
+    partition_columns: usize,
+    /// The clustering columns' types and orders, to encode the clustering key.
+    clustering_types: Vec<(CqlType, ClusteringOrder)>,
+}
+
+impl PointKey {
+    /// The point key of `clause` on `t`, if the clause is one.
+    pub fn of(t: &TableSchema, clause: &[Relation]) -> Option<PointKey> {
+        let partition_columns = t.def.partition_key().len();
+        let clustering_types: Vec<(CqlType, ClusteringOrder)> = t
+            .def
+            .clustering()
+            .iter()
+            .map(|(c, o)| (c.ty.clone(), *o))
+            .collect();
+        if clause.len() != partition_columns + clustering_types.len() {
+            return None;
+        }
+        let mut seen_pk = vec![false; partition_columns];
+        let mut seen_ck = vec![false; clustering_types.len()];
+        let mut binds = Vec::with_capacity(clause.len());
+        for relation in clause {
+            let Relation::Column {
+                column: name,
+                op: ComparisonOp::Equal,
+                value,
+            } = relation
+            else {
+                return None;
+            };
+            let c = t.def.column(&name.0)?;
+            let (seen, slot) = match c.kind {
+                ColumnKind::PartitionKey { position } => (
+                    seen_pk.get_mut(position as usize)?,
+                    KeySlot::Partition(position as usize),
+                ),
+                ColumnKind::Clustering { position, .. } => (
+                    seen_ck.get_mut(position as usize)?,
+                    KeySlot::Clustering(position as usize),
+                ),
+                _ => return None,
+            };
+            if std::mem::replace(seen, true) {
+                return None;
+            }
+            binds.push((c.clone(), value.clone(), slot));
+        }
+        Some(PointKey {
+            binds,
+            partition_columns,
+            clustering_types,
+        })
+    }
+
+    /// Whether the key is a whole partition's (the table has no clustering columns).
+    pub fn names_partition(&self) -> bool {
+        self.clustering_types.is_empty()
+    }
+
+    /// Bind the values of `run`: the partition key's components and the clustering key's
+    /// byte range (the whole partition's range when there are no clustering columns). The
+    /// partition key is left to [`PointKey::partition_key`], whose errors come after the
+    /// clustering key's in [`Restrictions`]' order.
+    pub fn bind(&self, run: &Run<'_>) -> Result<(Vec<Bytes>, (Bytes, Bytes)), ExecError> {
+        let mut pk = vec![Bytes::new(); self.partition_columns];
+        let mut ck = vec![Bytes::new(); self.clustering_types.len()];
+        for (c, term, slot) in &self.binds {
+            let v = required(run, term, c)?;
+            match *slot {
+                KeySlot::Partition(i) => pk[i] = v,
+                KeySlot::Clustering(i) => ck[i] = v,
+            }
+        }
+        let range = if self.clustering_types.is_empty() {
+            full_range()
+        } else {
+            let refs: Vec<&[u8]> = ck.iter().map(|b| &b[..]).collect();
+            let base = encode_key(&self.clustering_types, &refs)
+                .map_err(|e| ExecError::invalid(e.to_string()))?;
+            (start_bound(&base, true), end_bound(&base, true))
+        };
+        Ok((pk, range))
+    }
+
+    /// The partition key of bound components (as [`Restrictions::partition_keys`] makes it).
+    pub fn partition_key(components: &[Bytes]) -> Result<DecoratedKey, ExecError> {
+        let refs: Vec<&[u8]> = components.iter().map(|b| &b[..]).collect();
+        match serialize_partition_key(&refs) {
+            Ok(key) if key.is_empty() => Err(ExecError::invalid("Key may not be empty")),
+            Ok(key) => Ok(DecoratedKey::new(key)),
+            Err(e) => Err(ExecError::invalid(format!("Invalid partition key: {e}"))),
+        }
+    }
 }

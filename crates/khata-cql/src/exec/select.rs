@@ -22,7 +22,7 @@ use khata_types::token::{DecoratedKey, Token, split_partition_key};
 use super::aggregate::{AggKind, Aggregator};
 use super::bind::{self};
 use super::error::{ExecError, coordinator_consistency};
-use super::restrictions::{FILTERING, Restrictions};
+use super::restrictions::{FILTERING, PointKey, Restrictions};
 use super::types::column_type;
 use super::{Executor, Run};
 use crate::frame::{ColumnSpec, ColumnType, ResultBody, Rows, RowsMetadata};
@@ -298,6 +298,9 @@ pub(crate) struct SelectShape {
     clustering_types: Vec<(CqlType, ClusteringOrder)>,
     /// The v5 result metadata id of `specs`.
     pub metadata_id: Bytes,
+    /// The WHERE clause, when it names one row by its whole primary key (only filled by
+    /// [`SelectShape::checked`]).
+    point: Option<PointKey>,
 }
 
 impl SelectShape {
@@ -324,6 +327,7 @@ impl SelectShape {
             group_by: Vec::new(),
             clustering_types,
             metadata_id,
+            point: None,
         })
     }
 
@@ -339,6 +343,7 @@ impl SelectShape {
         if s.distinct {
             check_distinct(&shape.outs)?;
         }
+        shape.point = PointKey::of(&shape.table, &s.where_clause);
         Ok(shape)
     }
 }
@@ -527,7 +532,27 @@ struct Plan {
     full_partitions: bool,
 }
 
-fn plan(t: &TableSchema, s: &Select, run: &Run<'_>) -> Result<Plan, ExecError> {
+fn plan(
+    t: &TableSchema,
+    s: &Select,
+    run: &Run<'_>,
+    point: Option<&PointKey>,
+) -> Result<Plan, ExecError> {
+    if let Some(point) = point {
+        // One row (or one partition) by its whole key: what the general path below gives for
+        // such a clause, without its restrictions.
+        let (components, range) = point.bind(run)?;
+        let reversed = reversed(t, s)?;
+        let key = PointKey::partition_key(&components)?;
+        return Ok(Plan {
+            source: Source::Partitions(vec![key]),
+            ranges: vec![range],
+            reversed,
+            one_row: true,
+            filters: Vec::new(),
+            full_partitions: point.names_partition(),
+        });
+    }
     let r = Restrictions::new(t, run, &s.where_clause)?;
     if r.partial_partition_key() && !s.allow_filtering {
         return Err(ExecError::invalid(FILTERING));
@@ -550,23 +575,8 @@ fn plan(t: &TableSchema, s: &Select, run: &Run<'_>) -> Result<Plan, ExecError> {
     if needs_filtering && !s.allow_filtering {
         return Err(ExecError::invalid(FILTERING));
     }
-    let clustering = t.def.clustering();
     let ranges = r.clustering_ranges(t)?;
-    let reversed = match s.order_by.first() {
-        None => false,
-        Some(o) => {
-            let first = clustering.first().ok_or_else(|| {
-                ExecError::invalid("Order by is currently only supported on the clustered columns of the PRIMARY KEY")
-            })?;
-            if o.column.0 != first.0.name {
-                return Err(ExecError::invalid(
-                    "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY",
-                ));
-            }
-            let asked_desc = o.direction == OrderDirection::Desc;
-            asked_desc != (first.1 == ClusteringOrder::Desc)
-        }
-    };
+    let reversed = reversed(t, s)?;
     let source = if r.has_partition_keys() {
         Source::Partitions(r.partition_keys()?)
     } else {
@@ -596,6 +606,26 @@ fn plan(t: &TableSchema, s: &Select, run: &Run<'_>) -> Result<Plan, ExecError> {
         filters: r.filters,
         full_partitions,
     })
+}
+
+/// Whether the ORDER BY asks for the reverse of the table's clustering order.
+fn reversed(t: &TableSchema, s: &Select) -> Result<bool, ExecError> {
+    let Some(o) = s.order_by.first() else {
+        return Ok(false);
+    };
+    let clustering = t.def.clustering();
+    let first = clustering.first().ok_or_else(|| {
+        ExecError::invalid(
+            "Order by is currently only supported on the clustered columns of the PRIMARY KEY",
+        )
+    })?;
+    if o.column.0 != first.0.name {
+        return Err(ExecError::invalid(
+            "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY",
+        ));
+    }
+    let asked_desc = o.direction == OrderDirection::Desc;
+    Ok(asked_desc != (first.1 == ClusteringOrder::Desc))
 }
 
 /// Paging state: which partition (index or scan position) and the last row returned.
@@ -760,7 +790,7 @@ pub(crate) async fn run(
     };
     let t = &shape.table;
     let outs = &shape.outs;
-    let plan = plan(t, s, run)?;
+    let plan = plan(t, s, run, shape.point.as_ref())?;
     let cl = coordinator_consistency(run.params.consistency);
     let now = match run.params.now_in_seconds {
         Some(n) if n > 0 => n as u32,
