@@ -282,3 +282,111 @@ async fn ttl_writetime_and_batches() {
     drop(session);
     node.stop().await;
 }
+
+/// The rows of a query, deserialized as `T`.
+async fn typed<T>(session: &Session, cql: &str) -> Vec<T>
+where
+    T: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
+{
+    session
+        .query_unpaged(cql, &[])
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows::<T>()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// Static columns belong to the partition: an UPDATE that sets only static columns needs only
+/// the partition key (plain, prepared, with list operations that read the current list, and
+/// conditional), and writes no row; one that also sets a regular column, or names part of the
+/// clustering key, is refused as Cassandra refuses it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_columns_update_with_the_partition_key_alone() {
+    let (mut node, session) = setup().await;
+    session
+        .query_unpaged(
+            "CREATE TABLE w (a int, b text, c int, d text, s int STATIC, l list<int> STATIC, \
+             v int, PRIMARY KEY ((a, b), c, d))",
+            &[],
+        )
+        .await
+        .unwrap();
+    let run = async |cql: &str| session.query_unpaged(cql, &[]).await.unwrap();
+    let fails = async |cql: &str, expected: &str| {
+        let error = session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(expected), "{cql}: {error}");
+    };
+    run("INSERT INTO w (a, b, c, d, v) VALUES (1, 'x', 1, 'p', 11)").await;
+    run("UPDATE w SET s = 10 WHERE a = 1 AND b = 'x'").await;
+    run("UPDATE w SET l = [1, 2, 3] WHERE a = 1 AND b = 'x'").await;
+    // By index and by value: both read the partition's current static list.
+    run("UPDATE w SET l[1] = 20 WHERE a = 1 AND b = 'x'").await;
+    run("UPDATE w SET l = l - [3] WHERE a = 1 AND b = 'x'").await;
+    let got: Vec<(i32, i32, i32, Vec<i32>, i32)> = typed(
+        &session,
+        "SELECT a, c, s, l, v FROM w WHERE a = 1 AND b = 'x'",
+    )
+    .await;
+    assert_eq!(got, vec![(1, 1, 10, vec![1, 20], 11)]);
+
+    // A partition with no rows: its static row alone, shown as one row of nulls.
+    let prepared = session
+        .prepare("UPDATE w SET s = ? WHERE a = ? AND b = ?")
+        .await
+        .unwrap();
+    session
+        .execute_unpaged(&prepared, (30i32, 3i32, "z"))
+        .await
+        .unwrap();
+    let got: Vec<(i32, Option<i32>, i32, Option<i32>)> =
+        typed(&session, "SELECT a, c, s, v FROM w WHERE a = 3 AND b = 'z'").await;
+    assert_eq!(got, vec![(3, None, 30, None)]);
+    let count: Vec<(i64,)> = typed(
+        &session,
+        "SELECT count(*) FROM w WHERE a = 3 AND b = 'z' AND c = 1",
+    )
+    .await;
+    assert_eq!(count, vec![(0,)], "no row was written");
+
+    // Conditional, on the static column.
+    let (ok, _) = applied(
+        &session,
+        "UPDATE w SET s = 11 WHERE a = 1 AND b = 'x' IF s = 10",
+    )
+    .await;
+    assert!(ok);
+    let (ok, _) = applied(
+        &session,
+        "UPDATE w SET s = 12 WHERE a = 1 AND b = 'x' IF s = 10",
+    )
+    .await;
+    assert!(!ok);
+
+    fails(
+        "UPDATE w SET v = 1 WHERE a = 1 AND b = 'x'",
+        "Some clustering keys are missing: c, d",
+    )
+    .await;
+    fails(
+        "UPDATE w SET s = 1, v = 1 WHERE a = 1 AND b = 'x'",
+        "Some clustering keys are missing: c, d",
+    )
+    .await;
+    fails(
+        "UPDATE w SET s = 1 WHERE a = 1 AND b = 'x' AND c = 1",
+        "Invalid restrictions on clustering columns since the UPDATE statement modifies only static columns",
+    )
+    .await;
+    let got: Vec<(i32,)> = typed(&session, "SELECT s FROM w WHERE a = 1 AND b = 'x' LIMIT 1").await;
+    assert_eq!(got, vec![(11,)], "the refused updates wrote nothing");
+    drop(session);
+    node.stop().await;
+}

@@ -453,17 +453,36 @@ fn update_mutations(
     let t = run.table(&schema, &u.table)?;
     let wt = write_time(exec, run, t, &u.using, batch_ts)?;
     let target = target(t, run, &u.where_clause)?;
-    let Some(target_rows) = target.rows.clone() else {
-        let names: Vec<&str> = t
-            .def
-            .clustering()
-            .iter()
-            .map(|(c, _)| c.name.as_str())
-            .collect();
-        return Err(ExecError::invalid(format!(
-            "Some clustering keys are missing: {}",
-            names.join(", ")
-        )));
+    // An UPDATE that names no clustering column and sets static columns only writes the
+    // partition's static row (Cassandra allows it; a regular column needs a row). The empty
+    // clustering stands for "no row" below: no row is added, and deferred operations on
+    // static columns read the partition's static row.
+    let static_only = !u.assignments.is_empty()
+        && u.assignments.iter().all(|a| {
+            t.def
+                .column(&a.column.0)
+                .is_some_and(|c| c.kind == ColumnKind::Static)
+        });
+    let target_rows = match target.rows.clone() {
+        Some(rows) => rows,
+        None if static_only && target.ranges.is_none() => vec![Bytes::new()],
+        None if static_only => {
+            return Err(ExecError::invalid(
+                "Invalid restrictions on clustering columns since the UPDATE statement modifies only static columns",
+            ));
+        }
+        None => {
+            let names: Vec<&str> = t
+                .def
+                .clustering()
+                .iter()
+                .map(|(c, _)| c.name.as_str())
+                .collect();
+            return Err(ExecError::invalid(format!(
+                "Some clustering keys are missing: {}",
+                names.join(", ")
+            )));
+        }
     };
     let mut row = Row::default();
     let mut static_row = Row::default();
