@@ -161,3 +161,92 @@ async fn aggregates_groups_and_restrictions() {
     drop(session);
     node.stop().await;
 }
+
+/// `token(k) op ...` compares with a bigint or with `token(...)` of key values (literals or
+/// markers, which a prepared statement describes as the partition key's columns), on a
+/// compound partition key too; a call with the wrong number of components is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_relations_compare_with_token_calls() {
+    let mut node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .unwrap();
+    session
+        .query_unpaged(
+            "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+            &[],
+        )
+        .await
+        .unwrap();
+    session.use_keyspace("ks", false).await.unwrap();
+    session
+        .query_unpaged(
+            "CREATE TABLE p (a int, b text, v int, PRIMARY KEY ((a, b)))",
+            &[],
+        )
+        .await
+        .unwrap();
+    for a in 0..20 {
+        session
+            .query_unpaged("INSERT INTO p (a, b, v) VALUES (?, 'x', ?)", (a, a * 10))
+            .await
+            .unwrap();
+    }
+    let mut all: Vec<(i64, i32)> = query(&session, "SELECT token(a, b), a FROM p").await;
+    all.sort();
+    assert_eq!(all.len(), 20);
+    // Every key's token bounds the ones after it, literal and prepared alike.
+    let prepared = session
+        .prepare("SELECT a FROM p WHERE token(a, b) > token(?, ?)")
+        .await
+        .unwrap();
+    let specs: Vec<String> = prepared
+        .get_variable_col_specs()
+        .iter()
+        .map(|s| s.name().to_string())
+        .collect();
+    assert_eq!(specs, ["a", "b"]);
+    for (i, (_, a)) in all.iter().enumerate() {
+        let expected: Vec<i32> = all[i + 1..].iter().map(|(_, a)| *a).collect();
+        let literal: Vec<(i32,)> = query(
+            &session,
+            &format!("SELECT a FROM p WHERE token(a, b) > token({a}, 'x')"),
+        )
+        .await;
+        assert_eq!(
+            literal.into_iter().map(|r| r.0).collect::<Vec<_>>(),
+            expected
+        );
+        let bound: Vec<i32> = session
+            .execute_unpaged(&prepared, (*a, "x"))
+            .await
+            .unwrap()
+            .into_rows_result()
+            .unwrap()
+            .rows::<(i32,)>()
+            .unwrap()
+            .map(|r| r.unwrap().0)
+            .collect();
+        assert_eq!(bound, expected);
+    }
+    let (token, a) = all[7];
+    let one: Vec<(i32,)> = query(
+        &session,
+        &format!("SELECT a FROM p WHERE token(a, b) >= token({a}, 'x') AND token(a, b) <= {token}"),
+    )
+    .await;
+    assert_eq!(one, vec![(a,)]);
+    let error = session
+        .query_unpaged("SELECT a FROM p WHERE token(a, b) > token(1)", &[])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("Invalid number of arguments in call to function system.token: 2 required but 1 provided"),
+        "{error}"
+    );
+    drop(session);
+    node.stop().await;
+}

@@ -369,6 +369,44 @@ async fn static_columns_update_with_the_partition_key_alone() {
     )
     .await;
     assert!(!ok);
+    // IF [NOT] EXISTS on a static-only write looks at the static row, not at the rows.
+    let (ok, _) = applied(
+        &session,
+        "INSERT INTO w (a, b, s) VALUES (4, 'q', 40) IF NOT EXISTS",
+    )
+    .await;
+    assert!(ok);
+    let (ok, names) = applied(
+        &session,
+        "INSERT INTO w (a, b, s) VALUES (4, 'q', 41) IF NOT EXISTS",
+    )
+    .await;
+    assert!(!ok);
+    assert!(names.contains(&"s".to_string()), "{names:?}");
+    let (ok, _) = applied(
+        &session,
+        "UPDATE w SET s = 42 WHERE a = 4 AND b = 'q' IF EXISTS",
+    )
+    .await;
+    assert!(ok);
+    // Partition 2 has a row but no static row.
+    run("INSERT INTO w (a, b, c, d, v) VALUES (2, 'y', 1, 'p', 21)").await;
+    let (ok, _) = applied(
+        &session,
+        "UPDATE w SET s = 20 WHERE a = 2 AND b = 'y' IF EXISTS",
+    )
+    .await;
+    assert!(!ok);
+    let (ok, _) = applied(
+        &session,
+        "INSERT INTO w (a, b, s) VALUES (2, 'y', 20) IF NOT EXISTS",
+    )
+    .await;
+    assert!(ok);
+    let got: Vec<(i32, i32)> = typed(&session, "SELECT s, v FROM w WHERE a = 2 AND b = 'y'").await;
+    assert_eq!(got, vec![(20, 21)]);
+    let got: Vec<(i32,)> = typed(&session, "SELECT s FROM w WHERE a = 4 AND b = 'q'").await;
+    assert_eq!(got, vec![(42,)]);
 
     fails(
         "UPDATE w SET v = 1 WHERE a = 1 AND b = 'x'",

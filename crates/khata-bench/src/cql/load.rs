@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use futures::stream::{FuturesUnordered, StreamExt};
+
 use super::CqlArgs;
 
 /// How a pass runs: requests in flight, unmeasured seconds, then measured seconds. The CQL and
@@ -213,6 +215,10 @@ pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> O
                     break;
                 }
                 let due = (now.duration_since(start).as_secs_f64() * rate) as u64;
+                // The requests due since the last tick go to the runtime together, as one task
+                // that drives them concurrently: one cross-thread wake-up per tick rather than
+                // one per request (each costs the client a futex call and a core switch).
+                let mut batch = Vec::new();
                 while started < due {
                     started += 1;
                     if in_flight.load(Ordering::Relaxed) >= OPEN_LOOP_MAX_IN_FLIGHT {
@@ -222,36 +228,49 @@ pub async fn open_loop<O: Operation>(op: Arc<O>, rate: f64, args: &CqlArgs) -> O
                         continue;
                     }
                     in_flight.fetch_add(1, Ordering::Relaxed);
+                    // When the schedule wanted this request (the `started`th) to start: at most
+                    // `now`, earlier if the dispatcher woke late.
+                    batch.push((
+                        started,
+                        start + Duration::from_secs_f64(started as f64 / rate),
+                    ));
+                }
+                if !batch.is_empty() {
                     let (op, samples, errors, in_flight) = (
                         Arc::clone(&op),
                         Arc::clone(&samples),
                         Arc::clone(&errors),
                         Arc::clone(&in_flight),
                     );
-                    // When the schedule wanted this request (the `started`th) to start: at most
-                    // `now`, earlier if the dispatcher woke late.
-                    let began = start + Duration::from_secs_f64(started as f64 / rate);
-                    let measured = began >= measure_from;
-                    let offset_us =
-                        began.saturating_duration_since(measure_from).as_micros() as u64;
-                    let seed = started;
                     runtime.spawn(async move {
-                        let mut rng = Rng::new(0x0FE4 ^ seed.wrapping_mul(0x9E37_79B9));
-                        let result = op.run(&mut rng).await;
-                        let nanos = duration_nanos(began.elapsed());
-                        in_flight.fetch_sub(1, Ordering::Relaxed);
-                        if !measured {
-                            return;
-                        }
-                        match result {
-                            Ok(()) => samples
-                                .lock()
-                                .expect("samples lock")
-                                .push((offset_us, nanos)),
-                            Err(_) => {
-                                errors.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
+                        let requests: FuturesUnordered<_> = batch
+                            .into_iter()
+                            .map(|(seed, began)| {
+                                let (op, samples, errors, in_flight) =
+                                    (&op, &samples, &errors, &in_flight);
+                                async move {
+                                    let mut rng = Rng::new(0x0FE4 ^ seed.wrapping_mul(0x9E37_79B9));
+                                    let result = op.run(&mut rng).await;
+                                    let nanos = duration_nanos(began.elapsed());
+                                    in_flight.fetch_sub(1, Ordering::Relaxed);
+                                    if began < measure_from {
+                                        return;
+                                    }
+                                    let offset_us =
+                                        began.duration_since(measure_from).as_micros() as u64;
+                                    match result {
+                                        Ok(()) => samples
+                                            .lock()
+                                            .expect("samples lock")
+                                            .push((offset_us, nanos)),
+                                        Err(_) => {
+                                            errors.fetch_add(1, Ordering::Relaxed);
+                                        }
+                                    }
+                                }
+                            })
+                            .collect();
+                        requests.collect::<()>().await;
                     });
                 }
                 std::thread::sleep(tick);

@@ -266,6 +266,15 @@ fn mark_relations(specs: &mut [Option<ColumnSpec>], def: &TableDef, relations: &
                     }
                 }
             }
+            Relation::Token { value, .. } => match super::restrictions::token_call(value) {
+                // `token(k) > token(?)`: the markers are the partition key's components.
+                Some(args) => {
+                    for (c, arg) in def.partition_key().iter().zip(args) {
+                        mark(specs, def, &c.name, &c.ty, arg);
+                    }
+                }
+                None => mark(specs, def, "partition key token", &CqlType::Bigint, value),
+            },
             _ => {}
         }
     }

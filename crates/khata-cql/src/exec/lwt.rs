@@ -274,14 +274,33 @@ fn holds(c: &ColumnCheck, current: Option<&Bytes>) -> bool {
     }
 }
 
-/// The row the statement targets, as read (`None` when it does not exist).
-fn target_row<'p>(partition: &'p Partition, clustering: &Bytes, now: u32) -> Option<&'p Row> {
-    partition.rows.get(clustering).filter(|r| r.is_live(now))
+/// The row the statement targets, as read (`None` when it does not exist). The empty
+/// clustering of a table with clustering columns is a statement on static columns alone: its
+/// row is the partition's static row, which exists while it has a live cell (Cassandra's
+/// `IF [NOT] EXISTS` on a static-only update checks the static row).
+fn target_row<'p>(
+    clustered: bool,
+    partition: &'p Partition,
+    clustering: &Bytes,
+    now: u32,
+) -> Option<&'p Row> {
+    let row = if clustering.is_empty() && clustered {
+        &partition.static_row
+    } else {
+        partition.rows.get(clustering)?
+    };
+    Some(row).filter(|r| r.is_live(now))
 }
 
 /// Whether the check holds on what was read.
-fn check_holds(check: &Check, partition: &Partition, clustering: &Bytes, now: u32) -> bool {
-    let row = target_row(partition, clustering, now);
+fn check_holds(
+    clustered: bool,
+    check: &Check,
+    partition: &Partition,
+    clustering: &Bytes,
+    now: u32,
+) -> bool {
+    let row = target_row(clustered, partition, clustering, now);
     match check {
         Check::NotExists => row.is_none(),
         Check::Exists => row.is_some(),
@@ -306,8 +325,12 @@ pub(crate) fn checked_clustering(
         Some(k) => k.clone(),
         None if t.def.clustering().is_empty() => Bytes::new(),
         None => {
-            if matches!(check, Check::Conditions(cs) if cs.iter().all(|c| c.column.kind == ColumnKind::Static))
-            {
+            let statics = match check {
+                Check::Conditions(cs) => cs.iter().all(|c| c.column.kind == ColumnKind::Static),
+                // A write of the static row alone: existence is the static row's.
+                Check::Exists | Check::NotExists => !mutation.update.static_row.is_empty(),
+            };
+            if statics {
                 Bytes::new()
             } else {
                 return Err(ExecError::invalid(
@@ -359,6 +382,7 @@ pub(crate) async fn run_checks(
     let commit = coordinator_consistency(run.params.consistency);
     let key = mutation.key.clone();
     let decide_checks = checks.clone();
+    let clustered = !t.def.clustering().is_empty();
     let (read, applied) = exec
         .coordinator()
         .cas(
@@ -371,7 +395,9 @@ pub(crate) async fn run_checks(
             move |read: &ReadResult| {
                 decide_checks
                     .iter()
-                    .all(|(check, clustering)| check_holds(check, &read.partition, clustering, now))
+                    .all(|(check, clustering)| {
+                        check_holds(clustered, check, &read.partition, clustering, now)
+                    })
                     .then(|| vec![mutation])
             },
         )
@@ -401,7 +427,9 @@ fn batch_result(
         Vec::new()
     } else {
         rows.iter()
-            .filter_map(|c| target_row(partition, c, now).map(|r| (c, r)))
+            .filter_map(|c| {
+                target_row(!t.def.clustering().is_empty(), partition, c, now).map(|r| (c, r))
+            })
             .collect()
     };
     if existing.is_empty() {
@@ -494,7 +522,7 @@ fn result(
     let mut row = vec![flag(applied)];
     if !applied {
         let partition = &read.partition;
-        let existing = target_row(partition, clustering, now);
+        let existing = target_row(!t.def.clustering().is_empty(), partition, clustering, now);
         let empty = Row::default();
         match check {
             Check::NotExists | Check::Exists => {

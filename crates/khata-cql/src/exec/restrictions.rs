@@ -55,6 +55,49 @@ fn required(run: &Run<'_>, term: &Term, c: &ColumnDef) -> Result<Bytes, ExecErro
     bind::required(run, term, &c.ty, &c.name)
 }
 
+/// The token a `token(...) op value` relation compares with: a bigint (literal or marker), or
+/// `token(v1, ...)` of a partition key's components, as in `token(k) > token('tom')`.
+fn token_value(t: &TableSchema, run: &Run<'_>, value: &Term) -> Result<Token, ExecError> {
+    if let Some(args) = token_call(value) {
+        let pk = t.def.partition_key();
+        if args.len() != pk.len() {
+            return Err(ExecError::invalid(format!(
+                "Invalid number of arguments in call to function system.token: {} required but {} provided",
+                pk.len(),
+                args.len()
+            )));
+        }
+        let components = pk
+            .iter()
+            .zip(args)
+            .map(|(c, a)| required(run, a, c))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(PointKey::partition_key(&components)?.token);
+    }
+    let v = bind::required(run, value, &CqlType::Bigint, "partition key token")?;
+    Ok(Token(i64::from_be_bytes(
+        v[..]
+            .try_into()
+            .map_err(|_| ExecError::invalid("Invalid token value"))?,
+    )))
+}
+
+/// The arguments of a `token(...)` call (`system.token` too).
+pub(crate) fn token_call(term: &Term) -> Option<&[Term]> {
+    match term {
+        Term::FunctionCall { name, args }
+            if name.name.0.eq_ignore_ascii_case("token")
+                && name
+                    .keyspace
+                    .as_ref()
+                    .is_none_or(|k| k.0.eq_ignore_ascii_case("system")) =>
+        {
+            Some(args)
+        }
+        _ => None,
+    }
+}
+
 /// The values of an `IN`: literal terms, or one marker bound to a list.
 fn in_values(
     run: &Run<'_>,
@@ -234,12 +277,7 @@ impl Restrictions {
                     set_slice(&mut r, position as usize, ComparisonOp::LessEqual, vec![hi])?;
                 }
                 Relation::Token { op, value, .. } => {
-                    let v = bind::required(run, value, &CqlType::Bigint, "partition key token")?;
-                    let token = Token(i64::from_be_bytes(
-                        v[..]
-                            .try_into()
-                            .map_err(|_| ExecError::invalid("Invalid token value"))?,
-                    ));
+                    let token = token_value(t, run, value)?;
                     match op {
                         ComparisonOp::Greater => r.token_low = RangeBound::Excluded(token),
                         ComparisonOp::GreaterEqual => r.token_low = RangeBound::Included(token),
