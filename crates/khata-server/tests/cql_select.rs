@@ -250,3 +250,119 @@ async fn token_relations_compare_with_token_calls() {
     drop(session);
     node.stop().await;
 }
+
+/// Scalar functions and field selections as selectors, nested: blob conversions, `toJson`,
+/// the time functions on computed values, `now()`/`uuid()`, user type fields (frozen and not);
+/// argument types are checked as Cassandra checks them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn computed_selectors() {
+    let mut node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .unwrap();
+    for cql in [
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TYPE ks.addr (street text, zip int)",
+        "CREATE TABLE ks.t (k int, c timeuuid, v int, m map<text, int>, b blob, \
+         a frozen<addr>, u addr, PRIMARY KEY (k, c))",
+        "INSERT INTO ks.t (k, c, v, m, b, a, u) VALUES (1, 50554d6e-29bb-11e5-b345-feff819cdc9f, \
+         7, {'x': 1, 'y': 2}, 0x00000005, {street: 'main', zip: 10}, {street: 'side', zip: 20})",
+        "UPDATE ks.t SET u.zip = 21 WHERE k = 1 AND c = 50554d6e-29bb-11e5-b345-feff819cdc9f",
+    ] {
+        session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{cql}: {e}"));
+    }
+    let got: Vec<(i32, Vec<u8>, Option<i32>)> = query(
+        &session,
+        "SELECT blobAsInt(intAsBlob(v)), intAsBlob(v), blobAsInt(b) FROM ks.t WHERE k = 1",
+    )
+    .await;
+    assert_eq!(got, vec![(7, vec![0, 0, 0, 7], Some(5))]);
+    let got: Vec<(String, String)> = query(
+        &session,
+        "SELECT toJson(m), toJson(a) FROM ks.t WHERE k = 1",
+    )
+    .await;
+    assert_eq!(
+        got,
+        vec![(
+            r#"{"x": 1, "y": 2}"#.to_string(),
+            r#"{"street": "main", "zip": 10}"#.to_string()
+        )]
+    );
+    // 50554d6e-29bb-11e5-... was made at 2015-07-14 00:00:18.805 UTC
+    // (Python: `(u.time - 0x01B21DD213814000) // 10000`).
+    let got: Vec<(i64, i64)> = query(
+        &session,
+        "SELECT toUnixTimestamp(toTimestamp(c)), toUnixTimestamp(minTimeuuid(toTimestamp(c))) \
+         FROM ks.t WHERE k = 1",
+    )
+    .await;
+    assert_eq!(got, vec![(1_436_832_018_805, 1_436_832_018_805)]);
+    let got: Vec<(String, i32, String, i32)> = query(
+        &session,
+        "SELECT a.street, a.zip, u.street, u.zip FROM ks.t",
+    )
+    .await;
+    assert_eq!(got, vec![("main".into(), 10, "side".into(), 21)]);
+    // Names as Cassandra gives them, aliases, and functions of no argument.
+    let result = session
+        .query_unpaged(
+            "SELECT blobAsInt(intAsBlob(v)), a.zip, now() AS n, uuid(), toDate(now()) FROM ks.t",
+            &[],
+        )
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap();
+    let names: Vec<&str> = result.column_specs().iter().map(|c| c.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "system.blobasint(system.intasblob(v))",
+            "a.zip",
+            "n",
+            "system.uuid()",
+            "system.todate(system.now())"
+        ]
+    );
+    let (_, _, now, _, _) = result
+        .single_row::<(
+            i32,
+            i32,
+            scylla::value::CqlTimeuuid,
+            uuid::Uuid,
+            scylla::value::CqlDate,
+        )>()
+        .unwrap();
+    assert_eq!(now.as_ref().get_version_num(), 1);
+    for (cql, expected) in [
+        (
+            "SELECT textAsBlob(v) FROM ks.t",
+            "Type error: int cannot be passed as argument 0 of function system.textasblob of type text",
+        ),
+        (
+            "SELECT blobAsBigint(b) FROM ks.t",
+            "is not a valid binary representation for type bigint",
+        ),
+        ("SELECT nosuch(v) FROM ks.t", "Unknown function nosuch"),
+        (
+            "SELECT v.zip FROM ks.t",
+            "Invalid field selection: v of type int is not a user type",
+        ),
+        ("SELECT a.nope FROM ks.t", "has no field nope"),
+    ] {
+        let error = session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(expected), "{cql}: {error}");
+    }
+    drop(session);
+    node.stop().await;
+}

@@ -10,7 +10,7 @@ use crate::value::{CqlValue, LiteralError, type_name};
 /// The smallest (or largest) timeuuid of a millisecond, as Cassandra's `minTimeuuid` and
 /// `maxTimeuuid` make them: the time's 100 ns units at the start (end) of the millisecond,
 /// and the clock sequence and node bytes Cassandra's `TimeUUIDType` orders first (last).
-fn bounding_timeuuid(millis: i64, max: bool) -> uuid::Uuid {
+pub(super) fn bounding_timeuuid(millis: i64, max: bool) -> uuid::Uuid {
     const UUID_EPOCH_OFFSET: i64 = 0x01B2_1DD2_1381_4000;
     let ticks =
         (millis.wrapping_mul(10_000) + UUID_EPOCH_OFFSET + if max { 9_999 } else { 0 }) as u64;

@@ -17,6 +17,7 @@ mod lwt;
 mod modify;
 mod restrictions;
 mod select;
+mod selector;
 mod types;
 
 use std::collections::HashMap;

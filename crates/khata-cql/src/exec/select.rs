@@ -46,6 +46,8 @@ enum Output {
     Element(ColumnDef, Term),
     /// `CAST(c AS type)`.
     Cast(ColumnDef, CqlType),
+    /// Scalar functions and field selections, nested (`selector.rs`).
+    Computed(super::selector::Computed),
 }
 
 /// The time conversions usable as selectors.
@@ -156,6 +158,7 @@ fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecErr
                     }
                     Selectable::FunctionCall { name, args }
                         if args.len() == 1
+                            && matches!(args[0], Selectable::Column(_))
                             && matches!(
                                 name.name.0.to_ascii_lowercase().as_str(),
                                 "totimestamp"
@@ -259,6 +262,10 @@ fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecErr
                             _ => (format!("writetime({})", n.0), Output::Writetime(col)),
                         }
                     }
+                    other if super::selector::handles(other) => (
+                        super::selector::column_name(other),
+                        Output::Computed(super::selector::compile(def, other)?),
+                    ),
                     other => {
                         return Err(ExecError::invalid(format!(
                             "selector {other} is not supported by khata yet"
@@ -389,6 +396,7 @@ fn output_type(o: &Output) -> CqlType {
             other => other.clone(),
         },
         Output::Cast(_, to) => to.clone(),
+        Output::Computed(c) => c.ty.clone(),
     }
 }
 
@@ -870,6 +878,11 @@ pub(crate) async fn run(
     };
     let mut rows: Vec<Vec<Option<Bytes>>> = Vec::new();
     let mut failure: Option<ExecError> = None;
+    let coordinator = Arc::clone(&run.coordinator);
+    let env = super::selector::Env {
+        coordinator: &coordinator,
+        now_micros: run.now_micros,
+    };
     let remaining = |state: &PagingState, got: usize| -> Option<u64> {
         let mut left: Option<u64> = None;
         if let Some(l) = limit {
@@ -1002,6 +1015,24 @@ pub(crate) async fn run(
                             row_ref
                         };
                         element_value(c, source, element_keys[out.len()].as_ref(), now)
+                    }
+                    Output::Computed(computed) => {
+                        let clustering = ck.cloned().unwrap_or_default();
+                        let value = |c: &ColumnDef| {
+                            column_value(
+                                t,
+                                c,
+                                key,
+                                &clustering,
+                                row_ref,
+                                &partition.static_row,
+                                now,
+                            )
+                        };
+                        computed.eval(env, &value).unwrap_or_else(|e| {
+                            failure = Some(e);
+                            None
+                        })
                     }
                 });
             }
