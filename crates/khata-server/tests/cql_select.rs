@@ -366,3 +366,91 @@ async fn computed_selectors() {
     drop(session);
     node.stop().await;
 }
+
+/// ALLOW FILTERING on regular and static columns: `=`, slices compared in the column's type
+/// (not its bytes), `CONTAINS` on lists, sets and map values, `CONTAINS KEY` on map keys,
+/// prepared (a `CONTAINS ?` marker is an element); refused without ALLOW FILTERING and where
+/// Cassandra refuses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filtering_with_slices_and_contains() {
+    let mut node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .unwrap();
+    for cql in [
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE ks.f (k int, c int, v int, t text, s set<int>, m map<text, int>, \
+         l list<text>, st int STATIC, PRIMARY KEY (k, c))",
+        "INSERT INTO ks.f (k, c, v, t, s, m, l, st) VALUES (1, 1, 1, 'x', {1, 2}, {'a': 10}, ['p'], 5)",
+        "INSERT INTO ks.f (k, c, v, t, m) VALUES (1, 2, -2, 'y', {'b': 20})",
+        "INSERT INTO ks.f (k, c, v, l, st) VALUES (2, 1, 3, ['q', 'p'], 7)",
+    ] {
+        session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{cql}: {e}"));
+    }
+    let keys = async |filter: &str| {
+        let mut got: Vec<(i32, i32)> = query(
+            &session,
+            &format!("SELECT k, c FROM ks.f WHERE {filter} ALLOW FILTERING"),
+        )
+        .await;
+        got.sort();
+        got
+    };
+    assert_eq!(keys("v > 1").await, vec![(2, 1)]);
+    // -2 < 1 as ints, though its bytes sort after 1's.
+    assert_eq!(keys("v < 1").await, vec![(1, 2)]);
+    assert_eq!(keys("v >= -2 AND v <= 1").await, vec![(1, 1), (1, 2)]);
+    assert_eq!(keys("t > 'x'").await, vec![(1, 2)]);
+    assert_eq!(keys("st > 5").await, vec![(2, 1)]);
+    assert_eq!(keys("s CONTAINS 1").await, vec![(1, 1)]);
+    assert_eq!(keys("m CONTAINS KEY 'b'").await, vec![(1, 2)]);
+    assert_eq!(keys("m CONTAINS 10").await, vec![(1, 1)]);
+    assert_eq!(keys("l CONTAINS 'p'").await, vec![(1, 1), (2, 1)]);
+    assert_eq!(keys("k = 1 AND v > 0").await, vec![(1, 1)]);
+    let count: Vec<(i64,)> = query(
+        &session,
+        "SELECT count(*) FROM ks.f WHERE v > 0 ALLOW FILTERING",
+    )
+    .await;
+    assert_eq!(count, vec![(2,)]);
+    let prepared = session
+        .prepare("SELECT k, c FROM ks.f WHERE l CONTAINS ? AND v > ? ALLOW FILTERING")
+        .await
+        .unwrap();
+    let got: Vec<(i32, i32)> = session
+        .execute_unpaged(&prepared, ("p", 2i32))
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows::<(i32, i32)>()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(got, vec![(2, 1)]);
+    for (cql, expected) in [
+        ("SELECT k FROM ks.f WHERE v > 0", "use ALLOW FILTERING"),
+        (
+            "SELECT k FROM ks.f WHERE v CONTAINS 0 ALLOW FILTERING",
+            "Cannot use CONTAINS on non-collection column v",
+        ),
+        (
+            "SELECT k FROM ks.f WHERE s > {1} ALLOW FILTERING",
+            "Slice restrictions are not supported on collections: s",
+        ),
+    ] {
+        let error = session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(expected), "{cql}: {error}");
+    }
+    drop(session);
+    node.stop().await;
+}

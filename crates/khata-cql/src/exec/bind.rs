@@ -10,7 +10,7 @@ use super::types::column_type;
 use super::{Run, select};
 use crate::frame::{ColumnSpec, ColumnType, Value};
 use crate::language::ast::{
-    InValues, IntValue, Literal, ParsedStatement, Relation, Statement, Term,
+    ComparisonOp, InValues, IntValue, Literal, ParsedStatement, Relation, Statement, Term,
 };
 use crate::value::{CqlValue, LiteralError, from_term_with, valid_as_is};
 
@@ -234,9 +234,19 @@ fn mark(specs: &mut [Option<ColumnSpec>], def: &TableDef, column: &str, ty: &Cql
 fn mark_relations(specs: &mut [Option<ColumnSpec>], def: &TableDef, relations: &[Relation]) {
     for r in relations {
         match r {
-            Relation::Column { column, value, .. } => {
+            Relation::Column { column, op, value } => {
                 if let Some(c) = def.column(&column.0) {
-                    mark(specs, def, &c.name, &c.ty, value);
+                    // `CONTAINS ?` binds an element (a map's value), `CONTAINS KEY ?` a key.
+                    let ty = match (op, &c.ty) {
+                        (
+                            ComparisonOp::Contains,
+                            CqlType::List { element, .. } | CqlType::Set { element, .. },
+                        ) => element.as_ref(),
+                        (ComparisonOp::Contains, CqlType::Map { value, .. }) => value.as_ref(),
+                        (ComparisonOp::ContainsKey, CqlType::Map { key, .. }) => key.as_ref(),
+                        _ => &c.ty,
+                    };
+                    mark(specs, def, &c.name, ty, value);
                 }
             }
             Relation::Between { column, low, high } => {

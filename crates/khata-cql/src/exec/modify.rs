@@ -89,7 +89,7 @@ struct Target {
 
 fn target(t: &TableSchema, run: &Run<'_>, where_clause: &[Relation]) -> Result<Target, ExecError> {
     let r = Restrictions::new(t, run, where_clause)?;
-    if let Some((c, _)) = r.filters.first() {
+    if let Some(super::restrictions::Filter { column: c, .. }) = r.filters.first() {
         return Err(ExecError::invalid(format!(
             "Non PRIMARY KEY columns found in where clause: {}",
             c.name

@@ -6,6 +6,7 @@
 //! clustering byte ranges of the order-preserving encoding (DESC columns swap a slice's
 //! ends, since their bytes are inverted).
 
+use std::cmp::Ordering;
 use std::ops::Bound as RangeBound;
 
 use bytes::Bytes;
@@ -18,7 +19,7 @@ use super::Run;
 use super::bind::{self, Bound};
 use super::error::ExecError;
 use crate::language::ast::{ComparisonOp, InValues, Relation, Term};
-use crate::value::CqlValue;
+use crate::value::{CqlValue, compare};
 
 /// One end of a clustering slice: the values of the columns it names (from the first
 /// sliced column on), and whether keys equal to them are in.
@@ -39,8 +40,80 @@ pub(crate) struct Restrictions {
     ck: Vec<Option<Vec<Bytes>>>,
     /// The clustering column the slice starts at, and its ends.
     slice: Option<(usize, Option<SliceEnd>, Option<SliceEnd>)>,
-    /// Regular and static columns compared with `=` (ALLOW FILTERING).
-    pub filters: Vec<(ColumnDef, Bytes)>,
+    /// Regular and static columns compared with a value (ALLOW FILTERING, or an index).
+    pub filters: Vec<Filter>,
+}
+
+/// A restriction on a regular or static column, checked on each row read.
+#[derive(Clone, Debug)]
+pub(crate) struct Filter {
+    pub column: ColumnDef,
+    /// `=`, `<`, `<=`, `>`, `>=`, `CONTAINS` or `CONTAINS KEY`.
+    pub op: ComparisonOp,
+    /// The value compared with: of the column's type; of its element (or map value) type for
+    /// `CONTAINS`, of its key type for `CONTAINS KEY`.
+    pub value: Bytes,
+}
+
+impl Filter {
+    /// Whether the column's value in a row (`None`: null) passes.
+    pub fn passes(&self, current: Option<&Bytes>) -> bool {
+        let Some(current) = current else {
+            return false;
+        };
+        let ty = &self.column.ty;
+        match self.op {
+            ComparisonOp::Equal => *current == self.value,
+            ComparisonOp::Contains | ComparisonOp::ContainsKey => {
+                let (Ok(collection), Some(element_ty)) = (
+                    CqlValue::deserialize(ty, current),
+                    contained_type(ty, self.op),
+                ) else {
+                    return false;
+                };
+                let Ok(wanted) = CqlValue::deserialize(&element_ty, &self.value) else {
+                    return false;
+                };
+                let same = |v: &CqlValue| compare(&element_ty, v, &wanted) == Ordering::Equal;
+                match (collection, self.op) {
+                    (CqlValue::List(items) | CqlValue::Set(items), _) => items.iter().any(same),
+                    (CqlValue::Map(entries), ComparisonOp::ContainsKey) => {
+                        entries.iter().any(|(k, _)| same(k))
+                    }
+                    (CqlValue::Map(entries), _) => entries.iter().any(|(_, v)| same(v)),
+                    _ => false,
+                }
+            }
+            op => {
+                let (Ok(a), Ok(b)) = (
+                    CqlValue::deserialize(ty, current),
+                    CqlValue::deserialize(ty, &self.value),
+                ) else {
+                    return false;
+                };
+                let order = compare(ty, &a, &b);
+                match op {
+                    ComparisonOp::Less => order == Ordering::Less,
+                    ComparisonOp::LessEqual => order != Ordering::Greater,
+                    ComparisonOp::Greater => order == Ordering::Greater,
+                    ComparisonOp::GreaterEqual => order != Ordering::Less,
+                    _ => false,
+                }
+            }
+        }
+    }
+}
+
+/// The type a `CONTAINS` (element, or map value) or `CONTAINS KEY` (map key) compares with.
+fn contained_type(ty: &CqlType, op: ComparisonOp) -> Option<CqlType> {
+    match (ty, op) {
+        (CqlType::List { element, .. } | CqlType::Set { element, .. }, ComparisonOp::Contains) => {
+            Some(element.as_ref().clone())
+        }
+        (CqlType::Map { value, .. }, ComparisonOp::Contains) => Some(value.as_ref().clone()),
+        (CqlType::Map { key, .. }, ComparisonOp::ContainsKey) => Some(key.as_ref().clone()),
+        _ => None,
+    }
 }
 
 pub(crate) const FILTERING: &str = "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING";
@@ -224,8 +297,42 @@ impl Restrictions {
                             let v = required(run, value, c)?;
                             set_slice(&mut r, position as usize, *op, vec![v])?;
                         }
-                        (ColumnKind::Regular | ColumnKind::Static, ComparisonOp::Equal) => {
-                            r.filters.push((c.clone(), required(run, value, c)?));
+                        (
+                            ColumnKind::Regular | ColumnKind::Static,
+                            ComparisonOp::Equal
+                            | ComparisonOp::Less
+                            | ComparisonOp::LessEqual
+                            | ComparisonOp::Greater
+                            | ComparisonOp::GreaterEqual,
+                        ) => {
+                            if *op != ComparisonOp::Equal && c.ty.is_multi_cell() {
+                                return Err(ExecError::invalid(format!(
+                                    "Slice restrictions are not supported on collections: {}",
+                                    c.name
+                                )));
+                            }
+                            r.filters.push(Filter {
+                                column: c.clone(),
+                                op: *op,
+                                value: required(run, value, c)?,
+                            });
+                        }
+                        (
+                            ColumnKind::Regular | ColumnKind::Static,
+                            ComparisonOp::Contains | ComparisonOp::ContainsKey,
+                        ) => {
+                            let Some(element_ty) = contained_type(&c.ty, *op) else {
+                                return Err(ExecError::invalid(format!(
+                                    "Cannot use {} on non-collection column {}",
+                                    op.symbol(),
+                                    c.name
+                                )));
+                            };
+                            r.filters.push(Filter {
+                                column: c.clone(),
+                                op: *op,
+                                value: bind::required(run, value, &element_ty, &c.name)?,
+                            });
                         }
                         _ => {
                             return Err(ExecError::invalid(format!(

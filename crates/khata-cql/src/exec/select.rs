@@ -22,11 +22,11 @@ use khata_types::token::{DecoratedKey, Token, split_partition_key};
 use super::aggregate::{AggKind, Aggregator};
 use super::bind::{self};
 use super::error::{ExecError, coordinator_consistency};
-use super::restrictions::{FILTERING, PointKey, Restrictions};
+use super::restrictions::{FILTERING, Filter, PointKey, Restrictions};
 use super::types::column_type;
 use super::{Executor, Run};
 use crate::frame::{ColumnSpec, ColumnType, ResultBody, Rows, RowsMetadata};
-use crate::language::ast::Term;
+use crate::language::ast::{ComparisonOp, Term};
 use crate::language::ast::{OrderDirection, Select, Selectable, Selection, WritetimeKind};
 
 /// One output column.
@@ -518,13 +518,16 @@ enum Source {
 /// The index that serves one of the `=` restrictions on regular columns, if any: the first
 /// restriction with one, as Cassandra picks among equally selective indexes.
 fn usable_index(t: &TableSchema, r: &Restrictions) -> Option<(String, Bytes)> {
-    r.filters.iter().find_map(|(c, v)| {
-        t.indexes.iter().find_map(|i| {
-            let (column, kind) = i.column();
-            (column == c.name && matches!(kind, IndexKind::Simple | IndexKind::Full))
-                .then(|| (i.name.clone(), v.clone()))
+    r.filters
+        .iter()
+        .filter(|f| f.op == ComparisonOp::Equal)
+        .find_map(|f| {
+            t.indexes.iter().find_map(|i| {
+                let (column, kind) = i.column();
+                (column == f.column.name && matches!(kind, IndexKind::Simple | IndexKind::Full))
+                    .then(|| (i.name.clone(), f.value.clone()))
+            })
         })
-    })
 }
 
 struct Plan {
@@ -534,7 +537,7 @@ struct Plan {
     reversed: bool,
     /// `ranges` name one whole row (every clustering column by `=`, one value each).
     one_row: bool,
-    filters: Vec<(ColumnDef, Bytes)>,
+    filters: Vec<Filter>,
     /// No clustering or regular column is restricted: a partition with only static content
     /// is one row (Cassandra's `queriesFullPartitions`); otherwise such a partition has none.
     full_partitions: bool,
@@ -603,8 +606,11 @@ fn plan(
             None => Source::Scan(r.token_low, r.token_high),
         }
     };
-    let full_partitions =
-        !r.has_clustering() && !r.filters.iter().any(|(c, _)| c.kind == ColumnKind::Regular);
+    let full_partitions = !r.has_clustering()
+        && !r
+            .filters
+            .iter()
+            .any(|f| f.column.kind == ColumnKind::Regular);
     let one_row = ranges.len() == 1 && r.names_rows(t);
     Ok(Plan {
         source,
@@ -931,13 +937,13 @@ pub(crate) async fn run(
             };
             let empty = Row::default();
             let row_ref = row.unwrap_or(&empty);
-            let passes = plan.filters.iter().all(|(c, v)| {
-                let source = if c.kind == ColumnKind::Static {
+            let passes = plan.filters.iter().all(|f| {
+                let source = if f.column.kind == ColumnKind::Static {
                     &partition.static_row
                 } else {
                     row_ref
                 };
-                cell_value(c, source, now).as_ref() == Some(v)
+                f.passes(cell_value(&f.column, source, now).as_ref())
             });
             if !passes {
                 continue;
