@@ -454,3 +454,91 @@ async fn filtering_with_slices_and_contains() {
     drop(session);
     node.stop().await;
 }
+
+/// ALLOW FILTERING on key columns: part of a compound partition key, a slice on a partition
+/// key column, a clustering column after an unrestricted one or after the sliced one. Without
+/// ALLOW FILTERING each gets Cassandra's refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filtering_on_key_columns() {
+    let mut node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .unwrap();
+    for cql in [
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE ks.p (a int, b int, c1 int, c2 text, c3 int, s int STATIC, \
+         PRIMARY KEY ((a, b), c1, c2, c3))",
+        "INSERT INTO ks.p (a, b, c1, c2, c3) VALUES (1, 1, 1, 'x', 1)",
+        "INSERT INTO ks.p (a, b, c1, c2, c3) VALUES (1, 2, 1, 'y', 2)",
+        "INSERT INTO ks.p (a, b, c1, c2, c3) VALUES (1, 2, 2, 'x', 3)",
+        "INSERT INTO ks.p (a, b, c1, c2, c3) VALUES (2, 2, 3, 'x', 4)",
+        "INSERT INTO ks.p (a, b, s) VALUES (3, 3, 9)",
+    ] {
+        session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{cql}: {e}"));
+    }
+    let rows = async |filter: &str| {
+        let mut got: Vec<(i32, i32, Option<i32>)> = query(
+            &session,
+            &format!("SELECT a, b, c3 FROM ks.p WHERE {filter} ALLOW FILTERING"),
+        )
+        .await;
+        got.sort();
+        got
+    };
+    assert_eq!(
+        rows("a = 1").await,
+        vec![(1, 1, Some(1)), (1, 2, Some(2)), (1, 2, Some(3))]
+    );
+    assert_eq!(
+        rows("b = 2 AND a = 1").await,
+        vec![(1, 2, Some(2)), (1, 2, Some(3))]
+    );
+    assert_eq!(
+        rows("a = 1 AND b > 1").await,
+        vec![(1, 2, Some(2)), (1, 2, Some(3))]
+    );
+    // A partition with only its static row passes a partition key filter as one row.
+    assert_eq!(rows("a >= 2").await, vec![(2, 2, Some(4)), (3, 3, None)]);
+    assert_eq!(
+        rows("c2 = 'x'").await,
+        vec![(1, 1, Some(1)), (1, 2, Some(3)), (2, 2, Some(4))]
+    );
+    assert_eq!(
+        rows("a = 1 AND b = 2 AND c2 = 'x'").await,
+        vec![(1, 2, Some(3))]
+    );
+    assert_eq!(rows("c1 = 1 AND c3 > 1").await, vec![(1, 2, Some(2))]);
+    assert_eq!(
+        rows("c1 > 1 AND c2 = 'x'").await,
+        vec![(1, 2, Some(3)), (2, 2, Some(4))]
+    );
+    assert_eq!(
+        rows("c3 >= 2 AND c3 < 4").await,
+        vec![(1, 2, Some(2)), (1, 2, Some(3))]
+    );
+    for (cql, expected) in [
+        ("SELECT a FROM ks.p WHERE a = 1", "use ALLOW FILTERING"),
+        (
+            "SELECT a FROM ks.p WHERE a > 1",
+            "Only EQ and IN relation are supported on the partition key",
+        ),
+        (
+            "SELECT a FROM ks.p WHERE a = 1 AND b = 2 AND c2 = 'x'",
+            "PRIMARY KEY column \"c2\" cannot be restricted as preceding column \"c1\" is not restricted",
+        ),
+    ] {
+        let error = session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(expected), "{cql}: {error}");
+    }
+    drop(session);
+    node.stop().await;
+}

@@ -235,6 +235,108 @@ impl Restrictions {
         run: &Run<'_>,
         clause: &[Relation],
     ) -> Result<Restrictions, ExecError> {
+        Restrictions::build(t, run, clause, false)
+    }
+
+    /// Bind and sort a SELECT's WHERE clause. With ALLOW FILTERING, what cannot select
+    /// partitions or clustering ranges becomes a filter checked on each row read, as Cassandra
+    /// does: a slice on a partition key column, and `=` or a slice on a clustering column after
+    /// an unrestricted one (or after the sliced one).
+    pub fn for_select(
+        t: &TableSchema,
+        run: &Run<'_>,
+        clause: &[Relation],
+        allow_filtering: bool,
+    ) -> Result<Restrictions, ExecError> {
+        let mut r = Restrictions::build(t, run, clause, allow_filtering)?;
+        if allow_filtering {
+            r.filter_partial_partition_key(t)?;
+            r.filter_clustering_gaps(t);
+        }
+        Ok(r)
+    }
+
+    /// A partition key restricted in part selects no partitions: its `=` restrictions are
+    /// filters over the scan.
+    fn filter_partial_partition_key(&mut self, t: &TableSchema) -> Result<(), ExecError> {
+        if !self.partial_partition_key() {
+            return Ok(());
+        }
+        let pk = t.def.partition_key();
+        for (position, values) in self.pk.iter_mut().enumerate() {
+            match values.take() {
+                None => {}
+                Some(values) => {
+                    let [value] = <[Bytes; 1]>::try_from(values).map_err(|_| {
+                        ExecError::invalid(format!(
+                            "IN on part of the partition key ({}) with ALLOW FILTERING is not supported by khata yet",
+                            pk[position].name
+                        ))
+                    })?;
+                    self.filters.push(Filter {
+                        column: pk[position].clone(),
+                        op: ComparisonOp::Equal,
+                        value,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Move the clustering restrictions that follow a gap (or the sliced column) into filters,
+    /// where they are single values or single-column slices.
+    fn filter_clustering_gaps(&mut self, t: &TableSchema) {
+        let clustering = t.def.clustering();
+        let n = self.ck.iter().take_while(|v| v.is_some()).count();
+        // The columns from here on cannot narrow the clustering range.
+        let from = match &self.slice {
+            Some((f, _, _)) if *f == n => n + 1,
+            _ => n,
+        };
+        for (position, values) in self.ck.iter_mut().enumerate().skip(from) {
+            if let Some([value]) = values.as_deref() {
+                self.filters.push(Filter {
+                    column: clustering[position].0.clone(),
+                    op: ComparisonOp::Equal,
+                    value: value.clone(),
+                });
+                *values = None;
+            }
+        }
+        if let Some((f, low, high)) = &self.slice
+            && *f > n
+        {
+            let single = |e: &Option<SliceEnd>| e.as_ref().is_none_or(|e| e.values.len() == 1);
+            if single(low) && single(high) {
+                let column = clustering[*f].0;
+                for (end, inclusive_op, exclusive_op) in [
+                    (low, ComparisonOp::GreaterEqual, ComparisonOp::Greater),
+                    (high, ComparisonOp::LessEqual, ComparisonOp::Less),
+                ] {
+                    if let Some(end) = end {
+                        self.filters.push(Filter {
+                            column: column.clone(),
+                            op: if end.inclusive {
+                                inclusive_op
+                            } else {
+                                exclusive_op
+                            },
+                            value: end.values[0].clone(),
+                        });
+                    }
+                }
+                self.slice = None;
+            }
+        }
+    }
+
+    fn build(
+        t: &TableSchema,
+        run: &Run<'_>,
+        clause: &[Relation],
+        allow_filtering: bool,
+    ) -> Result<Restrictions, ExecError> {
         let clustering = t.def.clustering();
         let mut r = Restrictions {
             pk: vec![None; t.def.partition_key().len()],
@@ -278,6 +380,19 @@ impl Restrictions {
                     match (c.kind, op) {
                         (ColumnKind::PartitionKey { position }, ComparisonOp::Equal) => {
                             r.pk[position as usize] = Some(vec![required(run, value, c)?]);
+                        }
+                        (
+                            ColumnKind::PartitionKey { .. },
+                            ComparisonOp::Less
+                            | ComparisonOp::LessEqual
+                            | ComparisonOp::Greater
+                            | ComparisonOp::GreaterEqual,
+                        ) if allow_filtering => {
+                            r.filters.push(Filter {
+                                column: c.clone(),
+                                op: *op,
+                                value: required(run, value, c)?,
+                            });
                         }
                         (ColumnKind::PartitionKey { .. }, _) => {
                             return Err(ExecError::invalid(

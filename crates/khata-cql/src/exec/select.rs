@@ -564,7 +564,7 @@ fn plan(
             full_partitions: point.names_partition(),
         });
     }
-    let r = Restrictions::new(t, run, &s.where_clause)?;
+    let r = Restrictions::for_select(t, run, &s.where_clause, s.allow_filtering)?;
     if r.partial_partition_key() && !s.allow_filtering {
         return Err(ExecError::invalid(FILTERING));
     }
@@ -607,10 +607,12 @@ fn plan(
         }
     };
     let full_partitions = !r.has_clustering()
-        && !r
-            .filters
-            .iter()
-            .any(|f| f.column.kind == ColumnKind::Regular);
+        && !r.filters.iter().any(|f| {
+            matches!(
+                f.column.kind,
+                ColumnKind::Regular | ColumnKind::Clustering { .. }
+            )
+        });
     let one_row = ranges.len() == 1 && r.names_rows(t);
     Ok(Plan {
         source,
@@ -937,13 +939,15 @@ pub(crate) async fn run(
             };
             let empty = Row::default();
             let row_ref = row.unwrap_or(&empty);
-            let passes = plan.filters.iter().all(|f| {
-                let source = if f.column.kind == ColumnKind::Static {
-                    &partition.static_row
-                } else {
-                    row_ref
-                };
-                f.passes(cell_value(&f.column, source, now).as_ref())
+            let passes = plan.filters.iter().all(|f| match f.column.kind {
+                ColumnKind::PartitionKey { position } => f.passes(pk_values.get(position as usize)),
+                ColumnKind::Clustering { position, .. } => {
+                    f.passes(ck_values.get(position as usize))
+                }
+                ColumnKind::Static => {
+                    f.passes(cell_value(&f.column, &partition.static_row, now).as_ref())
+                }
+                ColumnKind::Regular => f.passes(cell_value(&f.column, row_ref, now).as_ref()),
             });
             if !passes {
                 continue;
