@@ -3,6 +3,7 @@
 
 mod support;
 
+use futures::TryStreamExt;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use support::TestNode;
@@ -539,6 +540,90 @@ async fn filtering_on_key_columns() {
             .to_string();
         assert!(error.contains(expected), "{cql}: {error}");
     }
+    drop(session);
+    node.stop().await;
+}
+
+/// Pages of every size return what one unpaged answer does, for the queries that count per
+/// partition (PER PARTITION LIMIT, DISTINCT) or filter, over a scan and over IN, with pages
+/// ending inside partitions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paging_keeps_per_partition_counts() {
+    let mut node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .unwrap();
+    for cql in [
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE ks.t (k int, c int, v int, s int STATIC, PRIMARY KEY (k, c))",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    let insert = session
+        .prepare("INSERT INTO ks.t (k, c, v) VALUES (?, ?, ?)")
+        .await
+        .unwrap();
+    for k in 0..6i32 {
+        for c in 0..(3 + k) {
+            session
+                .execute_unpaged(&insert, (k, c, c % 3))
+                .await
+                .unwrap();
+        }
+    }
+    session
+        .query_unpaged("INSERT INTO ks.t (k, s) VALUES (9, 1)", &[])
+        .await
+        .unwrap();
+    for cql in [
+        "SELECT k, c FROM ks.t PER PARTITION LIMIT 2",
+        "SELECT k, c FROM ks.t WHERE k IN (1, 3, 5) PER PARTITION LIMIT 3",
+        "SELECT k, c FROM ks.t WHERE k IN (1, 3, 5) ORDER BY c DESC PER PARTITION LIMIT 2",
+        "SELECT k, c FROM ks.t WHERE v = 1 PER PARTITION LIMIT 1 ALLOW FILTERING",
+        "SELECT k, c FROM ks.t WHERE v = 2 ALLOW FILTERING",
+        "SELECT k, c FROM ks.t PER PARTITION LIMIT 2 LIMIT 7",
+    ] {
+        let whole: Vec<(i32, Option<i32>)> = query(&session, cql).await;
+        assert!(!whole.is_empty(), "{cql}");
+        for page in 1..=8 {
+            let mut statement = scylla::statement::Statement::new(cql);
+            statement.set_page_size(page);
+            let paged: Vec<(i32, Option<i32>)> = session
+                .query_iter(statement, &[])
+                .await
+                .unwrap()
+                .rows_stream::<(i32, Option<i32>)>()
+                .unwrap()
+                .try_collect()
+                .await
+                .unwrap();
+            assert_eq!(paged, whole, "{cql} in pages of {page}");
+        }
+    }
+    for cql in [
+        "SELECT DISTINCT k FROM ks.t",
+        "SELECT DISTINCT k FROM ks.t WHERE k IN (0, 2, 4, 9)",
+    ] {
+        let whole: Vec<(i32,)> = query(&session, cql).await;
+        for page in 1..=4 {
+            let mut statement = scylla::statement::Statement::new(cql);
+            statement.set_page_size(page);
+            let paged: Vec<(i32,)> = session
+                .query_iter(statement, &[])
+                .await
+                .unwrap()
+                .rows_stream::<(i32,)>()
+                .unwrap()
+                .try_collect()
+                .await
+                .unwrap();
+            assert_eq!(paged, whole, "{cql} in pages of {page}");
+        }
+    }
+    let distinct: Vec<(i32,)> = query(&session, "SELECT DISTINCT k FROM ks.t").await;
+    assert_eq!(distinct.len(), 7);
     drop(session);
     node.stop().await;
 }

@@ -651,6 +651,10 @@ struct PagingState {
     key: Option<Bytes>,
     last_clustering: Option<Bytes>,
     returned: u64,
+    /// Rows already returned from the partition the page stopped in (for PER PARTITION LIMIT
+    /// and DISTINCT, which count per partition across pages). Absent (0) in states written
+    /// before it was added.
+    partition_returned: u32,
 }
 
 fn encode_paging(p: &PagingState) -> Bytes {
@@ -668,6 +672,7 @@ fn encode_paging(p: &PagingState) -> Bytes {
         }
     }
     b.put_u64(p.returned);
+    b.put_u32(p.partition_returned);
     b.freeze()
 }
 
@@ -694,12 +699,18 @@ fn decode_paging(bytes: &[u8]) -> Result<PagingState, ExecError> {
         }
     }
     let returned = u64::from_be_bytes(take(&mut r, 8)?.try_into().map_err(|_| bad())?);
+    let partition_returned = if r.is_empty() {
+        0
+    } else {
+        u32::from_be_bytes(take(&mut r, 4)?.try_into().map_err(|_| bad())?)
+    };
     let [key, last_clustering] = parts;
     Ok(PagingState {
         partition_index: index,
         key,
         last_clustering,
         returned,
+        partition_returned,
     })
 }
 
@@ -904,11 +915,17 @@ pub(crate) async fn run(
         left
     };
     let mut more = false;
+    // `already`: rows of this partition returned before (an earlier page, or an earlier chunk
+    // of a scan that stopped inside it), which PER PARTITION LIMIT and DISTINCT count.
     let mut emit = |key: &DecoratedKey,
                     partition: &Partition,
                     rows: &mut Vec<Vec<Option<Bytes>>>,
-                    budget: Option<u64>|
+                    budget: Option<u64>,
+                    already: usize|
      -> (usize, Option<Bytes>) {
+        if s.distinct && already > 0 {
+            return (0, None);
+        }
         let pk_values = split_key(t, key);
         let types = &shape.clustering_types;
         let mut emitted = 0usize;
@@ -929,7 +946,7 @@ pub(crate) async fn run(
         };
         for (ck, row) in candidates {
             if budget.is_some_and(|b| emitted as u64 >= b)
-                || per_partition.is_some_and(|p| emitted >= p)
+                || per_partition.is_some_and(|p| already + emitted >= p)
             {
                 break;
             }
@@ -1074,6 +1091,11 @@ pub(crate) async fn run(
                 let key = &keys[index];
                 // Resuming a page: only what comes after the last row returned.
                 let mut ranges = plan.ranges.clone();
+                let already = if state.last_clustering.is_some() {
+                    std::mem::take(&mut state.partition_returned) as usize
+                } else {
+                    0
+                };
                 if let Some(last) = state.last_clustering.take() {
                     if plan.reversed {
                         let end = end_bound(&last, false);
@@ -1089,7 +1111,8 @@ pub(crate) async fn run(
                         }
                     }
                 }
-                let row_limit = match (budget, per_partition) {
+                let per_partition_left = per_partition.map(|p| p.saturating_sub(already));
+                let row_limit = match (budget, per_partition_left) {
                     (Some(b), Some(p)) => Some((b as usize).min(p)),
                     (Some(b), None) => Some(b as usize),
                     (None, p) => p,
@@ -1116,11 +1139,12 @@ pub(crate) async fn run(
                     .await?;
                 run.warnings.extend(result.warnings.iter().cloned());
                 let before = rows.len();
-                let (emitted, last) = emit(key, &result.partition, &mut rows, budget);
+                let (emitted, last) = emit(key, &result.partition, &mut rows, budget, already);
                 let _ = before;
                 if budget.is_some_and(|b| emitted as u64 >= b) && result.limit_reached {
                     state.partition_index = index as u32;
                     state.last_clustering = last;
+                    state.partition_returned = (already + emitted) as u32;
                     more = true;
                     break;
                 }
@@ -1131,6 +1155,13 @@ pub(crate) async fn run(
             let mut resume = state.key.take().map(|k| ScanPosition {
                 key: DecoratedKey::new(k),
                 last_clustering: state.last_clustering.take(),
+            });
+            // The partition the scan stopped inside (its key) and the rows returned from it:
+            // a scan's chunks and pages end after a number of rows read, not at partitions.
+            let mut carried: Option<(Bytes, usize)> = resume.as_ref().and_then(|r| {
+                r.last_clustering
+                    .as_ref()
+                    .map(|_| (r.key.key.clone(), state.partition_returned as usize))
             });
             loop {
                 let budget = remaining(&state, rows.len());
@@ -1157,7 +1188,12 @@ pub(crate) async fn run(
                     let mut p = partition.clone();
                     p.rows
                         .retain(|k, _| plan.ranges.iter().any(|(lo, hi)| k >= lo && k < hi));
-                    emit(key, &p, &mut rows, None);
+                    let already = match &carried {
+                        Some((k, n)) if *k == key.key => *n,
+                        _ => 0,
+                    };
+                    let (emitted, _) = emit(key, &p, &mut rows, None, already);
+                    carried = Some((key.key.clone(), already + emitted));
                 }
                 match page.resume {
                     Some(r) => resume = Some(r),
@@ -1165,6 +1201,10 @@ pub(crate) async fn run(
                 }
             }
             if more && let Some(r) = resume {
+                state.partition_returned = match &carried {
+                    Some((k, n)) if *k == r.key.key && r.last_clustering.is_some() => *n as u32,
+                    _ => 0,
+                };
                 state.key = Some(r.key.key.clone());
                 state.last_clustering = r.last_clustering;
             }
@@ -1205,7 +1245,7 @@ pub(crate) async fn run(
                     let mut p = partition.clone();
                     p.rows
                         .retain(|k, _| plan.ranges.iter().any(|(lo, hi)| k >= lo && k < hi));
-                    emit(key, &p, &mut rows, None);
+                    emit(key, &p, &mut rows, None, 0);
                 }
                 match found.resume {
                     Some(r) => resume = Some(r),
