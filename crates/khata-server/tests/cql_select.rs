@@ -580,7 +580,6 @@ async fn paging_keeps_per_partition_counts() {
     for cql in [
         "SELECT k, c FROM ks.t PER PARTITION LIMIT 2",
         "SELECT k, c FROM ks.t WHERE k IN (1, 3, 5) PER PARTITION LIMIT 3",
-        "SELECT k, c FROM ks.t WHERE k IN (1, 3, 5) ORDER BY c DESC PER PARTITION LIMIT 2",
         "SELECT k, c FROM ks.t WHERE v = 1 PER PARTITION LIMIT 1 ALLOW FILTERING",
         "SELECT k, c FROM ks.t WHERE v = 2 ALLOW FILTERING",
         "SELECT k, c FROM ks.t PER PARTITION LIMIT 2 LIMIT 7",
@@ -624,6 +623,90 @@ async fn paging_keeps_per_partition_counts() {
     }
     let distinct: Vec<(i32,)> = query(&session, "SELECT DISTINCT k FROM ks.t").await;
     assert_eq!(distinct.len(), 7);
+    drop(session);
+    node.stop().await;
+}
+
+/// ORDER BY with IN on the partition key orders the rows of all the partitions together (the
+/// chat schema's newest messages across buckets), LIMIT applied after the merge; a result
+/// larger than the page is refused as Cassandra refuses it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn order_by_merges_partitions_of_an_in() {
+    let mut node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .unwrap();
+    for cql in [
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE ks.m (channel int, bucket int, id int, PRIMARY KEY ((channel, bucket), id)) \
+         WITH CLUSTERING ORDER BY (id DESC)",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    for bucket in 0..3 {
+        for i in 0..5 {
+            session
+                .query_unpaged(
+                    "INSERT INTO ks.m (channel, bucket, id) VALUES (1, ?, ?)",
+                    (bucket, i * 3 + bucket),
+                )
+                .await
+                .unwrap();
+        }
+    }
+    let ids = async |cql: &str| -> Vec<i32> {
+        query::<(i32,)>(&session, cql)
+            .await
+            .into_iter()
+            .map(|r| r.0)
+            .collect()
+    };
+    assert_eq!(
+        ids(
+            "SELECT id FROM ks.m WHERE channel = 1 AND bucket IN (0, 1, 2) ORDER BY id DESC LIMIT 5"
+        )
+        .await,
+        vec![14, 13, 12, 11, 10]
+    );
+    assert_eq!(
+        ids(
+            "SELECT id FROM ks.m WHERE channel = 1 AND bucket IN (2, 0, 1) ORDER BY id ASC LIMIT 4"
+        )
+        .await,
+        vec![0, 1, 2, 3]
+    );
+    assert_eq!(
+        ids(
+            "SELECT id FROM ks.m WHERE channel = 1 AND bucket IN (0, 1) AND id > 5 ORDER BY id ASC"
+        )
+        .await,
+        vec![6, 7, 9, 10, 12, 13]
+    );
+    assert_eq!(
+        ids(
+            "SELECT id FROM ks.m WHERE channel = 1 AND bucket IN (0, 1, 2) ORDER BY id ASC \
+             PER PARTITION LIMIT 1"
+        )
+        .await,
+        vec![0, 1, 2]
+    );
+    let mut paged = scylla::statement::Statement::new(
+        "SELECT id FROM ks.m WHERE channel = 1 AND bucket IN (0, 1, 2) ORDER BY id DESC",
+    );
+    paged.set_page_size(4);
+    let error = session
+        .query_single_page(paged, &[], scylla::response::PagingState::start())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(
+            "Cannot page queries with both ORDER BY and a IN restriction on the partition key"
+        ),
+        "{error}"
+    );
     drop(session);
     node.stop().await;
 }

@@ -823,7 +823,7 @@ pub(crate) async fn run(
         Some(n) if n > 0 => n as u32,
         _ => exec.coordinator().now_seconds(),
     };
-    let limit = match &s.limit {
+    let mut limit = match &s.limit {
         Some(v) => match bind::int_value(run, v, "limit")? {
             Some(l) if l <= 0 => return Err(ExecError::invalid("LIMIT must be strictly positive")),
             Some(l) => Some(l as u64),
@@ -881,6 +881,22 @@ pub(crate) async fn run(
         })
         .collect::<Result<_, _>>()?;
     let aggregate = aggregator.is_some();
+    // ORDER BY over several partitions (`IN` on the partition key) orders the rows of all of
+    // them after they are read, as Cassandra's post-query ordering does: each partition is read
+    // up to LIMIT rows, the rows are merged by clustering and cut at LIMIT. Such a result has
+    // no paging state to resume from; one that does not fit in a page gets Cassandra's refusal.
+    let post_order = !s.order_by.is_empty()
+        && !aggregate
+        && matches!(&plan.source, Source::Partitions(keys) if keys.len() > 1);
+    let (per_partition, post_limit, asked_page) = if post_order {
+        let per = match (per_partition, limit) {
+            (Some(p), Some(l)) => Some(p.min(usize::try_from(l).unwrap_or(usize::MAX))),
+            (p, l) => p.or(l.map(|l| usize::try_from(l).unwrap_or(usize::MAX))),
+        };
+        (per, limit.take(), run.params.page_size.filter(|p| *p > 0))
+    } else {
+        (per_partition, None, None)
+    };
     // With aggregates, LIMIT counts result rows (groups), not the rows read.
     let (limit, result_limit) = if aggregate {
         (None, limit)
@@ -888,9 +904,11 @@ pub(crate) async fn run(
         (limit, None)
     };
     let page_size = match run.params.page_size {
-        Some(p) if p > 0 && !aggregate => Some(p as u64),
+        Some(p) if p > 0 && !aggregate && !post_order => Some(p as u64),
         _ => None,
     };
+    // The clustering key of each row in `rows`, for the post-query ordering.
+    let mut row_keys: Vec<Bytes> = Vec::new();
     let mut state = match &run.params.paging_state {
         Some(b) => decode_paging(b)?,
         None => PagingState::default(),
@@ -1070,7 +1088,12 @@ pub(crate) async fn run(
                         failure = Some(e);
                     }
                 }
-                None => rows.push(out),
+                None => {
+                    if post_order {
+                        row_keys.push(ck.cloned().unwrap_or_default());
+                    }
+                    rows.push(out)
+                }
             }
             if s.distinct {
                 // One row per partition.
@@ -1259,6 +1282,24 @@ pub(crate) async fn run(
     }
     if let Some(e) = failure {
         return Err(e);
+    }
+    if post_order {
+        let mut keyed: Vec<(Bytes, Vec<Option<Bytes>>)> = row_keys.into_iter().zip(rows).collect();
+        // Stable: rows with equal clustering keep their partitions' order.
+        if plan.reversed {
+            keyed.sort_by(|a, b| b.0.cmp(&a.0));
+        } else {
+            keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        rows = keyed.into_iter().map(|(_, r)| r).collect();
+        if let Some(l) = post_limit {
+            rows.truncate(usize::try_from(l).unwrap_or(usize::MAX));
+        }
+        if asked_page.is_some_and(|p| rows.len() > p as usize) {
+            return Err(ExecError::invalid(
+                "Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query",
+            ));
+        }
     }
     if let Some(agg) = aggregator {
         rows = agg.finish();
