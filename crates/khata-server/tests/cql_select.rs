@@ -456,8 +456,9 @@ async fn filtering_with_slices_and_contains() {
     node.stop().await;
 }
 
-/// ALLOW FILTERING on key columns: part of a compound partition key, a slice on a partition
-/// key column, a clustering column after an unrestricted one or after the sliced one. Without
+/// ALLOW FILTERING on key columns: part of a compound partition key (`=` or `IN`), a slice on a
+/// partition key column, a clustering column after an unrestricted one or after the sliced one
+/// (`=`, `IN` or a slice). Without
 /// ALLOW FILTERING each gets Cassandra's refusal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filtering_on_key_columns() {
@@ -521,6 +522,17 @@ async fn filtering_on_key_columns() {
     assert_eq!(
         rows("c3 >= 2 AND c3 < 4").await,
         vec![(1, 2, Some(2)), (1, 2, Some(3))]
+    );
+    // IN on part of the partition key, or on a clustering column after a gap.
+    assert_eq!(
+        rows("b IN (1, 3)").await,
+        vec![(1, 1, Some(1)), (3, 3, None)]
+    );
+    assert_eq!(rows("a IN ()").await, vec![]);
+    assert_eq!(rows("c2 IN ('y', 'z')").await, vec![(1, 2, Some(2))]);
+    assert_eq!(
+        rows("a = 1 AND b = 2 AND c3 IN (1, 3)").await,
+        vec![(1, 2, Some(3))]
     );
     for (cql, expected) in [
         ("SELECT a FROM ks.p WHERE a = 1", "use ALLOW FILTERING"),

@@ -53,6 +53,9 @@ pub(crate) struct Filter {
     /// The value compared with: of the column's type; of its element (or map value) type for
     /// `CONTAINS`, of its key type for `CONTAINS KEY`.
     pub value: Bytes,
+    /// A key column's `IN` as a filter (with `=`): the values it accepts, instead of `value`
+    /// (none for an empty `IN`, which no row passes).
+    pub any_of: Option<Vec<Bytes>>,
 }
 
 impl Filter {
@@ -63,7 +66,10 @@ impl Filter {
         };
         let ty = &self.column.ty;
         match self.op {
-            ComparisonOp::Equal => *current == self.value,
+            ComparisonOp::Equal => match &self.any_of {
+                Some(values) => values.contains(current),
+                None => *current == self.value,
+            },
             ComparisonOp::Contains | ComparisonOp::ContainsKey => {
                 let (Ok(collection), Some(element_ty)) = (
                     CqlValue::deserialize(ty, current),
@@ -101,6 +107,24 @@ impl Filter {
                 }
             }
         }
+    }
+}
+
+/// A key column's `=` (one value) or `IN` (any number) as a filter.
+fn in_filter(column: ColumnDef, mut values: Vec<Bytes>) -> Filter {
+    match values.len() {
+        1 => Filter {
+            column,
+            op: ComparisonOp::Equal,
+            value: values.remove(0),
+            any_of: None,
+        },
+        _ => Filter {
+            column,
+            op: ComparisonOp::Equal,
+            value: Bytes::new(),
+            any_of: Some(values),
+        },
     }
 }
 
@@ -250,38 +274,24 @@ impl Restrictions {
     ) -> Result<Restrictions, ExecError> {
         let mut r = Restrictions::build(t, run, clause, allow_filtering)?;
         if allow_filtering {
-            r.filter_partial_partition_key(t)?;
+            r.filter_partial_partition_key(t);
             r.filter_clustering_gaps(t);
         }
         Ok(r)
     }
 
-    /// A partition key restricted in part selects no partitions: its `=` restrictions are
-    /// filters over the scan.
-    fn filter_partial_partition_key(&mut self, t: &TableSchema) -> Result<(), ExecError> {
+    /// A partition key restricted in part selects no partitions: its `=` and `IN`
+    /// restrictions are filters over the scan.
+    fn filter_partial_partition_key(&mut self, t: &TableSchema) {
         if !self.partial_partition_key() {
-            return Ok(());
+            return;
         }
         let pk = t.def.partition_key();
         for (position, values) in self.pk.iter_mut().enumerate() {
-            match values.take() {
-                None => {}
-                Some(values) => {
-                    let [value] = <[Bytes; 1]>::try_from(values).map_err(|_| {
-                        ExecError::invalid(format!(
-                            "IN on part of the partition key ({}) with ALLOW FILTERING is not supported by khata yet",
-                            pk[position].name
-                        ))
-                    })?;
-                    self.filters.push(Filter {
-                        column: pk[position].clone(),
-                        op: ComparisonOp::Equal,
-                        value,
-                    });
-                }
+            if let Some(values) = values.take() {
+                self.filters.push(in_filter(pk[position].clone(), values));
             }
         }
-        Ok(())
     }
 
     /// Move the clustering restrictions that follow a gap (or the sliced column) into filters,
@@ -295,13 +305,9 @@ impl Restrictions {
             _ => n,
         };
         for (position, values) in self.ck.iter_mut().enumerate().skip(from) {
-            if let Some([value]) = values.as_deref() {
-                self.filters.push(Filter {
-                    column: clustering[position].0.clone(),
-                    op: ComparisonOp::Equal,
-                    value: value.clone(),
-                });
-                *values = None;
+            if let Some(values) = values.take() {
+                self.filters
+                    .push(in_filter(clustering[position].0.clone(), values));
             }
         }
         if let Some((f, low, high)) = &self.slice
@@ -323,6 +329,7 @@ impl Restrictions {
                                 exclusive_op
                             },
                             value: end.values[0].clone(),
+                            any_of: None,
                         });
                     }
                 }
@@ -392,6 +399,7 @@ impl Restrictions {
                                 column: c.clone(),
                                 op: *op,
                                 value: required(run, value, c)?,
+                                any_of: None,
                             });
                         }
                         (ColumnKind::PartitionKey { .. }, _) => {
@@ -430,6 +438,7 @@ impl Restrictions {
                                 column: c.clone(),
                                 op: *op,
                                 value: required(run, value, c)?,
+                                any_of: None,
                             });
                         }
                         (
@@ -447,6 +456,7 @@ impl Restrictions {
                                 column: c.clone(),
                                 op: *op,
                                 value: bind::required(run, value, &element_ty, &c.name)?,
+                                any_of: None,
                             });
                         }
                         _ => {

@@ -520,7 +520,7 @@ enum Source {
 fn usable_index(t: &TableSchema, r: &Restrictions) -> Option<(String, Bytes)> {
     r.filters
         .iter()
-        .filter(|f| f.op == ComparisonOp::Equal)
+        .filter(|f| f.op == ComparisonOp::Equal && f.any_of.is_none())
         .find_map(|f| {
             t.indexes.iter().find_map(|i| {
                 let (column, kind) = i.column();
