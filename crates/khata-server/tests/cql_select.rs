@@ -722,3 +722,124 @@ async fn order_by_merges_partitions_of_an_in() {
     drop(session);
     node.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exact_numbers_casts_and_refusals() {
+    let mut node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .unwrap();
+    let run = async |cql: &str| {
+        session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{cql}: {e}"));
+    };
+    run("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        .await;
+    run(
+        "CREATE TABLE ks.n (k int, c int, v int, d double, dec decimal, vi varint, l list<int>, \
+         du duration, PRIMARY KEY (k, c))",
+    )
+    .await;
+    for (c, dec, vi) in [
+        (0, "0.5", "100000000000000000000"),
+        (1, "1.25", "-3"),
+        (2, "2", "7"),
+    ] {
+        run(&format!(
+            "INSERT INTO ks.n (k, c, v, d, dec, vi) VALUES (1, {c}, {c}, {c}.75, {dec}, {vi})"
+        ))
+        .await;
+    }
+    let json = async |cql: &str| -> String { query::<(String,)>(&session, cql).await.remove(0).0 };
+    // sum and avg of decimal (exact, avg at the sum's scale, half even) and varint (truncated).
+    assert_eq!(
+        json("SELECT JSON sum(dec), avg(dec), sum(vi), avg(vi) FROM ks.n WHERE k = 1").await,
+        "{\"system.sum(dec)\": 3.75, \"system.avg(dec)\": 1.25, \
+         \"system.sum(vi)\": 100000000000000000004, \"system.avg(vi)\": 33333333333333333334}"
+    );
+    // Exact numbers stay exact in JSON, both ways.
+    run(
+        "INSERT INTO ks.n JSON '{\"k\": 2, \"c\": 0, \"vi\": 123456789012345678901234567890, \
+         \"dec\": 0.100000000000000000000000000001}'",
+    )
+    .await;
+    assert_eq!(
+        json("SELECT JSON vi, dec FROM ks.n WHERE k = 2 AND c = 0").await,
+        "{\"vi\": 123456789012345678901234567890, \"dec\": 0.100000000000000000000000000001}"
+    );
+    // fromJson() as a value, plain and bound.
+    run("INSERT INTO ks.n (k, c, l) VALUES (3, 0, fromJson('[1, 2]'))").await;
+    let bound = session
+        .prepare("INSERT INTO ks.n (k, c, l) VALUES (3, 1, fromJson(?))")
+        .await
+        .unwrap();
+    session.execute_unpaged(&bound, ("[3]",)).await.unwrap();
+    assert_eq!(
+        query::<(Vec<i32>,)>(&session, "SELECT l FROM ks.n WHERE k = 3")
+            .await
+            .into_iter()
+            .map(|r| r.0)
+            .collect::<Vec<_>>(),
+        vec![vec![1, 2], vec![3]]
+    );
+    // CAST between every numeric type.
+    assert_eq!(
+        json(
+            "SELECT JSON CAST(v AS varint), CAST(v AS decimal), CAST(d AS decimal), \
+             CAST(d AS varint), CAST(dec AS double), CAST(dec AS int), CAST(vi AS bigint), \
+             CAST(vi AS text) FROM ks.n WHERE k = 1 AND c = 1"
+        )
+        .await,
+        "{\"cast(v as varint)\": 1, \"cast(v as decimal)\": 1, \"cast(d as decimal)\": 1.75, \
+         \"cast(d as varint)\": 1, \"cast(dec as double)\": 1.25, \"cast(dec as int)\": 1, \
+         \"cast(vi as bigint)\": -3, \"cast(vi as text)\": \"-3\"}"
+    );
+    // Cassandra's refusals.
+    for (cql, message) in [
+        (
+            "SELECT * FROM ks.n WHERE k = 1 AND c = 1 AND c = 2",
+            "c cannot be restricted by more than one relation if it includes an Equal",
+        ),
+        (
+            "SELECT * FROM ks.n WHERE k = 1 AND c IN (1, 2) AND c = 2",
+            "c cannot be restricted by more than one relation if it includes a IN",
+        ),
+        (
+            "SELECT * FROM ks.n WHERE k = 1 AND c > 0 AND c >= 1",
+            "More than one restriction was found for the start bound on c",
+        ),
+        (
+            "SELECT writetime(l) FROM ks.n WHERE k = 3",
+            "Cannot use selection function writeTime on non-frozen collection l",
+        ),
+        (
+            "SELECT ttl(c) FROM ks.n WHERE k = 3",
+            "Cannot use selection function ttl on PRIMARY KEY part c",
+        ),
+        (
+            "SELECT * FROM ks.n WHERE du > 1h ALLOW FILTERING",
+            "Slice restrictions are not supported on duration columns",
+        ),
+    ] {
+        let error = session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(message), "{cql}: {error}");
+    }
+    assert_eq!(
+        query::<(i32, i32)>(
+            &session,
+            "SELECT c, v FROM ks.n WHERE k = 1 AND c > 0 AND c < 2"
+        )
+        .await,
+        vec![(1, 1)]
+    );
+    drop(session);
+    node.stop().await;
+}

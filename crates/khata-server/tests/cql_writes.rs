@@ -428,3 +428,139 @@ async fn static_columns_update_with_the_partition_key_alone() {
     drop(session);
     node.stop().await;
 }
+
+/// List operations that need the stored list (`l[i] = v`, `DELETE l[i]`, `l = l - [v]`) work
+/// under IF conditions, alone and in a conditional batch, resolved on the list the
+/// compare-and-set reads; counters and SERIAL writes get Cassandra's refusals.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conditional_list_operations_and_refusals() {
+    let (mut node, session) = setup().await;
+    session
+        .query_unpaged(
+            "CREATE TABLE lw (k int, c int, v int, l list<int>, PRIMARY KEY (k, c))",
+            &[],
+        )
+        .await
+        .unwrap();
+    session
+        .query_unpaged(
+            "INSERT INTO lw (k, c, v, l) VALUES (1, 1, 1, [1, 2, 3])",
+            &[],
+        )
+        .await
+        .unwrap();
+    let list = async |c: i32| -> Option<Vec<i32>> {
+        typed::<(Option<Vec<i32>>,)>(
+            &session,
+            &format!("SELECT l FROM lw WHERE k = 1 AND c = {c}"),
+        )
+        .await
+        .pop()
+        .and_then(|r| r.0)
+    };
+    for (cql, expect) in [
+        (
+            "UPDATE lw SET l[0] = 5 WHERE k = 1 AND c = 1 IF v = 1",
+            vec![5, 2, 3],
+        ),
+        (
+            "UPDATE lw SET l = l - [2] WHERE k = 1 AND c = 1 IF v = 1",
+            vec![5, 3],
+        ),
+        (
+            "DELETE l[0] FROM lw WHERE k = 1 AND c = 1 IF EXISTS",
+            vec![3],
+        ),
+        // Not applied: the list stays.
+        (
+            "UPDATE lw SET l[0] = 9 WHERE k = 1 AND c = 1 IF v = 2",
+            vec![3],
+        ),
+    ] {
+        let (flag, _) = applied(&session, cql).await;
+        assert_eq!(flag, !cql.contains("v = 2"), "{cql}");
+        assert_eq!(list(1).await, Some(expect), "{cql}");
+    }
+    // An index past the end fails only when the condition holds.
+    let (flag, _) = applied(
+        &session,
+        "UPDATE lw SET l[7] = 1 WHERE k = 1 AND c = 1 IF v = 3",
+    )
+    .await;
+    assert!(!flag);
+    let error = session
+        .query_unpaged("UPDATE lw SET l[7] = 1 WHERE k = 1 AND c = 1 IF v = 1", &[])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("List index 7 out of bound, list has size 1"),
+        "{error}"
+    );
+    // A conditional batch: the condition on one row, list operations on another.
+    session
+        .query_unpaged("INSERT INTO lw (k, c, l) VALUES (1, 2, [7, 8, 7])", &[])
+        .await
+        .unwrap();
+    let (flag, _) = applied(
+        &session,
+        "BEGIN BATCH UPDATE lw SET v = 2 WHERE k = 1 AND c = 1 IF v = 1; \
+         UPDATE lw SET l = l - [7] WHERE k = 1 AND c = 2; \
+         UPDATE lw SET l[0] = 4 WHERE k = 1 AND c = 1; APPLY BATCH",
+    )
+    .await;
+    assert!(flag);
+    assert_eq!(list(1).await, Some(vec![4]));
+    assert_eq!(list(2).await, Some(vec![8]));
+    session
+        .query_unpaged("CREATE TABLE cnt (k int PRIMARY KEY, n counter)", &[])
+        .await
+        .unwrap();
+    for (cql, message) in [
+        (
+            "UPDATE cnt SET n = n + 1 WHERE k = 1 IF n = 1",
+            "Conditional updates are not supported on counter tables",
+        ),
+        (
+            "UPDATE cnt USING TTL 5 SET n = n + 1 WHERE k = 1",
+            "Cannot provide custom TTL for counter updates",
+        ),
+        (
+            "UPDATE cnt USING TIMESTAMP 5 SET n = n + 1 WHERE k = 1",
+            "Cannot provide custom timestamp for counter updates",
+        ),
+        (
+            "ALTER TABLE lw ADD n counter",
+            "Cannot add a counter column (n) in a non counter column family",
+        ),
+        (
+            "ALTER TABLE cnt ADD v int",
+            "Cannot add a non counter column (v) in a counter column family",
+        ),
+    ] {
+        let error = session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(message), "{cql}: {error}");
+    }
+    let mut serial = scylla::statement::Statement::new("INSERT INTO lw (k, c, v) VALUES (2, 1, 1)");
+    serial.set_consistency(scylla::statement::Consistency::Serial);
+    let error = session
+        .query_unpaged(serial, &[])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("You must use conditional updates for serializable writes"),
+        "{error}"
+    );
+    assert!(
+        typed::<(i32,)>(&session, "SELECT v FROM lw WHERE k = 2")
+            .await
+            .is_empty()
+    );
+    drop(session);
+    node.stop().await;
+}

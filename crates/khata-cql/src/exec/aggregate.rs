@@ -9,8 +9,10 @@
 use bytes::Bytes;
 use khata_types::schema::CqlType;
 
+use num_bigint::{BigInt, Sign};
+
 use super::error::ExecError;
-use crate::value::{CqlValue, compare};
+use crate::value::{CqlValue, Decimal, compare};
 
 /// What one output column computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,8 +47,19 @@ enum Acc {
     First(Option<Option<Bytes>>),
     Count(i64),
     Extreme(Option<CqlValue>),
-    Sum { int: i128, float: f64, n: i64 },
+    Sum {
+        int: i128,
+        float: f64,
+        /// `varint` and `decimal`: exact, as `unscaled * 10^-scale`.
+        big: BigInt,
+        scale: i32,
+        n: i64,
+    },
 }
+
+/// Decimal scales further apart than this are refused rather than aligned (aligning would
+/// build a number of that many digits).
+const MAX_SCALE_GAP: i64 = 10_000;
 
 /// Folds rows into aggregate rows.
 #[derive(Debug)]
@@ -58,6 +71,42 @@ pub(crate) struct Aggregator {
     done: Vec<Vec<Option<Bytes>>>,
 }
 
+/// `a * 10^-sa + b * 10^-sb`, exactly, at the larger scale.
+fn add_scaled(a: BigInt, sa: i32, b: &BigInt, sb: i32) -> Result<(BigInt, i32), ExecError> {
+    if (i64::from(sa) - i64::from(sb)).abs() > MAX_SCALE_GAP {
+        return Err(ExecError::invalid(
+            "decimal values too far apart in scale to be summed",
+        ));
+    }
+    let ten = BigInt::from(10);
+    Ok(if sa >= sb {
+        (a + b * ten.pow((sa - sb) as u32), sa)
+    } else {
+        (a * ten.pow((sb - sa) as u32) + b, sb)
+    })
+}
+
+/// `x / n` rounded half to even, as Java's `BigDecimal.divide(n, HALF_EVEN)` at `x`'s scale.
+fn divide_half_even(x: &BigInt, n: i64) -> BigInt {
+    let d = BigInt::from(n);
+    let q = x / &d;
+    let r = x % &d;
+    let twice: BigInt = BigInt::from_biguint(Sign::Plus, r.magnitude().clone()) * 2u32;
+    let away = match twice.cmp(&BigInt::from(n.unsigned_abs())) {
+        std::cmp::Ordering::Greater => true,
+        std::cmp::Ordering::Equal => &q % 2 != BigInt::default(),
+        std::cmp::Ordering::Less => false,
+    };
+    if !away {
+        return q;
+    }
+    if (x.sign() == Sign::Minus) != (n < 0) {
+        q - 1
+    } else {
+        q + 1
+    }
+}
+
 fn number(ty: &CqlType, v: &CqlValue) -> Result<(i128, f64, bool), ExecError> {
     Ok(match v {
         CqlValue::Tinyint(x) => (i128::from(*x), 0.0, false),
@@ -66,6 +115,7 @@ fn number(ty: &CqlType, v: &CqlValue) -> Result<(i128, f64, bool), ExecError> {
         CqlValue::Bigint(x) | CqlValue::Counter(x) => (i128::from(*x), 0.0, false),
         CqlValue::Float(x) => (0, f64::from(*x), true),
         CqlValue::Double(x) => (0, *x, true),
+        CqlValue::Varint(_) | CqlValue::Decimal(_) => (0, 0.0, false),
         _ => {
             return Err(ExecError::invalid(format!(
                 "sum/avg of {} is not supported by khata yet",
@@ -75,8 +125,13 @@ fn number(ty: &CqlType, v: &CqlValue) -> Result<(i128, f64, bool), ExecError> {
     })
 }
 
-fn from_number(ty: &CqlType, int: i128, float: f64) -> Option<Bytes> {
+fn from_number(ty: &CqlType, int: i128, float: f64, big: BigInt, scale: i32) -> Option<Bytes> {
     let v = match ty {
+        CqlType::Varint => CqlValue::Varint(big),
+        CqlType::Decimal => CqlValue::Decimal(Decimal {
+            unscaled: big,
+            scale,
+        }),
         CqlType::Tinyint => CqlValue::Tinyint(int as i8),
         CqlType::Smallint => CqlValue::Smallint(int as i16),
         CqlType::Int => CqlValue::Int(int as i32),
@@ -111,6 +166,8 @@ impl Aggregator {
                 AggKind::Sum | AggKind::Avg => Acc::Sum {
                     int: 0,
                     float: 0.0,
+                    big: BigInt::default(),
+                    scale: 0,
                     n: 0,
                 },
             })
@@ -154,13 +211,33 @@ impl Aggregator {
                         *best = Some(v);
                     }
                 }
-                (AggKind::Sum | AggKind::Avg, Acc::Sum { int, float, n }) => {
+                (
+                    AggKind::Sum | AggKind::Avg,
+                    Acc::Sum {
+                        int,
+                        float,
+                        big,
+                        scale,
+                        n,
+                    },
+                ) => {
                     let Some(bytes) = value else { continue };
                     let v = CqlValue::deserialize(ty, &bytes)
                         .map_err(|e| ExecError::invalid(e.to_string()))?;
-                    let (i, f, _) = number(ty, &v)?;
-                    *int = int.wrapping_add(i);
-                    *float += f;
+                    match &v {
+                        CqlValue::Varint(x) => *big += x,
+                        CqlValue::Decimal(d) => {
+                            let (sum, s) =
+                                add_scaled(std::mem::take(big), *scale, &d.unscaled, d.scale)?;
+                            *big = sum;
+                            *scale = s;
+                        }
+                        _ => {
+                            let (i, f, _) = number(ty, &v)?;
+                            *int = int.wrapping_add(i);
+                            *float += f;
+                        }
+                    }
                     *n += 1;
                 }
                 _ => {}
@@ -182,14 +259,39 @@ impl Aggregator {
                     (_, Acc::First(v)) => v.flatten(),
                     (_, Acc::Count(n)) => Some(Bytes::copy_from_slice(&n.to_be_bytes())),
                     (_, Acc::Extreme(v)) => v.map(|v| Bytes::from(v.to_bytes(ty))),
-                    (AggKind::Avg, Acc::Sum { int, float, n }) => {
+                    (
+                        AggKind::Avg,
+                        Acc::Sum {
+                            int,
+                            float,
+                            big,
+                            scale,
+                            n,
+                        },
+                    ) => {
                         if n == 0 {
-                            from_number(ty, 0, 0.0)
+                            from_number(ty, 0, 0.0, BigInt::default(), 0)
                         } else {
-                            from_number(ty, int / i128::from(n), float / n as f64)
+                            // varint truncates as BigInteger.divide; decimal keeps the sum's
+                            // scale and rounds half to even, as Cassandra's avg does.
+                            let big = if *ty == CqlType::Decimal {
+                                divide_half_even(&big, n)
+                            } else {
+                                big / n
+                            };
+                            from_number(ty, int / i128::from(n), float / n as f64, big, scale)
                         }
                     }
-                    (_, Acc::Sum { int, float, .. }) => from_number(ty, int, float),
+                    (
+                        _,
+                        Acc::Sum {
+                            int,
+                            float,
+                            big,
+                            scale,
+                            ..
+                        },
+                    ) => from_number(ty, int, float, big, scale),
                 }
             })
             .collect();

@@ -227,6 +227,18 @@ fn mark(specs: &mut [Option<ColumnSpec>], def: &TableDef, column: &str, ty: &Cql
                 }
             }
         }
+        // `fromJson(?)` binds the JSON text.
+        Term::FunctionCall { name, args } if name.name.0.eq_ignore_ascii_case("fromjson") => {
+            if let [t @ Term::Marker(_)] = args.as_slice() {
+                mark(
+                    specs,
+                    def,
+                    &format!("fromjson({column})"),
+                    &CqlType::Text,
+                    t,
+                );
+            }
+        }
         _ => {}
     }
 }

@@ -804,10 +804,20 @@ fn alter_table(
                         "Static columns are only useful (and thus allowed) if the table has at least one clustering column",
                     ));
                 }
+                let ty = resolve_type(schema, &keyspace, &col.ty, false)?;
+                let counter_table = t.def.columns.iter().any(|c| c.ty == CqlType::Counter);
+                if (ty == CqlType::Counter) != counter_table {
+                    return Err(ExecError::invalid(format!(
+                        "Cannot add a {}counter column ({}) in a {}counter column family",
+                        if counter_table { "non " } else { "" },
+                        col.name.0,
+                        if counter_table { "" } else { "non " },
+                    )));
+                }
                 next.def.columns.push(ColumnDef {
                     id: column_id(&col.name.0),
                     name: col.name.0.clone(),
-                    ty: resolve_type(schema, &keyspace, &col.ty, false)?,
+                    ty,
                     kind: if col.is_static {
                         ColumnKind::Static
                     } else {

@@ -4,7 +4,7 @@
 use khata_types::schema::CqlType;
 
 use super::Run;
-use crate::language::ast::Term;
+use crate::language::ast::{Literal, Term};
 use crate::value::{CqlValue, LiteralError, type_name};
 
 /// The smallest (or largest) timeuuid of a millisecond, as Cassandra's `minTimeuuid` and
@@ -107,6 +107,39 @@ fn call(run: &Run<'_>, name: &str, args: &[Term]) -> Result<CqlValue, LiteralErr
     })
 }
 
+/// `fromJson('...')` (or `fromJson(?)` with the text bound): the JSON read as the receiver's
+/// type, as `INSERT JSON` reads a column's value.
+fn from_json_arg(
+    run: &Run<'_>,
+    args: &[Term],
+    receiver: &str,
+    ty: &CqlType,
+) -> Result<Option<CqlValue>, LiteralError> {
+    let text = match args {
+        [Term::Literal(Literal::String(s))] => s.clone(),
+        [Term::Marker(m)] => match run.values.get(m.index) {
+            Some(crate::frame::Value::Set(bytes)) => String::from_utf8(bytes.to_vec())
+                .map_err(|_| LiteralError::InvalidLiteral("fromJson() takes text".into()))?,
+            _ => return Ok(None),
+        },
+        [other] => {
+            return Err(LiteralError::InvalidLiteral(format!(
+                "fromJson() takes a string literal or a bind marker, not {other}"
+            )));
+        }
+        _ => {
+            return Err(LiteralError::InvalidLiteral(format!(
+                "Invalid number of arguments in call to function system.fromjson: 1 required but {} provided",
+                args.len()
+            )));
+        }
+    };
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        LiteralError::InvalidLiteral(format!("Could not decode JSON string '{text}': {e}"))
+    })?;
+    crate::value::json::from_json(ty, &json, receiver, run.now_micros / 1000)
+}
+
 /// Evaluate a non-literal term (a function call) for a receiver of type `ty`.
 pub(crate) fn evaluate(
     run: &Run<'_>,
@@ -117,7 +150,11 @@ pub(crate) fn evaluate(
     let Term::FunctionCall { name, args } = term else {
         return Err(LiteralError::NotALiteral(term.to_string()));
     };
-    let value = call(run, &name.name.0.to_ascii_lowercase(), args)?;
+    let lower = name.name.0.to_ascii_lowercase();
+    if lower == "fromjson" {
+        return from_json_arg(run, args, receiver, ty);
+    }
+    let value = call(run, &lower, args)?;
     let fits = match (&value, ty) {
         (CqlValue::Timeuuid(u), CqlType::Uuid) => return Ok(Some(CqlValue::Uuid(*u))),
         (v, ty) => v.conforms_to(ty),

@@ -20,7 +20,9 @@ use khata_types::row::{CellKey, Row};
 use khata_types::schema::{ColumnDef, ColumnKind, CqlType};
 
 use super::bind::{self, Bound};
+use super::cells::Deferred;
 use super::error::{ExecError, coordinator_consistency};
+use super::modify::{DeferredWrite, Planned, apply_deferred};
 use super::select::{cell_value, wildcard_columns};
 use super::types::column_type;
 use super::{Executor, Run};
@@ -319,9 +321,17 @@ fn check_holds(
 pub(crate) fn checked_clustering(
     t: &TableSchema,
     mutation: &Mutation,
+    deferred: &[DeferredWrite],
     check: &Check,
 ) -> Result<Bytes, ExecError> {
-    Ok(match mutation.update.rows.keys().next() {
+    // The row written, or the row whose lists are changed by index or value.
+    let row = mutation.update.rows.keys().next().or_else(|| {
+        deferred
+            .iter()
+            .map(|d| &d.clustering)
+            .find(|c| !c.is_empty())
+    });
+    Ok(match row {
         Some(k) => k.clone(),
         None if t.def.clustering().is_empty() => Bytes::new(),
         None => {
@@ -346,14 +356,37 @@ pub(crate) async fn run(
     exec: &Executor,
     t: &TableSchema,
     run: &Run<'_>,
-    mutations: Vec<Mutation>,
+    planned: Planned,
     check: Check,
 ) -> Result<ResultBody, ExecError> {
-    let [mutation] = <[Mutation; 1]>::try_from(mutations).map_err(|_| {
+    let [mutation] = <[Mutation; 1]>::try_from(planned.mutations).map_err(|_| {
         ExecError::invalid("IN on the partition key is not supported with conditional updates")
     })?;
-    let clustering = checked_clustering(t, &mutation, &check)?;
-    run_checks(exec, t, run, mutation, vec![(check, clustering)], false).await
+    let clustering = checked_clustering(t, &mutation, &planned.deferred, &check)?;
+    run_checks(
+        exec,
+        t,
+        run,
+        mutation,
+        planned.deferred,
+        vec![(check, clustering)],
+        false,
+    )
+    .await
+}
+
+/// Refuse what Cassandra refuses in a conditional statement: counter updates.
+pub(crate) fn conditional_deferred(deferred: &[DeferredWrite]) -> Result<(), ExecError> {
+    if deferred
+        .iter()
+        .flat_map(|d| &d.ops)
+        .any(|o| matches!(o, Deferred::CounterAdd { .. }))
+    {
+        return Err(ExecError::invalid(
+            "Conditional updates are not supported on counter tables",
+        ));
+    }
+    Ok(())
 }
 
 /// Apply `mutation` (one partition of `t`) if every check holds on the row it names; `batch`
@@ -363,16 +396,24 @@ pub(crate) async fn run_checks(
     t: &TableSchema,
     run: &Run<'_>,
     mutation: Mutation,
+    deferred: Vec<DeferredWrite>,
     checks: Vec<(Check, Bytes)>,
     batch: bool,
 ) -> Result<ResultBody, ExecError> {
+    conditional_deferred(&deferred)?;
     let mut rows: Vec<Bytes> = checks.iter().map(|(_, c)| c.clone()).collect();
     rows.sort();
     rows.dedup();
-    let ranges = if rows.iter().any(|c| c.is_empty()) {
+    // List operations by index or value also need their rows' current lists.
+    let mut read_rows = rows.clone();
+    read_rows.extend(deferred.iter().map(|d| d.clustering.clone()));
+    read_rows.sort();
+    read_rows.dedup();
+    let ranges = if read_rows.iter().any(|c| c.is_empty()) {
         vec![full_range()]
     } else {
-        rows.iter()
+        read_rows
+            .iter()
             .map(|c| (start_bound(c, true), end_bound(c, true)))
             .collect()
     };
@@ -383,6 +424,8 @@ pub(crate) async fn run_checks(
     let key = mutation.key.clone();
     let decide_checks = checks.clone();
     let clustered = !t.def.clustering().is_empty();
+    let failure = std::sync::Arc::new(parking_lot::Mutex::new(None::<String>));
+    let failed = failure.clone();
     let (read, applied) = exec
         .coordinator()
         .cas(
@@ -393,15 +436,30 @@ pub(crate) async fn run_checks(
             serial,
             commit,
             move |read: &ReadResult| {
-                decide_checks
-                    .iter()
-                    .all(|(check, clustering)| {
-                        check_holds(clustered, check, &read.partition, clustering, now)
-                    })
-                    .then(|| vec![mutation])
+                let holds = decide_checks.iter().all(|(check, clustering)| {
+                    check_holds(clustered, check, &read.partition, clustering, now)
+                });
+                if !holds {
+                    return None;
+                }
+                // The conditions hold: resolve the list operations on the lists just read.
+                let mut mutation = mutation;
+                for d in &deferred {
+                    match apply_deferred(d, mutation, &read.partition, now) {
+                        Ok(m) => mutation = m,
+                        Err(e) => {
+                            *failed.lock() = Some(e);
+                            return None;
+                        }
+                    }
+                }
+                Some(vec![mutation])
             },
         )
         .await?;
+    if let Some(e) = failure.lock().take() {
+        return Err(ExecError::invalid(e));
+    }
     if batch {
         return batch_result(t, &key, &read, &checks, &rows, applied, now);
     }

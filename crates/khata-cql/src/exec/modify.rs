@@ -443,6 +443,24 @@ fn shaped_insert_mutations(
     insert_mutation(t, key, clustering_key, &wt, cells)
 }
 
+/// Counters take the coordinator's time and never expire (Cassandra's messages).
+fn refuse_counter_using(t: &TableSchema, using: &Using) -> Result<(), ExecError> {
+    if !t.def.columns.iter().any(|c| c.ty == CqlType::Counter) {
+        return Ok(());
+    }
+    if using.timestamp.is_some() {
+        return Err(ExecError::invalid(
+            "Cannot provide custom timestamp for counter updates",
+        ));
+    }
+    if using.ttl.is_some() {
+        return Err(ExecError::invalid(
+            "Cannot provide custom TTL for counter updates",
+        ));
+    }
+    Ok(())
+}
+
 fn update_mutations(
     exec: &Executor,
     run: &Run<'_>,
@@ -451,6 +469,7 @@ fn update_mutations(
 ) -> Result<Planned, ExecError> {
     let schema = exec.coordinator().schema();
     let t = run.table(&schema, &u.table)?;
+    refuse_counter_using(t, &u.using)?;
     let wt = write_time(exec, run, t, &u.using, batch_ts)?;
     let target = target(t, run, &u.where_clause)?;
     // An UPDATE that names no clustering column and sets static columns only writes the
@@ -689,6 +708,7 @@ fn delete_mutations(
         ttl: None,
         timestamp: d.timestamp.clone(),
     };
+    refuse_counter_using(t, &using)?;
     let wt = write_time(exec, run, t, &using, batch_ts)?;
     let deletion = DeletionTime::new(wt.timestamp, wt.now);
     let target = target(t, run, &d.where_clause)?;
@@ -910,12 +930,7 @@ pub(crate) async fn run_single(
         // A conditional write takes the coordinator's timestamp, as Cassandra's ballot does.
         let ts = exec.coordinator().timestamp();
         let planned = mutations_of(exec, run, statement, Some(ts))?;
-        if !planned.deferred.is_empty() {
-            return Err(ExecError::invalid(
-                "Counter updates and list operations by index or value cannot be conditional in khata yet",
-            ));
-        }
-        return lwt::run(exec, &t, run, planned.mutations, check).await;
+        return lwt::run(exec, &t, run, planned, check).await;
     }
     let planned = match (statement, shape) {
         (Statement::Insert(i), Some(shape)) => Planned {
@@ -937,6 +952,19 @@ pub(crate) async fn run_single(
     Ok(ResultBody::Void)
 }
 
+/// SERIAL and LOCAL_SERIAL are for conditional writes only, as in Cassandra.
+fn refuse_serial_write(consistency: frame::Consistency) -> Result<(), ExecError> {
+    if matches!(
+        consistency,
+        frame::Consistency::Serial | frame::Consistency::LocalSerial
+    ) {
+        return Err(ExecError::invalid(
+            "You must use conditional updates for serializable writes",
+        ));
+    }
+    Ok(())
+}
+
 /// Write what a statement (or an unlogged batch) planned: the plain mutations at once, and
 /// each row with deferred operations as a read-modify-write of its partition.
 async fn write_planned(
@@ -945,6 +973,7 @@ async fn write_planned(
     consistency: frame::Consistency,
     write_type: WriteType,
 ) -> Result<(), ExecError> {
+    refuse_serial_write(consistency)?;
     let cl = coordinator_consistency(consistency);
     let Planned {
         mut mutations,
@@ -1004,7 +1033,7 @@ async fn write_planned(
 
 /// A row's deferred operations applied on what was read of its partition, into the row's own
 /// mutation.
-fn apply_deferred(
+pub(crate) fn apply_deferred(
     d: &DeferredWrite,
     mut mutation: Mutation,
     read: &Partition,
@@ -1133,6 +1162,7 @@ async fn write_batch(
     consistency: frame::Consistency,
     warnings: &mut Vec<String>,
 ) -> Result<(), ExecError> {
+    refuse_serial_write(consistency)?;
     let is_counter = |d: &DeferredWrite| {
         d.ops
             .iter()
@@ -1292,12 +1322,9 @@ async fn conditional_batch(
     let schema = exec.coordinator().schema();
     let mut merged: Option<Mutation> = None;
     let mut checks = Vec::new();
+    let mut deferred = Vec::new();
     for (condition, planned) in items {
-        if !planned.deferred.is_empty() {
-            return Err(ExecError::invalid(
-                "Counter updates and list operations by index or value cannot be conditional in khata yet",
-            ));
-        }
+        lwt::conditional_deferred(&planned.deferred)?;
         for m in &planned.mutations {
             let t = match &condition {
                 Some((t, _)) => t.clone(),
@@ -1322,8 +1349,12 @@ async fn conditional_batch(
                     "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)",
                 ));
             };
-            checks.push((check.clone(), lwt::checked_clustering(t, mutation, check)?));
+            checks.push((
+                check.clone(),
+                lwt::checked_clustering(t, mutation, &planned.deferred, check)?,
+            ));
         }
+        deferred.extend(planned.deferred);
         for m in planned.mutations {
             match &mut merged {
                 Some(all) if all.key != m.key => {
@@ -1341,7 +1372,7 @@ async fn conditional_batch(
             "Unrestricted partition key in a conditional BATCH",
         ));
     };
-    lwt::run_checks(exec, &table, run, mutation, checks, true).await
+    lwt::run_checks(exec, &table, run, mutation, deferred, checks, true).await
 }
 
 /// The BATCH message: statements by text or by prepared id, each with its values.

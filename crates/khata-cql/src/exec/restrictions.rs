@@ -368,14 +368,50 @@ impl Restrictions {
                     }
                     None => (None, None),
                 };
-                match op {
-                    ComparisonOp::Greater | ComparisonOp::GreaterEqual => low = Some(end),
-                    ComparisonOp::Less | ComparisonOp::LessEqual => high = Some(end),
-                    _ => unreachable!("only slice operators reach here"),
+                let (slot, which) = match op {
+                    ComparisonOp::Greater | ComparisonOp::GreaterEqual => (&mut low, "start"),
+                    _ => (&mut high, "end"),
+                };
+                if slot.is_some() {
+                    return Err(ExecError::invalid(format!(
+                        "More than one restriction was found for the {which} bound on {}",
+                        clustering[first].0.name
+                    )));
                 }
+                *slot = Some(end);
                 r.slice = Some((first, low, high));
                 Ok(())
             };
+        // A key column takes one `=` or one `IN` (Cassandra's messages).
+        // The message names the relation found first, as Cassandra's merge does.
+        let mut by_in: Vec<(bool, usize)> = Vec::new();
+        let mut restrict = |slot: &mut Option<Vec<Bytes>>,
+                            values: Vec<Bytes>,
+                            c: &ColumnDef,
+                            is_in: bool|
+         -> Result<(), ExecError> {
+            let at = match c.kind {
+                ColumnKind::PartitionKey { position } => (true, usize::from(position)),
+                ColumnKind::Clustering { position, .. } => (false, usize::from(position)),
+                _ => (false, usize::MAX),
+            };
+            if slot.is_some() {
+                return Err(ExecError::invalid(format!(
+                    "{} cannot be restricted by more than one relation if it includes {}",
+                    c.name,
+                    if by_in.contains(&at) {
+                        "a IN"
+                    } else {
+                        "an Equal"
+                    }
+                )));
+            }
+            if is_in {
+                by_in.push(at);
+            }
+            *slot = Some(values);
+            Ok(())
+        };
         for relation in clause {
             match relation {
                 Relation::Column {
@@ -386,7 +422,8 @@ impl Restrictions {
                     let c = column(t, &name.0)?;
                     match (c.kind, op) {
                         (ColumnKind::PartitionKey { position }, ComparisonOp::Equal) => {
-                            r.pk[position as usize] = Some(vec![required(run, value, c)?]);
+                            let v = required(run, value, c)?;
+                            restrict(&mut r.pk[position as usize], vec![v], c, false)?;
                         }
                         (
                             ColumnKind::PartitionKey { .. },
@@ -408,7 +445,8 @@ impl Restrictions {
                             ));
                         }
                         (ColumnKind::Clustering { position, .. }, ComparisonOp::Equal) => {
-                            r.ck[position as usize] = Some(vec![required(run, value, c)?]);
+                            let v = required(run, value, c)?;
+                            restrict(&mut r.ck[position as usize], vec![v], c, false)?;
                         }
                         (
                             ColumnKind::Clustering { position, .. },
@@ -433,6 +471,11 @@ impl Restrictions {
                                     "Slice restrictions are not supported on collections: {}",
                                     c.name
                                 )));
+                            }
+                            if *op != ComparisonOp::Equal && c.ty == CqlType::Duration {
+                                return Err(ExecError::invalid(
+                                    "Slice restrictions are not supported on duration columns",
+                                ));
                             }
                             r.filters.push(Filter {
                                 column: c.clone(),
@@ -475,9 +518,11 @@ impl Restrictions {
                     let c = column(t, &name.0)?;
                     let vs = in_values(run, values, &c.ty, &c.name)?;
                     match c.kind {
-                        ColumnKind::PartitionKey { position } => r.pk[position as usize] = Some(vs),
+                        ColumnKind::PartitionKey { position } => {
+                            restrict(&mut r.pk[position as usize], vs, c, true)?
+                        }
                         ColumnKind::Clustering { position, .. } => {
-                            r.ck[position as usize] = Some(vs)
+                            restrict(&mut r.ck[position as usize], vs, c, true)?
                         }
                         _ => {
                             return Err(ExecError::invalid(format!(
@@ -532,7 +577,7 @@ impl Restrictions {
                     match op {
                         ComparisonOp::Equal => {
                             for (i, v) in values.into_iter().enumerate() {
-                                r.ck[first + i] = Some(vec![v]);
+                                restrict(&mut r.ck[first + i], vec![v], cols[i], false)?;
                             }
                         }
                         ComparisonOp::Greater
@@ -560,9 +605,11 @@ impl Restrictions {
                         vs.extend(tuple_values(run, term, &[c])?);
                     }
                     match c.kind {
-                        ColumnKind::PartitionKey { position } => r.pk[position as usize] = Some(vs),
+                        ColumnKind::PartitionKey { position } => {
+                            restrict(&mut r.pk[position as usize], vs, c, true)?
+                        }
                         ColumnKind::Clustering { position, .. } => {
-                            r.ck[position as usize] = Some(vs)
+                            restrict(&mut r.ck[position as usize], vs, c, true)?
                         }
                         _ => {
                             return Err(ExecError::invalid(format!(

@@ -257,6 +257,31 @@ fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecErr
                             return Err(ExecError::invalid("WRITETIME/TTL take a column"));
                         };
                         let col = column(&n.0)?;
+                        let fname = if *kind == WritetimeKind::Ttl {
+                            "ttl"
+                        } else {
+                            "writeTime"
+                        };
+                        if matches!(
+                            col.kind,
+                            ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
+                        ) {
+                            return Err(ExecError::invalid(format!(
+                                "Cannot use selection function {fname} on PRIMARY KEY part {}",
+                                col.name
+                            )));
+                        }
+                        if col.ty.is_multi_cell() {
+                            return Err(ExecError::invalid(format!(
+                                "Cannot use selection function {fname} on non-frozen {} {}",
+                                if matches!(col.ty, CqlType::Udt { .. }) {
+                                    "UDT"
+                                } else {
+                                    "collection"
+                                },
+                                col.name
+                            )));
+                        }
                         match kind {
                             WritetimeKind::Ttl => (format!("ttl({})", n.0), Output::Ttl(col)),
                             _ => (format!("writetime({})", n.0), Output::Writetime(col)),
@@ -410,6 +435,8 @@ fn numeric(ty: &CqlType) -> bool {
             | CqlType::Counter
             | CqlType::Float
             | CqlType::Double
+            | CqlType::Varint
+            | CqlType::Decimal
     )
 }
 
@@ -454,39 +481,26 @@ fn cast(from: &CqlType, to: &CqlType, value: &Bytes) -> Option<Bytes> {
                 V::Text(text)
             }
         }
-        _ => {
-            let (int, float) = match v {
-                V::Tinyint(x) => (i128::from(x), f64::from(x)),
-                V::Smallint(x) => (i128::from(x), f64::from(x)),
-                V::Int(x) => (i128::from(x), f64::from(x)),
-                V::Bigint(x) | V::Counter(x) => (i128::from(x), x as f64),
-                V::Float(x) => (f64::from(x) as i128, f64::from(x)),
-                V::Double(x) => (x as i128, x),
-                _ => return None,
-            };
-            match to {
-                CqlType::Tinyint => V::Tinyint(int as i8),
-                CqlType::Smallint => V::Smallint(int as i16),
-                CqlType::Int => V::Int(int as i32),
-                CqlType::Bigint => V::Bigint(int as i64),
-                CqlType::Float => V::Float(float as f32),
-                CqlType::Double => V::Double(float),
-                _ => return None,
-            }
-        }
+        _ => crate::value::cast_number(&v, to)?,
     };
     Some(Bytes::from(out.to_bytes(to)))
 }
 
 /// A result row as Cassandra's `SELECT JSON` writes it: `{"name": value, ...}` in selection
-/// order, names quoted as identifiers when they need it.
+/// order.
 fn json_row(outs: &[(String, Output)], row: &[Option<Bytes>]) -> Option<Bytes> {
     let mut text = String::from("{");
     for (i, ((name, o), cell)) in outs.iter().zip(row).enumerate() {
         if i > 0 {
             text.push_str(", ");
         }
-        let key = khata_types::type_text::quote_identifier(name);
+        // As Cassandra: names as in the result metadata (`ttl(b)`, `system.sum(v)`), quoted
+        // only when they have upper-case letters, as INSERT JSON would need them.
+        let key = if name.chars().any(char::is_uppercase) {
+            khata_types::type_text::quote_identifier(name)
+        } else {
+            name.clone()
+        };
         text.push_str(&serde_json::Value::String(key).to_string());
         text.push_str(": ");
         let ty = output_type(o);

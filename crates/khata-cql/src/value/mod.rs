@@ -58,6 +58,7 @@ pub mod json;
 mod literal;
 mod nested;
 mod numeric;
+pub(crate) use numeric::cast_number;
 mod temporal;
 mod vint;
 mod wire;

@@ -10,6 +10,8 @@ use std::cmp::Ordering;
 
 use num_bigint::{BigInt, BigUint, Sign};
 
+use khata_types::schema::CqlType;
+
 use super::Decimal;
 
 /// The most digits a `varint` or `decimal` literal may have (larger ones are refused as
@@ -88,6 +90,114 @@ pub(super) fn format_decimal(d: &Decimal) -> String {
         }
         scale => format!("{sign}{digits}E{}", -i64::from(scale)),
     }
+}
+
+/// The low 128 bits of an integer, two's complement (Java's `intValue`/`longValue` keep the
+/// low bits the same way).
+fn low_bits(x: &BigInt) -> i128 {
+    let mut digits = x.magnitude().iter_u64_digits();
+    let low =
+        u128::from(digits.next().unwrap_or(0)) | (u128::from(digits.next().unwrap_or(0)) << 64);
+    if x.sign() == Sign::Minus {
+        (low as i128).wrapping_neg()
+    } else {
+        low as i128
+    }
+}
+
+/// A decimal's integer part (truncated toward zero), or `None` when it would have more than
+/// [`MAX_LITERAL_DIGITS`] digits.
+fn decimal_integer(d: &Decimal) -> Option<BigInt> {
+    let ten = BigInt::from(10);
+    if d.scale >= 0 {
+        if d.scale as usize > MAX_LITERAL_DIGITS {
+            return Some(BigInt::default());
+        }
+        Some(&d.unscaled / ten.pow(d.scale as u32))
+    } else {
+        let zeros = d.scale.unsigned_abs();
+        if zeros as usize > MAX_LITERAL_DIGITS {
+            return None;
+        }
+        Some(&d.unscaled * ten.pow(zeros))
+    }
+}
+
+/// A float as Java's `BigDecimal.valueOf(double)` reads it: the shortest text that reads back
+/// to the same double.
+fn float_decimal(f: f64) -> Option<Decimal> {
+    if !f.is_finite() {
+        return None;
+    }
+    let text = format!("{f:?}");
+    parse_decimal(&text)
+}
+
+/// `CAST` between numeric types, as Cassandra's `CastFcts` converts: integers keep their low
+/// bits, floats truncate toward zero, decimals go through their exact value. `None` when the
+/// value has no such number (NaN or infinity to an exact type).
+pub(crate) fn cast_number(v: &super::CqlValue, to: &CqlType) -> Option<super::CqlValue> {
+    use super::CqlValue as V;
+    enum N {
+        Int(i128),
+        Float(f64),
+        Big(BigInt),
+        Dec(Decimal),
+    }
+    let n = match v {
+        V::Tinyint(x) => N::Int(i128::from(*x)),
+        V::Smallint(x) => N::Int(i128::from(*x)),
+        V::Int(x) => N::Int(i128::from(*x)),
+        V::Bigint(x) | V::Counter(x) => N::Int(i128::from(*x)),
+        V::Float(x) => N::Float(f64::from(*x)),
+        V::Double(x) => N::Float(*x),
+        V::Varint(x) => N::Big(x.clone()),
+        V::Decimal(d) => N::Dec(d.clone()),
+        _ => return None,
+    };
+    let int = |n: &N| -> Option<i128> {
+        Some(match n {
+            N::Int(i) => *i,
+            N::Float(f) => *f as i128,
+            N::Big(b) => low_bits(b),
+            N::Dec(d) => low_bits(&decimal_integer(d)?),
+        })
+    };
+    let float = |n: &N| -> Option<f64> {
+        Some(match n {
+            N::Int(i) => *i as f64,
+            N::Float(f) => *f,
+            N::Big(b) => b.to_string().parse().ok()?,
+            N::Dec(d) => format_decimal(d).parse().ok()?,
+        })
+    };
+    Some(match to {
+        CqlType::Tinyint => V::Tinyint(int(&n)? as i8),
+        CqlType::Smallint => V::Smallint(int(&n)? as i16),
+        CqlType::Int => V::Int(int(&n)? as i32),
+        CqlType::Bigint => V::Bigint(int(&n)? as i64),
+        CqlType::Float => V::Float(float(&n)? as f32),
+        CqlType::Double => V::Double(float(&n)?),
+        CqlType::Varint => V::Varint(match n {
+            N::Int(i) => BigInt::from(i),
+            N::Float(f) => decimal_integer(&float_decimal(f)?)?,
+            N::Big(b) => b,
+            N::Dec(d) => decimal_integer(&d)?,
+        }),
+        CqlType::Decimal => V::Decimal(match n {
+            N::Int(i) => Decimal {
+                unscaled: BigInt::from(i),
+                scale: 0,
+            },
+            N::Float(f) => float_decimal(f)?,
+            N::Big(b) => Decimal {
+                unscaled: b,
+                scale: 0,
+            },
+            N::Dec(d) => d,
+        }),
+        _ => return None,
+    })
 }
 
 /// The numeric order of two decimals (`BigDecimal.compareTo`): `1.0` equals `1.00`.
