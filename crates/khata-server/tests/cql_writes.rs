@@ -564,3 +564,88 @@ async fn conditional_list_operations_and_refusals() {
     drop(session);
     node.stop().await;
 }
+
+/// Bind markers everywhere a prepared write can have them: IF conditions (plain, on an element,
+/// `IN (?, ?)`, `IN ?`), element setters (`m[?] = ?`, `l[?] = ?`) and element deletions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_conditions_and_element_setters() {
+    let (mut node, session) = setup().await;
+    session
+        .query_unpaged(
+            "CREATE TABLE acct (k int PRIMARY KEY, version int, m map<text, int>, l list<int>)",
+            &[],
+        )
+        .await
+        .unwrap();
+    session
+        .query_unpaged(
+            "INSERT INTO acct (k, version, m, l) VALUES (1, 1, {'a': 1}, [10, 20])",
+            &[],
+        )
+        .await
+        .unwrap();
+    let bump = session
+        .prepare("UPDATE acct SET version = ? WHERE k = ? IF version = ?")
+        .await
+        .unwrap();
+    let names: Vec<String> = bump
+        .get_variable_col_specs()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    assert_eq!(names, ["version", "k", "version"]);
+    let flag = async |result: scylla::response::query_result::QueryResult| -> bool {
+        let rows = result.into_rows_result().unwrap();
+        let row = rows.first_row::<Row>().unwrap();
+        row.columns[0]
+            .as_ref()
+            .and_then(|v| v.as_boolean())
+            .unwrap()
+    };
+    assert!(flag(session.execute_unpaged(&bump, (2, 1, 1)).await.unwrap()).await);
+    assert!(!flag(session.execute_unpaged(&bump, (3, 1, 1)).await.unwrap()).await);
+    let by_element = session
+        .prepare("UPDATE acct SET m[?] = ?, l[?] = ? WHERE k = ? IF m[?] = ? AND version IN ?")
+        .await
+        .unwrap();
+    let names: Vec<String> = by_element
+        .get_variable_col_specs()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "key(m)",
+            "value(m)",
+            "idx(l)",
+            "value(l)",
+            "k",
+            "key(m)",
+            "value(m)",
+            "in(version)"
+        ]
+    );
+    let applied = session
+        .execute_unpaged(&by_element, ("b", 2, 1, 25, 1, "a", 1, vec![2, 3]))
+        .await
+        .unwrap();
+    assert!(flag(applied).await);
+    let delete = session
+        .prepare("DELETE m[?], l[?] FROM acct WHERE k = ? IF version IN (?, ?)")
+        .await
+        .unwrap();
+    let applied = session
+        .execute_unpaged(&delete, ("a", 0, 1, 5, 2))
+        .await
+        .unwrap();
+    assert!(flag(applied).await);
+    let (m, l): (BTreeMap<String, i32>, Vec<i32>) =
+        typed(&session, "SELECT m, l FROM acct WHERE k = 1")
+            .await
+            .remove(0);
+    assert_eq!(m, BTreeMap::from([("b".to_string(), 2)]));
+    assert_eq!(l, vec![25]);
+    drop(session);
+    node.stop().await;
+}

@@ -3,14 +3,15 @@
 
 use bytes::Bytes;
 use khata_coordinator::catalog::{Schema, TableSchema};
-use khata_types::schema::{ColumnKind, CqlType, TableDef};
+use khata_types::schema::{ColumnDef, ColumnKind, CqlType, TableDef};
 
 use super::error::ExecError;
 use super::types::column_type;
 use super::{Run, select};
 use crate::frame::{ColumnSpec, ColumnType, Value};
 use crate::language::ast::{
-    ComparisonOp, InValues, IntValue, Literal, ParsedStatement, Relation, Statement, Term,
+    ComparisonOp, ConditionPredicate, ElementSelector, IfClause, InValues, IntValue, Literal,
+    ParsedStatement, Relation, Statement, Term,
 };
 use crate::value::{CqlValue, LiteralError, from_term_with, valid_as_is};
 
@@ -302,6 +303,93 @@ fn mark_relations(specs: &mut [Option<ColumnSpec>], def: &TableDef, relations: &
     }
 }
 
+/// A list's index (`idx(l)`, an int) or a map's key (`key(m)`), and the element's type.
+fn element_types(col: &ColumnDef) -> Option<(String, CqlType, CqlType)> {
+    match &col.ty {
+        CqlType::List { element, .. } => Some((
+            format!("idx({})", col.name),
+            CqlType::Int,
+            element.as_ref().clone(),
+        )),
+        CqlType::Map { key, value, .. } => Some((
+            format!("key({})", col.name),
+            key.as_ref().clone(),
+            value.as_ref().clone(),
+        )),
+        CqlType::Set { element, .. } => Some((
+            format!("key({})", col.name),
+            element.as_ref().clone(),
+            element.as_ref().clone(),
+        )),
+        _ => None,
+    }
+}
+
+fn field_type(col: &ColumnDef, field: &str) -> Option<CqlType> {
+    match &col.ty {
+        CqlType::Udt { fields, .. } => fields
+            .iter()
+            .find(|(n, _)| n == field)
+            .map(|(_, t)| t.clone()),
+        _ => None,
+    }
+}
+
+/// The markers of an `IF` clause: the value compared (of the column, the element or the field
+/// tested), an element's key or index, `IN (?, ?)` and `IN ?`.
+fn mark_conditions(specs: &mut [Option<ColumnSpec>], def: &TableDef, clause: &IfClause) {
+    let IfClause::Conditions(conditions) = clause else {
+        return;
+    };
+    for cond in conditions {
+        let Some(col) = def.column(&cond.column.0) else {
+            continue;
+        };
+        let (name, ty) = match &cond.selector {
+            None => (col.name.clone(), col.ty.clone()),
+            Some(ElementSelector::Element(key)) => {
+                let Some((key_name, key_ty, value_ty)) = element_types(col) else {
+                    continue;
+                };
+                mark(specs, def, &key_name, &key_ty, key);
+                (format!("value({})", col.name), value_ty)
+            }
+            Some(ElementSelector::Field(f)) => match field_type(col, &f.0) {
+                Some(ty) => (format!("{}.{}", col.name, f.0), ty),
+                None => continue,
+            },
+        };
+        match &cond.predicate {
+            ConditionPredicate::Compare(op, term) => {
+                let ty = match (op, &ty) {
+                    (
+                        ComparisonOp::Contains,
+                        CqlType::List { element, .. } | CqlType::Set { element, .. },
+                    ) => element.as_ref().clone(),
+                    (ComparisonOp::Contains, CqlType::Map { value, .. }) => value.as_ref().clone(),
+                    (ComparisonOp::ContainsKey, CqlType::Map { key, .. }) => key.as_ref().clone(),
+                    _ => ty,
+                };
+                mark(specs, def, &name, &ty, term);
+            }
+            ConditionPredicate::In(InValues::Terms(terms)) => {
+                for t in terms {
+                    mark(specs, def, &name, &ty, t);
+                }
+            }
+            ConditionPredicate::In(InValues::Marker(m)) => {
+                let list = CqlType::List {
+                    element: Box::new(ty),
+                    frozen: true,
+                };
+                if let Some(slot) = specs.get_mut(m.index) {
+                    *slot = Some(spec(def, &format!("in({name})"), column_type(&list)));
+                }
+            }
+        }
+    }
+}
+
 fn mark_int(
     specs: &mut [Option<ColumnSpec>],
     def: &TableDef,
@@ -384,11 +472,26 @@ pub(crate) fn describe(
                         | AssignmentOp::Prepend(v) => {
                             mark(&mut specs, &t.def, &col.name, &col.ty, v)
                         }
-                        _ => {}
+                        AssignmentOp::SetElement { key, value } => {
+                            if let Some((key_name, key_ty, value_ty)) = element_types(col) {
+                                mark(&mut specs, &t.def, &key_name, &key_ty, key);
+                                let name = format!("value({})", col.name);
+                                mark(&mut specs, &t.def, &name, &value_ty, value);
+                            }
+                        }
+                        AssignmentOp::SetField { field, value } => {
+                            if let Some(ty) = field_type(col, &field.0) {
+                                let name = format!("{}.{}", col.name, field.0);
+                                mark(&mut specs, &t.def, &name, &ty, value);
+                            }
+                        }
                     }
                 }
             }
             mark_relations(&mut specs, &t.def, &u.where_clause);
+            if let Some(clause) = &u.if_clause {
+                mark_conditions(&mut specs, &t.def, clause);
+            }
             table_def = Some(t.def.clone());
         }
         Statement::Delete(d) => {
@@ -400,7 +503,18 @@ pub(crate) fn describe(
                 "[timestamp]",
                 ColumnType::Bigint,
             );
+            for target in &d.targets {
+                if let (Some(col), Some(ElementSelector::Element(key))) =
+                    (t.def.column(&target.column.0), &target.selector)
+                    && let Some((key_name, key_ty, _)) = element_types(col)
+                {
+                    mark(&mut specs, &t.def, &key_name, &key_ty, key);
+                }
+            }
             mark_relations(&mut specs, &t.def, &d.where_clause);
+            if let Some(clause) = &d.if_clause {
+                mark_conditions(&mut specs, &t.def, clause);
+            }
             table_def = Some(t.def.clone());
         }
         _ => {}

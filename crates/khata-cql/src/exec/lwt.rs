@@ -161,11 +161,12 @@ pub(crate) fn bind_check(
             ConditionPredicate::In(InValues::Terms(terms)) => {
                 Predicate::In(terms.iter().map(value).collect::<Result<_, _>>()?)
             }
-            ConditionPredicate::In(InValues::Marker(_)) => {
-                return Err(ExecError::invalid(
-                    "IN with a single marker in a condition is not supported by khata yet",
-                ));
-            }
+            ConditionPredicate::In(values @ InValues::Marker(_)) => Predicate::In(
+                super::restrictions::in_values(run, values, &ty, &check.column.name)?
+                    .into_iter()
+                    .map(Some)
+                    .collect(),
+            ),
         };
         out.push(check);
     }

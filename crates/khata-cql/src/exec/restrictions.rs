@@ -196,7 +196,7 @@ pub(crate) fn token_call(term: &Term) -> Option<&[Term]> {
 }
 
 /// The values of an `IN`: literal terms, or one marker bound to a list.
-fn in_values(
+pub(crate) fn in_values(
     run: &Run<'_>,
     values: &InValues,
     ty: &CqlType,
