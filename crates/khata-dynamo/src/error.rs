@@ -153,9 +153,9 @@ pub struct DynamoError {
     /// The text; `None` answers the type alone, as DynamoDB does for an unknown operation.
     pub message: Option<String>,
     /// The item a failed condition saw (`ReturnValuesOnConditionCheckFailure: ALL_OLD`).
-    pub item: Option<serde_json::Value>,
+    pub item: Option<Box<serde_json::Value>>,
     /// A cancelled transaction's `CancellationReasons` (one per action, in order).
-    pub reasons: Option<serde_json::Value>,
+    pub reasons: Option<Box<serde_json::Value>>,
 }
 
 impl DynamoError {
@@ -217,10 +217,10 @@ impl DynamoError {
             );
         }
         if let Some(item) = &self.item {
-            body.insert("Item".into(), item.clone());
+            body.insert("Item".into(), (**item).clone());
         }
         if let Some(reasons) = &self.reasons {
-            body.insert("CancellationReasons".into(), reasons.clone());
+            body.insert("CancellationReasons".into(), (**reasons).clone());
         }
         serde_json::Value::Object(body)
     }
@@ -262,7 +262,9 @@ impl From<crate::item_ops::OpError> for DynamoError {
             OpError::ConditionalCheckFailed(item) => DynamoError {
                 kind: ErrorKind::ConditionalCheckFailed,
                 message: Some("The conditional request failed".into()),
-                item: item.filter(|i| !i.is_empty()).map(|i| i.to_json()),
+                item: item
+                    .filter(|i| !i.is_empty())
+                    .map(|i| Box::new(i.to_json())),
                 reasons: None,
             },
             OpError::CollectionSizeExceeded => DynamoError::new(

@@ -131,7 +131,9 @@ pub fn cancelled(reasons: &[Reason]) -> DynamoError {
             codes.join(", ")
         ),
     );
-    e.reasons = Some(Value::Array(reasons.iter().map(Reason::to_json).collect()));
+    e.reasons = Some(Box::new(Value::Array(
+        reasons.iter().map(Reason::to_json).collect(),
+    )));
     e
 }
 

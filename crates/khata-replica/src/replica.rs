@@ -714,6 +714,33 @@ fn plan(
             }
             let writes = schema_tables::type_writes(&ty, ts, now)?;
             let e = event(Updated, Type, &ty.keyspace, &ty.name);
+            // Columns and other types hold the type's definition: give them the new fields
+            // (stored values of the old shape read with the added fields null).
+            for other in ks.types.values_mut() {
+                for (_, field_ty) in &mut other.fields {
+                    replace_type(field_ty, &ty.keyspace, &ty.name, &ty.fields);
+                }
+            }
+            let users: Vec<String> = ks
+                .tables
+                .iter()
+                .filter(|(_, t)| {
+                    t.def
+                        .columns
+                        .iter()
+                        .any(|c| mentions_type(&c.ty, &ty.keyspace, &ty.name))
+                })
+                .map(|(name, _)| name.clone())
+                .collect();
+            for name in users {
+                if let Some(old) = ks.tables.get(&name) {
+                    let mut table = (**old).clone();
+                    for c in &mut table.def.columns {
+                        replace_type(&mut c.ty, &ty.keyspace, &ty.name, &ty.fields);
+                    }
+                    ks.tables.insert(name, Arc::new(table));
+                }
+            }
             ks.types.insert(ty.name.clone(), ty);
             (e, writes, StorageChange::None)
         }
@@ -807,6 +834,45 @@ fn plan(
             )
         }
     })
+}
+
+/// Give every use of the user type `keyspace.name` inside `ty` the fields `fields`.
+fn replace_type(
+    ty: &mut khata_types::schema::CqlType,
+    keyspace: &str,
+    name: &str,
+    new_fields: &[(String, khata_types::schema::CqlType)],
+) {
+    use khata_types::schema::CqlType;
+    match ty {
+        CqlType::Udt {
+            keyspace: k,
+            name: n,
+            fields,
+            ..
+        } => {
+            if k == keyspace && n == name {
+                *fields = new_fields.to_vec();
+            } else {
+                for (_, t) in fields {
+                    replace_type(t, keyspace, name, new_fields);
+                }
+            }
+        }
+        CqlType::List { element, .. }
+        | CqlType::Set { element, .. }
+        | CqlType::Vector { element, .. } => replace_type(element, keyspace, name, new_fields),
+        CqlType::Map { key, value, .. } => {
+            replace_type(key, keyspace, name, new_fields);
+            replace_type(value, keyspace, name, new_fields);
+        }
+        CqlType::Tuple(elements) => {
+            for t in elements {
+                replace_type(t, keyspace, name, new_fields);
+            }
+        }
+        _ => {}
+    }
 }
 
 fn mentions_type(ty: &khata_types::schema::CqlType, keyspace: &str, name: &str) -> bool {

@@ -843,3 +843,154 @@ async fn exact_numbers_casts_and_refusals() {
     drop(session);
     node.stop().await;
 }
+
+/// Multi-column `IN` (literal and bound), bound multi-column slices, map element filters,
+/// `maxTimeuuid(?)` bounds, and GROUP BY leaving out key columns fixed by `=`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tuples_map_elements_and_bound_functions() {
+    let mut node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .unwrap();
+    let run = async |cql: &str| {
+        session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{cql}: {e}"));
+    };
+    run("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        .await;
+    run("CREATE TABLE ks.mc (k int, a int, b int, m map<text, int>, PRIMARY KEY (k, a, b))").await;
+    run("CREATE TABLE ks.tl (k int, t timeuuid, v int, PRIMARY KEY (k, t))").await;
+    for a in 0..3 {
+        for b in 0..3 {
+            run(&format!(
+                "INSERT INTO ks.mc (k, a, b, m) VALUES (1, {a}, {b}, {{'x': {b}}})"
+            ))
+            .await;
+        }
+    }
+    let pairs = async |cql: &str| -> Vec<(i32, i32)> { query::<(i32, i32)>(&session, cql).await };
+    assert_eq!(
+        pairs("SELECT a, b FROM ks.mc WHERE k = 1 AND (a, b) IN ((2, 2), (0, 1), (5, 5))").await,
+        vec![(0, 1), (2, 2)]
+    );
+    assert_eq!(
+        pairs("SELECT a, b FROM ks.mc WHERE k = 1 AND (a, b) IN ((0, 1), (2, 2)) ORDER BY a DESC")
+            .await,
+        vec![(2, 2), (0, 1)]
+    );
+    assert_eq!(
+        pairs("SELECT a, b FROM ks.mc WHERE k = 1 AND m['x'] >= 2 ALLOW FILTERING").await,
+        vec![(0, 2), (1, 2), (2, 2)]
+    );
+    let bound = async |cql: &str, values: &[(i32, i32)]| -> (Vec<String>, Vec<(i32, i32)>) {
+        let prepared = session
+            .prepare(cql)
+            .await
+            .unwrap_or_else(|e| panic!("{cql}: {e}"));
+        let names = prepared
+            .get_variable_col_specs()
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect();
+        let rows = session
+            .execute_unpaged(&prepared, (1, values.to_vec()))
+            .await
+            .unwrap()
+            .into_rows_result()
+            .unwrap()
+            .rows::<(i32, i32)>()
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        (names, rows)
+    };
+    assert_eq!(
+        bound(
+            "SELECT a, b FROM ks.mc WHERE k = ? AND (a, b) IN ?",
+            &[(1, 1), (0, 2)]
+        )
+        .await,
+        (
+            vec!["k".to_string(), "in((a,b))".to_string()],
+            vec![(0, 2), (1, 1)]
+        )
+    );
+    let slice = session
+        .prepare("SELECT a, b FROM ks.mc WHERE k = ? AND (a, b) > (?, ?) AND (a, b) <= ?")
+        .await
+        .unwrap();
+    let rows: Vec<(i32, i32)> = session
+        .execute_unpaged(&slice, (1, 0, 2, (1, 1)))
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows::<(i32, i32)>()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows, vec![(1, 0), (1, 1)]);
+    let element = session
+        .prepare("SELECT a, b FROM ks.mc WHERE k = 1 AND m[?] = ? ALLOW FILTERING")
+        .await
+        .unwrap();
+    let rows: Vec<(i32, i32)> = session
+        .execute_unpaged(&element, ("x", 0))
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows::<(i32, i32)>()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows, vec![(0, 0), (1, 0), (2, 0)]);
+    // Rows a minute apart, read back between two bound timestamps.
+    for i in 0..5i64 {
+        let millis = 1_700_000_000_000 + i * 60_000;
+        run(&format!(
+            "INSERT INTO ks.tl (k, t, v) VALUES (1, maxTimeuuid({millis}), {i})"
+        ))
+        .await;
+    }
+    let window = session
+        .prepare("SELECT v FROM ks.tl WHERE k = 1 AND t > maxTimeuuid(?) AND t < minTimeuuid(?)")
+        .await
+        .unwrap();
+    let from = scylla::value::CqlTimestamp(1_700_000_000_000);
+    let to = scylla::value::CqlTimestamp(1_700_000_000_000 + 3 * 60_000);
+    let rows: Vec<i32> = session
+        .execute_unpaged(&window, (from, to))
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows::<(i32,)>()
+        .unwrap()
+        .map(|r| r.unwrap().0)
+        .collect();
+    assert_eq!(rows, vec![1, 2]);
+    assert_eq!(
+        query::<(i32, i64)>(
+            &session,
+            "SELECT a, count(*) FROM ks.mc WHERE k = 1 GROUP BY a"
+        )
+        .await,
+        vec![(0, 3), (1, 3), (2, 3)]
+    );
+    let error = session
+        .query_unpaged("SELECT a, count(*) FROM ks.mc WHERE k = 1 GROUP BY b", &[])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("Group by currently only support groups"),
+        "{error}"
+    );
+    drop(session);
+    node.stop().await;
+}

@@ -649,3 +649,45 @@ async fn prepared_conditions_and_element_setters() {
     drop(session);
     node.stop().await;
 }
+
+/// `ALTER TYPE ... ADD` and `RENAME` reach the columns (frozen or not, nested in other types)
+/// that use the type: the new field can be set and read at once, and old values read it null.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn altered_user_types_reach_their_columns() {
+    let (mut node, session) = setup().await;
+    for cql in [
+        "CREATE TYPE phone (kind text, num text)",
+        "CREATE TYPE person (name text, phone frozen<phone>)",
+        "CREATE TABLE people (k int PRIMARY KEY, p person, f frozen<person>)",
+        "INSERT INTO people (k, p, f) VALUES (1, {name: 'a'}, {name: 'b', phone: {kind: 'home'}})",
+        "ALTER TYPE person ADD age int",
+        "ALTER TYPE phone ADD ext int",
+        "UPDATE people SET p.age = 40 WHERE k = 1",
+        "ALTER TYPE person RENAME age TO years",
+    ] {
+        session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{cql}: {e}"));
+    }
+    let rows: Vec<(Option<i32>, Option<i32>, Option<String>)> = typed(
+        &session,
+        "SELECT p.years, f.years, f.name FROM people WHERE k = 1",
+    )
+    .await;
+    assert_eq!(rows, vec![(Some(40), None, Some("b".to_string()))]);
+    session
+        .query_unpaged(
+            "INSERT INTO people (k, f) VALUES (2, {name: 'c', phone: {kind: 'cell', ext: 7}})",
+            &[],
+        )
+        .await
+        .unwrap();
+    let json: Vec<(String,)> = typed(&session, "SELECT JSON f FROM people WHERE k = 2").await;
+    assert_eq!(
+        json[0].0,
+        "{\"f\": {\"name\": \"c\", \"phone\": {\"kind\": \"cell\", \"num\": null, \"ext\": 7}, \"years\": null}}"
+    );
+    drop(session);
+    node.stop().await;
+}

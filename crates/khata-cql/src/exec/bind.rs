@@ -228,16 +228,16 @@ fn mark(specs: &mut [Option<ColumnSpec>], def: &TableDef, column: &str, ty: &Cql
                 }
             }
         }
-        // `fromJson(?)` binds the JSON text.
-        Term::FunctionCall { name, args } if name.name.0.eq_ignore_ascii_case("fromjson") => {
+        // `fromJson(?)` binds the JSON text; `minTimeuuid(?)`/`maxTimeuuid(?)` a timestamp.
+        Term::FunctionCall { name, args } => {
+            let lower = name.name.0.to_ascii_lowercase();
+            let arg_ty = match lower.as_str() {
+                "fromjson" => CqlType::Text,
+                "mintimeuuid" | "maxtimeuuid" => CqlType::Timestamp,
+                _ => return,
+            };
             if let [t @ Term::Marker(_)] = args.as_slice() {
-                mark(
-                    specs,
-                    def,
-                    &format!("fromjson({column})"),
-                    &CqlType::Text,
-                    t,
-                );
+                mark(specs, def, &format!("{lower}({column})"), &arg_ty, t);
             }
         }
         _ => {}
@@ -298,7 +298,77 @@ fn mark_relations(specs: &mut [Option<ColumnSpec>], def: &TableDef, relations: &
                 }
                 None => mark(specs, def, "partition key token", &CqlType::Bigint, value),
             },
+            Relation::MultiColumn { columns, value, .. } => {
+                mark_tuple(specs, def, columns, value);
+            }
+            Relation::MapElement {
+                column, key, value, ..
+            } => {
+                if let Some(c) = def.column(&column.0)
+                    && let Some((key_name, key_ty, value_ty)) = element_types(c)
+                {
+                    mark(specs, def, &key_name, &key_ty, key);
+                    mark(specs, def, &format!("value({})", c.name), &value_ty, value);
+                }
+            }
+            Relation::MultiColumnIn {
+                columns, values, ..
+            } => match values {
+                InValues::Terms(terms) => {
+                    for t in terms {
+                        mark_tuple(specs, def, columns, t);
+                    }
+                }
+                InValues::Marker(m) => {
+                    if let Some((name, tuple)) = tuple_of(def, columns) {
+                        let list = CqlType::List {
+                            element: Box::new(tuple),
+                            frozen: true,
+                        };
+                        if let Some(slot) = specs.get_mut(m.index) {
+                            *slot = Some(spec(def, &format!("in({name})"), column_type(&list)));
+                        }
+                    }
+                }
+            },
             _ => {}
+        }
+    }
+}
+
+/// The name (`(a,b)`, as Cassandra names it) and the tuple type of a multi-column relation's
+/// columns.
+fn tuple_of(def: &TableDef, columns: &[crate::language::ast::Name]) -> Option<(String, CqlType)> {
+    let cols = columns
+        .iter()
+        .map(|n| def.column(&n.0))
+        .collect::<Option<Vec<_>>>()?;
+    let names: Vec<&str> = cols.iter().map(|c| c.name.as_str()).collect();
+    Some((
+        format!("({})", names.join(",")),
+        CqlType::Tuple(cols.iter().map(|c| c.ty.clone()).collect()),
+    ))
+}
+
+/// `(?, ?)` (each marker one column's) or `?` (the whole tuple) in a multi-column relation.
+fn mark_tuple(
+    specs: &mut [Option<ColumnSpec>],
+    def: &TableDef,
+    columns: &[crate::language::ast::Name],
+    term: &Term,
+) {
+    match term {
+        Term::Tuple(items) => {
+            for (name, item) in columns.iter().zip(items) {
+                if let Some(c) = def.column(&name.0) {
+                    mark(specs, def, &c.name, &c.ty, item);
+                }
+            }
+        }
+        other => {
+            if let Some((name, tuple)) = tuple_of(def, columns) {
+                mark(specs, def, &name, &tuple, other);
+            }
         }
     }
 }

@@ -85,6 +85,23 @@ fn call(run: &Run<'_>, name: &str, args: &[Term]) -> Result<CqlValue, LiteralErr
         ("mintimeuuid" | "maxtimeuuid", 1) => {
             let millis = match &args[0] {
                 Term::FunctionCall { .. } => time_of(arg(0)?)?,
+                Term::Marker(m) => match run.values.get(m.index) {
+                    Some(crate::frame::Value::Set(bytes)) => {
+                        match CqlValue::deserialize(&CqlType::Timestamp, bytes) {
+                            Ok(CqlValue::Timestamp(ms)) => ms,
+                            _ => {
+                                return Err(LiteralError::InvalidLiteral(format!(
+                                    "{name}() takes a timestamp"
+                                )));
+                            }
+                        }
+                    }
+                    _ => {
+                        return Err(LiteralError::InvalidLiteral(format!(
+                            "Invalid null or unset value for the argument of {name}()"
+                        )));
+                    }
+                },
                 other => {
                     match crate::value::from_term(other, name, &CqlType::Timestamp, now_millis)? {
                         Some(CqlValue::Timestamp(ms)) => ms,

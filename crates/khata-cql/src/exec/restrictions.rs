@@ -40,6 +40,9 @@ pub(crate) struct Restrictions {
     ck: Vec<Option<Vec<Bytes>>>,
     /// The clustering column the slice starts at, and its ends.
     slice: Option<(usize, Option<SliceEnd>, Option<SliceEnd>)>,
+    /// `(a, b) IN ((x, y), ...)`: the first column and the tuples, which stand for the columns
+    /// they cover in `ck` (whose entries then only mark those columns as restricted).
+    tuples: Option<(usize, Vec<Vec<Bytes>>)>,
     /// Regular and static columns compared with a value (ALLOW FILTERING, or an index).
     pub filters: Vec<Filter>,
 }
@@ -56,6 +59,9 @@ pub(crate) struct Filter {
     /// A key column's `IN` as a filter (with `=`): the values it accepts, instead of `value`
     /// (none for an empty `IN`, which no row passes).
     pub any_of: Option<Vec<Bytes>>,
+    /// `m[key] op value`: the map key whose value is compared (`value` is then of the map's
+    /// value type).
+    pub element: Option<Bytes>,
 }
 
 impl Filter {
@@ -64,47 +70,84 @@ impl Filter {
         let Some(current) = current else {
             return false;
         };
-        let ty = &self.column.ty;
-        match self.op {
-            ComparisonOp::Equal => match &self.any_of {
-                Some(values) => values.contains(current),
-                None => *current == self.value,
-            },
-            ComparisonOp::Contains | ComparisonOp::ContainsKey => {
-                let (Ok(collection), Some(element_ty)) = (
-                    CqlValue::deserialize(ty, current),
-                    contained_type(ty, self.op),
-                ) else {
-                    return false;
-                };
-                let Ok(wanted) = CqlValue::deserialize(&element_ty, &self.value) else {
-                    return false;
-                };
-                let same = |v: &CqlValue| compare(&element_ty, v, &wanted) == Ordering::Equal;
-                match (collection, self.op) {
-                    (CqlValue::List(items) | CqlValue::Set(items), _) => items.iter().any(same),
-                    (CqlValue::Map(entries), ComparisonOp::ContainsKey) => {
-                        entries.iter().any(|(k, _)| same(k))
-                    }
-                    (CqlValue::Map(entries), _) => entries.iter().any(|(_, v)| same(v)),
-                    _ => false,
+        if let Some(key) = &self.element {
+            return self.element_passes(key, current);
+        }
+        compare_op(&self.column.ty, self.op, &self.any_of, current, &self.value)
+    }
+
+    /// `m[key] op value` on a map's serialized value.
+    fn element_passes(&self, key: &Bytes, map: &Bytes) -> bool {
+        let CqlType::Map {
+            key: key_ty,
+            value: value_ty,
+            ..
+        } = &self.column.ty
+        else {
+            return false;
+        };
+        let (Ok(CqlValue::Map(entries)), Ok(wanted)) = (
+            CqlValue::deserialize(&self.column.ty, map),
+            CqlValue::deserialize(key_ty, key),
+        ) else {
+            return false;
+        };
+        entries
+            .iter()
+            .find(|(k, _)| compare(key_ty, k, &wanted) == Ordering::Equal)
+            .is_some_and(|(_, v)| {
+                let current = Bytes::from(v.to_bytes(value_ty));
+                compare_op(value_ty, self.op, &None, &current, &self.value)
+            })
+    }
+}
+
+/// `current op value` for values of `ty` (`any_of`: the values of a key column's `IN`).
+fn compare_op(
+    ty: &CqlType,
+    op: ComparisonOp,
+    any_of: &Option<Vec<Bytes>>,
+    current: &Bytes,
+    value: &Bytes,
+) -> bool {
+    match op {
+        ComparisonOp::Equal => match any_of {
+            Some(values) => values.contains(current),
+            None => current == value,
+        },
+        ComparisonOp::Contains | ComparisonOp::ContainsKey => {
+            let (Ok(collection), Some(element_ty)) =
+                (CqlValue::deserialize(ty, current), contained_type(ty, op))
+            else {
+                return false;
+            };
+            let Ok(wanted) = CqlValue::deserialize(&element_ty, value) else {
+                return false;
+            };
+            let same = |v: &CqlValue| compare(&element_ty, v, &wanted) == Ordering::Equal;
+            match (collection, op) {
+                (CqlValue::List(items) | CqlValue::Set(items), _) => items.iter().any(same),
+                (CqlValue::Map(entries), ComparisonOp::ContainsKey) => {
+                    entries.iter().any(|(k, _)| same(k))
                 }
+                (CqlValue::Map(entries), _) => entries.iter().any(|(_, v)| same(v)),
+                _ => false,
             }
-            op => {
-                let (Ok(a), Ok(b)) = (
-                    CqlValue::deserialize(ty, current),
-                    CqlValue::deserialize(ty, &self.value),
-                ) else {
-                    return false;
-                };
-                let order = compare(ty, &a, &b);
-                match op {
-                    ComparisonOp::Less => order == Ordering::Less,
-                    ComparisonOp::LessEqual => order != Ordering::Greater,
-                    ComparisonOp::Greater => order == Ordering::Greater,
-                    ComparisonOp::GreaterEqual => order != Ordering::Less,
-                    _ => false,
-                }
+        }
+        op => {
+            let (Ok(a), Ok(b)) = (
+                CqlValue::deserialize(ty, current),
+                CqlValue::deserialize(ty, value),
+            ) else {
+                return false;
+            };
+            let order = compare(ty, &a, &b);
+            match op {
+                ComparisonOp::Less => order == Ordering::Less,
+                ComparisonOp::LessEqual => order != Ordering::Greater,
+                ComparisonOp::Greater => order == Ordering::Greater,
+                ComparisonOp::GreaterEqual => order != Ordering::Less,
+                _ => false,
             }
         }
     }
@@ -118,12 +161,14 @@ fn in_filter(column: ColumnDef, mut values: Vec<Bytes>) -> Filter {
             op: ComparisonOp::Equal,
             value: values.remove(0),
             any_of: None,
+            element: None,
         },
         _ => Filter {
             column,
             op: ComparisonOp::Equal,
             value: Bytes::new(),
             any_of: Some(values),
+            element: None,
         },
     }
 }
@@ -330,6 +375,7 @@ impl Restrictions {
                             },
                             value: end.values[0].clone(),
                             any_of: None,
+                            element: None,
                         });
                     }
                 }
@@ -351,6 +397,7 @@ impl Restrictions {
             token_high: RangeBound::Unbounded,
             ck: vec![None; clustering.len()],
             slice: None,
+            tuples: None,
             filters: Vec::new(),
         };
         let set_slice =
@@ -437,6 +484,7 @@ impl Restrictions {
                                 op: *op,
                                 value: required(run, value, c)?,
                                 any_of: None,
+                                element: None,
                             });
                         }
                         (ColumnKind::PartitionKey { .. }, _) => {
@@ -482,6 +530,7 @@ impl Restrictions {
                                 op: *op,
                                 value: required(run, value, c)?,
                                 any_of: None,
+                                element: None,
                             });
                         }
                         (
@@ -500,6 +549,7 @@ impl Restrictions {
                                 op: *op,
                                 value: bind::required(run, value, &element_ty, &c.name)?,
                                 any_of: None,
+                                element: None,
                             });
                         }
                         _ => {
@@ -618,6 +668,77 @@ impl Restrictions {
                         }
                     }
                 }
+                Relation::MapElement {
+                    column: name,
+                    key,
+                    op,
+                    value,
+                } => {
+                    let c = column(t, &name.0)?;
+                    let CqlType::Map {
+                        key: key_ty,
+                        value: value_ty,
+                        ..
+                    } = &c.ty
+                    else {
+                        return Err(ExecError::invalid(format!(
+                            "Invalid element access on column {}: not a map",
+                            c.name
+                        )));
+                    };
+                    if !matches!(c.kind, ColumnKind::Regular | ColumnKind::Static) {
+                        return Err(ExecError::invalid(format!(
+                            "Unsupported relation on column {}",
+                            c.name
+                        )));
+                    }
+                    if !matches!(
+                        op,
+                        ComparisonOp::Equal
+                            | ComparisonOp::Less
+                            | ComparisonOp::LessEqual
+                            | ComparisonOp::Greater
+                            | ComparisonOp::GreaterEqual
+                    ) {
+                        return Err(ExecError::invalid(format!(
+                            "Unsupported \"{}\" relation: {relation}",
+                            op.symbol()
+                        )));
+                    }
+                    r.filters.push(Filter {
+                        column: c.clone(),
+                        op: *op,
+                        value: bind::required(run, value, value_ty, &c.name)?,
+                        any_of: None,
+                        element: Some(bind::required(run, key, key_ty, &c.name)?),
+                    });
+                }
+                Relation::MultiColumnIn {
+                    columns,
+                    negated: false,
+                    values,
+                } => {
+                    let cols = columns
+                        .iter()
+                        .map(|n| column(t, &n.0))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let first = multi_column_start(&cols)?;
+                    let tuples = match values {
+                        InValues::Terms(terms) => terms
+                            .iter()
+                            .map(|term| tuple_values(run, term, &cols))
+                            .collect::<Result<Vec<_>, _>>()?,
+                        InValues::Marker(m) => tuple_list(run, m, &cols)?,
+                    };
+                    for (i, c) in cols.iter().enumerate() {
+                        let mut distinct: Vec<Bytes> =
+                            tuples.iter().map(|tuple| tuple[i].clone()).collect();
+                        distinct.sort();
+                        distinct.dedup();
+                        restrict(&mut r.ck[first + i], distinct, c, true)?;
+                    }
+                    r.tuples = Some((first, tuples));
+                }
                 other => {
                     return Err(ExecError::invalid(format!(
                         "relation {other} is not supported by khata yet"
@@ -710,17 +831,35 @@ impl Restrictions {
     fn prefixes(&self, t: &TableSchema) -> Result<Vec<Vec<Bytes>>, ExecError> {
         let n = self.prefix_len(t)?;
         let mut combos: Vec<Vec<Bytes>> = vec![Vec::new()];
-        for values in self.ck.iter().take(n).flatten() {
+        let mut position = 0;
+        while position < n {
+            // A multi-column IN adds whole tuples; any other column, each of its values.
+            let choices: Vec<Vec<Bytes>> = match &self.tuples {
+                Some((first, tuples)) if *first == position => tuples.clone(),
+                _ => self.ck[position]
+                    .iter()
+                    .flatten()
+                    .map(|v| vec![v.clone()])
+                    .collect(),
+            };
+            position += choices.first().map_or(1, Vec::len).max(1);
             combos = combos
                 .into_iter()
                 .flat_map(|k| {
-                    values.iter().map(move |v| {
+                    choices.iter().map(move |c| {
                         let mut k = k.clone();
-                        k.push(v.clone());
+                        k.extend(c.iter().cloned());
                         k
                     })
                 })
                 .collect();
+        }
+        if let Some((first, _)) = &self.tuples
+            && *first >= n
+        {
+            return Err(ExecError::invalid(
+                "Multi-column IN restrictions cannot be used for filtering",
+            ));
         }
         Ok(combos)
     }
@@ -867,6 +1006,44 @@ fn multi_column_start(cols: &[&ColumnDef]) -> Result<usize, ExecError> {
         ));
     }
     Ok(positions[0])
+}
+
+/// The tuples of `(a, b) IN ?`: a bound list of tuples.
+fn tuple_list(
+    run: &Run<'_>,
+    marker: &crate::language::ast::BindMarker,
+    columns: &[&ColumnDef],
+) -> Result<Vec<Vec<Bytes>>, ExecError> {
+    let tuple = CqlType::Tuple(columns.iter().map(|c| c.ty.clone()).collect());
+    let list = CqlType::List {
+        element: Box::new(tuple),
+        frozen: true,
+    };
+    let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+    let name = format!("({})", names.join(", "));
+    let Bound::Value(bytes) = bind::value(run, &Term::Marker(marker.clone()), &list, &name)? else {
+        return Err(ExecError::invalid(format!(
+            "Invalid null value for IN restriction on {name}"
+        )));
+    };
+    let Ok(CqlValue::List(items)) = CqlValue::deserialize(&list, &bytes) else {
+        return Err(ExecError::invalid(format!("Invalid IN values for {name}")));
+    };
+    items
+        .into_iter()
+        .map(|item| match item {
+            CqlValue::Tuple(values) if values.len() == columns.len() => values
+                .into_iter()
+                .zip(columns)
+                .map(|(v, c)| {
+                    v.map(|v| Bytes::from(v.to_bytes(&c.ty))).ok_or_else(|| {
+                        ExecError::invalid(format!("Invalid null value for column {}", c.name))
+                    })
+                })
+                .collect(),
+            _ => Err(ExecError::invalid(format!("Invalid IN values for {name}"))),
+        })
+        .collect()
 }
 
 /// Encode a clustering prefix (or a whole key) from its columns' values.

@@ -504,13 +504,13 @@ fn json_row(outs: &[(String, Output)], row: &[Option<Bytes>]) -> Option<Bytes> {
         text.push_str(&serde_json::Value::String(key).to_string());
         text.push_str(": ");
         let ty = output_type(o);
-        let value = cell
+        match cell
             .as_ref()
             .and_then(|b| crate::value::CqlValue::deserialize(&ty, b).ok())
-            .map_or(serde_json::Value::Null, |v| {
-                crate::value::json::to_json(&ty, &v)
-            });
-        crate::value::json::write_json(&value, &mut text);
+        {
+            Some(v) => crate::value::json::write_value(&ty, &v, &mut text),
+            None => text.push_str("null"),
+        }
     }
     text.push('}');
     Some(Bytes::from(text))
@@ -534,7 +534,7 @@ enum Source {
 fn usable_index(t: &TableSchema, r: &Restrictions) -> Option<(String, Bytes)> {
     r.filters
         .iter()
-        .filter(|f| f.op == ComparisonOp::Equal && f.any_of.is_none())
+        .filter(|f| f.op == ComparisonOp::Equal && f.any_of.is_none() && f.element.is_none())
         .find_map(|f| {
             t.indexes.iter().find_map(|i| {
                 let (column, kind) = i.column();
@@ -1349,19 +1349,40 @@ fn group_by_columns(t: &TableSchema, s: &Select) -> Result<Vec<ColumnDef>, ExecE
         .cloned()
         .chain(t.def.clustering().into_iter().map(|(c, _)| c.clone()))
         .collect();
+    // Key columns restricted by `=` may be left out of the GROUP BY, as in Cassandra: they
+    // are the same in every row, so they are grouped on all the same.
+    let by_equality = |name: &str| {
+        s.where_clause.iter().any(|r| match r {
+            crate::language::ast::Relation::Column { column, op, .. } => {
+                *op == ComparisonOp::Equal && column.0 == name
+            }
+            crate::language::ast::Relation::MultiColumn { columns, op, .. } => {
+                *op == ComparisonOp::Equal && columns.iter().any(|c| c.0 == name)
+            }
+            _ => false,
+        })
+    };
+    let out_of_order = || {
+        ExecError::invalid(
+            "Group by currently only support groups of columns following their declared order in the PRIMARY KEY",
+        )
+    };
     let mut out = Vec::new();
-    for (i, g) in s.group_by.iter().enumerate() {
+    let mut next = key.iter();
+    for g in &s.group_by {
         let Selectable::Column(n) = g else {
             return Err(ExecError::invalid(format!(
                 "Group by is only supported on primary key columns, not {g}"
             )));
         };
-        match key.get(i) {
-            Some(c) if c.name == n.0 => out.push(c.clone()),
-            _ => {
-                return Err(ExecError::invalid(
-                    "Group by currently only support groups of columns following their declared order in the PRIMARY KEY",
-                ));
+        loop {
+            let c = next.next().ok_or_else(out_of_order)?;
+            out.push(c.clone());
+            if c.name == n.0 {
+                break;
+            }
+            if !by_equality(&c.name) {
+                return Err(out_of_order());
             }
         }
     }

@@ -359,15 +359,11 @@ fn call(
             None => None,
         },
         Scalar::ToJson => {
-            let json = match first {
-                Some(b) => match CqlValue::deserialize(&args[0].ty, &b) {
-                    Ok(v) => crate::value::json::to_json(&args[0].ty, &v),
-                    Err(_) => serde_json::Value::Null,
-                },
-                None => serde_json::Value::Null,
-            };
             let mut text = String::new();
-            crate::value::json::write_json(&json, &mut text);
+            match first.and_then(|b| CqlValue::deserialize(&args[0].ty, &b).ok()) {
+                Some(v) => crate::value::json::write_value(&args[0].ty, &v, &mut text),
+                None => text.push_str("null"),
+            }
             Some(Bytes::from(text))
         }
     })

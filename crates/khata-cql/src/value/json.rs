@@ -49,6 +49,88 @@ pub fn write_json(v: &Json, out: &mut String) {
     }
 }
 
+/// A value as JSON text, written as Cassandra writes it: a user type's fields in their
+/// declared order and a map's entries in the map's order (a [`Json`] object would sort them by
+/// name).
+pub fn write_value(ty: &CqlType, v: &CqlValue, out: &mut String) {
+    match v {
+        CqlValue::List(items) | CqlValue::Set(items) | CqlValue::Vector(items) => {
+            let element = match ty {
+                CqlType::List { element, .. }
+                | CqlType::Set { element, .. }
+                | CqlType::Vector { element, .. } => element.as_ref(),
+                other => other,
+            };
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_value(element, item, out);
+            }
+            out.push(']');
+        }
+        CqlValue::Map(entries) => {
+            let (kt, vt) = match ty {
+                CqlType::Map { key, value, .. } => (key.as_ref(), value.as_ref()),
+                other => (other, other),
+            };
+            out.push('{');
+            for (i, (k, item)) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let key = match to_json(kt, k) {
+                    Json::String(s) => s,
+                    other => other.to_string(),
+                };
+                out.push_str(&Json::String(key).to_string());
+                out.push_str(": ");
+                write_value(vt, item, out);
+            }
+            out.push('}');
+        }
+        CqlValue::Tuple(items) => {
+            let types: &[CqlType] = match ty {
+                CqlType::Tuple(t) => t,
+                _ => &[],
+            };
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                match (item, types.get(i)) {
+                    (Some(item), Some(t)) => write_value(t, item, out),
+                    _ => out.push_str("null"),
+                }
+            }
+            out.push(']');
+        }
+        CqlValue::Udt(fields) => {
+            let types: &[(String, CqlType)] = match ty {
+                CqlType::Udt { fields, .. } => fields,
+                _ => &[],
+            };
+            out.push('{');
+            for (i, (name, item)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&Json::String(name.clone()).to_string());
+                out.push_str(": ");
+                let t = types.iter().find(|(n, _)| n == name).map(|(_, t)| t);
+                match (item, t) {
+                    (Some(item), Some(t)) => write_value(t, item, out),
+                    _ => out.push_str("null"),
+                }
+            }
+            out.push('}');
+        }
+        scalar => write_json(&to_json(ty, scalar), out),
+    }
+}
+
 /// A value as JSON.
 pub fn to_json(ty: &CqlType, v: &CqlValue) -> Json {
     match v {
@@ -304,6 +386,29 @@ mod tests {
             let back = from_json(&ty, &json, "c", 0).unwrap().unwrap();
             assert_eq!(back, v, "{json}");
         }
+        // Written in the value's order, not sorted by name.
+        let mut text = String::new();
+        let udt = CqlType::Udt {
+            keyspace: "ks".into(),
+            name: "u".into(),
+            fields: vec![("z".into(), CqlType::Int), ("a".into(), map.clone())],
+            frozen: true,
+        };
+        write_value(
+            &udt,
+            &CqlValue::Udt(vec![
+                ("z".into(), Some(CqlValue::Int(1))),
+                (
+                    "a".into(),
+                    Some(CqlValue::Map(vec![
+                        (CqlValue::Int(2), CqlValue::Text("b".into())),
+                        (CqlValue::Int(10), CqlValue::Text("c".into())),
+                    ])),
+                ),
+            ]),
+            &mut text,
+        );
+        assert_eq!(text, r#"{"z": 1, "a": {"2": "b", "10": "c"}}"#);
         assert_eq!(
             to_json(&CqlType::Timestamp, &CqlValue::Timestamp(0)),
             Json::String("1970-01-01 00:00:00.000Z".into())
