@@ -10,8 +10,8 @@ use super::types::column_type;
 use super::{Run, select};
 use crate::frame::{ColumnSpec, ColumnType, Value};
 use crate::language::ast::{
-    ComparisonOp, ConditionPredicate, ElementSelector, IfClause, InValues, IntValue, Literal,
-    ParsedStatement, Relation, Statement, Term,
+    ConditionPredicate, ElementSelector, IfClause, InValues, IntValue, Literal, ParsedStatement,
+    Relation, Statement, Term,
 };
 use crate::value::{CqlValue, LiteralError, from_term_with, valid_as_is};
 
@@ -250,16 +250,9 @@ fn mark_relations(specs: &mut [Option<ColumnSpec>], def: &TableDef, relations: &
             Relation::Column { column, op, value } => {
                 if let Some(c) = def.column(&column.0) {
                     // `CONTAINS ?` binds an element (a map's value), `CONTAINS KEY ?` a key.
-                    let ty = match (op, &c.ty) {
-                        (
-                            ComparisonOp::Contains,
-                            CqlType::List { element, .. } | CqlType::Set { element, .. },
-                        ) => element.as_ref(),
-                        (ComparisonOp::Contains, CqlType::Map { value, .. }) => value.as_ref(),
-                        (ComparisonOp::ContainsKey, CqlType::Map { key, .. }) => key.as_ref(),
-                        _ => &c.ty,
-                    };
-                    mark(specs, def, &c.name, ty, value);
+                    let ty = super::restrictions::contained_type(&c.ty, *op)
+                        .unwrap_or_else(|| c.ty.clone());
+                    mark(specs, def, &c.name, &ty, value);
                 }
             }
             Relation::Between { column, low, high } => {
@@ -431,15 +424,7 @@ fn mark_conditions(specs: &mut [Option<ColumnSpec>], def: &TableDef, clause: &If
         };
         match &cond.predicate {
             ConditionPredicate::Compare(op, term) => {
-                let ty = match (op, &ty) {
-                    (
-                        ComparisonOp::Contains,
-                        CqlType::List { element, .. } | CqlType::Set { element, .. },
-                    ) => element.as_ref().clone(),
-                    (ComparisonOp::Contains, CqlType::Map { value, .. }) => value.as_ref().clone(),
-                    (ComparisonOp::ContainsKey, CqlType::Map { key, .. }) => key.as_ref().clone(),
-                    _ => ty,
-                };
+                let ty = super::restrictions::contained_type(&ty, *op).unwrap_or(ty);
                 mark(specs, def, &name, &ty, term);
             }
             ConditionPredicate::In(InValues::Terms(terms)) => {

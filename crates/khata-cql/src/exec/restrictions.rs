@@ -174,7 +174,7 @@ fn in_filter(column: ColumnDef, mut values: Vec<Bytes>) -> Filter {
 }
 
 /// The type a `CONTAINS` (element, or map value) or `CONTAINS KEY` (map key) compares with.
-fn contained_type(ty: &CqlType, op: ComparisonOp) -> Option<CqlType> {
+pub(crate) fn contained_type(ty: &CqlType, op: ComparisonOp) -> Option<CqlType> {
     match (ty, op) {
         (CqlType::List { element, .. } | CqlType::Set { element, .. }, ComparisonOp::Contains) => {
             Some(element.as_ref().clone())
@@ -284,7 +284,19 @@ fn tuple_values(
     let name = format!("({})", names.join(", "));
     let bytes = bind::required(run, term, &ty, &name)?;
     match CqlValue::deserialize(&ty, &bytes) {
-        Ok(CqlValue::Tuple(items)) if items.len() == columns.len() => items
+        Ok(tuple) => tuple_columns(tuple, columns, &name),
+        Err(_) => Err(ExecError::invalid(format!("Invalid value for {name}"))),
+    }
+}
+
+/// A tuple value as its columns' serialized values (none may be null).
+fn tuple_columns(
+    tuple: CqlValue,
+    columns: &[&ColumnDef],
+    name: &str,
+) -> Result<Vec<Bytes>, ExecError> {
+    match tuple {
+        CqlValue::Tuple(items) if items.len() == columns.len() => items
             .into_iter()
             .zip(columns)
             .map(|(v, c)| {
@@ -834,25 +846,32 @@ impl Restrictions {
         let mut position = 0;
         while position < n {
             // A multi-column IN adds whole tuples; any other column, each of its values.
-            let choices: Vec<Vec<Bytes>> = match &self.tuples {
-                Some((first, tuples)) if *first == position => tuples.clone(),
-                _ => self.ck[position]
-                    .iter()
-                    .flatten()
-                    .map(|v| vec![v.clone()])
-                    .collect(),
+            let extend = |k: &Vec<Bytes>, values: &[Bytes]| {
+                let mut k = k.clone();
+                k.extend_from_slice(values);
+                k
             };
-            position += choices.first().map_or(1, Vec::len).max(1);
-            combos = combos
-                .into_iter()
-                .flat_map(|k| {
-                    choices.iter().map(move |c| {
-                        let mut k = k.clone();
-                        k.extend(c.iter().cloned());
-                        k
-                    })
-                })
-                .collect();
+            combos = match &self.tuples {
+                Some((first, tuples)) if *first == position => {
+                    position += tuples.first().map_or(1, |t| t.len().max(1));
+                    combos
+                        .iter()
+                        .flat_map(|k| tuples.iter().map(move |t| extend(k, t)))
+                        .collect()
+                }
+                _ => {
+                    let values = self.ck[position].as_deref().unwrap_or_default();
+                    position += 1;
+                    combos
+                        .iter()
+                        .flat_map(|k| {
+                            values
+                                .iter()
+                                .map(move |v| extend(k, std::slice::from_ref(v)))
+                        })
+                        .collect()
+                }
+            };
         }
         if let Some((first, _)) = &self.tuples
             && *first >= n
@@ -1031,18 +1050,7 @@ fn tuple_list(
     };
     items
         .into_iter()
-        .map(|item| match item {
-            CqlValue::Tuple(values) if values.len() == columns.len() => values
-                .into_iter()
-                .zip(columns)
-                .map(|(v, c)| {
-                    v.map(|v| Bytes::from(v.to_bytes(&c.ty))).ok_or_else(|| {
-                        ExecError::invalid(format!("Invalid null value for column {}", c.name))
-                    })
-                })
-                .collect(),
-            _ => Err(ExecError::invalid(format!("Invalid IN values for {name}"))),
-        })
+        .map(|item| tuple_columns(item, columns, &name))
         .collect()
 }
 
