@@ -3,7 +3,9 @@
 An index on a regular column is kept up to date on every write, answers `WHERE v = ?` alone
 (across partitions, paged) and with the partition key, forgets values that were overwritten,
 deleted or expired, is built from the data already in the table, and is refused where
-Cassandra refuses it, with Cassandra's messages.
+Cassandra refuses it, with Cassandra's messages. Indexes on the elements of collections
+(`values()`, `keys()`, `entries()`) answer `CONTAINS`, `CONTAINS KEY` and `m[key] = value`;
+indexes on clustering, partition key and static columns answer `=` on them.
 """
 
 from __future__ import annotations
@@ -229,3 +231,47 @@ def test_driver_metadata_and_describe(session, cluster, ks, cqlsh):
     assert f"CREATE INDEX by_author ON {ks}.messages (author);" in described
     described = cqlsh(f"DESCRIBE INDEX {ks}.by_author").stdout
     assert f"CREATE INDEX by_author ON {ks}.messages (author);" in described
+
+
+def test_collection_elements_and_key_columns(session, cluster, ks, cqlsh):
+    session.execute(
+        f"CREATE TABLE {ks}.posts (author text, day int, id int, blog text static, "
+        "tags set<text>, attrs map<text, text>, PRIMARY KEY ((author, day), id))")
+    session.execute(f"INSERT INTO {ks}.posts (author, day, id, blog, tags, attrs) "
+                    "VALUES ('ann', 1, 1, 'a.example', {'rust', 'db'}, {'lang': 'en'})")
+    for ddl in ["CREATE INDEX ON {ks}.posts (tags)",
+                "CREATE INDEX ON {ks}.posts (keys(attrs))",
+                "CREATE INDEX ON {ks}.posts (entries(attrs))",
+                "CREATE INDEX ON {ks}.posts (author)",
+                "CREATE INDEX ON {ks}.posts (id)",
+                "CREATE INDEX ON {ks}.posts (blog)"]:
+        session.execute(ddl.format(ks=ks))
+    session.execute(f"INSERT INTO {ks}.posts (author, day, id, blog, tags, attrs) "
+                    "VALUES ('bob', 2, 1, 'b.example', {'db'}, {'lang': 'fr'})")
+
+    def ids(where, *values):
+        rows = session.execute(f"SELECT author, day, id FROM {ks}.posts WHERE {where}", values)
+        return sorted((r.author, r.day, r.id) for r in rows)
+
+    assert ids("tags CONTAINS %s", "db") == [("ann", 1, 1), ("bob", 2, 1)]
+    assert ids("tags CONTAINS %s", "rust") == [("ann", 1, 1)]
+    assert ids("attrs CONTAINS KEY %s", "lang") == [("ann", 1, 1), ("bob", 2, 1)]
+    assert ids("attrs['lang'] = %s", "fr") == [("bob", 2, 1)]
+    assert ids("author = %s", "ann") == [("ann", 1, 1)]
+    assert ids("id = %s", 1) == [("ann", 1, 1), ("bob", 2, 1)]
+    assert ids("blog = %s", "b.example") == [("bob", 2, 1)]
+    session.execute(f"UPDATE {ks}.posts SET tags = tags - {{'db'}} WHERE author = 'ann' "
+                    "AND day = 1 AND id = 1")
+    assert ids("tags CONTAINS %s", "db") == [("bob", 2, 1)]
+
+    with pytest.raises(InvalidRequest, match="Cannot create index on keys of column tags "
+                                             "with non-map type"):
+        session.execute(f"CREATE INDEX ON {ks}.posts (keys(tags))")
+
+    cluster.refresh_schema_metadata()
+    indexes = cluster.metadata.keyspaces[ks].indexes
+    assert indexes["posts_tags_idx"].index_options == {"target": "values(tags)"}
+    assert indexes["posts_attrs_idx_1"].index_options == {"target": "entries(attrs)"}
+    described = cqlsh(f"DESCRIBE TABLE {ks}.posts").stdout
+    assert f"CREATE INDEX posts_tags_idx ON {ks}.posts (values(tags));" in described
+    assert f"CREATE INDEX posts_attrs_idx ON {ks}.posts (keys(attrs));" in described

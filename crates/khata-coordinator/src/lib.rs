@@ -28,6 +28,6 @@ pub mod catalog {
     pub use khata_replica::{
         CasManyOutcome, CasRead, ChangeKind, ChangeTarget, DroppedColumn, IndexDef, IndexKind,
         IndexQuery, IndexResult, KeyspaceSchema, NodeInfo, ReplicaError, Schema, SchemaChange,
-        SchemaEvent, TableSchema, UserType,
+        SchemaEvent, TableSchema, UserType, entry_value,
     };
 }

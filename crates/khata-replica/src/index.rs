@@ -11,7 +11,13 @@
 //! ```
 //!
 //! so one value's entries are one partition in token order, and a token range of the base
-//! table is a clustering slice of it. Entries are written in the same commit-log record as the
+//! table is a clustering slice of it. What is indexed ([`Indexed`]): a regular column's cell;
+//! each element of a non-frozen collection (`values()`: set elements, list elements, map values;
+//! `keys()`: map keys; `entries()`: a map's key and value together, [`entry_value`]); a
+//! clustering column, with an entry for every row a write makes live; or, with an empty base
+//! clustering so that an entry names a whole partition, a static column or a component of a
+//! composite partition key (an entry for every write to the partition). An entry's timestamp
+//! is the newest of what made it, and it expires only when all of that expires. Entries are written in the same commit-log record as the
 //! base write that made them (see [`entries`]); nothing is read before a write, so an entry
 //! outlives the value it pointed to when that value is overwritten or deleted. Reads check
 //! every entry against the base row and delete the stale ones with a tombstone at the entry's
@@ -26,12 +32,12 @@ use std::ops::Bound;
 use bytes::Bytes;
 use khata_storage::{Engine, Mutation, TableSpec};
 use khata_types::LocalTime;
-use khata_types::cell::{CellKind, DeletionTime, LivenessInfo};
+use khata_types::cell::{CellKind, DeletionTime, Expiry, LivenessInfo};
 use khata_types::clustering::{after_prefix, decode_key, encode_key, end_bound, full_range};
 use khata_types::partition::Partition;
-use khata_types::row::{CellKey, Row};
+use khata_types::row::{CellKey, ColumnId, Row};
 use khata_types::schema::{ClusteringOrder, ColumnDef, ColumnKind, CqlType, TableDef};
-use khata_types::token::{DecoratedKey, Token};
+use khata_types::token::{DecoratedKey, Token, split_partition_key};
 use uuid::Uuid;
 
 use crate::error::{ReplicaError, Result};
@@ -40,24 +46,52 @@ use crate::schema::{IndexDef, TableSchema};
 /// What part of a column an index covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexKind {
-    /// The column's value.
+    /// The column's value (of a key, static or regular column).
     Simple,
     /// A frozen collection as a whole (`full(c)`).
     Full,
+    /// The keys of a non-frozen map (`keys(m)`), for `CONTAINS KEY`.
+    Keys,
+    /// The elements of a non-frozen list or set, or the values of a map (`values(c)`), for
+    /// `CONTAINS`.
+    Values,
+    /// The entries of a non-frozen map (`entries(m)`), for `m[key] = value`.
+    Entries,
+}
+
+impl IndexKind {
+    /// The function name of the target text (`keys` in `keys(m)`); none for a simple index.
+    fn function(self) -> Option<&'static str> {
+        match self {
+            IndexKind::Simple => None,
+            IndexKind::Full => Some("full"),
+            IndexKind::Keys => Some("keys"),
+            IndexKind::Values => Some("values"),
+            IndexKind::Entries => Some("entries"),
+        }
+    }
 }
 
 impl IndexDef {
     /// The indexed column's name and what of it is indexed, from the target as
-    /// `system_schema.indexes` keeps it (`v`, `"Quoted"`, `full(v)`).
+    /// `system_schema.indexes` keeps it (`v`, `"Quoted"`, `full(v)`, `values(tags)`).
     pub fn column(&self) -> (String, IndexKind) {
-        let (inner, kind) = match self
-            .target
-            .strip_prefix("full(")
-            .and_then(|t| t.strip_suffix(')'))
-        {
-            Some(inner) => (inner, IndexKind::Full),
-            None => (self.target.as_str(), IndexKind::Simple),
-        };
+        let (inner, kind) = [
+            IndexKind::Full,
+            IndexKind::Keys,
+            IndexKind::Values,
+            IndexKind::Entries,
+        ]
+        .into_iter()
+        .find_map(|kind| {
+            let f = kind.function()?;
+            self.target
+                .strip_prefix(f)
+                .and_then(|t| t.strip_prefix('('))
+                .and_then(|t| t.strip_suffix(')'))
+                .map(|inner| (inner, kind))
+        })
+        .unwrap_or((self.target.as_str(), IndexKind::Simple));
         let name = match inner.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
             Some(quoted) => quoted.replace("\"\"", "\""),
             None => inner.to_string(),
@@ -69,10 +103,27 @@ impl IndexDef {
 /// The target text Cassandra keeps for an index on `column`.
 pub fn target_text(column: &str, kind: IndexKind) -> String {
     let name = khata_types::type_text::quote_identifier(column);
-    match kind {
-        IndexKind::Simple => name,
-        IndexKind::Full => format!("full({name})"),
+    match kind.function() {
+        None => name,
+        Some(f) => format!("{f}({name})"),
     }
+}
+
+/// The value an `entries(m)` index files the entry `key: value` of a map under (what a query
+/// `m[key] = value` looks up): both serialized values, the key with a 32-bit length.
+pub fn entry_value(key: &[u8], value: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(4 + key.len() + value.len());
+    out.extend_from_slice(&(key.len() as u32).to_be_bytes());
+    out.extend_from_slice(key);
+    out.extend_from_slice(value);
+    Bytes::from(out)
+}
+
+/// The map key and value of an [`entry_value`].
+fn split_entry_value(entry: &Bytes) -> Option<(Bytes, Bytes)> {
+    let len = usize::try_from(u32::from_be_bytes(entry.get(..4)?.try_into().ok()?)).ok()?;
+    let key = entry.get(4..4usize.checked_add(len)?)?;
+    Some((entry.slice_ref(key), entry.slice(4 + len..)))
 }
 
 /// The storage table id of index `name` on table `base`: derived from both, so every node
@@ -108,29 +159,59 @@ pub(crate) fn indexed_column<'t>(table: &'t TableDef, index: &IndexDef) -> Resul
     Ok(column)
 }
 
-/// Whether khata can index `column` this way; the messages are Cassandra's where it has one.
+/// Whether khata can index `column` this way; the messages are Cassandra's.
 pub fn check_target(table: &TableDef, column: &ColumnDef, kind: IndexKind) -> Result<()> {
     let invalid = |m: String| Err(ReplicaError::Invalid(m));
     if table.columns.iter().any(|c| c.ty == CqlType::Counter) {
         return invalid("Secondary indexes on counter tables aren't supported".into());
     }
     if mentions_duration(&column.ty) {
-        return invalid("Secondary indexes are not supported on duration columns".into());
+        return invalid(match column.ty {
+            CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. } => {
+                "Secondary indexes are not supported on collections containing durations".into()
+            }
+            CqlType::Tuple(_) => {
+                "Secondary indexes are not supported on tuples containing durations".into()
+            }
+            CqlType::Udt { .. } => {
+                "Secondary indexes are not supported on UDTs containing durations".into()
+            }
+            _ => "Secondary indexes are not supported on duration columns".into(),
+        });
     }
-    let frozen_collection = matches!(
+    if matches!(column.kind, ColumnKind::PartitionKey { .. }) && table.partition_key().len() == 1 {
+        return invalid(format!(
+            "Cannot create secondary index on the only partition key column {}",
+            column.name
+        ));
+    }
+    let collection = matches!(
         column.ty,
-        CqlType::List { frozen: true, .. }
-            | CqlType::Set { frozen: true, .. }
-            | CqlType::Map { frozen: true, .. }
+        CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. }
     );
+    let frozen_collection = collection && !column.ty.is_multi_cell();
+    let function = kind.function().unwrap_or("");
     if frozen_collection && kind != IndexKind::Full {
         return invalid(format!(
-            "Cannot create values() index on frozen column {0}. Frozen collections are immutable and must be fully indexed by using the 'full({0})' modifier",
+            "Cannot create {function}() index on frozen column {0}. Frozen collections are immutable and must be fully indexed by using the 'full({0})' modifier",
             column.name
         ));
     }
     if !frozen_collection && kind == IndexKind::Full {
         return invalid("full() indexes can only be created on frozen collections".into());
+    }
+    if !collection && kind != IndexKind::Simple {
+        return invalid(format!(
+            "Cannot create {function}() index on {}. Non-collection columns only support simple indexes",
+            column.name
+        ));
+    }
+    let multi_cell_map = matches!(column.ty, CqlType::Map { frozen: false, .. });
+    if !multi_cell_map && matches!(kind, IndexKind::Keys | IndexKind::Entries) {
+        return invalid(format!(
+            "Cannot create index on {function} of column {} with non-map type",
+            column.name
+        ));
     }
     if matches!(column.ty, CqlType::Udt { frozen: false, .. }) {
         return invalid(format!(
@@ -138,21 +219,21 @@ pub fn check_target(table: &TableDef, column: &ColumnDef, kind: IndexKind) -> Re
             column.name
         ));
     }
-    match column.kind {
-        ColumnKind::Regular if column.ty.is_multi_cell() => invalid(format!(
-            "Indexes on the elements of non-frozen collections ({}) are not supported by khata yet",
+    if column.ty.is_multi_cell() && kind == IndexKind::Simple {
+        // `CREATE INDEX ON t (c)` on a non-frozen collection is `values(c)`; a simple target
+        // is never stored for one.
+        return invalid(format!(
+            "Cannot create a simple index on non-frozen collection {}; index values({0})",
             column.name
-        )),
-        ColumnKind::Regular => Ok(()),
-        ColumnKind::PartitionKey { .. } if table.partition_key().len() == 1 => invalid(format!(
-            "Cannot create secondary index on the only partition key column {}",
-            column.name
-        )),
-        _ => invalid(format!(
-            "Secondary indexes on primary key and static columns ({}) are not supported by khata yet; index a regular column",
-            column.name
-        )),
+        ));
     }
+    if column.kind == ColumnKind::Static && kind != IndexKind::Simple && kind != IndexKind::Full {
+        return invalid(format!(
+            "Indexes on the elements of static collections ({}) are not supported by khata yet",
+            column.name
+        ));
+    }
+    Ok(())
 }
 
 fn mentions_duration(ty: &CqlType) -> bool {
@@ -206,6 +287,165 @@ fn token_bound(bound: Bound<Token>, end: bool) -> Result<Bytes> {
     })
 }
 
+/// Where an index finds the values it files entries under.
+#[derive(Clone, Copy, Debug)]
+enum Indexed {
+    /// A regular column's cell: a simple value, or a frozen collection whole.
+    Cell(ColumnId),
+    /// The keys, values or entries of a regular non-frozen collection (`set`: a set, whose
+    /// elements are the cells' paths).
+    Elements {
+        column: ColumnId,
+        kind: IndexKind,
+        set: bool,
+    },
+    /// A static column's cell; its entries name partitions.
+    Static(ColumnId),
+    /// Component `n` of the clustering key.
+    Clustering(usize),
+    /// Component `n` of a composite partition key; its entries name partitions.
+    PartitionKey(usize),
+}
+
+impl Indexed {
+    /// What `index` on `column` reads.
+    fn of(column: &ColumnDef, kind: IndexKind) -> Indexed {
+        match (column.kind, kind) {
+            (ColumnKind::PartitionKey { position }, _) => Indexed::PartitionKey(position as usize),
+            (ColumnKind::Clustering { position, .. }, _) => Indexed::Clustering(position as usize),
+            (ColumnKind::Static, _) => Indexed::Static(column.id),
+            (ColumnKind::Regular, IndexKind::Keys | IndexKind::Values | IndexKind::Entries) => {
+                Indexed::Elements {
+                    column: column.id,
+                    kind,
+                    set: matches!(column.ty, CqlType::Set { .. }),
+                }
+            }
+            (ColumnKind::Regular, IndexKind::Simple | IndexKind::Full) => Indexed::Cell(column.id),
+        }
+    }
+
+    /// Whether entries name whole partitions (their base clustering is empty).
+    fn names_partitions(self) -> bool {
+        matches!(self, Indexed::Static(_) | Indexed::PartitionKey(_))
+    }
+}
+
+/// A value an index files an entry under, with the entry's timestamp and expiry.
+type Filed = (Bytes, i64, Option<Expiry>);
+
+/// The timestamp and expiry of an entry that stands for `rows`' live content: the newest
+/// timestamp, and no expiry unless everything live expires (then the latest expiry). `None`
+/// when nothing in them is live (deletions only).
+fn content_liveness<'r>(rows: impl Iterator<Item = &'r Row>) -> Option<(i64, Option<Expiry>)> {
+    let mut newest: Option<i64> = None;
+    let mut expiry: Option<Option<Expiry>> = None;
+    let mut note = |timestamp: i64, e: Option<Expiry>| {
+        newest = Some(newest.map_or(timestamp, |n| n.max(timestamp)));
+        expiry = Some(match (expiry, e) {
+            (None, e) => e,
+            (Some(None), _) | (Some(_), None) => None,
+            (Some(Some(a)), Some(b)) => Some(if b.local_expiry > a.local_expiry {
+                b
+            } else {
+                a
+            }),
+        });
+    };
+    for row in rows {
+        if let Some(l) = row.liveness {
+            note(l.timestamp, l.expiry);
+        }
+        for cell in row.cells.values() {
+            match &cell.kind {
+                CellKind::Live { .. } => note(cell.timestamp, None),
+                CellKind::Expiring { expiry, .. } => note(cell.timestamp, Some(*expiry)),
+                CellKind::Tombstone { .. } => {}
+            }
+        }
+    }
+    Some((newest?, expiry.flatten()))
+}
+
+/// The values a row-level index files `row` (at `clustering`) under, from a write.
+fn row_values(
+    indexed: Indexed,
+    clustering_types: &[(CqlType, ClusteringOrder)],
+    clustering: &[u8],
+    row: &Row,
+    out: &mut Vec<Filed>,
+) {
+    match indexed {
+        Indexed::Cell(column) => {
+            if let Some(cell) = row.cells.get(&CellKey::simple(column)) {
+                match &cell.kind {
+                    CellKind::Live { value } => out.push((value.clone(), cell.timestamp, None)),
+                    CellKind::Expiring { value, expiry } => {
+                        out.push((value.clone(), cell.timestamp, Some(*expiry)));
+                    }
+                    CellKind::Tombstone { .. } => {}
+                }
+            }
+        }
+        Indexed::Elements { column, kind, set } => {
+            for (key, cell) in row.cells.iter() {
+                let (true, Some(path)) = (key.column == column, &key.path) else {
+                    continue;
+                };
+                let (value, expiry) = match &cell.kind {
+                    CellKind::Live { value } => (value, None),
+                    CellKind::Expiring { value, expiry } => (value, Some(*expiry)),
+                    CellKind::Tombstone { .. } => continue,
+                };
+                let filed = match kind {
+                    IndexKind::Keys => path.clone(),
+                    IndexKind::Values if set => path.clone(),
+                    IndexKind::Entries => entry_value(path, value),
+                    _ => value.clone(),
+                };
+                out.push((filed, cell.timestamp, expiry));
+            }
+        }
+        Indexed::Clustering(n) => {
+            if let Some((timestamp, expiry)) = content_liveness(std::iter::once(row))
+                && let Ok(values) = decode_key(clustering_types, clustering)
+                && let Some(value) = values.get(n)
+            {
+                out.push((value.clone(), timestamp, expiry));
+            }
+        }
+        Indexed::Static(_) | Indexed::PartitionKey(_) => {}
+    }
+}
+
+/// The value a partition-level index files a write of `update` to partition `key` under.
+fn partition_value(
+    indexed: Indexed,
+    key_columns: usize,
+    key: &DecoratedKey,
+    update: &Partition,
+) -> Option<Filed> {
+    match indexed {
+        Indexed::Static(column) => {
+            let cell = update.static_row.cells.get(&CellKey::simple(column))?;
+            match &cell.kind {
+                CellKind::Live { value } => Some((value.clone(), cell.timestamp, None)),
+                CellKind::Expiring { value, expiry } => {
+                    Some((value.clone(), cell.timestamp, Some(*expiry)))
+                }
+                CellKind::Tombstone { .. } => None,
+            }
+        }
+        Indexed::PartitionKey(n) => {
+            let rows = std::iter::once(&update.static_row).chain(update.rows.values());
+            let (timestamp, expiry) = content_liveness(rows)?;
+            let components = split_partition_key(&key.key, key_columns)?;
+            Some((components.get(n)?.clone(), timestamp, expiry))
+        }
+        _ => None,
+    }
+}
+
 /// The index entries a write of `update` to `table` makes, for the indexes `only` names (all
 /// when `None`), appended to `out`: one mutation per index and value.
 pub(crate) fn entries(
@@ -216,28 +456,24 @@ pub(crate) fn entries(
     out: &mut Vec<Mutation>,
 ) -> Result<()> {
     let mut prefix: Option<Vec<u8>> = None;
+    let mut filed = Vec::new();
     for index in &table.indexes {
         if only.is_some_and(|n| n != index.name) {
             continue;
         }
         // Checked when the index was created; a write only looks the column up.
-        let Some(column) = table.def.column(&index.column().0) else {
+        let (name, kind) = index.column();
+        let Some(column) = table.def.column(&name) else {
             continue;
         };
-        let cell_key = CellKey::simple(column.id);
+        let indexed = Indexed::of(column, kind);
         let id = index_table_id(table.def.id, &index.name);
         let first = out.len();
-        for (clustering, row) in &update.rows {
-            let Some(cell) = row.cells.get(&cell_key) else {
-                continue;
-            };
-            let (value, expiry) = match &cell.kind {
-                CellKind::Live { value } => (value, None),
-                CellKind::Expiring { value, expiry } => (value, Some(*expiry)),
-                CellKind::Tombstone { .. } => continue,
-            };
+        // (value, base clustering, timestamp, expiry)
+        let mut add = |value: Bytes, clustering: &[u8], timestamp, expiry| -> Result<()> {
+            // The empty value is the key of the built marker, never an entry.
             if value.is_empty() {
-                continue;
+                return Ok(());
             }
             let prefix = match &prefix {
                 Some(p) => p,
@@ -247,21 +483,119 @@ pub(crate) fn entries(
             entry.extend_from_slice(prefix);
             entry.extend_from_slice(clustering);
             let marker = Row {
-                liveness: Some(LivenessInfo::new(cell.timestamp, expiry)),
+                liveness: Some(LivenessInfo::new(timestamp, expiry)),
                 ..Row::default()
             };
             // Rows of one update with the same value share a mutation.
-            match out[first..].iter_mut().find(|m| m.key.key == *value) {
+            match out[first..].iter_mut().find(|m| m.key.key == value) {
                 Some(m) => m.update.add_row(Bytes::from(entry), marker),
                 None => {
                     let mut p = Partition::new();
                     p.add_row(Bytes::from(entry), marker);
-                    out.push(Mutation::new(id, DecoratedKey::new(value.clone()), p));
+                    out.push(Mutation::new(id, DecoratedKey::new(value), p));
                 }
+            }
+            Ok(())
+        };
+        if indexed.names_partitions() {
+            let n = table.def.partition_key().len();
+            if let Some((value, timestamp, expiry)) = partition_value(indexed, n, key, update) {
+                add(value, &[], timestamp, expiry)?;
+            }
+            continue;
+        }
+        let clustering_types = match indexed {
+            Indexed::Clustering(_) => clustering_types(&table.def),
+            _ => Vec::new(),
+        };
+        for (clustering, row) in &update.rows {
+            filed.clear();
+            row_values(indexed, &clustering_types, clustering, row, &mut filed);
+            for (value, timestamp, expiry) in filed.drain(..) {
+                add(value, clustering, timestamp, expiry)?;
             }
         }
     }
     Ok(())
+}
+
+/// The base table's clustering column types.
+fn clustering_types(table: &TableDef) -> Vec<(CqlType, ClusteringOrder)> {
+    table
+        .clustering()
+        .iter()
+        .map(|(c, o)| (c.ty.clone(), *o))
+        .collect()
+}
+
+/// Whether the live `row` at `clustering` is filed under `value` by a row-level index.
+fn row_matches(
+    indexed: Indexed,
+    clustering_types: &[(CqlType, ClusteringOrder)],
+    clustering: &[u8],
+    row: &Row,
+    value: &Bytes,
+    now: LocalTime,
+) -> bool {
+    match indexed {
+        Indexed::Cell(column) => row
+            .cells
+            .get(&CellKey::simple(column))
+            .and_then(|c| c.live_value(now))
+            .is_some_and(|v| v == value),
+        Indexed::Elements { column, kind, set } => match kind {
+            IndexKind::Keys => row
+                .cells
+                .get(&CellKey::element(column, value.clone()))
+                .is_some_and(|c| c.live_value(now).is_some()),
+            IndexKind::Entries => split_entry_value(value).is_some_and(|(key, wanted)| {
+                row.cells
+                    .get(&CellKey::element(column, key))
+                    .and_then(|c| c.live_value(now))
+                    .is_some_and(|v| *v == wanted)
+            }),
+            _ if set => row
+                .cells
+                .get(&CellKey::element(column, value.clone()))
+                .is_some_and(|c| c.live_value(now).is_some()),
+            _ => row.cells.iter().any(|(k, c)| {
+                k.column == column && k.path.is_some() && c.live_value(now) == Some(value)
+            }),
+        },
+        Indexed::Clustering(n) => decode_key(clustering_types, clustering)
+            .ok()
+            .and_then(|values| values.get(n).cloned())
+            .is_some_and(|v| v == *value),
+        Indexed::Static(_) | Indexed::PartitionKey(_) => false,
+    }
+}
+
+/// Whether the live content of `partition` (key `key`) is filed under `value` by a
+/// partition-level index.
+fn partition_matches(
+    indexed: Indexed,
+    key_columns: usize,
+    key: &DecoratedKey,
+    partition: &Partition,
+    value: &Bytes,
+    now: LocalTime,
+) -> bool {
+    match indexed {
+        Indexed::Static(column) => partition
+            .static_row
+            .cells
+            .get(&CellKey::simple(column))
+            .and_then(|c| c.live_value(now))
+            .is_some_and(|v| v == value),
+        Indexed::PartitionKey(n) => {
+            let live = partition.static_row.is_live(now)
+                || partition.rows.values().any(|r| r.is_live(now));
+            live && split_partition_key(&key.key, key_columns)
+                .and_then(|c| c.get(n).cloned())
+                .is_some_and(|v| v == *value)
+        }
+        _ => false,
+    }
 }
 
 /// A query through an index: the live rows of `table` whose indexed column holds `value`, in
@@ -304,7 +638,9 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
         .find(|i| i.name == q.index)
         .ok_or_else(|| ReplicaError::NotFound(format!("Index '{}' doesn't exist", q.index)))?;
     let column = indexed_column(&table.def, index)?;
-    let cell_key = CellKey::simple(column.id);
+    let indexed = Indexed::of(column, index.column().1);
+    let clustering_types = clustering_types(&table.def);
+    let key_columns = table.def.partition_key().len();
     let index_id = index_table_id(table.def.id, &index.name);
     let types = entry_types(&table.def);
     let index_key = DecoratedKey::new(q.value.clone());
@@ -361,10 +697,15 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
                 j += 1;
             }
             let group = &batch[i..j];
-            let ranges: Vec<(Bytes, Bytes)> = group
-                .iter()
-                .map(|(_, _, _, ck)| (ck.clone(), after_prefix(ck)))
-                .collect();
+            let found_before = found;
+            let ranges: Vec<(Bytes, Bytes)> = if indexed.names_partitions() {
+                vec![full_range()]
+            } else {
+                group
+                    .iter()
+                    .map(|(_, _, _, ck)| (ck.clone(), after_prefix(ck)))
+                    .collect()
+            };
             let base = engine.read(table.def.id, &key, &ranges, false, None, q.now)?;
             result.warnings.extend(base.warnings.iter().cloned());
             result.tombstones_scanned += base.tombstones_scanned;
@@ -373,17 +714,35 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
                 ..Partition::new()
             };
             for (entry, liveness, _, ck) in group {
-                let current = base.partition.rows.get(ck).filter(|r| r.is_live(q.now));
-                let matches = current
-                    .and_then(|r| r.cells.get(&cell_key))
-                    .and_then(|c| c.live_value(q.now))
-                    .is_some_and(|v| *v == q.value);
-                if matches {
-                    if let Some(row) = current {
-                        partition.rows.insert(ck.clone(), row.clone());
+                let matches = if indexed.names_partitions() {
+                    let hit = partition_matches(
+                        indexed,
+                        key_columns,
+                        &key,
+                        &base.partition,
+                        &q.value,
+                        q.now,
+                    );
+                    if hit {
+                        for (k, row) in base.partition.live_rows(q.now) {
+                            partition.rows.insert(k.clone(), row.clone());
+                        }
+                        // A partition with only static content is one row.
+                        found += partition.rows.len().max(1);
                     }
-                    found += 1;
+                    hit
                 } else {
+                    let current = base.partition.rows.get(ck).filter(|r| r.is_live(q.now));
+                    let hit = current.is_some_and(|row| {
+                        row_matches(indexed, &clustering_types, ck, row, &q.value, q.now)
+                    });
+                    if hit && let Some(row) = current {
+                        partition.rows.insert(ck.clone(), row.clone());
+                        found += 1;
+                    }
+                    hit
+                };
+                if !matches {
                     let mut tombstone = Partition::new();
                     tombstone.add_row(
                         entry.clone(),
@@ -396,13 +755,14 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
                 }
                 if found >= q.row_limit {
                     result.resume = Some(entry.clone());
-                    if !partition.rows.is_empty() {
+                    if !partition.rows.is_empty() || (matches && indexed.names_partitions()) {
                         result.partitions.push((key, partition));
                     }
                     break 'pages;
                 }
             }
-            if !partition.rows.is_empty() {
+            let static_hit = indexed.names_partitions() && found > found_before;
+            if !partition.rows.is_empty() || static_hit {
                 result.partitions.push((key, partition));
             }
             i = j;
@@ -493,4 +853,62 @@ pub(crate) fn build(
         "index built"
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_read_back_as_written() {
+        for (column, kind, text) in [
+            ("v", IndexKind::Simple, "v"),
+            ("Quoted", IndexKind::Simple, "\"Quoted\""),
+            ("fl", IndexKind::Full, "full(fl)"),
+            ("m", IndexKind::Keys, "keys(m)"),
+            ("tags", IndexKind::Values, "values(tags)"),
+            ("m", IndexKind::Entries, "entries(m)"),
+            // A column whose name starts like a function is still a plain column.
+            ("keysx", IndexKind::Simple, "keysx"),
+        ] {
+            assert_eq!(target_text(column, kind), text);
+            let def = IndexDef {
+                name: "i".into(),
+                target: text.into(),
+            };
+            assert_eq!(def.column(), (column.to_string(), kind), "{text}");
+        }
+    }
+
+    #[test]
+    fn entry_values_split_into_key_and_value() {
+        let v = entry_value(b"key", b"value");
+        assert_eq!(
+            split_entry_value(&v),
+            Some((Bytes::from_static(b"key"), Bytes::from_static(b"value")))
+        );
+        assert_eq!(
+            split_entry_value(&entry_value(b"", b"")),
+            Some((Bytes::new(), Bytes::new()))
+        );
+        assert_eq!(
+            split_entry_value(&Bytes::from_static(b"\0\0\0\x09ab")),
+            None
+        );
+        assert_eq!(split_entry_value(&Bytes::from_static(b"\0\0")), None);
+    }
+
+    #[test]
+    fn an_entry_expires_only_when_everything_live_expires() {
+        let expiring = |ttl| Some(Expiry::new(ttl, 1000 + ttl));
+        let marker = |ts, expiry| Row {
+            liveness: Some(LivenessInfo::new(ts, expiry)),
+            ..Row::default()
+        };
+        let both = [marker(5, expiring(10)), marker(7, expiring(20))];
+        assert_eq!(content_liveness(both.iter()), Some((7, expiring(20))));
+        let mixed = [marker(5, expiring(10)), marker(3, None)];
+        assert_eq!(content_liveness(mixed.iter()), Some((5, None)));
+        assert_eq!(content_liveness([Row::default()].iter()), None);
+    }
 }

@@ -23,7 +23,7 @@ pub mod system_tables;
 pub mod transaction;
 
 pub use error::{ReplicaError, Result};
-pub use index::{IndexKind, IndexQuery, IndexResult};
+pub use index::{IndexKind, IndexQuery, IndexResult, entry_value};
 pub use replica::{
     ChangeKind, ChangeTarget, NodeInfo, Replica, ReplicaConfig, SchemaChange, SchemaEvent,
 };

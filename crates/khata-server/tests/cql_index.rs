@@ -89,3 +89,247 @@ async fn an_index_serves_prepared_paged_queries_and_survives_a_restart() {
     drop(session);
     restarted.shutdown().await;
 }
+
+/// The `(a, b, c)` keys of the rows a query returns, sorted.
+async fn keys_of(session: &Session, query: &str) -> Vec<(i32, i32, i32)> {
+    let mut statement = scylla::statement::unprepared::Statement::new(query);
+    statement.set_page_size(4);
+    let mut rows: Vec<(i32, i32, i32)> = session
+        .query_iter(statement, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{query}: {e}"))
+        .rows_stream::<(i32, i32, Option<i32>)>()
+        .unwrap()
+        .map_ok(|(a, b, c)| (a, b, c.unwrap_or(-1)))
+        .try_collect()
+        .await
+        .unwrap();
+    rows.sort();
+    rows
+}
+
+async fn refusal(session: &Session, statement: &str) -> String {
+    session
+        .query_unpaged(statement, &[])
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("{statement} was accepted"))
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collections_key_and_static_columns_are_indexed() {
+    let mut node = TestNode::start().await;
+    let session = connect(node.cql_address()).await;
+    for ddl in [
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE ks.t (a int, b int, c int, st int static, tags set<text>, l list<int>, \
+         m map<text, int>, fl frozen<list<int>>, v int, PRIMARY KEY ((a, b), c))",
+    ] {
+        session.query_unpaged(ddl, &[]).await.unwrap();
+    }
+    // Written before the indexes: the indexes are built from them.
+    for (a, b, c, st, tags, l, m) in [
+        (1, 1, 10, 7, "{'x', 'y'}", "[1, 2, 2]", "{'k1': 1, 'k2': 2}"),
+        (1, 1, 11, 7, "{'y'}", "[3]", "{'k1': 9}"),
+        (2, 1, 10, 8, "{'z'}", "[2]", "{'k3': 1}"),
+    ] {
+        session
+            .query_unpaged(
+                format!(
+                    "INSERT INTO ks.t (a, b, c, st, tags, l, m) VALUES \
+                     ({a}, {b}, {c}, {st}, {tags}, {l}, {m})"
+                ),
+                &[],
+            )
+            .await
+            .unwrap();
+    }
+    for ddl in [
+        "CREATE INDEX ON ks.t (tags)",
+        "CREATE INDEX ON ks.t (values(l))",
+        "CREATE INDEX ON ks.t (keys(m))",
+        "CREATE INDEX ON ks.t (entries(m))",
+        "CREATE INDEX m_values ON ks.t (values(m))",
+        "CREATE INDEX ON ks.t (c)",
+        "CREATE INDEX ON ks.t (a)",
+        "CREATE INDEX ON ks.t (st)",
+    ] {
+        session.query_unpaged(ddl, &[]).await.unwrap();
+    }
+    // Written after: indexed as they are written.
+    session
+        .query_unpaged(
+            "INSERT INTO ks.t (a, b, c, st, tags, l, m) VALUES (3, 2, 12, 8, {'y'}, [5], {'k2': 2})",
+            &[],
+        )
+        .await
+        .unwrap();
+    let select = "SELECT a, b, c FROM ks.t WHERE";
+    for (restriction, expected) in [
+        (
+            "tags CONTAINS 'y'",
+            vec![(1, 1, 10), (1, 1, 11), (3, 2, 12)],
+        ),
+        ("tags CONTAINS 'z'", vec![(2, 1, 10)]),
+        ("l CONTAINS 2", vec![(1, 1, 10), (2, 1, 10)]),
+        ("m CONTAINS KEY 'k1'", vec![(1, 1, 10), (1, 1, 11)]),
+        ("m['k2'] = 2", vec![(1, 1, 10), (3, 2, 12)]),
+        ("m['k1'] = 9", vec![(1, 1, 11)]),
+        ("m CONTAINS 1", vec![(1, 1, 10), (2, 1, 10)]),
+        ("c = 10", vec![(1, 1, 10), (2, 1, 10)]),
+        ("a = 1", vec![(1, 1, 10), (1, 1, 11)]),
+        ("st = 8", vec![(2, 1, 10), (3, 2, 12)]),
+    ] {
+        assert_eq!(
+            keys_of(&session, &format!("{select} {restriction}")).await,
+            expected,
+            "{restriction}"
+        );
+    }
+    // Prepared, with the element bound.
+    let contains = session
+        .prepare("SELECT a, b, c FROM ks.t WHERE tags CONTAINS ?")
+        .await
+        .unwrap();
+    let found = session
+        .execute_unpaged(&contains, ("z",))
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows::<(i32, i32, i32)>()
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    assert_eq!(found, vec![(2, 1, 10)]);
+
+    // Elements removed, entries changed, rows and partitions deleted leave the index.
+    for write in [
+        "UPDATE ks.t SET tags = tags - {'y'} WHERE a = 1 AND b = 1 AND c = 11",
+        "UPDATE ks.t SET m['k1'] = 10 WHERE a = 1 AND b = 1 AND c = 11",
+        "DELETE l[0] FROM ks.t WHERE a = 2 AND b = 1 AND c = 10",
+        "DELETE FROM ks.t WHERE a = 1 AND b = 1 AND c = 10",
+        "DELETE FROM ks.t WHERE a = 3 AND b = 2",
+    ] {
+        session.query_unpaged(write, &[]).await.unwrap();
+    }
+    for (restriction, expected) in [
+        ("tags CONTAINS 'y'", vec![]),
+        ("m['k1'] = 9", vec![]),
+        ("m['k1'] = 10", vec![(1, 1, 11)]),
+        ("l CONTAINS 2", vec![]),
+        ("c = 10", vec![(2, 1, 10)]),
+        ("a = 1", vec![(1, 1, 11)]),
+        ("st = 8", vec![(2, 1, 10)]),
+        ("st = 7", vec![(1, 1, 11)]),
+    ] {
+        assert_eq!(
+            keys_of(&session, &format!("{select} {restriction}")).await,
+            expected,
+            "after the writes: {restriction}"
+        );
+    }
+
+    // A partition with static content only is a row of its own; an index on a partition key
+    // column answers whole partitions, within LIMIT.
+    session
+        .query_unpaged("INSERT INTO ks.t (a, b, st) VALUES (1, 5, 9)", &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        keys_of(&session, &format!("{select} st = 9")).await,
+        vec![(1, 5, -1)]
+    );
+    for c in 20..26 {
+        session
+            .query_unpaged(
+                format!("INSERT INTO ks.t (a, b, c) VALUES (1, 6, {c})"),
+                &[],
+            )
+            .await
+            .unwrap();
+    }
+    assert_eq!(keys_of(&session, &format!("{select} a = 1")).await.len(), 8);
+    let limited = session
+        .query_unpaged(format!("{select} a = 1 LIMIT 3"), &[])
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows_num();
+    assert_eq!(limited, 3);
+
+    // Other restrictions beside an index still need ALLOW FILTERING.
+    assert!(
+        refusal(&session, &format!("{select} tags CONTAINS 'y' AND v = 5"))
+            .await
+            .contains("ALLOW FILTERING")
+    );
+
+    // Cassandra's refusals.
+    for (ddl, message) in [
+        (
+            "CREATE INDEX ON ks.t (fl)",
+            "Cannot create values() index on frozen column fl. Frozen collections are immutable and must be fully indexed by using the 'full(fl)' modifier",
+        ),
+        (
+            "CREATE INDEX ON ks.t (keys(tags))",
+            "Cannot create index on keys of column tags with non-map type",
+        ),
+        (
+            "CREATE INDEX ON ks.t (entries(l))",
+            "Cannot create index on entries of column l with non-map type",
+        ),
+        (
+            "CREATE INDEX ON ks.t (keys(v))",
+            "Cannot create keys() index on v. Non-collection columns only support simple indexes",
+        ),
+        (
+            "CREATE INDEX ON ks.t (full(tags))",
+            "full() indexes can only be created on frozen collections",
+        ),
+        (
+            "CREATE INDEX ON ks.t (values(tags))",
+            "Index t_tags_idx_1 is a duplicate of existing index t_tags_idx",
+        ),
+    ] {
+        let error = refusal(&session, ddl).await;
+        assert!(error.contains(message), "{ddl}: {error}");
+    }
+
+    // What the catalog keeps, as Cassandra keeps it.
+    let mut targets: Vec<(String, String)> = session
+        .query_unpaged(
+            "SELECT index_name, options FROM system_schema.indexes WHERE keyspace_name = 'ks'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows::<(String, std::collections::HashMap<String, String>)>()
+        .unwrap()
+        .map(|r| {
+            let (name, mut options) = r.unwrap();
+            (name, options.remove("target").unwrap())
+        })
+        .collect();
+    targets.sort();
+    assert_eq!(
+        targets,
+        [
+            ("m_values", "values(m)"),
+            ("t_a_idx", "a"),
+            ("t_c_idx", "c"),
+            ("t_l_idx", "values(l)"),
+            ("t_m_idx", "keys(m)"),
+            ("t_m_idx_1", "entries(m)"),
+            ("t_st_idx", "st"),
+            ("t_tags_idx", "values(tags)"),
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    drop(session);
+    node.stop().await;
+}

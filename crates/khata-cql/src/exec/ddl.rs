@@ -262,14 +262,14 @@ fn create_index(
         .column(&target.column.0)
         .ok_or_else(|| ExecError::invalid(format!("Column '{}' doesn't exist", target.column.0)))?;
     let kind = match target.kind {
+        // A plain target on a collection indexes its values, as in Cassandra (and a frozen
+        // one is then refused: it must be indexed whole, with `full()`).
+        IndexTargetKind::Simple if is_collection(&column.ty) => IndexKind::Values,
         IndexTargetKind::Simple => IndexKind::Simple,
         IndexTargetKind::Full => IndexKind::Full,
-        IndexTargetKind::Keys | IndexTargetKind::Values | IndexTargetKind::Entries => {
-            return Err(ExecError::invalid(format!(
-                "Indexes on the keys, values or entries of collections ({}) are not supported by khata yet",
-                column.name
-            )));
-        }
+        IndexTargetKind::Keys => IndexKind::Keys,
+        IndexTargetKind::Values => IndexKind::Values,
+        IndexTargetKind::Entries => IndexKind::Entries,
     };
     check_target(&t.def, column, kind).map_err(|e| ExecError::invalid(e.to_string()))?;
     let target = target_text(&column.name, kind);
@@ -317,6 +317,13 @@ fn create_index(
         table: t.def.name.clone(),
         index: IndexDef { name, target },
     }))
+}
+
+fn is_collection(ty: &CqlType) -> bool {
+    matches!(
+        ty,
+        CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. }
+    )
 }
 
 fn check_name(name: &str, what: &str) -> Result<(), ExecError> {

@@ -339,6 +339,29 @@ impl Restrictions {
 
     /// A partition key restricted in part selects no partitions: its `=` and `IN`
     /// restrictions are filters over the scan.
+    /// For a table with an index on a key column: move a partial partition key and the
+    /// clustering restrictions after a gap into filters (as ALLOW FILTERING does), where an index
+    /// on one of those columns can serve them; what no index serves still needs ALLOW FILTERING.
+    pub fn filter_key_columns(&mut self, t: &TableSchema) {
+        self.filter_partial_partition_key(t);
+        self.filter_clustering_gaps(t);
+    }
+
+    /// The clustering columns (by position) restricted by `=` to one value, with that value.
+    pub fn clustering_equalities(&self) -> Vec<(usize, Bytes)> {
+        if self.tuples.is_some() {
+            return Vec::new();
+        }
+        self.ck
+            .iter()
+            .enumerate()
+            .filter_map(|(position, values)| match values.as_deref() {
+                Some([one]) => Some((position, one.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn filter_partial_partition_key(&mut self, t: &TableSchema) {
         if !self.partial_partition_key() {
             return;

@@ -11,7 +11,7 @@ use std::ops::Bound as RangeBound;
 use std::sync::Arc;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use khata_coordinator::catalog::{IndexKind, IndexQuery, ScanPosition, TableSchema};
+use khata_coordinator::catalog::{IndexKind, IndexQuery, ScanPosition, TableSchema, entry_value};
 use khata_coordinator::{ReadCommand, ScanCommand};
 use khata_types::clustering::{end_bound, start_bound};
 use khata_types::partition::Partition;
@@ -529,19 +529,59 @@ enum Source {
     },
 }
 
-/// The index that serves one of the `=` restrictions on regular columns, if any: the first
-/// restriction with one, as Cassandra picks among equally selective indexes.
+/// The index that serves one of the restrictions, with the value to look up in it: `=` on a
+/// column with a simple (or `full()`) index, `CONTAINS` with a `values()` index, `CONTAINS KEY`
+/// with a `keys()` index, `m[key] = value` with an `entries()` index; the first restriction
+/// with one, as Cassandra picks among equally selective indexes.
 fn usable_index(t: &TableSchema, r: &Restrictions) -> Option<(String, Bytes)> {
-    r.filters
-        .iter()
-        .filter(|f| f.op == ComparisonOp::Equal && f.any_of.is_none() && f.element.is_none())
-        .find_map(|f| {
-            t.indexes.iter().find_map(|i| {
-                let (column, kind) = i.column();
-                (column == f.column.name && matches!(kind, IndexKind::Simple | IndexKind::Full))
-                    .then(|| (i.name.clone(), f.value.clone()))
-            })
+    let find = |column: &str, kinds: &[IndexKind]| {
+        t.indexes.iter().find_map(|i| {
+            let (c, kind) = i.column();
+            (c == column && kinds.contains(&kind)).then(|| i.name.clone())
         })
+    };
+    let simple = [IndexKind::Simple, IndexKind::Full];
+    let from_filters = r.filters.iter().find_map(|f| {
+        let name = f.column.name.as_str();
+        let (index, value) = match (f.op, f.any_of.as_deref(), &f.element) {
+            (ComparisonOp::Equal, None, None) => (find(name, &simple)?, f.value.clone()),
+            // A key column's `=` moved into the filters.
+            (ComparisonOp::Equal, Some([one]), None) => (find(name, &simple)?, one.clone()),
+            (ComparisonOp::Equal, None, Some(key)) => (
+                find(name, &[IndexKind::Entries])?,
+                entry_value(key, &f.value),
+            ),
+            (ComparisonOp::Contains, None, None) => {
+                (find(name, &[IndexKind::Values])?, f.value.clone())
+            }
+            (ComparisonOp::ContainsKey, None, None) => {
+                (find(name, &[IndexKind::Keys])?, f.value.clone())
+            }
+            _ => return None,
+        };
+        Some((index, value))
+    });
+    from_filters.or_else(|| {
+        let clustering = t.def.clustering();
+        r.clustering_equalities()
+            .into_iter()
+            .find_map(|(position, value)| {
+                let column = clustering.get(position)?.0;
+                Some((find(&column.name, &simple)?, value))
+            })
+    })
+}
+
+/// Whether a table has an index on a partition key or clustering column.
+fn indexes_key_columns(t: &TableSchema) -> bool {
+    t.indexes.iter().any(|i| {
+        t.def.column(&i.column().0).is_some_and(|c| {
+            matches!(
+                c.kind,
+                ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
+            )
+        })
+    })
 }
 
 struct Plan {
@@ -578,7 +618,10 @@ fn plan(
             full_partitions: point.names_partition(),
         });
     }
-    let r = Restrictions::for_select(t, run, &s.where_clause, s.allow_filtering)?;
+    let mut r = Restrictions::for_select(t, run, &s.where_clause, s.allow_filtering)?;
+    if !s.allow_filtering && indexes_key_columns(t) {
+        r.filter_key_columns(t);
+    }
     if r.partial_partition_key() && !s.allow_filtering {
         return Err(ExecError::invalid(FILTERING));
     }
@@ -1282,7 +1325,11 @@ pub(crate) async fn run(
                     let mut p = partition.clone();
                     p.rows
                         .retain(|k, _| plan.ranges.iter().any(|(lo, hi)| k >= lo && k < hi));
-                    emit(key, &p, &mut rows, None, 0);
+                    // An index on a static or partition key column answers whole partitions,
+                    // which may overrun the page (its resume point is the partition's entry,
+                    // so the page takes it whole) but never the LIMIT.
+                    let left = limit.map(|l| l.saturating_sub(state.returned + rows.len() as u64));
+                    emit(key, &p, &mut rows, left, 0);
                 }
                 match found.resume {
                     Some(r) => resume = Some(r),
