@@ -322,6 +322,97 @@ impl Replica {
         self.apply_system(writes)
     }
 
+    /// Rewrite `system.size_estimates` and `system.table_estimates`: for every user table, its
+    /// partitions (in SSTables and the active memtable) and their mean size, shared out over
+    /// this node's primary token ranges by the share of the ring each covers, the wrapping range
+    /// split at the minimum token as Cassandra normalizes it. Keyspaces no longer in the schema
+    /// lose their rows. The node records at start and then periodically, as Cassandra's
+    /// `SizeEstimatesRecorder` does; on one node its ranges are the whole ring.
+    pub fn record_size_estimates(&self) -> Result<()> {
+        let ts = self.clock.now_micros();
+        let now = self.clock.now_seconds();
+        let schema = self.schema();
+        let ranges = primary_ranges(&self.tokens);
+        let tables = [
+            system_tables::size_estimates(),
+            system_tables::table_estimates(),
+        ];
+        let mut mutations = Vec::new();
+        // Every keyspace partition there is now or was recorded before starts over.
+        let mut keyspaces: Vec<Bytes> = schema
+            .keyspaces
+            .keys()
+            .filter(|k| !system_tables::is_system_keyspace(k))
+            .map(|k| Bytes::copy_from_slice(k.as_bytes()))
+            .collect();
+        for def in &tables {
+            let mut resume: Option<ScanPosition> = None;
+            loop {
+                let page = self.engine.scan(
+                    def.id,
+                    Bound::Unbounded,
+                    Bound::Unbounded,
+                    resume.as_ref(),
+                    10_000,
+                    now,
+                )?;
+                keyspaces.extend(page.partitions.iter().map(|(k, _)| k.key.clone()));
+                match page.resume {
+                    Some(r) => resume = Some(r),
+                    None => break,
+                }
+            }
+        }
+        keyspaces.sort();
+        keyspaces.dedup();
+        for def in &tables {
+            for keyspace in &keyspaces {
+                let deletion = khata_types::partition::Partition {
+                    deletion: Some(khata_types::cell::DeletionTime::new(ts - 1, now)),
+                    ..khata_types::partition::Partition::new()
+                };
+                mutations.push(Mutation::new(
+                    def.id,
+                    DecoratedKey::new(keyspace.clone()),
+                    deletion,
+                ));
+            }
+        }
+        for (keyspace, ks) in &schema.keyspaces {
+            if system_tables::is_system_keyspace(keyspace) {
+                continue;
+            }
+            for (name, table) in &ks.tables {
+                let stats = self.engine.table_stats(table.def.id)?;
+                let partitions = stats.partitions_estimate + stats.memtable_partitions as u64;
+                let bytes = stats.live_data_bytes + stats.memtable_bytes as u64;
+                let mean = bytes.checked_div(partitions).unwrap_or(0);
+                for (start, end, share) in &ranges {
+                    let count = (partitions as f64 * share).round() as i64;
+                    let row = |def, range_type: Option<&str>| {
+                        RowWriter::new(def)
+                            .set("keyspace_name", SysValue::Text(keyspace.clone()))
+                            .set("table_name", SysValue::Text(name.clone()))
+                            .set_opt("range_type", range_type.map(|t| SysValue::Text(t.into())))
+                            .set("range_start", SysValue::Text(start.to_string()))
+                            .set("range_end", SysValue::Text(end.to_string()))
+                            .set("mean_partition_size", SysValue::BigInt(mean as i64))
+                            .set("partitions_count", SysValue::BigInt(count))
+                            .build(ts, now)
+                    };
+                    let (key, update) = row(&tables[0], None)?;
+                    mutations.push(Mutation::new(tables[0].id, key, update));
+                    for range_type in ["primary", "local_primary"] {
+                        let (key, update) = row(&tables[1], Some(range_type))?;
+                        mutations.push(Mutation::new(tables[1].id, key, update));
+                    }
+                }
+            }
+        }
+        self.engine.apply_batch(mutations, false)?;
+        Ok(())
+    }
+
     /// This node's row in `system.local`.
     fn write_local(&self) -> Result<()> {
         let table = system_tables::local();
@@ -922,6 +1013,34 @@ fn spec_of(def: &TableDef) -> TableSpec {
 }
 
 /// Every row of a table (small system tables only).
+/// The primary token ranges of a node owning `tokens`, each `(start, end]` with its share of
+/// the ring; the range that wraps is split at the minimum token (`(last, MIN]` and
+/// `(MIN, first]`), as Cassandra normalizes ranges.
+fn primary_ranges(tokens: &[Token]) -> Vec<(i64, i64, f64)> {
+    let mut sorted: Vec<i64> = tokens.iter().map(|t| t.0).collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let ring = 2f64.powi(64);
+    let share = |start: i64, end: i64| (end as i128 - start as i128) as f64 / ring;
+    let (Some(&first), Some(&last)) = (sorted.first(), sorted.last()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(sorted.len() + 1);
+    if first != i64::MIN {
+        out.push((i64::MIN, first, share(i64::MIN, first)));
+    }
+    for pair in sorted.windows(2) {
+        out.push((pair[0], pair[1], share(pair[0], pair[1])));
+    }
+    // `(last, MIN]`: from the last token to the end of the ring.
+    out.push((
+        last,
+        i64::MIN,
+        (i64::MAX as i128 - last as i128 + 1) as f64 / ring,
+    ));
+    out
+}
+
 fn read_all(engine: &Engine, def: &TableDef, now: LocalTime) -> Result<Vec<crate::rows::ReadRow>> {
     let mut out = Vec::new();
     let mut resume: Option<ScanPosition> = None;

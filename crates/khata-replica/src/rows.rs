@@ -27,6 +27,7 @@ use crate::error::{ReplicaError, Result};
 pub enum SysValue {
     Text(String),
     Int(i32),
+    BigInt(i64),
     Bool(bool),
     Double(f64),
     Uuid(Uuid),
@@ -61,6 +62,7 @@ pub fn serialize(value: &SysValue) -> Bytes {
     match value {
         SysValue::Text(s) => Bytes::copy_from_slice(s.as_bytes()),
         SysValue::Int(i) => Bytes::copy_from_slice(&i.to_be_bytes()),
+        SysValue::BigInt(i) => Bytes::copy_from_slice(&i.to_be_bytes()),
         SysValue::Bool(b) => Bytes::copy_from_slice(&[u8::from(*b)]),
         SysValue::Double(d) => Bytes::copy_from_slice(&d.to_be_bytes()),
         SysValue::Uuid(u) => Bytes::copy_from_slice(u.as_bytes()),

@@ -355,12 +355,54 @@ pub fn triggers() -> TableDef {
     )
 }
 
+/// `system.size_estimates`: per table and local primary token range, the partitions and their
+/// mean size (Cassandra 3's layout, which Spark's connector and other tools read to split
+/// their scans).
+pub fn size_estimates() -> TableDef {
+    table(
+        SYSTEM,
+        "size_estimates",
+        &[("keyspace_name", text())],
+        &[
+            ("table_name", text()),
+            ("range_start", text()),
+            ("range_end", text()),
+        ],
+        &[
+            ("mean_partition_size", CqlType::Bigint),
+            ("partitions_count", CqlType::Bigint),
+        ],
+    )
+}
+
+/// `system.table_estimates`: the same per `range_type` (`primary`, `local_primary`), as
+/// Cassandra 4 keeps it.
+pub fn table_estimates() -> TableDef {
+    table(
+        SYSTEM,
+        "table_estimates",
+        &[("keyspace_name", text())],
+        &[
+            ("table_name", text()),
+            ("range_type", text()),
+            ("range_start", text()),
+            ("range_end", text()),
+        ],
+        &[
+            ("mean_partition_size", CqlType::Bigint),
+            ("partitions_count", CqlType::Bigint),
+        ],
+    )
+}
+
 /// Every system table, `system` first.
 pub fn all() -> Vec<TableDef> {
     vec![
         local(),
         peers(),
         peers_v2(),
+        size_estimates(),
+        table_estimates(),
         keyspaces(),
         tables(),
         columns(),

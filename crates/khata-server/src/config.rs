@@ -218,6 +218,10 @@ pub struct Config {
     pub max_hint_window: Duration,
     /// `ttl_scan_period_seconds` (khata): how often expired DynamoDB TTL items are looked for.
     pub ttl_scan_period_seconds: u32,
+    /// `size_estimates_recording_interval` (khata; Cassandra's `cassandra.size_recorder_interval`
+    /// system property): how often `system.size_estimates` and `system.table_estimates` are
+    /// rewritten.
+    pub size_estimates_recording_interval: Duration,
     /// `dynamo_item_collection_size_limit` (khata): the largest item collection of a DynamoDB
     /// table with local secondary indexes (DynamoDB's 10 GB; lower it to test the limit).
     pub dynamo_item_collection_size_limit_bytes: u64,
@@ -266,6 +270,7 @@ impl Default for Config {
             cas_contention_timeout: Duration::from_secs(1),
             max_hint_window: Duration::from_secs(3 * 3600),
             ttl_scan_period_seconds: 60,
+            size_estimates_recording_interval: Duration::from_secs(300),
             dynamo_item_collection_size_limit_bytes: 10 << 30,
         }
     }

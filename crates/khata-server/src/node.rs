@@ -110,6 +110,7 @@ pub struct Node {
     expirer: Expirer,
     admin: HttpServer,
     stop: watch::Sender<bool>,
+    /// The CQL accept loop and the size-estimates recorder: they end when `stop` is sent.
     accept_tasks: Vec<JoinHandle<()>>,
 }
 
@@ -234,6 +235,11 @@ impl Node {
             address: admin_address,
             source,
         })?;
+        let estimates = tokio::spawn(record_size_estimates(
+            replica.clone(),
+            config.size_estimates_recording_interval,
+            stopped.clone(),
+        ));
         let accept = tokio::spawn(accept_cql(listener, cql.clone(), stopped, max_connections));
         info!(
             %cql_address,
@@ -253,7 +259,7 @@ impl Node {
             expirer,
             admin,
             stop,
-            accept_tasks: vec![accept],
+            accept_tasks: vec![accept, estimates],
         })
     }
 
@@ -310,6 +316,28 @@ impl Node {
             Ok(Ok(())) => info!("memtables flushed; shut down cleanly"),
             Ok(Err(e)) => warn!(error = %e, "flush at shutdown failed; the commit log will replay"),
             Err(e) => warn!(error = %e, "flush at shutdown failed; the commit log will replay"),
+        }
+    }
+}
+
+/// Record `system.size_estimates` now and every `interval` until the node stops.
+async fn record_size_estimates(
+    replica: Arc<Replica>,
+    interval: Duration,
+    mut stopped: watch::Receiver<bool>,
+) {
+    let mut ticks = tokio::time::interval(interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            _ = stopped.wait_for(|stop| *stop) => return,
+        }
+        let replica = replica.clone();
+        match tokio::task::spawn_blocking(move || replica.record_size_estimates()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => warn!(error = %e, "recording size estimates failed"),
+            Err(e) => warn!(error = %e, "recording size estimates failed"),
         }
     }
 }

@@ -495,6 +495,19 @@ pub(crate) static KEYS: &[Key] = &[
         aliases: &[],
     },
     Key {
+        name: "size_estimates_recording_interval",
+        get: |c| ms(c.size_estimates_recording_interval),
+        set: |c, x| {
+            let interval = v::duration(x, DurationBound::INT_MILLISECONDS)?;
+            if interval.is_zero() {
+                return Err("must be greater than zero".into());
+            }
+            c.size_estimates_recording_interval = interval;
+            Ok(())
+        },
+        aliases: &[],
+    },
+    Key {
         name: "dynamo_item_collection_size_limit",
         get: |c| text(format_storage(c.dynamo_item_collection_size_limit_bytes, B)),
         set: |c, x| {
