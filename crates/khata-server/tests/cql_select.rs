@@ -83,6 +83,36 @@ async fn aggregates_groups_and_restrictions() {
     )
     .await;
     assert_eq!(by_a, vec![(1, 2, 2), (1, 1, 2)], "a is DESC");
+    // With GROUP BY, PER PARTITION LIMIT counts groups, not rows.
+    let mut first_groups: Vec<(i32, i32, i64)> = query(
+        &session,
+        "SELECT k, a, count(*) FROM t GROUP BY k, a PER PARTITION LIMIT 2",
+    )
+    .await;
+    first_groups.sort();
+    assert_eq!(
+        first_groups,
+        vec![
+            (0, 1, 2),
+            (0, 2, 2),
+            (1, 1, 2),
+            (1, 2, 2),
+            (2, 1, 2),
+            (2, 2, 2)
+        ]
+    );
+    let in_partitions: Vec<(i32, i32, i64)> = query(
+        &session,
+        "SELECT k, a, count(*) FROM t WHERE k IN (0, 2) GROUP BY k, a PER PARTITION LIMIT 1",
+    )
+    .await;
+    assert_eq!(in_partitions, vec![(0, 2, 2), (2, 2, 2)]);
+    let limited: Vec<(i32, i32, i64)> = query(
+        &session,
+        "SELECT k, a, count(*) FROM t WHERE k = 1 GROUP BY k, a PER PARTITION LIMIT 2 LIMIT 1",
+    )
+    .await;
+    assert_eq!(limited, vec![(1, 2, 2)]);
     // DISTINCT partition keys with their static column.
     let mut distinct: Vec<(i32, i32)> = query(&session, "SELECT DISTINCT k, s FROM t").await;
     distinct.sort();

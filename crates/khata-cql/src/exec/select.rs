@@ -938,6 +938,13 @@ pub(crate) async fn run(
         })
         .collect::<Result<_, _>>()?;
     let aggregate = aggregator.is_some();
+    // With GROUP BY, PER PARTITION LIMIT counts groups, as Cassandra's group-by limits do: the
+    // partition is read whole and its rows stop at the first group past the limit.
+    let group_per_partition = if grouped { per_partition } else { None };
+    let per_partition = if grouped { None } else { per_partition };
+    // The partition and group the last grouped row belonged to, and the groups counted in that
+    // partition (across the chunks of a scan that stops inside a partition).
+    let mut partition_groups: Option<(Bytes, Bytes, usize)> = None;
     // ORDER BY over several partitions (`IN` on the partition key) orders the rows of all of
     // them after they are read, as Cassandra's post-query ordering does: each partition is read
     // up to LIMIT rows, the rows are merged by clustering and cut at LIMIT. Such a result has
@@ -1043,6 +1050,17 @@ pub(crate) async fn run(
             });
             if !passes {
                 continue;
+            }
+            if let Some(p) = group_per_partition {
+                let group = group_key(group_by, &pk_values, &ck_values);
+                let count = match &partition_groups {
+                    Some((k, g, n)) if *k == key.key => n + usize::from(*g != group),
+                    _ => 1,
+                };
+                partition_groups = Some((key.key.clone(), group, count));
+                if count > p {
+                    break;
+                }
             }
             emitted += 1;
             last = ck.cloned();
