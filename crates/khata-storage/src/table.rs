@@ -26,7 +26,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::commitlog::CommitLogPosition;
 use crate::engine::TABLE_OPTIONS_FILE;
 use crate::error::{Result, StorageError};
-use crate::memtable::{Memtable, slice_partition};
+use crate::memtable::Memtable;
 use crate::read::{
     Few, MergedPartitions, PartitionStream, ReadLimits, ReadResult, RowCover, RowStream,
     SourcePartition, merge_partition, merge_single, merge_single_rows,
@@ -562,13 +562,58 @@ impl TableStore {
             }),
             (None, Bound::Unbounded) => None,
         };
+        let mut out = ScanResult::default();
+        if let Some(r) = resume
+            && let Some(c) = &r.last_clustering
+        {
+            // The rest of the partition the last page ended in: a bounded read of the rows
+            // after `c` (its static row went out with that page), not the whole partition
+            // again, so that paging through a wide partition stays linear.
+            let read = self.read(
+                &r.key,
+                &[(
+                    khata_types::clustering::after_prefix(c),
+                    khata_types::clustering::full_range().1,
+                )],
+                false,
+                ReadLimits {
+                    row_limit: Some(row_limit),
+                    ..limits
+                },
+                now,
+            )?;
+            out.tombstones_scanned += read.tombstones_scanned;
+            out.live_rows += read.live_rows;
+            let mut partition = read.partition;
+            partition.static_row = Default::default();
+            let last = partition.live_rows(now).next_back().map(|(k, _)| k.clone());
+            if !partition.is_empty() {
+                out.partitions.push((r.key.clone(), partition));
+            }
+            if read.limit_reached
+                && let Some(last) = last
+            {
+                out.resume = Some(ScanPosition {
+                    key: r.key.clone(),
+                    last_clustering: Some(last),
+                });
+                return Ok(out);
+            }
+            if out.live_rows >= row_limit {
+                out.resume = Some(ScanPosition {
+                    key: r.key.clone(),
+                    last_clustering: None,
+                });
+                return Ok(out);
+            }
+        }
         let from = match (&from_key, resume) {
-            (Some(k), Some(r)) if r.last_clustering.is_none() => Bound::Excluded(k),
-            (Some(k), _) => Bound::Included(k),
+            // Resuming: the partition named went out whole (or was finished just above).
+            (Some(k), Some(_)) => Bound::Excluded(k),
+            (Some(k), None) => Bound::Included(k),
             (None, _) => Bound::Unbounded,
         };
         let merged = MergedPartitions::new(Self::partition_streams(&view, from)?);
-        let mut out = ScanResult::default();
         for item in merged {
             let (key, mut partition) = item?;
             let past_end = match end {
@@ -578,22 +623,6 @@ impl TableStore {
             };
             if past_end {
                 break;
-            }
-            if let Some(r) = resume
-                && r.key == key
-            {
-                match &r.last_clustering {
-                    // The static row and earlier rows went out with the previous page.
-                    Some(c) => {
-                        let after = khata_types::clustering::after_prefix(c);
-                        partition = slice_partition(
-                            &partition,
-                            &[(after, khata_types::clustering::full_range().1)],
-                        );
-                        partition.static_row = Default::default();
-                    }
-                    None => continue,
-                }
             }
             out.tombstones_scanned += partition.tombstone_count(now);
             if out.tombstones_scanned > limits.tombstone_failure_threshold {
