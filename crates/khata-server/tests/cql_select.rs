@@ -3,7 +3,7 @@
 
 mod support;
 
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use support::TestNode;
@@ -1021,6 +1021,74 @@ async fn tuples_map_elements_and_bound_functions() {
         error.contains("Group by currently only support groups"),
         "{error}"
     );
+    drop(session);
+    node.stop().await;
+}
+
+/// A partition wider than a scan's chunk (5,000 rows): DISTINCT and PER PARTITION LIMIT take
+/// what they need from it and go on to the next partitions, paged and not; a full scan pages
+/// through it whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scans_past_a_partition_wider_than_a_chunk() {
+    let mut node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .unwrap();
+    for cql in [
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE ks.w (k int, c int, s int static, PRIMARY KEY (k, c))",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    let insert = session
+        .prepare("INSERT INTO ks.w (k, c, s) VALUES (?, ?, ?)")
+        .await
+        .unwrap();
+    let wide = 12_000;
+    let mut writes = futures::stream::iter((0..4i32).flat_map(|k| {
+        let n = if k == 1 { wide } else { 3 };
+        (0..n).map(move |c| (k, c))
+    }))
+    .map(|(k, c)| session.execute_unpaged(&insert, (k, c, k * 10)))
+    .buffer_unordered(64);
+    while let Some(done) = writes.next().await {
+        done.unwrap();
+    }
+    drop(writes);
+    let paged = async |cql: &str, page: i32| -> Vec<(i32, i32)> {
+        let mut statement = scylla::statement::unprepared::Statement::new(cql);
+        statement.set_page_size(page);
+        session
+            .query_iter(statement, &[])
+            .await
+            .unwrap()
+            .rows_stream::<(i32, i32)>()
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap()
+    };
+    let mut distinct: Vec<(i32, i32)> = query(&session, "SELECT DISTINCT k, s FROM ks.w").await;
+    distinct.sort();
+    let expected: Vec<(i32, i32)> = (0..4).map(|k| (k, k * 10)).collect();
+    assert_eq!(distinct, expected);
+    let mut distinct = paged("SELECT DISTINCT k, s FROM ks.w", 1).await;
+    distinct.sort();
+    assert_eq!(distinct, expected);
+    for page in [1, 3, 5000] {
+        let mut first_two = paged("SELECT k, c FROM ks.w PER PARTITION LIMIT 2", page).await;
+        first_two.sort();
+        let expected: Vec<(i32, i32)> = (0..4).flat_map(|k| [(k, 0), (k, 1)]).collect();
+        assert_eq!(first_two, expected, "pages of {page}");
+    }
+    let all = paged("SELECT k, c FROM ks.w", 1000).await;
+    assert_eq!(all.len(), wide as usize + 9);
+    let mut sorted = all.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), all.len(), "no row twice");
     drop(session);
     node.stop().await;
 }

@@ -1294,7 +1294,21 @@ pub(crate) async fn run(
                     carried = Some((key.key.clone(), already + emitted));
                 }
                 match page.resume {
-                    Some(r) => resume = Some(r),
+                    Some(mut r) => {
+                        // A chunk that ended inside a partition the query is done with (DISTINCT
+                        // took its row, PER PARTITION LIMIT is reached) resumes after that
+                        // partition rather than reading the rest of its rows to drop them.
+                        let done = match &carried {
+                            Some((k, n)) if *k == r.key.key => {
+                                (s.distinct && *n > 0) || per_partition.is_some_and(|p| *n >= p)
+                            }
+                            _ => false,
+                        };
+                        if done {
+                            r.last_clustering = None;
+                        }
+                        resume = Some(r);
+                    }
                     None => break,
                 }
             }
