@@ -17,11 +17,13 @@
 //! clustering column, with an entry for every row a write makes live; or, with an empty base
 //! clustering so that an entry names a whole partition, a static column or a component of a
 //! composite partition key (an entry for every write to the partition). An entry's timestamp
-//! is the newest of what made it, and it expires only when all of that expires. Entries are written in the same commit-log record as the
-//! base write that made them (see [`entries`]); nothing is read before a write, so an entry
-//! outlives the value it pointed to when that value is overwritten or deleted. Reads check
-//! every entry against the base row and delete the stale ones with a tombstone at the entry's
-//! own timestamp, which shadows that entry and no later one (Cassandra's read-time cleanup).
+//! is the newest of what made it, and it expires only when all of that expires.
+//!
+//! Entries are written in the same commit-log record as the base write that made them (see
+//! [`entries`]); nothing is read before a write, so an entry outlives the value it pointed to
+//! when that value is overwritten or deleted. Reads check every entry against the base row
+//! (or partition) and delete the stale ones with a tombstone at the entry's own timestamp,
+//! which shadows that entry and no later one (Cassandra's read-time cleanup).
 //!
 //! An index created on a table that already has data is built by scanning the table; a row
 //! with the empty key (never an indexed value) marks the build complete, and an index without
@@ -159,7 +161,7 @@ pub(crate) fn indexed_column<'t>(table: &'t TableDef, index: &IndexDef) -> Resul
     Ok(column)
 }
 
-/// Whether khata can index `column` this way; the messages are Cassandra's.
+/// Whether khata can index `column` this way; the messages are Cassandra's where it has one.
 pub fn check_target(table: &TableDef, column: &ColumnDef, kind: IndexKind) -> Result<()> {
     let invalid = |m: String| Err(ReplicaError::Invalid(m));
     if table.columns.iter().any(|c| c.ty == CqlType::Counter) {
