@@ -831,6 +831,10 @@ async fn exact_numbers_casts_and_refusals() {
     // Cassandra's refusals.
     for (cql, message) in [
         (
+            "SELECT * FROM ks.n WHERE k = 1 AND c IS NOT NULL",
+            "Unsupported restriction: c IS NOT NULL",
+        ),
+        (
             "SELECT * FROM ks.n WHERE k = 1 AND c = 1 AND c = 2",
             "c cannot be restricted by more than one relation if it includes an Equal",
         ),

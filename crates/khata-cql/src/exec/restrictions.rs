@@ -774,6 +774,13 @@ impl Restrictions {
                     }
                     r.tuples = Some((first, tuples));
                 }
+                // Only materialized views take `IS NOT NULL`; Cassandra refuses it elsewhere
+                // with this message.
+                other @ Relation::IsNotNull { .. } => {
+                    return Err(ExecError::invalid(format!(
+                        "Unsupported restriction: {other}"
+                    )));
+                }
                 other => {
                     return Err(ExecError::invalid(format!(
                         "relation {other} is not supported by khata yet"
