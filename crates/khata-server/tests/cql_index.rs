@@ -260,6 +260,35 @@ async fn collections_key_and_static_columns_are_indexed() {
         .rows_num();
     assert_eq!(limited, 3);
 
+    // An index on a later clustering column serves it alone or with the partition key; a
+    // clustering column after a gap without an index keeps Cassandra's refusal.
+    for ddl in [
+        "CREATE TABLE ks.g (p int, c1 int, c2 int, c3 int, PRIMARY KEY (p, c1, c2, c3))",
+        "CREATE INDEX ON ks.g (c3)",
+        "INSERT INTO ks.g (p, c1, c2, c3) VALUES (0, 1, 2, 3)",
+        "INSERT INTO ks.g (p, c1, c2, c3) VALUES (1, 1, 2, 4)",
+    ] {
+        session.query_unpaged(ddl, &[]).await.unwrap();
+    }
+    for (restriction, expected) in [("c3 = 3", vec![0]), ("p = 1 AND c3 = 4", vec![1])] {
+        let found: Vec<i32> = session
+            .query_unpaged(format!("SELECT p FROM ks.g WHERE {restriction}"), &[])
+            .await
+            .unwrap()
+            .into_rows_result()
+            .unwrap()
+            .rows::<(i32,)>()
+            .unwrap()
+            .map(|r| r.unwrap().0)
+            .collect();
+        assert_eq!(found, expected, "{restriction}");
+    }
+    let gap = refusal(&session, "SELECT p FROM ks.g WHERE p = 0 AND c2 = 2").await;
+    assert!(
+        gap.contains("PRIMARY KEY column \"c2\" cannot be restricted as preceding column \"c1\" is not restricted"),
+        "{gap}"
+    );
+
     // Other restrictions beside an index still need ALLOW FILTERING.
     assert!(
         refusal(&session, &format!("{select} tags CONTAINS 'y' AND v = 5"))
@@ -301,7 +330,8 @@ async fn collections_key_and_static_columns_are_indexed() {
     // What the catalog keeps, as Cassandra keeps it.
     let mut targets: Vec<(String, String)> = session
         .query_unpaged(
-            "SELECT index_name, options FROM system_schema.indexes WHERE keyspace_name = 'ks'",
+            "SELECT index_name, options FROM system_schema.indexes WHERE keyspace_name = 'ks' \
+             AND table_name = 't'",
             &[],
         )
         .await

@@ -26,7 +26,7 @@ use super::restrictions::{FILTERING, Filter, PointKey, Restrictions};
 use super::types::column_type;
 use super::{Executor, Run};
 use crate::frame::{ColumnSpec, ColumnType, ResultBody, Rows, RowsMetadata};
-use crate::language::ast::{ComparisonOp, Term};
+use crate::language::ast::{ComparisonOp, Relation, Term};
 use crate::language::ast::{OrderDirection, Select, Selectable, Selection, WritetimeKind};
 
 /// One output column.
@@ -572,14 +572,24 @@ fn usable_index(t: &TableSchema, r: &Restrictions) -> Option<(String, Bytes)> {
     })
 }
 
-/// Whether a table has an index on a partition key or clustering column.
-fn indexes_key_columns(t: &TableSchema) -> bool {
-    t.indexes.iter().any(|i| {
-        t.def.column(&i.column().0).is_some_and(|c| {
+/// Whether the WHERE clause restricts by `=` a partition key or clustering column that has an
+/// index: then a partial partition key or a clustering restriction after a gap may be served
+/// by that index rather than need ALLOW FILTERING (and get Cassandra's refusals otherwise).
+fn restricts_indexed_key_column(t: &TableSchema, clause: &[Relation]) -> bool {
+    clause.iter().any(|relation| {
+        let Relation::Column {
+            column,
+            op: ComparisonOp::Equal,
+            ..
+        } = relation
+        else {
+            return false;
+        };
+        t.def.column(&column.0).is_some_and(|c| {
             matches!(
                 c.kind,
                 ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
-            )
+            ) && t.indexes.iter().any(|i| i.column().0 == c.name)
         })
     })
 }
@@ -619,7 +629,7 @@ fn plan(
         });
     }
     let mut r = Restrictions::for_select(t, run, &s.where_clause, s.allow_filtering)?;
-    if !s.allow_filtering && indexes_key_columns(t) {
+    if !s.allow_filtering && restricts_indexed_key_column(t, &s.where_clause) {
         r.filter_key_columns(t);
     }
     if r.partial_partition_key() && !s.allow_filtering {
