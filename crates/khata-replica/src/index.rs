@@ -221,14 +221,6 @@ pub fn check_target(table: &TableDef, column: &ColumnDef, kind: IndexKind) -> Re
             column.name
         ));
     }
-    if column.ty.is_multi_cell() && kind == IndexKind::Simple {
-        // `CREATE INDEX ON t (c)` on a non-frozen collection is `values(c)`; a simple target
-        // is never stored for one.
-        return invalid(format!(
-            "Cannot create a simple index on non-frozen collection {}; index values({0})",
-            column.name
-        ));
-    }
     if column.kind == ColumnKind::Static && kind != IndexKind::Simple && kind != IndexKind::Full {
         return invalid(format!(
             "Indexes on the elements of static collections ({}) are not supported by khata yet",

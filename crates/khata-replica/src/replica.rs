@@ -346,22 +346,10 @@ impl Replica {
             .map(|k| Bytes::copy_from_slice(k.as_bytes()))
             .collect();
         for def in &tables {
-            let mut resume: Option<ScanPosition> = None;
-            loop {
-                let page = self.engine.scan(
-                    def.id,
-                    Bound::Unbounded,
-                    Bound::Unbounded,
-                    resume.as_ref(),
-                    10_000,
-                    now,
-                )?;
-                keyspaces.extend(page.partitions.iter().map(|(k, _)| k.key.clone()));
-                match page.resume {
-                    Some(r) => resume = Some(r),
-                    None => break,
-                }
-            }
+            scan_all(&self.engine, def.id, now, |key, _| {
+                keyspaces.push(key.key.clone());
+                Ok(())
+            })?;
         }
         keyspaces.sort();
         keyspaces.dedup();
@@ -1043,10 +1031,24 @@ fn primary_ranges(tokens: &[Token]) -> Vec<(i64, i64, f64)> {
 
 fn read_all(engine: &Engine, def: &TableDef, now: LocalTime) -> Result<Vec<crate::rows::ReadRow>> {
     let mut out = Vec::new();
+    scan_all(engine, def.id, now, |key, partition| {
+        out.extend(read_rows(def, key, partition, now)?);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Every partition of table `id`, in token order, page by page.
+fn scan_all(
+    engine: &Engine,
+    id: Uuid,
+    now: LocalTime,
+    mut each: impl FnMut(&DecoratedKey, &khata_types::partition::Partition) -> Result<()>,
+) -> Result<()> {
     let mut resume: Option<ScanPosition> = None;
     loop {
         let page = engine.scan(
-            def.id,
+            id,
             Bound::Unbounded,
             Bound::Unbounded,
             resume.as_ref(),
@@ -1054,11 +1056,11 @@ fn read_all(engine: &Engine, def: &TableDef, now: LocalTime) -> Result<Vec<crate
             now,
         )?;
         for (key, partition) in &page.partitions {
-            out.extend(read_rows(def, key, partition, now)?);
+            each(key, partition)?;
         }
         match page.resume {
             Some(r) => resume = Some(r),
-            None => return Ok(out),
+            None => return Ok(()),
         }
     }
 }

@@ -1035,11 +1035,7 @@ async fn tuples_map_elements_and_bound_functions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scans_past_a_partition_wider_than_a_chunk() {
     let mut node = TestNode::start().await;
-    let session = SessionBuilder::new()
-        .known_node_addr(node.cql_address())
-        .build()
-        .await
-        .unwrap();
+    let session = node.cql_session().await;
     for cql in [
         "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
         "CREATE TABLE ks.w (k int, c int, s int static, PRIMARY KEY (k, c))",

@@ -7,7 +7,6 @@ mod support;
 use std::time::Duration;
 
 use scylla::client::session::Session;
-use scylla::client::session_builder::SessionBuilder;
 use support::TestNode;
 
 /// `(range_start, range_end, partitions_count, mean_partition_size)` of a table's rows.
@@ -34,11 +33,7 @@ async fn estimates_cover_the_ring_and_follow_the_data() {
         c.size_estimates_recording_interval = Duration::from_millis(200);
     })
     .await;
-    let session = SessionBuilder::new()
-        .known_node_addr(node.cql_address())
-        .build()
-        .await
-        .unwrap();
+    let session = node.cql_session().await;
     for ddl in [
         "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
         "CREATE TABLE ks.t (k int PRIMARY KEY, v text)",

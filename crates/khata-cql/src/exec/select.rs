@@ -576,22 +576,23 @@ fn usable_index(t: &TableSchema, r: &Restrictions) -> Option<(String, Bytes)> {
 /// index: then a partial partition key or a clustering restriction after a gap may be served
 /// by that index rather than need ALLOW FILTERING (and get Cassandra's refusals otherwise).
 fn restricts_indexed_key_column(t: &TableSchema, clause: &[Relation]) -> bool {
-    clause.iter().any(|relation| {
-        let Relation::Column {
-            column,
-            op: ComparisonOp::Equal,
-            ..
-        } = relation
-        else {
-            return false;
-        };
-        t.def.column(&column.0).is_some_and(|c| {
-            matches!(
-                c.kind,
-                ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
-            ) && t.indexes.iter().any(|i| i.column().0 == c.name)
+    !t.indexes.is_empty()
+        && clause.iter().any(|relation| {
+            let Relation::Column {
+                column,
+                op: ComparisonOp::Equal,
+                ..
+            } = relation
+            else {
+                return false;
+            };
+            t.def.column(&column.0).is_some_and(|c| {
+                matches!(
+                    c.kind,
+                    ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
+                ) && t.indexes.iter().any(|i| i.column().0 == c.name)
+            })
         })
-    })
 }
 
 struct Plan {

@@ -47,6 +47,15 @@ impl TestNode {
         self.node.as_ref().expect("running").cql_address()
     }
 
+    /// A `scylla` driver session connected to the node.
+    pub async fn cql_session(&self) -> scylla::client::session::Session {
+        scylla::client::session_builder::SessionBuilder::new()
+            .known_node_addr(self.cql_address())
+            .build()
+            .await
+            .expect("the driver connects")
+    }
+
     pub fn dynamo_address(&self) -> SocketAddr {
         self.node.as_ref().expect("running").dynamo_address()
     }
