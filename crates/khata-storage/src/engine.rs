@@ -44,7 +44,7 @@ use crate::error::{Result, StorageError};
 use crate::mutation::{Mutation, decode_record, encode_record};
 use crate::read::{ReadLimits, ReadResult};
 use crate::sstable::{BlockCache, SsTable};
-use crate::table::{ScanPosition, ScanResult, TableStore, Tables};
+use crate::table::{ScanPosition, ScanResult, TableStore, Tables, WidePartitions};
 use crate::table_spec::{TableSpec, decode_spec, encode_spec};
 
 /// The name of the per-table options file.
@@ -68,6 +68,8 @@ pub struct EngineConfig {
     pub compaction_throughput_bytes_per_second: u64,
     pub tombstone_warn_threshold: usize,
     pub tombstone_failure_threshold: usize,
+    /// Which partitions range scans read a page at a time rather than whole.
+    pub wide_partitions: WidePartitions,
     /// Run flushes and compactions on background threads (tests turn this off and drive them).
     pub background_threads: bool,
     pub clock: Arc<dyn Clock>,
@@ -86,6 +88,7 @@ impl EngineConfig {
             compaction_throughput_bytes_per_second: 64 << 20,
             tombstone_warn_threshold: 1000,
             tombstone_failure_threshold: 100_000,
+            wide_partitions: WidePartitions::default(),
             background_threads: true,
             clock: Arc::new(SystemClock),
         }
@@ -649,6 +652,7 @@ impl Engine {
             resume,
             row_limit,
             self.inner.config.read_limits(None),
+            self.inner.config.wide_partitions,
             now,
         )
     }

@@ -50,6 +50,7 @@ use khata_types::partition::{Partition, RangeTombstoneList};
 use khata_types::row::Row;
 use khata_types::token::DecoratedKey;
 
+use crate::read::Scanned;
 use crate::sstable::PartitionRef;
 
 /// What a partition costs the memtable before its contents: the shared allocation of its
@@ -554,6 +555,26 @@ impl Memtable {
             f(key, partition.lock().as_ref())?;
         }
         Ok(())
+    }
+
+    /// Partitions from `from` on, in key order, copied one at a time, except that one of more
+    /// than `wide_rows` rows is only named (a range scan reads it a page at a time).
+    pub fn scan_from<'a>(
+        &'a self,
+        from: Bound<&'a DecoratedKey>,
+        wide_rows: usize,
+    ) -> impl Iterator<Item = (DecoratedKey, Scanned)> + 'a {
+        self.ordered()
+            .range((from, Bound::Unbounded))
+            .map(move |e| {
+                let held = e.value().lock();
+                let scanned = if held.row_count() > wide_rows {
+                    Scanned::Wide
+                } else {
+                    Scanned::Whole(held.to_partition())
+                };
+                (e.key().clone(), scanned)
+            })
     }
 
     /// Partitions from `from` on, in key order, copied one at a time.

@@ -494,18 +494,59 @@ fn accept(
     Ok(false)
 }
 
-/// A stream of whole partitions in key order from one source.
-pub type PartitionStream = Box<dyn Iterator<Item = Result<(DecoratedKey, Partition)>> + Send>;
+/// A stream of partitions (`P`: whole ones, or as a scan gives them) in key order from one
+/// source.
+pub type KeyedStream<P> = Box<dyn Iterator<Item = Result<(DecoratedKey, P)>> + Send>;
 
-/// A k-way merge of partition streams by key, joining equal keys. Used by range scans and by
-/// compaction.
-pub struct MergedPartitions {
-    streams: Vec<PartitionStream>,
-    heap: BinaryHeap<PartitionHead>,
+/// A stream of whole partitions in key order from one source.
+pub type PartitionStream = KeyedStream<Partition>;
+
+/// A partition as a range scan's source gives it: whole, or, when it is wide, only by its key,
+/// for the scan to read in pieces no bigger than its page through the point-read path (which
+/// reads a bounded number of rows from each source). Copying a partition of millions of rows
+/// out of a memtable or decoding it from an SSTable, to return a page of a few thousand, is
+/// what this avoids.
+#[derive(Debug)]
+pub enum Scanned {
+    Whole(Partition),
+    Wide,
+}
+
+/// A stream of partitions in key order from one source of a range scan.
+pub type ScanStream = KeyedStream<Scanned>;
+
+/// What [`MergedPartitions`] joins when several sources hold the same key.
+pub trait MergeSources {
+    /// Join another source's version of the same key into `self`.
+    fn join(&mut self, other: Self);
+}
+
+impl MergeSources for Partition {
+    fn join(&mut self, other: Partition) {
+        self.merge(other);
+    }
+}
+
+impl MergeSources for Scanned {
+    /// A key any source found wide is wide: the scan reads it from every source anyway.
+    fn join(&mut self, other: Scanned) {
+        match (&mut *self, other) {
+            (Scanned::Whole(p), Scanned::Whole(o)) => p.merge(o),
+            (Scanned::Whole(_), Scanned::Wide) => *self = Scanned::Wide,
+            (Scanned::Wide, _) => {}
+        }
+    }
+}
+
+/// A k-way merge of partition streams by key, joining equal keys: of whole partitions
+/// ([`PartitionStream`], compaction's) or of a range scan's [`ScanStream`]s.
+pub struct MergedPartitions<P = Partition> {
+    streams: Vec<KeyedStream<P>>,
+    heap: BinaryHeap<PartitionHead<P>>,
     primed: bool,
 }
 
-impl std::fmt::Debug for MergedPartitions {
+impl<P> std::fmt::Debug for MergedPartitions<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MergedPartitions")
             .field("streams", &self.streams.len())
@@ -513,24 +554,24 @@ impl std::fmt::Debug for MergedPartitions {
     }
 }
 
-struct PartitionHead {
+struct PartitionHead<P> {
     key: DecoratedKey,
-    partition: Partition,
+    partition: P,
     source: usize,
 }
 
-impl PartialEq for PartitionHead {
+impl<P> PartialEq for PartitionHead<P> {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
 }
-impl Eq for PartitionHead {}
-impl PartialOrd for PartitionHead {
+impl<P> Eq for PartitionHead<P> {}
+impl<P> PartialOrd for PartitionHead<P> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl Ord for PartitionHead {
+impl<P> Ord for PartitionHead<P> {
     fn cmp(&self, other: &Self) -> Ordering {
         other
             .key
@@ -539,8 +580,8 @@ impl Ord for PartitionHead {
     }
 }
 
-impl MergedPartitions {
-    pub fn new(streams: Vec<PartitionStream>) -> Self {
+impl<P: MergeSources> MergedPartitions<P> {
+    pub fn new(streams: Vec<KeyedStream<P>>) -> Self {
         MergedPartitions {
             heap: BinaryHeap::with_capacity(streams.len()),
             streams,
@@ -560,7 +601,7 @@ impl MergedPartitions {
         Ok(())
     }
 
-    fn next_merged(&mut self) -> Result<Option<(DecoratedKey, Partition)>> {
+    fn next_merged(&mut self) -> Result<Option<(DecoratedKey, P)>> {
         if !self.primed {
             self.primed = true;
             for i in 0..self.streams.len() {
@@ -575,7 +616,7 @@ impl MergedPartitions {
         let mut advance = vec![first.source];
         while self.heap.peek().is_some_and(|h| h.key == key) {
             let h = self.heap.pop().expect("peeked");
-            partition.merge(h.partition);
+            partition.join(h.partition);
             advance.push(h.source);
         }
         for i in advance {
@@ -585,8 +626,8 @@ impl MergedPartitions {
     }
 }
 
-impl Iterator for MergedPartitions {
-    type Item = Result<(DecoratedKey, Partition)>;
+impl<P: MergeSources> Iterator for MergedPartitions<P> {
+    type Item = Result<(DecoratedKey, P)>;
 
     fn next(&mut self) -> Option<Self::Item> {
         self.next_merged().transpose()

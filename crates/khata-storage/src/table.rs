@@ -28,7 +28,7 @@ use crate::engine::TABLE_OPTIONS_FILE;
 use crate::error::{Result, StorageError};
 use crate::memtable::Memtable;
 use crate::read::{
-    Few, MergedPartitions, PartitionStream, ReadLimits, ReadResult, RowCover, RowStream,
+    Few, MergedPartitions, ReadLimits, ReadResult, RowCover, RowStream, ScanStream, Scanned,
     SourcePartition, merge_partition, merge_single, merge_single_rows,
 };
 use crate::sstable::{BlockCache, SsTable, SsTableWriter, WriterOptions, check_ranges};
@@ -58,28 +58,55 @@ pub struct View {
 }
 
 /// A lazy scan of a memtable from a bound: each step seeks past the last key returned and
-/// copies one partition, so a page of a scan copies what it returns, not the memtable.
+/// copies one partition, so a page of a scan copies what it returns, not the memtable. A wide
+/// partition is only named ([`Scanned::Wide`]).
 struct MemtableScan {
     entry: Arc<MemtableEntry>,
     from: Bound<DecoratedKey>,
+    wide_rows: usize,
 }
 
 impl MemtableScan {
-    fn new(entry: Arc<MemtableEntry>, from: Bound<&DecoratedKey>) -> Self {
+    fn new(entry: Arc<MemtableEntry>, from: Bound<&DecoratedKey>, wide_rows: usize) -> Self {
         MemtableScan {
             entry,
             from: from.cloned(),
+            wide_rows,
         }
     }
 }
 
 impl Iterator for MemtableScan {
-    type Item = (DecoratedKey, Partition);
+    type Item = (DecoratedKey, Scanned);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let (key, partition) = self.entry.memtable.iter_from(self.from.as_ref()).next()?;
+        let (key, partition) = self
+            .entry
+            .memtable
+            .scan_from(self.from.as_ref(), self.wide_rows)
+            .next()?;
         self.from = Bound::Excluded(key.clone());
         Some((key, partition))
+    }
+}
+
+/// Which partitions a range scan reads through the point-read path, a page at a time, rather
+/// than whole from each source ([`Scanned::Wide`]): a memtable's with more than `memtable_rows`
+/// rows, an SSTable's whose rows take more than `sstable_bytes`. Below these, reading the
+/// partition whole in the scan's sequential pass is cheaper than a point read through every
+/// source; above them, the page is bounded by its row limit, not by the partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WidePartitions {
+    pub memtable_rows: usize,
+    pub sstable_bytes: u64,
+}
+
+impl Default for WidePartitions {
+    fn default() -> Self {
+        WidePartitions {
+            memtable_rows: 1000,
+            sstable_bytes: 256 << 10,
+        }
     }
 }
 
@@ -510,13 +537,16 @@ impl TableStore {
     }
 
     /// All sources as partition streams from `from` on (whole partitions).
-    pub(crate) fn partition_streams(
+    fn scan_streams(
         view: &View,
         from: Bound<&DecoratedKey>,
-    ) -> Result<Vec<PartitionStream>> {
-        let mut streams: Vec<PartitionStream> = Vec::new();
+        wide: WidePartitions,
+    ) -> Vec<ScanStream> {
+        let mut streams: Vec<ScanStream> = Vec::new();
         for m in std::iter::once(&view.active).chain(view.sealed.iter()) {
-            streams.push(Box::new(MemtableScan::new(m.clone(), from).map(Ok)));
+            streams.push(Box::new(
+                MemtableScan::new(m.clone(), from, wide.memtable_rows).map(Ok),
+            ));
         }
         for s in &view.sstables {
             let start = match from {
@@ -527,17 +557,19 @@ impl TableStore {
                 Bound::Excluded(k) => Some(k.clone()),
                 _ => None,
             };
-            let it = s.scan(start)?;
+            let it = s.scan_deferring_wide(start, wide.sstable_bytes);
             streams.push(Box::new(it.filter(move |r| match (&excluded, r) {
                 (Some(k), Ok((key, _))) => key != k,
                 _ => true,
             })));
         }
-        Ok(streams)
+        streams
     }
 
     /// Scan partitions with tokens in `[start, end]` (as bounds), resuming after `resume`,
-    /// until `row_limit` live rows have been returned.
+    /// until `row_limit` live rows have been returned. Partitions are merged whole from the
+    /// sources, except wide ones (`wide`), which are read a page at a time.
+    #[allow(clippy::too_many_arguments)]
     pub fn scan(
         &self,
         start: Bound<Token>,
@@ -545,6 +577,7 @@ impl TableStore {
         resume: Option<&ScanPosition>,
         row_limit: usize,
         limits: ReadLimits,
+        wide: WidePartitions,
         now: LocalTime,
     ) -> Result<ScanResult> {
         let row_limit = row_limit.max(1);
@@ -569,41 +602,7 @@ impl TableStore {
             // The rest of the partition the last page ended in: a bounded read of the rows
             // after `c` (its static row went out with that page), not the whole partition
             // again, so that paging through a wide partition stays linear.
-            let read = self.read(
-                &r.key,
-                &[(
-                    khata_types::clustering::after_prefix(c),
-                    khata_types::clustering::full_range().1,
-                )],
-                false,
-                ReadLimits {
-                    row_limit: Some(row_limit),
-                    ..limits
-                },
-                now,
-            )?;
-            out.tombstones_scanned += read.tombstones_scanned;
-            out.live_rows += read.live_rows;
-            let mut partition = read.partition;
-            partition.static_row = Default::default();
-            let last = partition.live_rows(now).next_back().map(|(k, _)| k.clone());
-            if !partition.is_empty() {
-                out.partitions.push((r.key.clone(), partition));
-            }
-            if read.limit_reached
-                && let Some(last) = last
-            {
-                out.resume = Some(ScanPosition {
-                    key: r.key.clone(),
-                    last_clustering: Some(last),
-                });
-                return Ok(out);
-            }
-            if out.live_rows >= row_limit {
-                out.resume = Some(ScanPosition {
-                    key: r.key.clone(),
-                    last_clustering: None,
-                });
+            if self.read_into_page(&r.key, Some(c), row_limit, limits, now, &mut out)? {
                 return Ok(out);
             }
         }
@@ -613,9 +612,9 @@ impl TableStore {
             (Some(k), None) => Bound::Included(k),
             (None, _) => Bound::Unbounded,
         };
-        let merged = MergedPartitions::new(Self::partition_streams(&view, from)?);
+        let merged = MergedPartitions::new(Self::scan_streams(&view, from, wide));
         for item in merged {
-            let (key, mut partition) = item?;
+            let (key, scanned) = item?;
             let past_end = match end {
                 Bound::Included(t) => key.token > t,
                 Bound::Excluded(t) => key.token >= t,
@@ -624,13 +623,17 @@ impl TableStore {
             if past_end {
                 break;
             }
+            let mut partition = match scanned {
+                Scanned::Whole(partition) => partition,
+                Scanned::Wide => {
+                    if self.read_into_page(&key, None, row_limit, limits, now, &mut out)? {
+                        return Ok(out);
+                    }
+                    continue;
+                }
+            };
             out.tombstones_scanned += partition.tombstone_count(now);
-            if out.tombstones_scanned > limits.tombstone_failure_threshold {
-                return Err(StorageError::TombstoneOverwhelm {
-                    scanned: out.tombstones_scanned,
-                    threshold: limits.tombstone_failure_threshold,
-                });
-            }
+            check_scanned_tombstones(&out, limits)?;
             let live: Vec<Bytes> = partition.live_rows(now).map(|(k, _)| k.clone()).collect();
             let room = row_limit.saturating_sub(out.live_rows);
             if live.len() > room {
@@ -662,6 +665,64 @@ impl TableStore {
             }
         }
         Ok(out)
+    }
+
+    /// Add to the page in `out` the rows of partition `key` (after clustering `after`, if
+    /// given; its static row only when not), as many as the page has room for, read through
+    /// the point-read path, which reads about that many rows of each source. True when that
+    /// filled the page, with `out.resume` set.
+    fn read_into_page(
+        &self,
+        key: &DecoratedKey,
+        after: Option<&Bytes>,
+        row_limit: usize,
+        limits: ReadLimits,
+        now: LocalTime,
+        out: &mut ScanResult,
+    ) -> Result<bool> {
+        let room = row_limit.saturating_sub(out.live_rows).max(1);
+        let range = (
+            after.map_or_else(Bytes::new, |c| khata_types::clustering::after_prefix(c)),
+            khata_types::clustering::full_range().1,
+        );
+        let read = self.read(
+            key,
+            &[range],
+            false,
+            ReadLimits {
+                row_limit: Some(room),
+                ..limits
+            },
+            now,
+        )?;
+        out.tombstones_scanned += read.tombstones_scanned;
+        check_scanned_tombstones(out, limits)?;
+        out.live_rows += read.live_rows;
+        let mut partition = read.partition;
+        if after.is_some() {
+            partition.static_row = Default::default();
+        }
+        let last = partition.live_rows(now).next_back().map(|(k, _)| k.clone());
+        if !partition.is_empty() {
+            out.partitions.push((key.clone(), partition));
+        }
+        if read.limit_reached
+            && let Some(last) = last
+        {
+            out.resume = Some(ScanPosition {
+                key: key.clone(),
+                last_clustering: Some(last),
+            });
+            return Ok(true);
+        }
+        if out.live_rows >= row_limit {
+            out.resume = Some(ScanPosition {
+                key: key.clone(),
+                last_clustering: None,
+            });
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     /// Whether any source may hold data older than `timestamp` for `key`, other than the
@@ -696,6 +757,17 @@ impl TableStore {
     pub fn sstable_count(&self) -> usize {
         self.view().sstables.len()
     }
+}
+
+/// The scan's tombstones so far against the failure threshold.
+fn check_scanned_tombstones(out: &ScanResult, limits: ReadLimits) -> Result<()> {
+    if out.tombstones_scanned > limits.tombstone_failure_threshold {
+        return Err(StorageError::TombstoneOverwhelm {
+            scanned: out.tombstones_scanned,
+            threshold: limits.tombstone_failure_threshold,
+        });
+    }
+    Ok(())
 }
 
 /// The engine-wide map of tables.

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use khata_env::{Clock, ManualClock, RealFs};
 use khata_storage::commitlog::{CommitLogConfig, SyncMode};
-use khata_storage::{Engine, EngineConfig, Mutation, TableSpec};
+use khata_storage::{Engine, EngineConfig, Mutation, TableSpec, WidePartitions};
 use khata_types::cell::{Cell, DeletionTime, Expiry, LivenessInfo};
 use khata_types::clustering::{end_bound, full_range, start_bound};
 use khata_types::partition::Partition;
@@ -249,10 +249,13 @@ struct Harness {
     engine: Option<Engine>,
     model: BTreeMap<u8, ModelPartition>,
     counter: i64,
+    /// Which partitions scans read a page at a time: the default (none of this test's), or
+    /// thresholds that make most of them wide, so that scans take both paths.
+    wide: WidePartitions,
 }
 
 impl Harness {
-    fn new(strategy: CompactionStrategy, gc_grace_seconds: u32) -> Self {
+    fn new(strategy: CompactionStrategy, gc_grace_seconds: u32, wide: WidePartitions) -> Self {
         let mut h = Harness {
             dir: tempfile::tempdir().unwrap(),
             clock: Arc::new(ManualClock::new(1_700_000_000_000_000)),
@@ -265,6 +268,7 @@ impl Harness {
             engine: None,
             model: BTreeMap::new(),
             counter: 0,
+            wide,
         };
         h.open();
         let spec = TableSpec::new("ks", "t", h.options.clone());
@@ -284,6 +288,7 @@ impl Harness {
             ..CommitLogConfig::default()
         };
         config.compaction_throughput_bytes_per_second = 0;
+        config.wide_partitions = self.wide;
         self.engine = Some(Engine::open(Arc::new(RealFs), config).unwrap());
     }
 
@@ -659,8 +664,8 @@ impl Harness {
     }
 }
 
-fn run(strategy: CompactionStrategy, gc_grace: u32, ops: &[Op]) {
-    let mut h = Harness::new(strategy, gc_grace);
+fn run(strategy: CompactionStrategy, gc_grace: u32, wide: WidePartitions, ops: &[Op]) {
+    let mut h = Harness::new(strategy, gc_grace, wide);
     for (i, op) in ops.iter().enumerate() {
         h.step(op);
         h.check(&format!("after step {i} {op:?}"));
@@ -694,8 +699,12 @@ proptest! {
     fn engine_agrees_with_model(
         strategy in strategies(),
         gc_grace in prop_oneof![Just(0u32), Just(10u32), Just(864_000u32)],
+        wide in prop_oneof![
+            Just(WidePartitions::default()),
+            Just(WidePartitions { memtable_rows: 2, sstable_bytes: 60 }),
+        ],
         ops in prop::collection::vec(op(), 1..60),
     ) {
-        run(strategy, gc_grace, &ops);
+        run(strategy, gc_grace, wide, &ops);
     }
 }

@@ -56,6 +56,6 @@ pub use partition_reader::{
     BorrowedPartition, BorrowedRows, PartitionReader, check_ranges, validate_ranges,
 };
 pub use reader::SsTable;
-pub use scan::SsTableScanner;
+pub use scan::{SsTableScanner, WideDeferringScan};
 pub use stats::{HISTOGRAM_BUCKETS, LARGEST_PARTITIONS, SsTableStats};
 pub use writer::{SsTableWriter, WriterOptions};

@@ -32,7 +32,7 @@ use super::chunk::DataFile;
 use super::format::{Component, READABLE_VERSIONS, Toc, component_path, parse_file_name};
 use super::index::{IndexEntry, IndexPage, SummaryEntry, decode_summary, verify_page};
 use super::partition_reader::{BorrowedPartition, PartitionReader, validate_ranges};
-use super::scan::SsTableScanner;
+use super::scan::{SsTableScanner, WideDeferringScan};
 use super::stats::SsTableStats;
 use crate::error::{Result, StorageError};
 
@@ -431,6 +431,16 @@ impl SsTable {
     /// Reads bypass the block cache's admission, so a scan does not evict hot blocks.
     pub fn scan(self: &Arc<Self>, from: Option<&DecoratedKey>) -> Result<SsTableScanner> {
         Ok(SsTableScanner::new(self.clone(), from.cloned()))
+    }
+
+    /// Partitions from `from` on in key order, as [`Self::scan`], except that one whose rows
+    /// take more than `wide_over` bytes is only named, not read (see [`WideDeferringScan`]).
+    pub fn scan_deferring_wide(
+        self: &Arc<Self>,
+        from: Option<&DecoratedKey>,
+        wide_over: u64,
+    ) -> WideDeferringScan {
+        WideDeferringScan::new(SsTableScanner::new(self.clone(), from.cloned()), wide_over)
     }
 
     /// Every file of the SSTable, the TOC last (link it last when snapshotting, so the copy

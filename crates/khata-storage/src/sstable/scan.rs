@@ -5,6 +5,11 @@
 //! page and one partition at a time. Chunks it reads are not admitted to the block cache, so a
 //! compaction does not evict the blocks point reads keep hot; consecutive small partitions
 //! share the last chunk through a memo.
+//!
+//! A range scan's scanner ([`WideDeferringScan`]) does not read a partition whose rows take more
+//! than a given number of bytes: it names it by key ([`Scanned::Wide`]), and the scan reads it
+//! through the point-read path, a page at a time, instead of decoding it whole. Compaction's
+//! reads every partition whole.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -18,6 +23,7 @@ use super::index::IndexEntry;
 use super::layout::{decode_header, decode_rows};
 use super::reader::SsTable;
 use crate::error::{Result, StorageError};
+use crate::read::Scanned;
 
 /// Iterator over `(key, partition)` of an SSTable in key order. Ends after the first error.
 pub struct SsTableScanner {
@@ -95,10 +101,13 @@ impl SsTableScanner {
     }
 }
 
-impl Iterator for SsTableScanner {
-    type Item = Result<(DecoratedKey, Partition)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl SsTableScanner {
+    /// The next partition's index entry, made into an item by `read`; `None` at the end and
+    /// after the first error.
+    fn next_with<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self, IndexEntry) -> Result<T>,
+    ) -> Option<Result<T>> {
         if self.done {
             return None;
         }
@@ -107,12 +116,50 @@ impl Iterator for SsTableScanner {
                 self.done = true;
                 return None;
             }
-            Ok(Some(entry)) => self.read_partition(&entry).map(|p| (entry.key, p)),
+            Ok(Some(entry)) => read(self, entry),
             Err(e) => Err(e),
         };
         if result.is_err() {
             self.done = true;
         }
         Some(result)
+    }
+}
+
+impl Iterator for SsTableScanner {
+    type Item = Result<(DecoratedKey, Partition)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_with(|s, entry| s.read_partition(&entry).map(|p| (entry.key, p)))
+    }
+}
+
+/// A range scan's iterator over an SSTable: partitions whose rows take more than `wide_over`
+/// bytes are only named ([`Scanned::Wide`]), the others read whole.
+#[derive(Debug)]
+pub struct WideDeferringScan {
+    scanner: SsTableScanner,
+    wide_over: u64,
+}
+
+impl WideDeferringScan {
+    pub(super) fn new(scanner: SsTableScanner, wide_over: u64) -> Self {
+        WideDeferringScan { scanner, wide_over }
+    }
+}
+
+impl Iterator for WideDeferringScan {
+    type Item = Result<(DecoratedKey, Scanned)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let wide_over = self.wide_over;
+        self.scanner.next_with(|s, entry| {
+            if entry.rows_length > wide_over {
+                Ok((entry.key, Scanned::Wide))
+            } else {
+                s.read_partition(&entry)
+                    .map(|p| (entry.key, Scanned::Whole(p)))
+            }
+        })
     }
 }
