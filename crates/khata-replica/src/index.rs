@@ -603,6 +603,10 @@ pub struct IndexQuery {
     pub end: Bound<Token>,
     /// The last entry a previous page consumed ([`IndexResult::resume`]).
     pub resume: Option<Bytes>,
+    /// With an index whose entries name whole partitions, when the previous page ended inside
+    /// the partition that `resume` names: the clustering of the last row it returned
+    /// ([`IndexResult::resume_within`]). That partition's rows are then read from the next one.
+    pub resume_within: Option<Bytes>,
     /// At most this many rows.
     pub row_limit: usize,
     pub now: LocalTime,
@@ -615,6 +619,10 @@ pub struct IndexResult {
     pub partitions: Vec<(DecoratedKey, Partition)>,
     /// Where the next page starts, when the row limit stopped this one.
     pub resume: Option<Bytes>,
+    /// When the row limit stopped this page inside a partition named by the entry `resume`
+    /// (an index whose entries name whole partitions, see [`IndexQuery::resume_within`]):
+    /// the clustering of the last row returned from it.
+    pub resume_within: Option<Bytes>,
     /// Tombstone warnings from the reads.
     pub warnings: Vec<String>,
     /// Tombstones met in the index and in the base table.
@@ -640,8 +648,17 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
     let index_key = DecoratedKey::new(q.value.clone());
     let mut low = token_bound(q.start, false)?;
     let high = token_bound(q.end, true)?;
+    // A partition the last page ended inside is named by the entry `resume`, read again.
+    let within = q
+        .resume
+        .as_ref()
+        .zip(q.resume_within.as_ref())
+        .filter(|_| indexed.names_partitions());
     if let Some(r) = &q.resume {
-        low = low.max(after_prefix(r));
+        low = low.max(match within {
+            Some(_) => r.clone(),
+            None => after_prefix(r),
+        });
     }
     let mut result = IndexResult::default();
     let mut found = 0usize;
@@ -692,15 +709,29 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
             }
             let group = &batch[i..j];
             let found_before = found;
-            let ranges: Vec<(Bytes, Bytes)> = if indexed.names_partitions() {
-                vec![full_range()]
-            } else {
-                group
-                    .iter()
-                    .map(|(_, _, _, ck)| (ck.clone(), after_prefix(ck)))
-                    .collect()
-            };
-            let base = engine.read(table.def.id, &key, &ranges, false, None, q.now)?;
+            // With entries naming partitions, the one the last page ended inside is read from
+            // the row after its last one, and any partition at most as many rows as the page
+            // has room for: the rest goes to the next page (`resume_within`).
+            let resumed_after = within
+                .filter(|(entry, _)| group.iter().any(|(e, ..)| e == *entry))
+                .map(|(_, c)| c);
+            let (ranges, base_limit): (Vec<(Bytes, Bytes)>, Option<usize>) =
+                if indexed.names_partitions() {
+                    let start = resumed_after.map_or_else(Bytes::new, |c| after_prefix(c));
+                    (
+                        vec![(start, full_range().1)],
+                        Some(q.row_limit.saturating_sub(found).max(1)),
+                    )
+                } else {
+                    let ranges = group
+                        .iter()
+                        .map(|(_, _, _, ck)| (ck.clone(), after_prefix(ck)))
+                        .collect();
+                    (ranges, None)
+                };
+            let base = engine.read(table.def.id, &key, &ranges, false, base_limit, q.now)?;
+            // The page ends inside this partition.
+            let cut_inside = base.limit_reached && indexed.names_partitions();
             result.warnings.extend(base.warnings.iter().cloned());
             result.tombstones_scanned += base.tombstones_scanned;
             let mut partition = Partition {
@@ -721,10 +752,17 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
                         for (k, row) in base.partition.live_rows(q.now) {
                             partition.rows.insert(k.clone(), row.clone());
                         }
-                        // A partition with only static content is one row.
-                        found += partition.rows.len().max(1);
+                        // A partition with only static content is one row (counted on the
+                        // page that started it).
+                        found += if resumed_after.is_some() {
+                            partition.rows.len()
+                        } else {
+                            partition.rows.len().max(1)
+                        };
                     }
-                    hit
+                    // A partition resumed inside was found live on an earlier page; what is
+                    // left of it (maybe nothing) does not make its entry stale.
+                    hit || resumed_after.is_some()
                 } else {
                     let current = base.partition.rows.get(ck).filter(|r| r.is_live(q.now));
                     let hit = current.is_some_and(|row| {
@@ -749,13 +787,19 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
                 }
                 if found >= q.row_limit {
                     result.resume = Some(entry.clone());
-                    if !partition.rows.is_empty() || (matches && indexed.names_partitions()) {
+                    if cut_inside {
+                        result.resume_within = partition.rows.keys().next_back().cloned();
+                    }
+                    let static_only =
+                        matches && indexed.names_partitions() && resumed_after.is_none();
+                    if !partition.rows.is_empty() || static_only {
                         result.partitions.push((key, partition));
                     }
                     break 'pages;
                 }
             }
-            let static_hit = indexed.names_partitions() && found > found_before;
+            let static_hit =
+                indexed.names_partitions() && resumed_after.is_none() && found > found_before;
             if !partition.rows.is_empty() || static_hit {
                 result.partitions.push((key, partition));
             }

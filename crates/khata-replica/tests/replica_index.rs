@@ -133,6 +133,7 @@ fn query(replica: &Replica, table: &TableSchema, v: &str, limit: usize) -> Vec<(
                 start: Bound::Unbounded,
                 end: Bound::Unbounded,
                 resume: resume.clone(),
+                resume_within: None,
                 row_limit: limit,
                 now: 0,
             })

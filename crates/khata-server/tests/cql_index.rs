@@ -108,6 +108,33 @@ async fn keys_of(session: &Session, query: &str) -> Vec<(i32, i32, i32)> {
     rows
 }
 
+/// The `(a, b, c)` keys of each page of `query` in pages of `page_size`.
+async fn pages_of(session: &Session, query: &str, page_size: i32) -> Vec<Vec<(i32, i32, i32)>> {
+    let mut statement = scylla::statement::unprepared::Statement::new(query);
+    statement.set_page_size(page_size);
+    let mut state = scylla::response::PagingState::start();
+    let mut pages = Vec::new();
+    loop {
+        let (result, response) = session
+            .query_single_page(statement.clone(), &[], state)
+            .await
+            .unwrap_or_else(|e| panic!("{query}: {e}"));
+        let page: Vec<(i32, i32, i32)> = result
+            .into_rows_result()
+            .unwrap()
+            .rows::<(i32, i32, Option<i32>)>()
+            .unwrap()
+            .map(|r| r.map(|(a, b, c)| (a, b, c.unwrap_or(-1))))
+            .collect::<Result<_, _>>()
+            .unwrap();
+        pages.push(page);
+        match response.into_paging_control_flow() {
+            std::ops::ControlFlow::Continue(next) => state = next,
+            std::ops::ControlFlow::Break(()) => return pages,
+        }
+    }
+}
+
 async fn refusal(session: &Session, statement: &str) -> String {
     session
         .query_unpaged(statement, &[])
@@ -251,6 +278,38 @@ async fn collections_key_and_static_columns_are_indexed() {
             .unwrap();
     }
     assert_eq!(keys_of(&session, &format!("{select} a = 1")).await.len(), 8);
+    // Pages of an index that names whole partitions stop inside a partition as any page does:
+    // a = 1 holds (1, 1) with 2 rows, (1, 5) with static content only and (1, 6) with 6 rows;
+    // st = 11 names (3, 3), a partition of 9 rows.
+    for c in 0..9 {
+        session
+            .query_unpaged(
+                format!("INSERT INTO ks.t (a, b, c, st) VALUES (3, 3, {c}, 11)"),
+                &[],
+            )
+            .await
+            .unwrap();
+    }
+    for (restriction, rows) in [("a = 1", 8), ("st = 11", 9)] {
+        let query = format!("{select} {restriction}");
+        for page_size in [1, 2, 4, 5] {
+            let pages = pages_of(&session, &query, page_size).await;
+            assert!(
+                pages.iter().all(|p| p.len() <= page_size as usize),
+                "{restriction} in pages of {page_size}: {pages:?}"
+            );
+            let mut all: Vec<_> = pages.concat();
+            all.sort();
+            assert_eq!(all.len(), rows, "{restriction} in pages of {page_size}");
+            all.dedup();
+            assert_eq!(
+                all.len(),
+                rows,
+                "{restriction} in pages of {page_size}: a row twice"
+            );
+            assert_eq!(all, keys_of(&session, &query).await, "{restriction}");
+        }
+    }
     let limited = session
         .query_unpaged(format!("{select} a = 1 LIMIT 3"), &[])
         .await

@@ -1338,8 +1338,11 @@ pub(crate) async fn run(
             low,
             high,
         } => {
-            // The paging state's clustering is the last index entry consumed.
+            // The paging state's clustering is the last index entry consumed; its key, for an
+            // index whose entries name whole partitions, the last row returned from the
+            // partition that entry names when the page ended inside it.
             let mut resume = state.last_clustering.take();
+            let mut resume_within = state.key.take();
             loop {
                 let budget = remaining(&state, rows.len());
                 if budget == Some(0) {
@@ -1357,6 +1360,7 @@ pub(crate) async fn run(
                             start: *low,
                             end: *high,
                             resume: resume.clone(),
+                            resume_within: resume_within.clone(),
                             row_limit: chunk,
                             now,
                         },
@@ -1368,12 +1372,10 @@ pub(crate) async fn run(
                     let mut p = partition.clone();
                     p.rows
                         .retain(|k, _| plan.ranges.iter().any(|(lo, hi)| k >= lo && k < hi));
-                    // An index on a static or partition key column answers whole partitions,
-                    // which may overrun the page (its resume point is the partition's entry,
-                    // so the page takes it whole) but never the LIMIT.
                     let left = limit.map(|l| l.saturating_sub(state.returned + rows.len() as u64));
                     emit(key, &p, &mut rows, left, 0);
                 }
+                resume_within = found.resume_within;
                 match found.resume {
                     Some(r) => resume = Some(r),
                     None => break,
@@ -1381,6 +1383,7 @@ pub(crate) async fn run(
             }
             if more {
                 state.last_clustering = resume;
+                state.key = resume_within;
             }
         }
     }
