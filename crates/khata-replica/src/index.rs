@@ -221,12 +221,6 @@ pub fn check_target(table: &TableDef, column: &ColumnDef, kind: IndexKind) -> Re
             column.name
         ));
     }
-    if column.kind == ColumnKind::Static && kind != IndexKind::Simple && kind != IndexKind::Full {
-        return invalid(format!(
-            "Indexes on the elements of static collections ({}) are not supported by khata yet",
-            column.name
-        ));
-    }
     Ok(())
 }
 
@@ -295,6 +289,13 @@ enum Indexed {
     },
     /// A static column's cell; its entries name partitions.
     Static(ColumnId),
+    /// The keys, values or entries of a static non-frozen collection, as [`Indexed::Elements`]
+    /// reads them from the static row; its entries name partitions.
+    StaticElements {
+        column: ColumnId,
+        kind: IndexKind,
+        set: bool,
+    },
     /// Component `n` of the clustering key.
     Clustering(usize),
     /// Component `n` of a composite partition key; its entries name partitions.
@@ -307,6 +308,13 @@ impl Indexed {
         match (column.kind, kind) {
             (ColumnKind::PartitionKey { position }, _) => Indexed::PartitionKey(position as usize),
             (ColumnKind::Clustering { position, .. }, _) => Indexed::Clustering(position as usize),
+            (ColumnKind::Static, IndexKind::Keys | IndexKind::Values | IndexKind::Entries) => {
+                Indexed::StaticElements {
+                    column: column.id,
+                    kind,
+                    set: matches!(column.ty, CqlType::Set { .. }),
+                }
+            }
             (ColumnKind::Static, _) => Indexed::Static(column.id),
             (ColumnKind::Regular, IndexKind::Keys | IndexKind::Values | IndexKind::Entries) => {
                 Indexed::Elements {
@@ -321,7 +329,20 @@ impl Indexed {
 
     /// Whether entries name whole partitions (their base clustering is empty).
     fn names_partitions(self) -> bool {
-        matches!(self, Indexed::Static(_) | Indexed::PartitionKey(_))
+        matches!(
+            self,
+            Indexed::Static(_) | Indexed::StaticElements { .. } | Indexed::PartitionKey(_)
+        )
+    }
+
+    /// For the elements of a static collection, what reads them from the static row.
+    fn in_static_row(self) -> Option<Indexed> {
+        match self {
+            Indexed::StaticElements { column, kind, set } => {
+                Some(Indexed::Elements { column, kind, set })
+            }
+            _ => None,
+        }
     }
 }
 
@@ -408,11 +429,26 @@ fn row_values(
                 out.push((value.clone(), timestamp, expiry));
             }
         }
-        Indexed::Static(_) | Indexed::PartitionKey(_) => {}
+        Indexed::Static(_) | Indexed::StaticElements { .. } | Indexed::PartitionKey(_) => {}
     }
 }
 
-/// The value a partition-level index files a write of `update` to partition `key` under.
+/// The values a partition-level index files a write of `update` to partition `key` under.
+fn partition_values(
+    indexed: Indexed,
+    key_columns: usize,
+    key: &DecoratedKey,
+    update: &Partition,
+    out: &mut Vec<Filed>,
+) {
+    if let Some(elements) = indexed.in_static_row() {
+        row_values(elements, &[], &[], &update.static_row, out);
+        return;
+    }
+    out.extend(partition_value(indexed, key_columns, key, update));
+}
+
+/// The value a partition-level index of one value per partition files a write under.
 fn partition_value(
     indexed: Indexed,
     key_columns: usize,
@@ -493,7 +529,9 @@ pub(crate) fn entries(
         };
         if indexed.names_partitions() {
             let n = table.def.partition_key().len();
-            if let Some((value, timestamp, expiry)) = partition_value(indexed, n, key, update) {
+            filed.clear();
+            partition_values(indexed, n, key, update, &mut filed);
+            for (value, timestamp, expiry) in filed.drain(..) {
                 add(value, &[], timestamp, expiry)?;
             }
             continue;
@@ -560,7 +598,7 @@ fn row_matches(
             .ok()
             .and_then(|values| values.get(n).cloned())
             .is_some_and(|v| v == *value),
-        Indexed::Static(_) | Indexed::PartitionKey(_) => false,
+        Indexed::Static(_) | Indexed::StaticElements { .. } | Indexed::PartitionKey(_) => false,
     }
 }
 
@@ -574,6 +612,9 @@ fn partition_matches(
     value: &Bytes,
     now: LocalTime,
 ) -> bool {
+    if let Some(elements) = indexed.in_static_row() {
+        return row_matches(elements, &[], &[], &partition.static_row, value, now);
+    }
     match indexed {
         Indexed::Static(column) => partition
             .static_row

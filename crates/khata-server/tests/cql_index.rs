@@ -319,6 +319,61 @@ async fn collections_key_and_static_columns_are_indexed() {
         .rows_num();
     assert_eq!(limited, 3);
 
+    // The elements of static collections: entries name partitions, as for a static column.
+    for ddl in [
+        "CREATE TABLE ks.s (p int, c int, ss set<text> static, sm map<text, int> static, \
+         PRIMARY KEY (p, c))",
+        "INSERT INTO ks.s (p, c, ss, sm) VALUES (1, 1, {'a', 'b'}, {'k': 1})",
+        "INSERT INTO ks.s (p, c) VALUES (1, 2)",
+        "INSERT INTO ks.s (p, c, ss, sm) VALUES (2, 1, {'b'}, {'k': 2})",
+        "CREATE INDEX ON ks.s (ss)",
+        "CREATE INDEX ON ks.s (keys(sm))",
+        "CREATE INDEX ON ks.s (entries(sm))",
+        "INSERT INTO ks.s (p, ss, sm) VALUES (3, {'c'}, {'j': 1})",
+    ] {
+        session.query_unpaged(ddl, &[]).await.unwrap();
+    }
+    let static_rows = async |restriction: &str| -> Vec<(i32, Option<i32>)> {
+        let mut statement = scylla::statement::unprepared::Statement::new(format!(
+            "SELECT p, c FROM ks.s WHERE {restriction}"
+        ));
+        statement.set_page_size(1);
+        let mut rows: Vec<(i32, Option<i32>)> = session
+            .query_iter(statement, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{restriction}: {e}"))
+            .rows_stream::<(i32, Option<i32>)>()
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        rows.sort();
+        rows
+    };
+    for (restriction, expected) in [
+        ("ss CONTAINS 'a'", vec![(1, Some(1)), (1, Some(2))]),
+        (
+            "ss CONTAINS 'b'",
+            vec![(1, Some(1)), (1, Some(2)), (2, Some(1))],
+        ),
+        ("ss CONTAINS 'c'", vec![(3, None)]),
+        (
+            "sm CONTAINS KEY 'k'",
+            vec![(1, Some(1)), (1, Some(2)), (2, Some(1))],
+        ),
+        ("sm['k'] = 2", vec![(2, Some(1))]),
+        ("sm['j'] = 1", vec![(3, None)]),
+    ] {
+        assert_eq!(static_rows(restriction).await, expected, "{restriction}");
+    }
+    // A removed element no longer matches (its entry is found stale).
+    session
+        .query_unpaged("UPDATE ks.s SET ss = ss - {'a'} WHERE p = 1", &[])
+        .await
+        .unwrap();
+    assert_eq!(static_rows("ss CONTAINS 'a'").await, vec![]);
+    assert_eq!(static_rows("ss CONTAINS 'b'").await.len(), 3);
+
     // An index on a later clustering column serves it alone or with the partition key; a
     // clustering column after a gap without an index keeps Cassandra's refusal.
     for ddl in [
