@@ -5,16 +5,7 @@ mod support;
 
 use futures::TryStreamExt;
 use scylla::client::session::Session;
-use scylla::client::session_builder::SessionBuilder;
 use support::TestNode;
-
-async fn connect(address: std::net::SocketAddr) -> Session {
-    SessionBuilder::new()
-        .known_node_addr(address)
-        .build()
-        .await
-        .expect("connect")
-}
 
 async fn by_email(session: &Session, email: &str) -> Vec<(i32, i32)> {
     let mut select = session
@@ -38,7 +29,7 @@ async fn by_email(session: &Session, email: &str) -> Vec<(i32, i32)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_index_serves_prepared_paged_queries_and_survives_a_restart() {
     let mut node = TestNode::start().await;
-    let session = connect(node.cql_address()).await;
+    let session = node.cql_session().await;
     for ddl in [
         "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
         "CREATE TABLE ks.people (team int, id int, email text, PRIMARY KEY (team, id))",
@@ -83,29 +74,49 @@ async fn an_index_serves_prepared_paged_queries_and_survives_a_restart() {
     let restarted = khata_server::node::Node::start(&support::test_config(&dir))
         .await
         .unwrap();
-    let session = connect(restarted.cql_address()).await;
+    let session = scylla::client::session_builder::SessionBuilder::new()
+        .known_node_addr(restarted.cql_address())
+        .build()
+        .await
+        .expect("the driver connects");
     assert_eq!(by_email(&session, "shared@x").await, expected);
     assert_eq!(by_email(&session, "moved@x").await, vec![(0, 0)]);
     drop(session);
     restarted.shutdown().await;
 }
 
-/// The `(a, b, c)` keys of the rows a query returns, sorted.
-async fn keys_of(session: &Session, query: &str) -> Vec<(i32, i32, i32)> {
+/// The rows `query` returns, fetched in pages of `page_size`, sorted.
+async fn sorted_rows<T>(session: &Session, query: &str, page_size: i32) -> Vec<T>
+where
+    T: for<'frame, 'metadata> scylla::deserialize::row::DeserializeRow<'frame, 'metadata>
+        + Ord
+        + Send
+        + 'static,
+{
     let mut statement = scylla::statement::unprepared::Statement::new(query);
-    statement.set_page_size(4);
-    let mut rows: Vec<(i32, i32, i32)> = session
+    statement.set_page_size(page_size);
+    let mut rows: Vec<T> = session
         .query_iter(statement, &[])
         .await
         .unwrap_or_else(|e| panic!("{query}: {e}"))
-        .rows_stream::<(i32, i32, Option<i32>)>()
+        .rows_stream::<T>()
         .unwrap()
-        .map_ok(|(a, b, c)| (a, b, c.unwrap_or(-1)))
         .try_collect()
         .await
         .unwrap();
     rows.sort();
     rows
+}
+
+/// The `(a, b, c)` keys of the rows a query returns (c -1 for a static-only row), sorted.
+async fn keys_of(session: &Session, query: &str) -> Vec<(i32, i32, i32)> {
+    let rows = sorted_rows::<(i32, i32, Option<i32>)>(session, query, 4).await;
+    let mut keys: Vec<_> = rows
+        .into_iter()
+        .map(|(a, b, c)| (a, b, c.unwrap_or(-1)))
+        .collect();
+    keys.sort();
+    keys
 }
 
 /// The `(a, b, c)` keys of each page of `query` in pages of `page_size`.
@@ -147,7 +158,7 @@ async fn refusal(session: &Session, statement: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn collections_key_and_static_columns_are_indexed() {
     let mut node = TestNode::start().await;
-    let session = connect(node.cql_address()).await;
+    let session = node.cql_session().await;
     for ddl in [
         "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
         "CREATE TABLE ks.t (a int, b int, c int, st int static, tags set<text>, l list<int>, \
@@ -334,21 +345,8 @@ async fn collections_key_and_static_columns_are_indexed() {
         session.query_unpaged(ddl, &[]).await.unwrap();
     }
     let static_rows = async |restriction: &str| -> Vec<(i32, Option<i32>)> {
-        let mut statement = scylla::statement::unprepared::Statement::new(format!(
-            "SELECT p, c FROM ks.s WHERE {restriction}"
-        ));
-        statement.set_page_size(1);
-        let mut rows: Vec<(i32, Option<i32>)> = session
-            .query_iter(statement, &[])
-            .await
-            .unwrap_or_else(|e| panic!("{restriction}: {e}"))
-            .rows_stream::<(i32, Option<i32>)>()
-            .unwrap()
-            .try_collect()
-            .await
-            .unwrap();
-        rows.sort();
-        rows
+        let query = format!("SELECT p, c FROM ks.s WHERE {restriction}");
+        sorted_rows(&session, &query, 1).await
     };
     for (restriction, expected) in [
         ("ss CONTAINS 'a'", vec![(1, Some(1)), (1, Some(2))]),

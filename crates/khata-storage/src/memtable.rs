@@ -576,16 +576,6 @@ impl Memtable {
                 (e.key().clone(), scanned)
             })
     }
-
-    /// Partitions from `from` on, in key order, copied one at a time.
-    pub fn iter_from<'a>(
-        &'a self,
-        from: Bound<&'a DecoratedKey>,
-    ) -> impl Iterator<Item = (DecoratedKey, Partition)> + 'a {
-        self.ordered()
-            .range((from, Bound::Unbounded))
-            .map(|e| (e.key().clone(), e.value().lock().to_partition()))
-    }
 }
 
 /// Restrict a partition to sorted, disjoint byte ranges of clustering keys. The partition

@@ -48,46 +48,26 @@ fn chunk_reads(engine: &Engine, table: Uuid) -> u64 {
 }
 
 /// Pages of `page_rows` through the whole table: every live cell, and the most rows a page
-/// returned.
+/// returned; no row twice, none out of key order.
 fn paged(engine: &Engine, table: Uuid, page_rows: usize, now: u32) -> (Content, usize) {
     let mut out = Content::new();
-    let mut resume = None;
     let mut largest = 0;
     let mut last: Option<(khata_types::token::DecoratedKey, bytes::Bytes)> = None;
-    loop {
-        let page = engine
-            .scan(
-                table,
-                Bound::Unbounded,
-                Bound::Unbounded,
-                resume.as_ref(),
-                page_rows,
-                now,
-            )
-            .unwrap();
+    scan_pages(engine, table, page_rows, now, |page| {
         let mut rows = 0;
         for (k, p) in &page.partitions {
-            for (c, row) in p.live_rows(now) {
-                // In key order across pages: no row twice, none out of order.
+            for (c, _) in p.live_rows(now) {
                 let here = (k.clone(), c.clone());
                 assert!(last.as_ref().is_none_or(|l| *l < here), "rows out of order");
                 last = Some(here);
                 rows += 1;
-                let v = row
-                    .cells
-                    .get(&khata_types::row::CellKey::simple(VALUE_COLUMN))
-                    .and_then(|cell| cell.live_value(now))
-                    .cloned()
-                    .unwrap_or_default();
-                out.insert((pk_int(k), ck_int(c)), v);
             }
+            live_cells(p, pk_int(k), now, &mut out);
         }
         largest = largest.max(rows);
-        match page.resume {
-            Some(r) => resume = Some(r),
-            None => return (out, largest),
-        }
-    }
+    })
+    .unwrap();
+    (out, largest)
 }
 
 #[test]

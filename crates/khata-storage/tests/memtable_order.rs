@@ -1,5 +1,5 @@
 //! A memtable keeps its partitions in a hash map and makes order only when asked: the flush
-//! (`try_for_each`) sorts the keys, a scan (`iter_from`) reads an ordered view that first takes
+//! (`try_for_each`) sorts the keys, a scan (`scan_from`) reads an ordered view that first takes
 //! in every partition created since the last scan. Whatever the interleaving of writes and
 //! scans, both must see every partition written before them, in token order, exactly once.
 
@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use engine_support::{insert_update, pk, value};
 use khata_storage::memtable::Memtable;
+use khata_storage::read::Scanned;
 use khata_types::partition::Partition;
 use khata_types::token::DecoratedKey;
 use proptest::prelude::*;
@@ -25,8 +26,14 @@ fn flushed(m: &Memtable) -> Vec<(DecoratedKey, Partition)> {
     out
 }
 
+/// The partitions a scan from `from` gives, all whole (no partition counts as wide).
 fn scanned(m: &Memtable, from: Bound<&DecoratedKey>) -> Vec<(DecoratedKey, Partition)> {
-    m.iter_from(from).collect()
+    m.scan_from(from, usize::MAX)
+        .map(|(k, s)| match s {
+            Scanned::Whole(p) => (k, p),
+            Scanned::Wide => panic!("no partition is wide under usize::MAX rows"),
+        })
+        .collect()
 }
 
 proptest! {
@@ -80,8 +87,10 @@ fn concurrent_writers_and_scanners_lose_nothing() {
         std::thread::spawn(move || {
             let mut seen_max = 0;
             for _ in 0..200 {
-                let keys: Vec<DecoratedKey> =
-                    m.iter_from(Bound::Unbounded).map(|(k, _)| k).collect();
+                let keys: Vec<DecoratedKey> = m
+                    .scan_from(Bound::Unbounded, usize::MAX)
+                    .map(|(k, _)| k)
+                    .collect();
                 assert!(keys.windows(2).all(|w| w[0] < w[1]), "a scan out of order");
                 assert!(keys.len() >= seen_max, "a later scan saw fewer partitions");
                 seen_max = keys.len();

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use khata_env::fault::{FaultOp, PathFilter};
 use khata_env::{Clock, FaultFs, FileSystem, ManualClock};
 use khata_storage::commitlog::{CommitLogConfig, SyncMode};
-use khata_storage::{Engine, EngineConfig, Mutation, TableSpec};
+use khata_storage::{Engine, EngineConfig, Mutation, ScanResult, TableSpec};
 use khata_types::cell::{Cell, DeletionTime, Expiry, LivenessInfo};
 use khata_types::clustering::full_range;
 use khata_types::partition::Partition;
@@ -174,7 +174,8 @@ pub fn delete_row(table: Uuid, key: u32, c: u32, timestamp: i64, now: u32) -> Mu
 /// A table's live content: (partition int, clustering int) -> value.
 pub type Content = BTreeMap<(u32, u32), Bytes>;
 
-fn live_cells(p: &Partition, key: u32, now: u32, out: &mut Content) {
+/// The live rows of partition `key` in `p`, into `out`.
+pub fn live_cells(p: &Partition, key: u32, now: u32, out: &mut Content) {
     for (c, row) in p.live_rows(now) {
         let v = row
             .cells
@@ -211,6 +212,22 @@ pub fn dump(engine: &Engine, table: Uuid, now: u32) -> Content {
 
 pub fn try_dump(engine: &Engine, table: Uuid, now: u32) -> khata_storage::Result<Content> {
     let mut out = Content::new();
+    scan_pages(engine, table, 1000, now, |page| {
+        for (k, p) in &page.partitions {
+            live_cells(p, pk_int(k), now, &mut out);
+        }
+    })?;
+    Ok(out)
+}
+
+/// A full scan of `table` in pages of `page_rows`, each page given to `each`.
+pub fn scan_pages(
+    engine: &Engine,
+    table: Uuid,
+    page_rows: usize,
+    now: u32,
+    mut each: impl FnMut(&ScanResult),
+) -> khata_storage::Result<()> {
     let mut resume = None;
     loop {
         let page = engine.scan(
@@ -218,15 +235,13 @@ pub fn try_dump(engine: &Engine, table: Uuid, now: u32) -> khata_storage::Result
             Bound::Unbounded,
             Bound::Unbounded,
             resume.as_ref(),
-            1000,
+            page_rows,
             now,
         )?;
-        for (k, p) in &page.partitions {
-            live_cells(p, pk_int(k), now, &mut out);
-        }
+        each(&page);
         match page.resume {
             Some(r) => resume = Some(r),
-            None => return Ok(out),
+            None => return Ok(()),
         }
     }
 }
