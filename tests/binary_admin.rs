@@ -141,8 +141,16 @@ fn admin_verbs_against_a_running_node() {
     );
     assert!(info.contains("Commit Log       : periodic"), "{info}");
 
-    // system.local is written at start-up: in the memtable until a flush.
-    let before = ok(server.admin(&["tablestats", "system.local"]));
+    // system.local is written at start-up and flushed right after (as Cassandra does, so that
+    // the commit log is not kept for it): an SSTable soon, and an empty memtable.
+    let mut before = ok(server.admin(&["tablestats", "system.local"]));
+    for _ in 0..100 {
+        if stat(&before, "SSTable count") >= 1 && stat(&before, "Memtable data size") == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        before = ok(server.admin(&["tablestats", "system.local"]));
+    }
     assert!(
         before.starts_with("Total number of tables: 1\n"),
         "{before}"
@@ -151,12 +159,12 @@ fn admin_verbs_against_a_running_node() {
         before.contains("Keyspace : system\n\t\tTable: local\n"),
         "{before}"
     );
-    assert_eq!(stat(&before, "SSTable count"), 0, "{before}");
-    assert!(stat(&before, "Memtable data size") > 0, "{before}");
+    assert!(stat(&before, "SSTable count") >= 1, "{before}");
+    assert_eq!(stat(&before, "Memtable data size"), 0, "{before}");
 
     assert_eq!(ok(server.admin(&["flush"])), "", "flush prints nothing");
     let after = ok(server.admin(&["tablestats", "system.local"]));
-    assert_eq!(stat(&after, "SSTable count"), 1, "{after}");
+    assert!(stat(&after, "SSTable count") >= 1, "{after}");
     assert_eq!(stat(&after, "Memtable data size"), 0, "{after}");
     assert!(stat(&after, "Space used (live)") > 0, "{after}");
     assert!(stat(&after, "Largest partition size") > 0, "{after}");

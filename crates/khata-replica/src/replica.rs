@@ -294,11 +294,19 @@ impl Replica {
     }
 
     fn apply_system(&self, writes: Vec<SystemWrite>) -> Result<()> {
+        let mut tables: Vec<Uuid> = writes.iter().map(|w| w.table.id).collect();
+        tables.sort_unstable();
+        tables.dedup();
         let mutations = writes
             .into_iter()
             .map(|w| Mutation::new(w.table.id, w.key, w.update))
             .collect();
         self.engine.apply_batch(mutations, true)?;
+        // Schema tables are written rarely: flushed now, their memtables do not keep the
+        // commit log's segments from being discarded (and recycled) for hours.
+        for table in tables {
+            self.engine.flush_soon(table)?;
+        }
         Ok(())
     }
 
@@ -434,6 +442,7 @@ impl Replica {
             .build(self.clock.now_micros(), self.clock.now_seconds())?;
         self.engine
             .apply_batch(vec![Mutation::new(table.id, key, update)], true)?;
+        self.engine.flush_soon(table.id)?;
         Ok(())
     }
 

@@ -257,7 +257,9 @@ impl Engine {
                         skipped += 1;
                         continue;
                     }
-                    t.view().active.memtable.apply(&m.key, m.update);
+                    let view = t.view();
+                    view.active.note_record(record.position);
+                    view.active.memtable.apply(&m.key, m.update);
                     replayed_count += 1;
                 }
             }
@@ -413,10 +415,10 @@ impl Engine {
             old = std::mem::take(&mut v.sstables);
             v.sealed.clear();
             t.clear_sealed_bytes();
-            v.active = Arc::new(crate::table::MemtableEntry {
-                memtable: crate::memtable::Memtable::new(),
-                lower_bound: position,
-            });
+            v.active = Arc::new(crate::table::MemtableEntry::new(
+                crate::memtable::Memtable::new(),
+                position,
+            ));
         });
         self.inner.recheck_memory();
         for s in old {
@@ -452,6 +454,7 @@ impl Engine {
         self.wait_for_memory();
         let record = durable.then(|| encode_record(&mutations));
         let mut new_segment = false;
+        let mut appended = None;
         {
             let _shared = self.inner.switch.read();
             if let Some(record) = &record {
@@ -466,9 +469,15 @@ impl Engine {
                             .inner
                             .log_segment
                             .fetch_max(position.segment_id, Ordering::Relaxed);
+                appended = Some(position);
             }
             for (m, (t, full)) in mutations.into_iter().zip(&mut tables) {
                 let view = t.view();
+                if let Some(position) = appended {
+                    // Before the memtable holds it: a flush that seals it under the exclusive
+                    // switch sees the record counted.
+                    view.active.note_record(position);
+                }
                 let memtable = &view.active.memtable;
                 memtable.apply(&m.key, m.update);
                 *full = memtable.size_bytes() >= self.inner.config.memtable_flush_size_bytes;
@@ -518,7 +527,9 @@ impl Engine {
             // only sealed ones do, they just need their flush queued.
             let active_holds = {
                 let v = t.view();
-                !v.active.memtable.is_empty() && v.active.lower_bound.segment_id <= oldest
+                v.active
+                    .commitlog_pin()
+                    .is_some_and(|p| p.segment_id <= oldest)
             };
             self.request_flush(t, if active_holds { 0 } else { usize::MAX });
         }
@@ -661,6 +672,17 @@ impl Engine {
     pub fn flush(&self, table: Uuid) -> Result<()> {
         let t = self.table(table)?;
         self.flush_table(&t)
+    }
+
+    /// Ask for a table's memtable to be flushed soon, whatever its size, without waiting
+    /// (inline when the engine runs no background threads). For tables written rarely, such
+    /// as the system ones after a schema change, whose memtables would otherwise keep every
+    /// commit-log segment since their write until `commitlog_total_space` forces a flush
+    /// (Cassandra flushes its schema tables after each change for the same reason).
+    pub fn flush_soon(&self, table: Uuid) -> Result<()> {
+        let t = self.table(table)?;
+        self.request_flush(&t, 0);
+        Ok(())
     }
 
     /// Flush every table.

@@ -34,12 +34,69 @@ use crate::read::{
 use crate::sstable::{BlockCache, SsTable, SsTableWriter, WriterOptions, check_ranges};
 use crate::table_spec::{TableSpec, encode_spec};
 
-/// A memtable with the commit-log position before its first write: the commit log must keep
-/// every segment from there on until this memtable is flushed.
+/// A memtable with the commit-log position it was started at (`lower_bound`: every record of
+/// the table before it is in an older memtable, which is what the replay floor is raised to
+/// after a flush) and the earliest commit-log record it holds (what the log must keep until
+/// the memtable is flushed).
 #[derive(Debug)]
 pub struct MemtableEntry {
     pub memtable: Memtable,
     pub lower_bound: CommitLogPosition,
+    /// The earliest record applied here, packed by [`pack_position`]; `NO_RECORD` while
+    /// only writes that skip the commit log (or none) were applied.
+    first_record: AtomicU64,
+}
+
+/// [`MemtableEntry::first_record`] before any record.
+const NO_RECORD: u64 = u64::MAX;
+/// [`MemtableEntry::first_record`] for a record whose position does not pack (a segment id
+/// over 2^32, 128 PiB into the log): the memtable's `lower_bound` stands in for it.
+const UNPACKABLE: u64 = u64::MAX - 1;
+
+/// A position as one `u64` that orders as positions do: segment id above, offset below (a
+/// segment is under 2 GiB, so its offsets take 31 bits).
+fn pack_position(p: CommitLogPosition) -> u64 {
+    match (u32::try_from(p.segment_id), u32::try_from(p.offset)) {
+        (Ok(segment), Ok(offset)) if u64::from(segment) << 32 | u64::from(offset) < UNPACKABLE => {
+            u64::from(segment) << 32 | u64::from(offset)
+        }
+        _ => UNPACKABLE,
+    }
+}
+
+impl MemtableEntry {
+    /// A new, empty memtable started at `lower_bound`.
+    pub(crate) fn new(memtable: Memtable, lower_bound: CommitLogPosition) -> Self {
+        MemtableEntry {
+            memtable,
+            lower_bound,
+            first_record: AtomicU64::new(NO_RECORD),
+        }
+    }
+
+    /// Note that the commit-log record ending at `end` is (being) applied here. Records
+    /// are applied in any order once appended, so this keeps the minimum; positions only
+    /// grow, so after the first record it is a load and no store.
+    pub(crate) fn note_record(&self, end: CommitLogPosition) {
+        let packed = pack_position(end);
+        if self.first_record.load(Ordering::Relaxed) > packed {
+            self.first_record.fetch_min(packed, Ordering::AcqRel);
+        }
+    }
+
+    /// Where the commit log must be kept from for this memtable: just before its earliest
+    /// record (a segment ending at that record's end must stay), or `None` if it holds no
+    /// record (writes of keyspaces without durable writes never pin the log).
+    pub(crate) fn commitlog_pin(&self) -> Option<CommitLogPosition> {
+        match self.first_record.load(Ordering::Acquire) {
+            NO_RECORD => None,
+            UNPACKABLE => Some(self.lower_bound),
+            packed => Some(CommitLogPosition {
+                segment_id: packed >> 32,
+                offset: (packed & u64::from(u32::MAX)).saturating_sub(1),
+            }),
+        }
+    }
 }
 
 impl AsRef<Memtable> for MemtableEntry {
@@ -201,10 +258,7 @@ impl TableStore {
             fs,
             cache,
             view: RwLock::new(Arc::new(View {
-                active: Arc::new(MemtableEntry {
-                    memtable: Memtable::new(),
-                    lower_bound: position,
-                }),
+                active: Arc::new(MemtableEntry::new(Memtable::new(), position)),
                 sealed: Vec::new(),
                 sstables,
             })),
@@ -283,10 +337,10 @@ impl TableStore {
             let partitions = v.active.memtable.partition_count();
             let old = std::mem::replace(
                 &mut v.active,
-                Arc::new(MemtableEntry {
-                    memtable: Memtable::with_capacity(partitions),
-                    lower_bound: position,
-                }),
+                Arc::new(MemtableEntry::new(
+                    Memtable::with_capacity(partitions),
+                    position,
+                )),
             );
             self.sealed_bytes
                 .fetch_add(old.memtable.size_bytes(), Ordering::AcqRel);
@@ -383,12 +437,11 @@ impl TableStore {
     /// The oldest commit-log position this table still needs.
     pub(crate) fn commitlog_lower_bound(&self) -> Option<CommitLogPosition> {
         let v = self.view();
-        let sealed = v.sealed.iter().map(|m| m.lower_bound).min();
-        let active = (!v.active.memtable.is_empty()).then_some(v.active.lower_bound);
-        match (sealed, active) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        v.sealed
+            .iter()
+            .chain(std::iter::once(&v.active))
+            .filter_map(|m| m.commitlog_pin())
+            .min()
     }
 
     /// Read one partition restricted to sorted, disjoint byte `ranges` of clustering keys.

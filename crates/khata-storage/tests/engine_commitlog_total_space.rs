@@ -87,3 +87,85 @@ fn the_tables_in_the_oldest_segment_are_flushed_when_the_log_passes_its_limit() 
     let engine = open(&fs, &cfg);
     check(&engine);
 }
+
+/// A configuration whose log would grow without bound but for the flushes of the busy table:
+/// small segments, a limit far away, memtables flushed at 256 KiB.
+fn flushing_config(dir: &Path, clock: &Arc<khata_env::ManualClock>) -> khata_storage::EngineConfig {
+    let mut cfg = config(dir, clock, periodic());
+    cfg.commitlog = CommitLogConfig {
+        segment_size_bytes: SEGMENT,
+        max_record_size_bytes: 16 << 10,
+        ..cfg.commitlog
+    };
+    cfg.commitlog_total_space_bytes = 1 << 40;
+    cfg.memtable_flush_size_bytes = 256 << 10;
+    cfg
+}
+
+/// Writes 2 MiB to `busy` (distinct rows, so its memtable fills and is flushed every 256 KiB);
+/// returns the most segment files seen at once.
+fn write_busy(engine: &khata_storage::Engine, busy: uuid::Uuid, dir: &Path, from: u32) -> usize {
+    let mut most = 0;
+    for i in from..from + 2_000 {
+        let v = value(u64::from(i), 1024);
+        engine
+            .apply(insert(busy, i, 0, &v, START_MICROS + i64::from(i)))
+            .unwrap();
+        most = most.max(segments(dir));
+    }
+    most
+}
+
+/// A memtable keeps the log only from its earliest record: a table flushed long ago (its
+/// memtable started then) whose next write comes now keeps the segments from now on, and
+/// writes that skip the log (a keyspace without durable writes) keep none.
+#[test]
+fn a_memtable_keeps_the_log_from_its_first_record_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(RealFs);
+    let clock = manual_clock();
+    let cfg = flushing_config(dir.path(), &clock);
+    let engine = open(&fs, &cfg);
+    let opts = options(CompactionStrategy::size_tiered(), 60);
+    let quiet = TableSpec::new("ks", "quiet", opts.clone());
+    let not_durable = TableSpec::new("ks", "not_durable", opts.clone());
+    let busy = TableSpec::new("ks", "busy", opts);
+    for t in [&quiet, &not_durable, &busy] {
+        engine.create_table(t.clone()).unwrap();
+    }
+    // The quiet table's memtable starts here, empty; the other one gets a write that skips
+    // the log.
+    engine
+        .apply_batch(
+            vec![insert(not_durable.id, 1, 0, b"volatile", START_MICROS)],
+            false,
+        )
+        .unwrap();
+    let most = write_busy(&engine, busy.id, dir.path(), 0);
+    assert!(
+        most <= 4,
+        "the log grew to {most} segments while only the busy table held records"
+    );
+    // Now the quiet table's first write: the log keeps the segments from here on only.
+    engine
+        .apply(insert(quiet.id, 7, 0, b"quiet", START_MICROS))
+        .unwrap();
+    let before = segments(dir.path());
+    let most = write_busy(&engine, busy.id, dir.path(), 2_000);
+    assert!(
+        most > before + 20,
+        "the quiet table's record keeps the segments from its write on ({before} -> {most})"
+    );
+    engine.flush(quiet.id).unwrap();
+    engine.flush(busy.id).unwrap();
+    assert!(
+        segments(dir.path()) <= 2,
+        "once flushed, every segment but the active one goes ({} left)",
+        segments(dir.path())
+    );
+    // Nothing durable is lost across a reopen.
+    drop(engine);
+    let engine = open(&fs, &cfg);
+    assert!(!read_partition(&engine, quiet.id, 7, now(&clock)).is_empty());
+    assert!(!read_partition(&engine, busy.id, 3_999, now(&clock)).is_empty());
+}
