@@ -441,23 +441,6 @@ impl FileSystem for FaultFs {
         })
     }
 
-    fn open_preallocated(&self, path: &Path) -> io::Result<Arc<dyn PreallocatedFile>> {
-        self.op(FaultOp::OpenAppend, &[path], |s| {
-            let ino = s.tree.open_file(path)?;
-            let len = s.tree.file(ino).expect("a file").current.len() as u64;
-            if len == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "FaultFs: cannot write an empty file in place",
-                ));
-            }
-            Ok(Arc::new(FaultPreallocated {
-                handle: self.open_handle(s, ino, path),
-                len,
-            }) as Arc<dyn PreallocatedFile>)
-        })
-    }
-
     fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {
         self.op(FaultOp::OpenAppend, &[path], |s| {
             let ino = s.tree.open_file(path)?;

@@ -58,10 +58,9 @@ pub trait ReadableFile: Send + Sync + Debug {
 /// docs/benchmarks.md). Bytes written are the OS's as soon as `write_at` returns: a killed
 /// process loses none of them; a power cut may lose any not yet covered by a `sync`.
 ///
-/// The parts never written read as zeros (in a file opened with
-/// [`FileSystem::open_preallocated`], as whatever the file held before).
+/// The parts never written read as zeros.
 pub trait PreallocatedFile: Send + Sync + Debug {
-    /// The file's length, fixed at creation (or when opened).
+    /// The file's length, fixed at creation.
     fn len(&self) -> u64;
     fn is_empty(&self) -> bool {
         self.len() == 0
@@ -88,10 +87,6 @@ pub trait FileSystem: Send + Sync + Debug + 'static {
     /// place. Like `create`, the file's name and length are durable only after a sync of the
     /// file (its length) and of its directory (its name).
     fn create_preallocated(&self, path: &Path, len: u64) -> io::Result<Arc<dyn PreallocatedFile>>;
-    /// Open an existing file, at its current length, for writing in place as
-    /// [`FileSystem::create_preallocated`]'s files are (its bytes are kept: a commit-log
-    /// segment being recycled). Fails on an empty file.
-    fn open_preallocated(&self, path: &Path) -> io::Result<Arc<dyn PreallocatedFile>>;
     /// Open an existing file for appending at its end.
     fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>>;
     fn open_read(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>>;
@@ -229,10 +224,6 @@ impl FileSystem for RealFs {
 
     fn create_preallocated(&self, path: &Path, len: u64) -> io::Result<Arc<dyn PreallocatedFile>> {
         Ok(Arc::new(crate::mapped::MappedFile::create(path, len)?))
-    }
-
-    fn open_preallocated(&self, path: &Path) -> io::Result<Arc<dyn PreallocatedFile>> {
-        Ok(Arc::new(crate::mapped::MappedFile::open(path)?))
     }
 
     fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WritableFile>> {

@@ -50,26 +50,6 @@ impl MappedFile {
             .truncate(true)
             .open(path)?;
         allocate(&file, len)?;
-        Self::map(file, path, len)
-    }
-
-    /// Map an existing file whole, at its current length, keeping its bytes.
-    pub(crate) fn open(path: &Path) -> io::Result<MappedFile> {
-        let file = OpenOptions::new().read(true).write(true).open(path)?;
-        let len = file.metadata()?.len();
-        if len == 0 || usize::try_from(len).is_err() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "cannot map {} ({len} bytes) for writing in place",
-                    path.display()
-                ),
-            ));
-        }
-        Self::map(file, path, len)
-    }
-
-    fn map(file: File, path: &Path, len: u64) -> io::Result<MappedFile> {
         let map = MmapRaw::map_raw(&file)?;
         if map.len() as u64 != len {
             return Err(io::Error::other(format!(

@@ -176,9 +176,6 @@ pub struct Config {
     pub commitlog_sync_group_window: Duration,
     /// `commitlog_segment_size` (old: `commitlog_segment_size_in_mb`).
     pub commitlog_segment_size_bytes: u64,
-    /// `commitlog_reuse_segments` (ScyllaDB's name): discarded segments are written over as
-    /// later ones rather than deleted and created anew.
-    pub commitlog_reuse_segments: bool,
     /// `commitlog_total_space` (old: `commitlog_total_space_in_mb`).
     pub commitlog_total_space_bytes: u64,
     /// `memtable_heap_space` (old: `memtable_heap_space_in_mb`): memory for all memtables.
@@ -251,7 +248,6 @@ impl Default for Config {
             commitlog_sync_period: Duration::from_secs(10),
             commitlog_sync_group_window: Duration::from_millis(1),
             commitlog_segment_size_bytes: 32 << 20,
-            commitlog_reuse_segments: true,
             commitlog_total_space_bytes: 8192 << 20,
             memtable_heap_space_bytes: 256 << 20,
             memtable_flush_size_bytes: 64 << 20,

@@ -73,11 +73,6 @@ pub fn engine_config(config: &Config) -> EngineConfig {
         // As Cassandra: the largest mutation is half a segment.
         max_record_size_bytes: u32::try_from(config.commitlog_segment_size_bytes / 2)
             .unwrap_or(defaults.max_record_size_bytes),
-        recycle_segments: if config.commitlog_reuse_segments {
-            defaults.recycle_segments
-        } else {
-            0
-        },
     };
     engine.memtable_flush_size_bytes = config.memtable_flush_size_bytes as usize;
     engine.memtable_space_bytes = config.memtable_heap_space_bytes as usize;

@@ -1,7 +1,6 @@
 //! The commit log of a running node keeps only the segments its memtables need: the schema
 //! tables written by DDL are flushed after each change (as Cassandra flushes its schema
-//! tables), so they do not keep every segment since the `CREATE TABLE`; discarded segments
-//! are kept for recycling (`commitlog_reuse_segments`, at most two) or deleted.
+//! tables), so they do not keep every segment since the `CREATE TABLE`.
 
 mod support;
 
@@ -10,20 +9,22 @@ use std::path::Path;
 use futures::future::try_join_all;
 use support::TestNode;
 
-/// `(segments, free files)` in the node's commit-log directory.
-fn commitlog_files(data_dir: &Path) -> (usize, usize) {
-    let names: Vec<String> = std::fs::read_dir(data_dir.join("commitlog"))
+/// Segments in the node's commit-log directory.
+fn commitlog_segments(data_dir: &Path) -> usize {
+    std::fs::read_dir(data_dir.join("commitlog"))
         .expect("commit-log directory")
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    (
-        names.iter().filter(|n| n.ends_with(".log")).count(),
-        names.iter().filter(|n| n.ends_with(".log.free")).count(),
-    )
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".log")
+        })
+        .count()
 }
 
-/// Writes the rows; returns the segments and free files left once the flushes caught up.
-async fn write_rows(node: &TestNode, reuse: bool) -> (usize, usize) {
+/// Writes the rows; returns the segments left once the flushes caught up.
+async fn write_rows(node: &TestNode) -> usize {
     let session = node.cql_session().await;
     session
         .query_unpaged(
@@ -51,21 +52,16 @@ async fn write_rows(node: &TestNode, reuse: bool) -> (usize, usize) {
             async move { session.execute_unpaged(insert, (k, v)).await }
         });
         try_join_all(writes).await.unwrap();
-        let (_, free) = commitlog_files(node.dir.path());
-        assert!(
-            free <= if reuse { 2 } else { 0 },
-            "{free} free segment files"
-        );
     }
     // The flushes run in the background and lag behind the writes (a debug build): give
     // them time to catch up.
-    let mut now = commitlog_files(node.dir.path());
+    let mut now = commitlog_segments(node.dir.path());
     for _ in 0..300 {
-        if now.0 <= 4 {
+        if now <= 4 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        now = commitlog_files(node.dir.path());
+        now = commitlog_segments(node.dir.path());
     }
     let rows = session
         .query_unpaged("SELECT count(*) FROM ks.t", &[])
@@ -81,31 +77,16 @@ async fn write_rows(node: &TestNode, reuse: bool) -> (usize, usize) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn segments_are_discarded_and_recycled_after_ddl() {
+async fn segments_are_discarded_after_ddl() {
     let mut node = TestNode::start_with(|c| {
         c.commitlog_segment_size_bytes = 1 << 20;
         c.memtable_flush_size_bytes = 1 << 20;
     })
     .await;
-    let (segments, free) = write_rows(&node, true).await;
+    let segments = write_rows(&node).await;
     assert!(
         segments <= 4,
         "{segments} segments of 1 MiB left for memtables of at most 1 MiB"
     );
-    assert!(free >= 1, "discarded segments are kept for recycling");
-    node.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_reuse_discarded_segments_are_deleted() {
-    let mut node = TestNode::start_with(|c| {
-        c.commitlog_segment_size_bytes = 1 << 20;
-        c.memtable_flush_size_bytes = 1 << 20;
-        c.commitlog_reuse_segments = false;
-    })
-    .await;
-    let (segments, free) = write_rows(&node, false).await;
-    assert!(segments <= 4, "{segments} segments left");
-    assert_eq!(free, 0);
     node.stop().await;
 }

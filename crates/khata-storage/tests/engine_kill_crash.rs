@@ -216,7 +216,6 @@ fn engine_config(dir: &Path, mode: &str, background_threads: bool) -> EngineConf
         sync: sync_mode(mode),
         segment_size_bytes: 512 << 10,
         max_record_size_bytes: 64 << 10,
-        ..CommitLogConfig::default()
     };
     config.memtable_flush_size_bytes = 128 << 10;
     config.memtable_space_bytes = 2 << 20;

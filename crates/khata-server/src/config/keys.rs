@@ -256,15 +256,6 @@ pub(crate) static KEYS: &[Key] = &[
         })],
     },
     Key {
-        name: "commitlog_reuse_segments",
-        get: |c| Value::Bool(c.commitlog_reuse_segments),
-        set: |c, x| {
-            c.commitlog_reuse_segments = v::boolean(x)?;
-            Ok(())
-        },
-        aliases: &[],
-    },
-    Key {
         name: "commitlog_total_space",
         get: |c| mib(c.commitlog_total_space_bytes),
         set: |c, x| {

@@ -62,16 +62,6 @@ pub(crate) fn name(value: &Value) -> Result<String, String> {
     Ok(text)
 }
 
-/// A YAML boolean (`true`/`false`; SnakeYAML's other spellings, such as `yes`, are YAML 1.1
-/// and not read here).
-pub(crate) fn boolean(value: &Value) -> Result<bool, String> {
-    match value {
-        Value::Bool(b) => Ok(*b),
-        Value::Tagged(tagged) => boolean(&tagged.value),
-        other => Err(format!("expected true or false, found {}", kind(other))),
-    }
-}
-
 /// A YAML integer (a Java `long`).
 pub(crate) fn integer(value: &Value) -> Result<i64, String> {
     match value {

@@ -117,8 +117,8 @@ impl Inner {
         }
     }
 
-    /// Make the segment after the active one under its temporary name, from a discarded
-    /// segment's file if one is kept (else a new file), and leave it for the next switch. A failure is only logged: the switch then creates the segment itself and
+    /// Create the segment after the active one under its temporary name and leave it for the
+    /// next switch. A failure is only logged: the switch then creates the segment itself and
     /// reports the error if it fails again. Only one file is ever made for an id: a switch
     /// that finds this one in the making waits for it.
     fn prepare_spare(&self) {
@@ -131,19 +131,7 @@ impl Inner {
             writer.preparing = Some(id);
             id
         };
-        let size = self.config.segment_size_bytes;
-        let free = self.free.lock().pop();
-        let recycled = free.and_then(|free| {
-            SpareSegment::recycle(&*self.fs, &self.dir, id, size, &free)
-                .inspect_err(|e| {
-                    tracing::info!(path = %free.display(), error = %e, "commit log: not recycling a discarded segment (deleted)");
-                })
-                .ok()
-        });
-        let made = match recycled {
-            Some(spare) => Ok(spare),
-            None => SpareSegment::create(&*self.fs, &self.dir, id, size),
-        };
+        let made = SpareSegment::create(&*self.fs, &self.dir, id, self.config.segment_size_bytes);
         let mut writer = self.writer.lock();
         writer.preparing = None;
         self.spare_ready.notify_all();

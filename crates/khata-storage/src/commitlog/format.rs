@@ -12,28 +12,20 @@
 //! mistake stale bytes for a record of this segment. It also covers the length, so a damaged
 //! length is a checksum failure rather than a silent misparse.
 //!
-//! Version 2 preallocates each segment at its full size and writes it in place, so a fresh
-//! segment's records are followed by zeros up to its end. Its payloads are never empty, so a
-//! zero length field never starts a record: where one is followed by nothing but zeros the
-//! segment's records end. Version 1 segments (appended with `write(2)`, ending at their last
-//! record, empty payloads allowed) are still read.
-//!
-//! Version 3 (written now) adds the *end marker*: a record with an empty payload (length 0,
-//! checksum of the segment id and that length), which ends the segment's records wherever it
-//! stands, whatever follows. A segment written over a recycled file (see `segment.rs`) has the
-//! bytes of the file's earlier use after its records instead of zeros; those never verify as
-//! records of this segment (other seed), and the marker, written when the segment is finished,
-//! closed, or made ready as a spare, says that they are not a torn write either. The last
-//! 8 bytes of a segment are never given to a record, so a marker always fits.
+//! Version 2 (written now) preallocates each segment at its full size and writes it in place,
+//! so a segment's records are followed by zeros up to its end. Its payloads are never empty,
+//! so a zero length field never starts a record: where one is followed by nothing but zeros
+//! the segment's records end. Version 1 segments (appended with `write(2)`, ending at their
+//! last record, empty payloads allowed) are still read.
 
 use std::path::{Path, PathBuf};
 
 /// The first eight bytes of every segment.
 pub(super) const MAGIC: [u8; 8] = *b"KHATA-CL";
 /// The format version this build writes.
-pub(super) const FORMAT_VERSION: u32 = 3;
+pub(super) const FORMAT_VERSION: u32 = 2;
 /// The format versions this build reads.
-pub(super) const READABLE_VERSIONS: [u32; 3] = [1, 2, 3];
+pub(super) const READABLE_VERSIONS: [u32; 2] = [1, 2];
 /// Bytes of the segment header.
 pub(super) const HEADER_LEN: u64 = 24;
 /// Bytes of a record's header (length and checksum) before its payload.
@@ -47,12 +39,6 @@ pub(super) fn segment_path(dir: &Path, id: u64) -> PathBuf {
     dir.join(format!("{FILE_PREFIX}{id:020}{FILE_SUFFIX}"))
 }
 
-/// The name a discarded segment `id` is kept under until it is recycled
-/// (`CommitLog-<id>.log.free`): never replayed.
-pub(super) fn free_path(dir: &Path, id: u64) -> PathBuf {
-    dir.join(format!("{FILE_PREFIX}{id:020}{FILE_SUFFIX}.free"))
-}
-
 /// What a directory entry is to the commit log.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum FileKind {
@@ -61,8 +47,6 @@ pub(super) enum FileKind {
     /// A segment still under its temporary name (`CommitLog-<id>.log.tmp`): a spare being made
     /// or never used, or the successor of a switch whose rename had not happened yet.
     Unfinished(u64),
-    /// A discarded segment kept for recycling (`CommitLog-<id>.log.free`).
-    Free(u64),
     /// Not ours.
     Other,
 }
@@ -72,21 +56,18 @@ pub(super) fn classify(path: &Path) -> FileKind {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return FileKind::Other;
     };
-    let (name, suffix) = if let Some(stem) = name.strip_suffix(".tmp") {
-        (stem, Some(FileKind::Unfinished as fn(u64) -> FileKind))
-    } else if let Some(stem) = name.strip_suffix(".free") {
-        (stem, Some(FileKind::Free as fn(u64) -> FileKind))
-    } else {
-        (name, None)
+    let (name, unfinished) = match name.strip_suffix(".tmp") {
+        Some(stem) => (stem, true),
+        None => (name, false),
     };
     let id = name
         .strip_prefix(FILE_PREFIX)
         .and_then(|rest| rest.strip_suffix(FILE_SUFFIX))
         .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
         .and_then(|digits| digits.parse::<u64>().ok());
-    match (id, suffix) {
-        (Some(id), Some(kind)) => kind(id),
-        (Some(id), None) => FileKind::Segment(id),
+    match (id, unfinished) {
+        (Some(id), true) => FileKind::Unfinished(id),
+        (Some(id), false) => FileKind::Segment(id),
         (None, _) => FileKind::Other,
     }
 }
@@ -141,14 +122,6 @@ pub(super) fn decode_header(bytes: &[u8]) -> Result<(u64, u32), HeaderError> {
 /// The checksum seed of segment `id`: the CRC of its id, which every record checksum starts from.
 pub(super) fn segment_seed(id: u64) -> u32 {
     crc32c::crc32c(&id.to_le_bytes())
-}
-
-/// The end marker of segment `seed` (see [`segment_seed`]): an empty record (format version 3).
-pub(super) fn end_marker(seed: u32) -> [u8; RECORD_HEADER_LEN as usize] {
-    let mut marker = [0u8; RECORD_HEADER_LEN as usize];
-    let crc = crc32c::crc32c_append(seed, &marker[0..4]);
-    marker[4..8].copy_from_slice(&crc.to_le_bytes());
-    marker
 }
 
 /// Encode one record for segment `seed` (see [`segment_seed`]) into a buffer ready to append.
@@ -270,10 +243,9 @@ mod tests {
             h
         };
         assert_eq!(decode_header(&with_version(1)), Ok((42, 1)));
-        assert_eq!(decode_header(&with_version(2)), Ok((42, 2)));
         assert_eq!(
-            decode_header(&with_version(4)),
-            Err(HeaderError::Version(4))
+            decode_header(&with_version(3)),
+            Err(HeaderError::Version(3))
         );
         assert_eq!(
             decode_header(&with_version(0)),
@@ -306,26 +278,6 @@ mod tests {
     }
 
     #[test]
-    fn the_end_marker_is_an_empty_record_of_its_segment_only() {
-        let marker = end_marker(segment_seed(7));
-        assert_eq!(
-            parse_record(&marker, 0, segment_seed(7)),
-            Parsed::Valid {
-                payload_start: 8,
-                end: 8
-            }
-        );
-        assert!(matches!(
-            parse_record(&marker, 0, segment_seed(8)),
-            Parsed::Invalid(_)
-        ));
-        assert_ne!(
-            marker, [0u8; 8],
-            "a marker is not the zeros of a fresh file"
-        );
-    }
-
-    #[test]
     fn zero_tail() {
         let mut seg = vec![0u8; 64];
         assert!(is_zero_tail(&seg, 0));
@@ -345,12 +297,7 @@ mod tests {
             classify(Path::new("/d/CommitLog-00000000000000000012.log.tmp")),
             FileKind::Unfinished(12)
         );
-        assert_eq!(
-            classify(&free_path(Path::new("/d"), 12)),
-            FileKind::Free(12)
-        );
         assert_eq!(classify(Path::new("/d/notes.txt.tmp")), FileKind::Other);
-        assert_eq!(classify(Path::new("/d/notes.free")), FileKind::Other);
         assert_eq!(classify(Path::new("/d/CommitLog-.log")), FileKind::Other);
         assert_eq!(classify(Path::new("/d/CommitLog-+1.log")), FileKind::Other);
         assert_eq!(classify(Path::new("/d/notes.txt")), FileKind::Other);

@@ -146,13 +146,8 @@ pub struct CommitLogConfig {
     /// Size at which the log moves to a new segment (`commitlog_segment_size`, default 32 MiB).
     pub segment_size_bytes: u64,
     /// Largest payload accepted (like Cassandra's `max_mutation_size`, default half a segment).
-    /// Must fit in an empty segment together with the segment and record headers (and an
-    /// end marker).
+    /// Must fit in an empty segment together with the segment and record headers.
     pub max_record_size_bytes: u32,
-    /// How many discarded segments are kept to be written over as later segments instead of
-    /// being deleted (ScyllaDB's `commitlog_reuse_segments`; see `segment.rs`). 0 deletes
-    /// every discarded segment. Default 2.
-    pub recycle_segments: usize,
 }
 
 impl Default for CommitLogConfig {
@@ -161,15 +156,13 @@ impl Default for CommitLogConfig {
             sync: SyncMode::default(),
             segment_size_bytes: 32 << 20,
             max_record_size_bytes: 16 << 20,
-            recycle_segments: 2,
         }
     }
 }
 
 impl CommitLogConfig {
     fn validate(&self) -> Result<()> {
-        // The record, and the end marker after it.
-        let needed = HEADER_LEN + 2 * RECORD_HEADER_LEN + u64::from(self.max_record_size_bytes);
+        let needed = HEADER_LEN + RECORD_HEADER_LEN + u64::from(self.max_record_size_bytes);
         if self.segment_size_bytes < needed {
             return Err(StorageError::InvalidArgument(format!(
                 "commit log segment_size_bytes {} cannot hold a record of max_record_size_bytes \
@@ -222,8 +215,6 @@ struct Inner {
     spare_ready: std::sync::Condvar,
     /// Segments no longer written to, by id. Lock order: `writer` before `finished`.
     finished: Mutex<BTreeMap<u64, FinishedSegment>>,
-    /// Discarded segment files kept for recycling (under their free names, durably).
-    free: Mutex<Vec<PathBuf>>,
     durability: Durability,
     /// A switch whose predecessor is not synced yet (and whose successor still has its
     /// temporary name). Lock order: `writer` before `pending`; `pending` before `finished`.
@@ -242,8 +233,6 @@ struct PendingSwitch {
     old_path: PathBuf,
     old_file: Arc<dyn PreallocatedFile>,
     old_len: u64,
-    /// Where the old segment's final sync reaches: its records and its end marker.
-    old_sync_end: u64,
     successor_tmp: PathBuf,
     successor_path: PathBuf,
 }
@@ -279,12 +268,7 @@ impl CommitLog {
         // Durably: a log directory created just before a power cut must not vanish with the
         // records acknowledged into it.
         create_dir_all_durably(&*fs, dir).map_err(|e| StorageError::io(dir, e))?;
-        let segment::Listing {
-            segments,
-            successor,
-            free,
-        } = segment::list(&*fs, dir)?;
-        let free = Self::keep_free(&*fs, free, config.recycle_segments)?;
+        let (segments, successor) = segment::list(&*fs, dir)?;
         let mut records = Vec::new();
         let mut finished = BTreeMap::new();
         let mut last_torn = false;
@@ -344,7 +328,6 @@ impl CommitLog {
             })),
             pending: std::sync::Mutex::new(None),
             finished: Mutex::new(finished),
-            free: Mutex::new(free),
             spare_ready: std::sync::Condvar::new(),
             wanted: std::sync::Mutex::new(Wanted::default()),
             wanted_signal: std::sync::Condvar::new(),
@@ -359,17 +342,6 @@ impl CommitLog {
             background: Mutex::new(Some(handle)),
         });
         Ok((log, records))
-    }
-
-    /// The free segment files found on open that are kept for recycling (at most `keep`);
-    /// the others are deleted.
-    fn keep_free(fs: &dyn FileSystem, mut free: Vec<PathBuf>, keep: usize) -> Result<Vec<PathBuf>> {
-        let extra = free.len().saturating_sub(keep);
-        for path in free.drain(..extra) {
-            fs.remove_file(&path)
-                .map_err(|e| StorageError::io(&path, e))?;
-        }
-        Ok(free)
     }
 
     /// The successor of the last segment, found under its temporary name: a switch had moved
@@ -512,19 +484,10 @@ impl CommitLog {
             ?pos,
             "commit log: discarding segments"
         );
-        let keep = self
-            .inner
-            .config
-            .recycle_segments
-            .saturating_sub(self.inner.free.lock().len());
-        let kept = segment::retire(&*self.inner.fs, &self.inner.dir, doomed, keep).map_err(
-            |(err, left)| {
-                self.inner.finished.lock().extend(left);
-                err
-            },
-        )?;
-        self.inner.free.lock().extend(kept);
-        Ok(())
+        segment::remove(&*self.inner.fs, &self.inner.dir, doomed).map_err(|(err, left)| {
+            self.inner.finished.lock().extend(left);
+            err
+        })
     }
 
     /// Makes every record written so far durable.
@@ -544,8 +507,7 @@ impl CommitLog {
         }
         if first {
             self.inner.finish_switch()?;
-            self.sync()?;
-            self.inner.seal_active()
+            self.sync()
         } else {
             self.inner.durability.check()
         }
@@ -613,10 +575,7 @@ impl Inner {
                 return Err(StorageError::Closed);
             }
             self.durability.check()?;
-            // The last bytes of a segment are left for its end marker.
-            if writer.active.offset + record.len() + RECORD_HEADER_LEN
-                <= self.config.segment_size_bytes
-            {
+            if writer.active.offset + record.len() <= self.config.segment_size_bytes {
                 break;
             }
             if writer.spare.is_none() && writer.preparing == Some(writer.active.id + 1) {
@@ -697,21 +656,12 @@ impl Inner {
         // A switch still pending (a whole segment written since it started) is finished
         // first: at most one segment is ever unsynced behind the active one.
         self.finish_switch()?;
-        if let Err(e) = writer.active.write_end_marker() {
-            let reason = format!(
-                "writing the end of {} failed: {e}",
-                writer.active.path.display()
-            );
-            self.durability.poison(reason.clone());
-            return Err(StorageError::Poisoned(reason));
-        }
         let active = &mut writer.active;
         let next_id = active.id + 1;
         match writer.spare.take() {
             Some(spare) if spare.id == next_id => {
                 let (next, successor_tmp) = spare.activate_unnamed();
                 let old = std::mem::replace(&mut writer.active, next);
-                let old_sync_end = old.sync_end();
                 self.reset_for_new_segment(writer);
                 writer.finish_switch = true;
                 *self.lock_pending() = Some(PendingSwitch {
@@ -719,7 +669,6 @@ impl Inner {
                     old_path: old.path,
                     old_file: old.file,
                     old_len: old.offset,
-                    old_sync_end,
                     successor_tmp,
                     successor_path: writer.active.path.clone(),
                 });
@@ -730,7 +679,7 @@ impl Inner {
         }
         // The old segment must be durable before the new one has its name: replay treats
         // damage in any segment but the last as corruption, not as a torn tail.
-        if let Err(e) = active.file.sync(active.sync_end()) {
+        if let Err(e) = active.file.sync(active.offset) {
             let reason = format!("fsync of {} failed: {e}", active.path.display());
             self.durability.poison(reason.clone());
             return Err(StorageError::Poisoned(reason));
@@ -761,26 +710,6 @@ impl Inner {
         Ok(())
     }
 
-    /// At close: end the active segment's records with a marker if it was recycled, and make
-    /// that durable, so the next open does not take the file's old bytes for a torn tail.
-    fn seal_active(&self) -> Result<()> {
-        let (file, end, path) = {
-            let writer = self.writer.lock();
-            if !writer.active.recycled {
-                return Ok(());
-            }
-            if let Err(e) = writer.active.write_end_marker() {
-                return Err(StorageError::io(&writer.active.path, e));
-            }
-            (
-                writer.active.file.clone(),
-                writer.active.sync_end(),
-                writer.active.path.clone(),
-            )
-        };
-        file.sync(end).map_err(|e| StorageError::io(&path, e))
-    }
-
     fn reset_for_new_segment(&self, writer: &mut Writer) {
         writer.spare_asked = false;
         writer.sync_ahead_at = HEADER_LEN + SYNC_AHEAD_BYTES;
@@ -806,7 +735,7 @@ impl Inner {
         let old_path = switch.old_path;
         let done = switch
             .old_file
-            .sync(switch.old_sync_end)
+            .sync(switch.old_len)
             .map_err(|e| format!("fsync of {} failed: {e}", old_path.display()))
             .and_then(|()| {
                 durable_rename(&*self.fs, &switch.successor_tmp, &switch.successor_path).map_err(

@@ -13,13 +13,7 @@
 //! Where a segment's records end: a version 1 segment ends at its last record; a version 2
 //! segment is preallocated, so its records are followed by zeros to its end, and a zero length
 //! field followed only by zeros is that end (payloads are never empty in version 2), in any
-//! segment. That is not damage, and nothing is cut or logged. In version 3 an end marker (an
-//! empty record of the segment) also ends them, whatever follows it: a segment written over a
-//! recycled file gets one when it is finished, closed or made ready, since the bytes after
-//! its records are then the file's earlier contents, not zeros. A version 3 segment killed
-//! while active over a recycled file has no marker yet; what follows its last record there is
-//! cut as a torn tail (it never verifies as this segment's: other seed), which after a kill
-//! is expected rather than damage.
+//! segment. That is not damage, and nothing is cut or logged.
 //!
 //! Anything else is corruption and refuses to open: a bad header, a bad record in any segment
 //! but the last, or a bad record in the last segment *followed by a valid record*. The last test
@@ -98,13 +92,6 @@ pub(super) fn replay_segment(
             });
         }
         match format::parse_record(&data, offset, seed) {
-            Parsed::Valid { payload_start, end } if version >= 3 && payload_start == end => {
-                // The end marker.
-                return Ok(Replayed {
-                    len: offset as u64,
-                    torn: false,
-                });
-            }
             Parsed::Valid { payload_start, end } if !(preallocated && payload_start == end) => {
                 out.push(ReplayedRecord {
                     position: CommitLogPosition {

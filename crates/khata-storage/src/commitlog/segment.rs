@@ -16,18 +16,14 @@
 //! first [`PREPARE_AHEAD_BYTES`] of a new segment are mapped in when it is made, and the
 //! background thread keeps mapping in the stretch ahead of the writer.
 //!
-//! Discarded segments are recycled, as ScyllaDB does (`commitlog_reuse_segments`) and
-//! Cassandra did up to 2.1: up to [`super::CommitLogConfig::recycle_segments`] of them are
-//! renamed `CommitLog-<id>.log.free` ([`retire`]; never replayed) and the next spare is made
-//! from one ([`SpareSegment::recycle`]) instead of a new file. A new file costs the kernel
-//! zeroing each page as it is first mapped in and ext4 converting its allocated-but-unwritten
-//! extents as they are written back (journal work, which stalls every other writer of the
-//! disk); a recycled file's blocks are already written and its pages usually still cached
-//! (docs/benchmarks.md). Its old records stay after the new ones: they never verify as the
-//! new segment's (record checksums are seeded with the segment id, see `format.rs`), and the
-//! end marker written when the segment is finished or closed tells them from a torn write.
-//! The rest are deleted. The active segment is never discarded, so the highest segment id
-//! ever used is always on disk and ids keep increasing across restarts.
+//! Discarded segments are deleted, not recycled. Cassandra dropped segment recycling in 2.2
+//! (CASSANDRA-8771); deleting also means no stale record can outlive its segment (record
+//! checksums are seeded with the segment id in any case, see `format.rs`). Recycling was tried
+//! (2026-12-03, docs/benchmarks.md): it saved the background thread about 9 ms of CPU per
+//! 32 MiB segment (under 1 % of a core at 100,000 INSERTs/s), and a recycled last segment's
+//! stale tail turned replay's search for a valid record after a torn one (below, `replay.rs`)
+//! into a minute-long scan after a kill. The active segment is never deleted, so the highest segment id ever
+//! used is always on disk and ids keep increasing across restarts.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -36,7 +32,7 @@ use std::sync::Arc;
 use khata_env::fs::tmp_path;
 use khata_env::{FileSystem, PreallocatedFile, durable_rename};
 
-use super::format::{self, FileKind, HEADER_LEN, RECORD_HEADER_LEN};
+use super::format::{self, FileKind, HEADER_LEN};
 use super::{CommitLogPosition, PREPARE_AHEAD_BYTES};
 use crate::error::{Result, StorageError};
 
@@ -50,31 +46,12 @@ pub(super) struct ActiveSegment {
     pub(super) seed: u32,
     /// Bytes written so far (header included): where the next record goes.
     pub(super) offset: u64,
-    /// Made from a recycled file: what follows the records is not zeros, so the segment
-    /// needs an end marker when it is finished or closed.
-    pub(super) recycled: bool,
 }
 
 impl ActiveSegment {
     /// Create segment `id` of `size` bytes in `dir` durably, with its header, open for writing.
     pub(super) fn create(fs: &dyn FileSystem, dir: &Path, id: u64, size: u64) -> io::Result<Self> {
         SpareSegment::create(fs, dir, id, size)?.install(fs)
-    }
-
-    /// End the records here if stale bytes of a recycled file follow them (format version 3):
-    /// the append lock's holder calls this before the segment is synced for the last time.
-    /// The marker fits: records never take a segment's last [`RECORD_HEADER_LEN`] bytes.
-    pub(super) fn write_end_marker(&self) -> io::Result<()> {
-        if !self.recycled {
-            return Ok(());
-        }
-        self.file
-            .write_at(self.offset, &format::end_marker(self.seed))
-    }
-
-    /// Where a final sync of this segment must reach: its records and an end marker.
-    pub(super) fn sync_end(&self) -> u64 {
-        (self.offset + RECORD_HEADER_LEN).min(self.file.len())
     }
 
     /// The position just after the last record written.
@@ -93,7 +70,6 @@ pub(super) struct SpareSegment {
     tmp: PathBuf,
     path: PathBuf,
     file: Arc<dyn PreallocatedFile>,
-    recycled: bool,
 }
 
 impl SpareSegment {
@@ -108,7 +84,6 @@ impl SpareSegment {
             tmp,
             path,
             file,
-            recycled: false,
         };
         spare.file.prepare(0, PREPARE_AHEAD_BYTES);
         let written = spare
@@ -119,54 +94,6 @@ impl SpareSegment {
             Ok(()) => Ok(spare),
             Err(e) => {
                 spare.remove(fs);
-                Err(e)
-            }
-        }
-    }
-
-    /// Make segment `id` from the discarded segment file at `free` (see the module comment):
-    /// renamed to the temporary name, then its header and an end marker right after it (the
-    /// file's old bytes follow) written and synced. A file of another size than `size` is
-    /// refused. On any failure the file is deleted. A crash at any point leaves a free file
-    /// (recycled or deleted on open) or a temporary file without this segment's header or
-    /// records (removed on open).
-    pub(super) fn recycle(
-        fs: &dyn FileSystem,
-        dir: &Path,
-        id: u64,
-        size: u64,
-        free: &Path,
-    ) -> io::Result<Self> {
-        let path = format::segment_path(dir, id);
-        let tmp = tmp_path(&path);
-        if let Err(e) = fs.rename(free, &tmp) {
-            let _ = fs.remove_file(free);
-            return Err(e);
-        }
-        let made = fs.open_preallocated(&tmp).and_then(|file| {
-            if file.len() != size {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{} bytes, not a segment of {size}", file.len()),
-                ));
-            }
-            file.prepare(0, PREPARE_AHEAD_BYTES);
-            let mut head = format::encode_header(id).to_vec();
-            head.extend_from_slice(&format::end_marker(format::segment_seed(id)));
-            file.write_at(0, &head)?;
-            file.sync(head.len() as u64)?;
-            Ok(file)
-        });
-        match made {
-            Ok(file) => Ok(SpareSegment {
-                id,
-                tmp,
-                path,
-                file,
-                recycled: true,
-            }),
-            Err(e) => {
-                let _ = fs.remove_file(&tmp);
                 Err(e)
             }
         }
@@ -183,7 +110,6 @@ impl SpareSegment {
             file: self.file,
             seed: format::segment_seed(self.id),
             offset: HEADER_LEN,
-            recycled: self.recycled,
         })
     }
 
@@ -199,7 +125,6 @@ impl SpareSegment {
             file: self.file,
             seed: format::segment_seed(self.id),
             offset: HEADER_LEN,
-            recycled: self.recycled,
         };
         (segment, self.tmp)
     }
@@ -219,13 +144,10 @@ pub(super) struct FinishedSegment {
     pub(super) len: u64,
 }
 
-/// Segment files by id: the named ones in order, the successor still under its temporary
-/// name, if any, and the discarded ones kept for recycling.
-pub(super) struct Listing {
-    pub(super) segments: Vec<(u64, PathBuf)>,
-    pub(super) successor: Option<(u64, PathBuf)>,
-    pub(super) free: Vec<PathBuf>,
-}
+/// The segments in `dir`, sorted by id; unfinished creations are removed.
+/// Segment files by id: the named ones in order, and the successor still under its temporary
+/// name, if any.
+pub(super) type Listing = (Vec<(u64, PathBuf)>, Option<(u64, PathBuf)>);
 
 /// The segments in `dir` by id, and the one segment that may still have its temporary name:
 /// the successor of the last segment (id one above it), which an append may already have
@@ -235,12 +157,10 @@ pub(super) fn list(fs: &dyn FileSystem, dir: &Path) -> Result<Listing> {
     let entries = fs.list_dir(dir).map_err(|e| StorageError::io(dir, e))?;
     let mut segments = Vec::new();
     let mut unfinished = Vec::new();
-    let mut free = Vec::new();
     for path in entries {
         match format::classify(&path) {
             FileKind::Segment(id) => segments.push((id, path)),
             FileKind::Unfinished(id) => unfinished.push((id, path)),
-            FileKind::Free(_) => free.push(path),
             FileKind::Other => {
                 tracing::debug!(path = %path.display(), "commit log: ignoring foreign file");
             }
@@ -258,37 +178,17 @@ pub(super) fn list(fs: &dyn FileSystem, dir: &Path) -> Result<Listing> {
         fs.remove_file(&path)
             .map_err(|e| StorageError::io(&path, e))?;
     }
-    free.sort_unstable();
-    Ok(Listing {
-        segments,
-        successor,
-        free,
-    })
+    Ok((segments, successor))
 }
 
-/// Finished segments to retire, by id.
-pub(super) type Doomed = Vec<(u64, FinishedSegment)>;
-
-/// Retire discarded segments: the first `keep` are renamed to their free names for recycling
-/// (returned once the directory is synced, so a recycled file never reappears under its
-/// segment name after a crash), the rest deleted. On an error, the segments not yet retired
-/// are returned with it.
-pub(super) fn retire(
+pub(super) fn remove(
     fs: &dyn FileSystem,
     dir: &Path,
-    doomed: Doomed,
-    keep: usize,
-) -> std::result::Result<Vec<PathBuf>, (StorageError, Doomed)> {
-    let mut kept = Vec::new();
+    doomed: Vec<(u64, FinishedSegment)>,
+) -> std::result::Result<(), (StorageError, Vec<(u64, FinishedSegment)>)> {
     let mut rest = doomed.into_iter();
     while let Some((id, seg)) = rest.next() {
-        let done = if kept.len() < keep {
-            let free = format::free_path(dir, id);
-            fs.rename(&seg.path, &free).map(|()| kept.push(free))
-        } else {
-            fs.remove_file(&seg.path)
-        };
-        match done {
+        match fs.remove_file(&seg.path) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => {
@@ -299,10 +199,8 @@ pub(super) fn retire(
             }
         }
     }
-    // A deleted segment that reappears after a crash holds data already flushed, and
-    // replaying it again is harmless (mutations are idempotent); a renamed one must not be
-    // written over until its new name is durable.
+    // Only for tidiness after a crash: a deleted segment that reappears holds data already
+    // flushed, and replaying it again is harmless (mutations are idempotent).
     fs.sync_dir(dir)
-        .map_err(|e| (StorageError::io(dir, e), Vec::new()))?;
-    Ok(kept)
+        .map_err(|e| (StorageError::io(dir, e), Vec::new()))
 }

@@ -16,7 +16,6 @@ pub fn config(sync: SyncMode, segment_size_bytes: u64) -> CommitLogConfig {
         sync,
         segment_size_bytes,
         max_record_size_bytes: (segment_size_bytes / 2) as u32,
-        ..CommitLogConfig::default()
     }
 }
 
@@ -201,15 +200,6 @@ impl FileSystem for SyncProbeFs {
             path: path.to_path_buf(),
             gate: self.gate.clone(),
             inner: self.inner.create_preallocated(path, len)?,
-            syncs: self.syncs.clone(),
-            fail_syncs: self.fail_syncs.clone(),
-        }))
-    }
-    fn open_preallocated(&self, path: &Path) -> io::Result<Arc<dyn PreallocatedFile>> {
-        Ok(Arc::new(ProbeSegment {
-            path: path.to_path_buf(),
-            gate: self.gate.clone(),
-            inner: self.inner.open_preallocated(path)?,
             syncs: self.syncs.clone(),
             fail_syncs: self.fail_syncs.clone(),
         }))
