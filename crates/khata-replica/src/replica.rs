@@ -303,7 +303,7 @@ impl Replica {
             .collect();
         self.engine.apply_batch(mutations, true)?;
         // Schema tables are written rarely: flushed now, their memtables do not keep the
-        // commit log's segments from being discarded (and recycled) for hours.
+        // commit log's segments from being discarded for hours (as Cassandra flushes them).
         for table in tables {
             self.engine.flush_soon(table)?;
         }
