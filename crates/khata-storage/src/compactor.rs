@@ -2,24 +2,39 @@
 //! outputs, and swap them in.
 //!
 //! The picking is pure ([`crate::compaction`]); this module does the I/O. Inputs are read as
-//! one k-way merge of whole partitions in key order; each merged partition is purged under a
+//! one k-way merge of partitions in key order; each merged partition is purged under a
 //! [`PurgePolicy`] whose `max_purgeable` is computed per partition from the sources *outside*
 //! the compaction (other SSTables that may hold the key, and memtables), so a tombstone is
-//! dropped only when nothing it shadows can still exist. Outputs are cut at the task's
+//! dropped only when nothing it shadows can still exist.
+//!
+//! A partition is merged whole when every input holds it in at most `wide_over` bytes of
+//! rows. A wider one (in any input) is merged row by row instead, so that compaction's memory
+//! does not grow with the partition: its partition-level parts (deletion, static row, range
+//! tombstones) are read from each input and joined, then its rows come from each input in
+//! clustering order ([`SsTable::read_uncached`], not admitted to the block cache), are joined by a k-way merge ([`MergedRows`]),
+//! shadowed by the joined partition-level deletions, purged, and written one at a time
+//! ([`SsTableWriter::start_partition`]). Both ways give the same output. Outputs are cut at the task's
 //! `max_output_bytes` (leveled compaction) and appear atomically; the view swap that adds them
 //! removes the inputs, whose files are deleted when the last reader lets go.
 
-use std::collections::HashSet;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
 
-use khata_types::LocalTime;
+use bytes::Bytes;
+use khata_types::token::DecoratedKey;
+use khata_types::{LocalTime, Partition, Row};
 
 use crate::compaction::{CompactionTask, SsTableSummary, TaskKind, Throttle};
 use crate::error::Result;
-use crate::purge::{PurgePolicy, purge_partition};
-use crate::read::{MergedPartitions, PartitionStream};
+use crate::purge::{PurgePolicy, purge_partition, purge_row};
+use crate::read::{MergedPartitions, ScanStream, Scanned};
 use crate::sstable::{SsTable, SsTableStats, SsTableWriter};
 use crate::table::TableStore;
+
+/// Work (bytes of rows, uncompressed) between two calls on the throttle while a wide
+/// partition is written row by row.
+const THROTTLE_STEP_BYTES: u64 = 64 << 10;
 
 /// What one compaction did.
 #[derive(Debug, Clone, Default)]
@@ -101,11 +116,13 @@ pub fn summaries(table: &TableStore, now: LocalTime) -> Vec<SsTableSummary> {
         .collect()
 }
 
-/// Run one task on `table`. The inputs are marked compacting for the duration.
+/// Run one task on `table`. The inputs are marked compacting for the duration. A partition
+/// with more than `wide_over` bytes of rows in an input is merged row by row.
 pub fn run_task(
     table: &TableStore,
     task: &CompactionTask,
     now: LocalTime,
+    wide_over: u64,
     throttle: &mut Throttle,
     clock_micros: &dyn Fn() -> i64,
 ) -> Result<CompactionOutcome> {
@@ -117,7 +134,7 @@ pub fn run_task(
         }
         compacting.extend(inputs.iter().copied());
     }
-    let result = run_marked(table, task, &inputs, now, throttle, clock_micros);
+    let result = run_marked(table, task, &inputs, now, wide_over, throttle, clock_micros);
     let mut compacting = table.compacting.lock();
     for g in &inputs {
         compacting.remove(g);
@@ -130,6 +147,7 @@ fn run_marked(
     task: &CompactionTask,
     inputs: &HashSet<u64>,
     now: LocalTime,
+    wide_over: u64,
     throttle: &mut Throttle,
     clock_micros: &dyn Fn() -> i64,
 ) -> Result<CompactionOutcome> {
@@ -172,45 +190,65 @@ fn run_marked(
     }
     let gc_grace = table.spec.read().options.gc_grace_seconds;
     let expected: u64 = input_tables.iter().map(|s| s.stats().partition_count).sum();
-    let mut streams: Vec<PartitionStream> = Vec::new();
+    let mut streams: Vec<ScanStream> = Vec::new();
     for s in &input_tables {
         outcome.bytes_read += s.stats().data_size_bytes;
-        streams.push(Box::new(s.scan(None)?));
+        streams.push(Box::new(s.scan_deferring_wide(None, wide_over)));
     }
     // Each output is pushed to `outputs` as soon as it is finished, so that if a later step
     // fails they can be deleted: complete SSTables that nothing uses would otherwise be loaded
     // by the next open beside the inputs they duplicate (for leveled compaction, overlapping
     // those inputs in their level).
     let mut outputs: Vec<Arc<SsTable>> = Vec::new();
+    let mut throttled = |work: u64| {
+        let wait = throttle.acquire(work.max(1), clock_micros());
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
+        }
+    };
     let merge = || -> Result<()> {
         let mut writer: Option<SsTableWriter> = None;
+        let open_writer = || {
+            let opts = table.writer_options(task.output_level, expected);
+            SsTableWriter::create(table.fs.clone(), &table.dir, table.next_generation(), opts)
+        };
         for item in MergedPartitions::new(streams) {
-            let (key, mut partition) = item?;
+            let (key, scanned) = item?;
             let policy = PurgePolicy::new(now, gc_grace, table.max_purgeable(&view, &key, inputs));
-            outcome.tombstones_purged += purge_partition(&mut partition, &policy);
-            if partition.is_empty() {
-                continue;
-            }
-            let w = match writer.as_mut() {
-                Some(w) => w,
-                None => {
-                    let opts = table.writer_options(task.output_level, expected);
-                    writer.insert(SsTableWriter::create(
-                        table.fs.clone(),
-                        &table.dir,
-                        table.next_generation(),
-                        opts,
-                    )?)
+            let w = match scanned {
+                Scanned::Whole(mut partition) => {
+                    outcome.tombstones_purged += purge_partition(&mut partition, &policy);
+                    if partition.is_empty() {
+                        continue;
+                    }
+                    let w = match writer.as_mut() {
+                        Some(w) => w,
+                        None => writer.insert(open_writer()?),
+                    };
+                    // Throttle on the partition's uncompressed size: the writer's byte count
+                    // can go down when a chunk is compressed, so differences of it are not a
+                    // measure of work.
+                    let work = partition.size_estimate() as u64;
+                    w.append(&key, &partition)?;
+                    throttled(work);
+                    w
+                }
+                Scanned::Wide => {
+                    let (level, rows) = open_wide(&input_tables, &key)?;
+                    let merged = WidePartition {
+                        key: &key,
+                        level,
+                        rows: MergedRows::new(rows),
+                        policy,
+                    };
+                    let purged = merged.write(&mut writer, &open_writer, &mut throttled)?;
+                    outcome.tombstones_purged += purged;
+                    match writer.as_mut() {
+                        Some(w) => w,
+                        None => continue,
+                    }
                 }
             };
-            // Throttle on the partition's uncompressed size: the writer's byte count can go
-            // down when a chunk is compressed, so differences of it are not a measure of work.
-            let work = partition.size_estimate() as u64;
-            w.append(&key, &partition)?;
-            let wait = throttle.acquire(work.max(1), clock_micros());
-            if !wait.is_zero() {
-                std::thread::sleep(wait);
-            }
             if task
                 .max_output_bytes
                 .is_some_and(|max| w.bytes_written() >= max)
@@ -238,6 +276,185 @@ fn run_marked(
         return Ok(CompactionOutcome::default());
     }
     Ok(outcome)
+}
+
+/// The partition-level parts of `key`'s partition joined from every input that holds it,
+/// and each such input's rows in clustering order, read lazily.
+fn open_wide(inputs: &[Arc<SsTable>], key: &DecoratedKey) -> Result<(Partition, Vec<RowStream>)> {
+    let mut level = Partition::new();
+    let mut rows = Vec::with_capacity(inputs.len());
+    for s in inputs {
+        if let Some(r) = s.read_uncached(key)? {
+            level.merge(Partition {
+                deletion: r.deletion,
+                static_row: r.static_row,
+                range_tombstones: r.range_tombstones,
+                rows: Default::default(),
+            });
+            rows.push(r.rows);
+        }
+    }
+    Ok((level, rows))
+}
+
+/// A wide partition being merged row by row.
+struct WidePartition<'a> {
+    key: &'a DecoratedKey,
+    /// The joined partition-level parts, before purging.
+    level: Partition,
+    rows: MergedRows,
+    policy: PurgePolicy,
+}
+
+impl WidePartition<'_> {
+    /// Purge and write the partition, opening a writer with `open_writer` if there is none
+    /// and the partition is not purged away. Returns the tombstones purged.
+    fn write(
+        self,
+        writer: &mut Option<SsTableWriter>,
+        open_writer: &dyn Fn() -> Result<SsTableWriter>,
+        throttled: &mut dyn FnMut(u64),
+    ) -> Result<usize> {
+        let WidePartition {
+            key,
+            level,
+            rows,
+            policy,
+        } = self;
+        // Rows are shadowed by the deletions as merged, before purging drops any of them (as
+        // a whole partition's are by the merge itself).
+        let mut purged_level = level.clone();
+        let mut purged = purge_partition(&mut purged_level, &policy);
+        let mut pending_level = Some(purged_level);
+        let mut started = false;
+        let mut start = |writer: &mut Option<SsTableWriter>, level: Partition| -> Result<()> {
+            let w = match writer.as_mut() {
+                Some(w) => w,
+                None => writer.insert(open_writer()?),
+            };
+            started = true;
+            w.start_partition(key, level)
+        };
+        if pending_level.as_ref().is_some_and(|l| !l.is_empty()) {
+            start(writer, pending_level.take().unwrap_or_default())?;
+        }
+        let mut work = 0u64;
+        for row in rows {
+            let (clustering, mut row) = row?;
+            row.shadow(level.outer_deletion(&clustering));
+            purged += purge_row(&mut row, &policy);
+            if row.is_empty() {
+                continue;
+            }
+            if let Some(l) = pending_level.take() {
+                start(writer, l)?;
+            }
+            work += (clustering.len() + 16 + row.size_estimate()) as u64;
+            if let Some(w) = writer.as_mut() {
+                w.append_row(&clustering, &row)?;
+            }
+            if work >= THROTTLE_STEP_BYTES {
+                throttled(work);
+                work = 0;
+            }
+        }
+        if started && let Some(w) = writer.as_mut() {
+            w.finish_partition()?;
+            throttled(work);
+        }
+        Ok(purged)
+    }
+}
+
+/// One input's rows of a partition, in clustering order.
+type RowStream = Box<dyn Iterator<Item = Result<(Bytes, Row)>> + Send>;
+
+/// A k-way merge of row streams by clustering key, joining equal keys.
+struct MergedRows {
+    streams: Vec<RowStream>,
+    heap: BinaryHeap<RowHead>,
+    primed: bool,
+}
+
+struct RowHead {
+    clustering: Bytes,
+    row: Row,
+    source: usize,
+}
+
+impl PartialEq for RowHead {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for RowHead {}
+impl PartialOrd for RowHead {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for RowHead {
+    /// Reversed, so that the max-heap pops the smallest clustering first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .clustering
+            .cmp(&self.clustering)
+            .then_with(|| other.source.cmp(&self.source))
+    }
+}
+
+impl MergedRows {
+    fn new(streams: Vec<RowStream>) -> Self {
+        MergedRows {
+            heap: BinaryHeap::with_capacity(streams.len()),
+            streams,
+            primed: false,
+        }
+    }
+
+    fn pull(&mut self, source: usize) -> Result<()> {
+        if let Some(item) = self.streams[source].next() {
+            let (clustering, row) = item?;
+            self.heap.push(RowHead {
+                clustering,
+                row,
+                source,
+            });
+        }
+        Ok(())
+    }
+
+    fn next_merged(&mut self) -> Result<Option<(Bytes, Row)>> {
+        if !self.primed {
+            self.primed = true;
+            for i in 0..self.streams.len() {
+                self.pull(i)?;
+            }
+        }
+        let Some(first) = self.heap.pop() else {
+            return Ok(None);
+        };
+        let mut row = first.row;
+        self.pull(first.source)?;
+        while self
+            .heap
+            .peek()
+            .is_some_and(|h| h.clustering == first.clustering)
+        {
+            let h = self.heap.pop().expect("peeked");
+            row.merge(h.row);
+            self.pull(h.source)?;
+        }
+        Ok(Some((first.clustering, row)))
+    }
+}
+
+impl Iterator for MergedRows {
+    type Item = Result<(Bytes, Row)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_merged().transpose()
+    }
 }
 
 /// Replace the inputs by the outputs in one view swap; the inputs' files go when unused.

@@ -1225,7 +1225,10 @@ fn run_one_locked(
         return Ok(CompactionOutcome::default());
     }
     let mut throttle = inner.throttle.lock();
-    let outcome = compactor::run_task(t, task, now, &mut throttle, &|| clock.now_micros());
+    let wide_over = inner.config.wide_partitions.sstable_bytes;
+    let outcome = compactor::run_task(t, task, now, wide_over, &mut throttle, &|| {
+        clock.now_micros()
+    });
     match &outcome {
         Ok(o) if !o.inputs.is_empty() => {
             inner.compactions_completed.fetch_add(1, Ordering::Relaxed);

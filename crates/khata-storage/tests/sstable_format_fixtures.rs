@@ -124,6 +124,7 @@ fn options() -> WriterOptions {
         bloom_fp_chance: 0.01,
         expected_partitions: 4,
         level: 2,
+        row_buffer_bytes: 1 << 20,
     }
 }
 

@@ -408,12 +408,14 @@ impl DataFile {
     }
 
     /// Logical bytes `[offset, offset + length)` as a slice of one chunk if they lie in one
-    /// (`None` if they span chunks or fall outside the stream; use [`DataFile::read`]).
+    /// (`None` if they span chunks or fall outside the stream; use [`DataFile::read`]). A
+    /// chunk read from disk is admitted to the cache if `fill_cache`.
     pub fn read_in_one_chunk(
         &self,
         offset: u64,
         length: u64,
         memo: &mut ChunkMemo,
+        fill_cache: bool,
     ) -> Result<Option<Bytes>> {
         if length == 0 || offset >= self.logical_length {
             return Ok(None);
@@ -423,7 +425,7 @@ impl DataFile {
         if offset.saturating_add(length) > end {
             return Ok(None);
         }
-        let chunk = self.memo_chunk(index, memo, true)?;
+        let chunk = self.memo_chunk(index, memo, fill_cache)?;
         let from = (offset - start) as usize;
         Ok(Some(chunk.slice(from..from + length as usize)))
     }

@@ -44,6 +44,10 @@ pub enum Component {
     Statistics = 6,
     /// The table of contents; its appearance makes the SSTable exist.
     Toc = 7,
+    /// Scratch space of a writer: the rows of a partition written row by row, held until its
+    /// header (which gives their length) can be written. Only ever a `.tmp` file, never in
+    /// the TOC; named so that a crash's leftover is removed with the unfinished SSTable.
+    Rows = 8,
 }
 
 impl Component {
@@ -67,13 +71,14 @@ impl Component {
             Component::Filter => "Filter",
             Component::Statistics => "Statistics",
             Component::Toc => "TOC",
+            Component::Rows => "Rows",
         }
     }
 
     fn from_name(name: &str) -> Option<Component> {
         Component::CONTENTS
             .into_iter()
-            .chain([Component::Toc])
+            .chain([Component::Toc, Component::Rows])
             .find(|c| c.name() == name)
     }
 }
@@ -271,6 +276,11 @@ mod tests {
         assert!(!parsed.temporary);
         let tmp = parse_file_name(Path::new("/d/khata-7-TOC.db.tmp")).unwrap();
         assert!(tmp.temporary);
+        // A writer's scratch file is named so that start-up removes a crash's leftover.
+        let scratch = khata_env::fs::tmp_path(&component_path(Path::new("/d"), 9, Component::Rows));
+        assert_eq!(scratch, Path::new("/d/khata-9-Rows.db.tmp"));
+        let scratch = parse_file_name(&scratch).unwrap();
+        assert_eq!((scratch.generation, scratch.temporary), (9, true));
         assert_eq!(parse_file_name(Path::new("/d/khata--TOC.db")), None);
         assert_eq!(parse_file_name(Path::new("/d/khata-1-Other.db")), None);
         assert_eq!(parse_file_name(Path::new("/d/CommitLog-1.log")), None);

@@ -252,36 +252,18 @@ impl PartitionEncoder {
         if let Some((first, last)) = span {
             blocks.push(block.finish(rows, first, last));
         }
-        if blocks.len() >= 2 {
-            for b in blocks.iter() {
-                starts.push(row_index.len());
-                put_bytes(row_index, &b.first);
-                put_bytes(row_index, &b.last);
-                put_varint(row_index, b.offset);
-                put_varint(row_index, b.length);
-            }
-            for start in starts.iter() {
-                let start = u32::try_from(*start).expect("a row index entry starts within 4 GiB");
-                row_index.put_u32_le(start);
-            }
-            let count = u32::try_from(blocks.len()).expect("fewer than 2^32 row index blocks");
-            row_index.put_u32_le(count);
-        }
+        put_row_index(row_index, starts, blocks);
 
         let out = &mut encoded.bytes;
         out.clear();
         out.reserve(rows.len() + row_index.len() + key.len() + 64);
-        put_bytes(out, key);
-        let plain_header = partition.deletion().is_none()
-            && partition.static_row().is_none()
-            && partition.range_tombstones().is_none();
-        match partition {
-            PartitionRef::Whole(p) => encode_partition_level(out, p),
-            // No partition deletion, static row or range tombstones: the flags byte alone.
-            PartitionRef::OneRow(..) => out.put_u8(0),
-        }
-        put_varint(out, rows.len() as u64);
-        put_varint(out, row_index.len() as u64);
+        let plain_header = put_header(
+            out,
+            key,
+            partition,
+            rows.len() as u64,
+            row_index.len() as u64,
+        );
         encoded.header_length = out.len() as u64;
         out.extend_from_slice(rows);
         out.extend_from_slice(row_index);
@@ -295,6 +277,163 @@ impl PartitionEncoder {
         // The blocks hold clustering keys of this partition; let them go with it.
         blocks.clear();
         encoded
+    }
+}
+
+/// Append the row index of `blocks` to `row_index` (nothing for fewer than two blocks);
+/// `starts` is scratch space.
+fn put_row_index(row_index: &mut Vec<u8>, starts: &mut Vec<usize>, blocks: &[RowIndexBlock]) {
+    if blocks.len() < 2 {
+        return;
+    }
+    starts.clear();
+    for b in blocks {
+        starts.push(row_index.len());
+        put_bytes(row_index, &b.first);
+        put_bytes(row_index, &b.last);
+        put_varint(row_index, b.offset);
+        put_varint(row_index, b.length);
+    }
+    for start in starts.iter() {
+        let start = u32::try_from(*start).expect("a row index entry starts within 4 GiB");
+        row_index.put_u32_le(start);
+    }
+    let count = u32::try_from(blocks.len()).expect("fewer than 2^32 row index blocks");
+    row_index.put_u32_le(count);
+}
+
+/// Append a partition header to `out`: the key, the partition-level parts of `partition`
+/// (its rows are not looked at) and the lengths of the rows and row index that follow.
+/// Returns whether the header holds only the key.
+fn put_header(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    partition: PartitionRef<'_>,
+    rows_length: u64,
+    row_index_length: u64,
+) -> bool {
+    put_bytes(out, key);
+    let plain_header = partition.deletion().is_none()
+        && partition.static_row().is_none()
+        && partition.range_tombstones().is_none();
+    match partition {
+        PartitionRef::Whole(p) => encode_partition_level(out, p),
+        // No partition deletion, static row or range tombstones: the flags byte alone.
+        PartitionRef::OneRow(..) => out.put_u8(0),
+    }
+    put_varint(out, rows_length);
+    put_varint(out, row_index_length);
+    plain_header
+}
+
+/// A partition encoded as its rows arrive, for one too large to hold whole (compaction of a
+/// wide partition, see `SsTableWriter::start_partition`). Rows are cut into blocks exactly as
+/// [`PartitionEncoder`] cuts them; finished blocks collect in [`StreamedRows::finished`], which
+/// the caller drains (to a scratch file) whenever it likes, and the row index is encoded as
+/// blocks finish. Memory: one block, the undrained bytes, the row index (an entry of about
+/// twice a clustering key per block) and 16 bytes per block for where it lies.
+#[derive(Debug, Default)]
+pub struct StreamedRows {
+    block: BlockBuilder,
+    /// Finished blocks, not yet drained.
+    pub finished: Vec<u8>,
+    /// Bytes drained from `finished` so far.
+    drained: u64,
+    /// Where each finished block lies, relative to the start of the rows: offset, length.
+    extents: Vec<(u64, u64)>,
+    /// The row index's entries so far, and where each starts.
+    entries: Vec<u8>,
+    starts: Vec<u32>,
+    /// First and last clustering of the block being built.
+    span: Option<(Bytes, Bytes)>,
+    rows: u64,
+}
+
+impl StreamedRows {
+    /// Add the next row (clustering keys strictly ascending).
+    pub fn push(&mut self, clustering: &Bytes, row: &Row, block_bytes: u64) {
+        let length = self.block.encode(clustering, row);
+        if self.span.is_some() && self.block.length_with(length) as u64 > block_bytes {
+            self.finish_block();
+        }
+        self.block.add_encoded();
+        self.rows += 1;
+        match &mut self.span {
+            Some((_, last)) => *last = clustering.clone(),
+            None => self.span = Some((clustering.clone(), clustering.clone())),
+        }
+    }
+
+    fn finish_block(&mut self) {
+        if let Some((first, last)) = self.span.take() {
+            let mut b = self.block.finish(&mut self.finished, &first, &last);
+            b.offset += self.drained;
+            let start =
+                u32::try_from(self.entries.len()).expect("a row index entry starts within 4 GiB");
+            self.starts.push(start);
+            put_bytes(&mut self.entries, &b.first);
+            put_bytes(&mut self.entries, &b.last);
+            put_varint(&mut self.entries, b.offset);
+            put_varint(&mut self.entries, b.length);
+            self.extents.push((b.offset, b.length));
+        }
+    }
+
+    /// Close the last block: every row is then in `finished` or drained.
+    pub fn finish(&mut self) {
+        self.finish_block();
+    }
+
+    /// Say that `finished` was drained (and clear it).
+    pub fn drained(&mut self) {
+        self.drained += self.finished.len() as u64;
+        self.finished.clear();
+    }
+
+    /// Rows pushed so far.
+    pub fn row_count(&self) -> u64 {
+        self.rows
+    }
+
+    /// Bytes of finished blocks so far (drained or not).
+    pub fn rows_length(&self) -> u64 {
+        self.drained + self.finished.len() as u64
+    }
+
+    /// Where each finished block lies, in order: offset relative to the rows, and length.
+    pub fn extents(&self) -> &[(u64, u64)] {
+        &self.extents
+    }
+
+    /// The row index of the finished blocks (empty for fewer than two), as
+    /// [`PartitionEncoder`] writes it.
+    pub fn row_index(&self) -> Vec<u8> {
+        if self.extents.len() < 2 {
+            return Vec::new();
+        }
+        let mut out = Vec::with_capacity(self.entries.len() + 4 * self.starts.len() + 4);
+        out.extend_from_slice(&self.entries);
+        for start in &self.starts {
+            out.put_u32_le(*start);
+        }
+        let count = u32::try_from(self.extents.len()).expect("fewer than 2^32 row index blocks");
+        out.put_u32_le(count);
+        out
+    }
+
+    /// The header of the partition under `key` with the partition-level parts of `level`
+    /// (its rows are not looked at), for rows and a row index as finished. Returns the
+    /// bytes and whether they hold only the key.
+    pub fn header(&self, key: &[u8], level: &Partition, row_index_length: u64) -> (Vec<u8>, bool) {
+        let mut out = Vec::with_capacity(key.len() + 32);
+        let plain = put_header(
+            &mut out,
+            key,
+            PartitionRef::Whole(level),
+            self.rows_length(),
+            row_index_length,
+        );
+        (out, plain)
     }
 }
 

@@ -106,14 +106,17 @@ impl fmt::Debug for BorrowedPartition<'_> {
 type Opened = (Option<DeletionTime>, Row, RangeTombstoneList, RowsState);
 
 impl PartitionReader {
+    /// `fill_cache`: whether the chunks read are admitted to the block cache (a point read's
+    /// are; a compaction's are not, as a scan's are not).
     pub(super) fn open(
         table: Arc<SsTable>,
         entry: IndexEntry,
         ranges: Arc<[(Bytes, Bytes)]>,
         reversed: bool,
+        fill_cache: bool,
     ) -> Result<PartitionReader> {
         let (deletion, static_row, range_tombstones, state) =
-            open_partition(&table.data, entry, &ranges, reversed)?;
+            open_partition(&table.data, entry, &ranges, reversed, fill_cache)?;
         Ok(PartitionReader {
             deletion,
             static_row,
@@ -135,7 +138,7 @@ impl<'a> BorrowedPartition<'a> {
         reversed: bool,
     ) -> Result<BorrowedPartition<'a>> {
         let (deletion, static_row, range_tombstones, state) =
-            open_partition(data, entry, ranges, reversed)?;
+            open_partition(data, entry, ranges, reversed, true)?;
         Ok(BorrowedPartition {
             deletion,
             static_row,
@@ -155,12 +158,13 @@ fn open_partition(
     entry: IndexEntry,
     ranges: &[(Bytes, Bytes)],
     reversed: bool,
+    fill_cache: bool,
 ) -> Result<Opened> {
     let mut memo: ChunkMemo = None;
     let (deletion, static_row, range_tombstones) = if entry.plain_header {
         (None, Row::default(), RangeTombstoneList::new())
     } else {
-        let bytes = data.read(entry.position, entry.header_length, &mut memo, true)?;
+        let bytes = data.read(entry.position, entry.header_length, &mut memo, fill_cache)?;
         let (header, consumed) =
             decode_header(bytes, entry.position, true).map_err(|e| e.in_file(&data.path))?;
         if !entry.describes(&header, consumed) {
@@ -211,6 +215,7 @@ fn open_partition(
         cursor: None,
         last: LastKey::None,
         memo,
+        fill_cache,
         failed: false,
     };
     Ok((deletion, static_row, range_tombstones, rows))
@@ -309,15 +314,23 @@ struct RowBlock {
     table: Bytes,
     /// The whole block, when it lies in one chunk (rows are then sliced from it).
     whole: Option<Bytes>,
+    /// Whether chunks read for it are admitted to the block cache.
+    fill_cache: bool,
 }
 
 impl RowBlock {
-    fn open(data: &DataFile, memo: &mut ChunkMemo, start: u64, length: u64) -> Result<RowBlock> {
+    fn open(
+        data: &DataFile,
+        memo: &mut ChunkMemo,
+        start: u64,
+        length: u64,
+        fill_cache: bool,
+    ) -> Result<RowBlock> {
         let end = start.saturating_add(length);
-        let whole = data.read_in_one_chunk(start, length, memo)?;
+        let whole = data.read_in_one_chunk(start, length, memo, fill_cache)?;
         let count = match &whole {
             Some(bytes) => u32_at(bytes, 0),
-            None => u32_at(&data.read(start, 4.min(length), memo, true)?, 0),
+            None => u32_at(&data.read(start, 4.min(length), memo, fill_cache)?, 0),
         }
         .map_or(0, u64::from);
         if count == 0 || 4 + 4 * count > length {
@@ -329,7 +342,7 @@ impl RowBlock {
         }
         let table = match &whole {
             Some(bytes) => bytes.slice(4..4 + 4 * count as usize),
-            None => data.read(start + 4, 4 * count, memo, true)?,
+            None => data.read(start + 4, 4 * count, memo, fill_cache)?,
         };
         Ok(RowBlock {
             start,
@@ -337,6 +350,7 @@ impl RowBlock {
             count: count as usize,
             table,
             whole,
+            fill_cache,
         })
     }
 
@@ -386,7 +400,7 @@ impl RowBlock {
                 (to - self.start) as usize,
             ),
             None => (
-                Some(data.read(from, to - from, memo, true)?),
+                Some(data.read(from, to - from, memo, self.fill_cache)?),
                 0,
                 (to - from) as usize,
             ),
@@ -489,6 +503,8 @@ struct RowsState {
     cursor: Option<BlockCursor>,
     last: LastKey,
     memo: ChunkMemo,
+    /// Whether chunks read are admitted to the block cache.
+    fill_cache: bool,
     failed: bool,
 }
 
@@ -612,7 +628,7 @@ impl RowsState {
                 return Ok(None);
             };
             let start = self.rows_position.saturating_add(offset);
-            let block = RowBlock::open(data, &mut self.memo, start, length)?;
+            let block = RowBlock::open(data, &mut self.memo, start, length, self.fill_cache)?;
             self.cursor = Some(BlockCursor {
                 next: if self.reversed { block.count } else { 0 },
                 block,

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use khata_env::{FileSystem, ReadableFile};
+use khata_types::clustering;
 use khata_types::token::DecoratedKey;
 
 use super::bloom::BloomFilter;
@@ -403,7 +404,21 @@ impl SsTable {
         let Some(entry) = self.find(key)? else {
             return Ok(None);
         };
-        PartitionReader::open(self.clone(), entry, ranges, reversed).map(Some)
+        PartitionReader::open(self.clone(), entry, ranges, reversed, true).map(Some)
+    }
+
+    /// The whole partition `key`, rows ascending, as [`SsTable::read`] gives it but through
+    /// chunks not admitted to the block cache (for compaction, which reads a wide partition
+    /// this way and should not evict the blocks point reads keep hot, as a scan does not).
+    pub fn read_uncached(self: &Arc<Self>, key: &DecoratedKey) -> Result<Option<PartitionReader>> {
+        if !self.may_contain(key) {
+            return Ok(None);
+        }
+        let Some(entry) = self.find(key)? else {
+            return Ok(None);
+        };
+        let ranges: Arc<[(Bytes, Bytes)]> = Arc::from([clustering::full_range()]);
+        PartitionReader::open(self.clone(), entry, ranges, false, false).map(Some)
     }
 
     /// [`SsTable::read_validated`] borrowing the SSTable and the ranges (checked by

@@ -78,7 +78,7 @@ impl RowIndexReader {
         let whole = match copy {
             Some(bytes) if bytes.len() as u64 == length => Some(bytes),
             Some(_) => return Err(corrupt("row index copy of the wrong length")),
-            None => data.read_in_one_chunk(position, length, memo)?,
+            None => data.read_in_one_chunk(position, length, memo, true)?,
         };
         let mut reader = RowIndexReader {
             whole,

@@ -228,10 +228,20 @@ impl SsTableStats {
             self.row(s);
         }
         for (clustering, row) in partition.rows() {
-            self.row_count += 1;
-            self.row(row);
-            self.clustering(clustering, clustering);
+            self.add_row(clustering, row);
         }
+        self.partition_size(key, size);
+    }
+
+    /// Account for one clustering row of a partition written row by row; the partition's
+    /// other parts are accounted for by [`Self::add_partition`] of them once it is finished.
+    pub(crate) fn add_row(&mut self, clustering: &Bytes, row: &Row) {
+        self.row_count += 1;
+        self.row(row);
+        self.clustering(clustering, clustering);
+    }
+
+    fn partition_size(&mut self, key: &DecoratedKey, size: u64) {
         if let Some(bucket) = self.partition_size_histogram.get_mut(size_bucket(size)) {
             *bucket += 1;
         }

@@ -5,6 +5,14 @@
 //! filter, the chunk table and the summary (one entry per index page). Data and Index are
 //! written as partitions arrive; the small components are written by [`SsTableWriter::finish`].
 //!
+//! A partition too large to hold (compaction of a wide partition) is written row by row
+//! instead ([`SsTableWriter::start_partition`]): its header, which gives the length of its rows,
+//! comes first in Data, so its rows are encoded into blocks as they arrive and, past
+//! [`WriterOptions::row_buffer_bytes`], kept in a scratch file (`khata-G-Rows.db.tmp`) until the partition is
+//! finished and they are copied after the header. Memory is then one block, at most
+//! `row_buffer_bytes` of blocks, and the first and last clustering key of each block (the row
+//! index, which follows the rows).
+//!
 //! Atomic appearance (STYLE.md rule 6), in this order:
 //! 1. every component is written under its `.tmp` name and synced;
 //! 2. each is renamed to its final name and the directory is synced, so that all of them are
@@ -23,16 +31,16 @@ use std::sync::Arc;
 use bytes::Bytes;
 use khata_env::FileSystem;
 use khata_env::fs::{tmp_path, write_file_durably};
-use khata_types::Partition;
 use khata_types::schema::Compression;
 use khata_types::token::DecoratedKey;
+use khata_types::{Partition, Row};
 
 use super::bloom::BloomFilter;
 use super::cache::BlockCache;
 use super::chunk::{ChunkWriter, MAX_CHUNK_LENGTH_BYTES, MIN_CHUNK_LENGTH_BYTES, TrackedFile};
 use super::format::{Component, ComponentDigest, FORMAT_VERSION, Toc, component_path};
 use super::index::{INLINE_ROW_INDEX_MAX_BYTES, IndexEntry, IndexWriter};
-use super::layout::{PartitionEncoder, PartitionRef};
+use super::layout::{PartitionEncoder, PartitionRef, StreamedRows};
 use super::reader::SsTable;
 use super::stats::SsTableStats;
 use crate::error::{Result, StorageError};
@@ -57,6 +65,9 @@ pub struct WriterOptions {
     pub expected_partitions: u64,
     /// Compaction level recorded in the statistics.
     pub level: u32,
+    /// Encoded rows of a partition written row by row ([`SsTableWriter::start_partition`])
+    /// held in memory before they go to the scratch file; 1 MiB.
+    pub row_buffer_bytes: usize,
 }
 
 impl Default for WriterOptions {
@@ -68,6 +79,7 @@ impl Default for WriterOptions {
             bloom_fp_chance: 0.01,
             expected_partitions: 1024,
             level: 0,
+            row_buffer_bytes: 1 << 20,
         }
     }
 }
@@ -86,8 +98,22 @@ pub struct SsTableWriter {
     last_key: Option<DecoratedKey>,
     /// The buffers partitions are encoded in, reused from one to the next.
     encoder: PartitionEncoder,
+    /// The partition being written row by row, if one is.
+    open: Option<OpenPartition>,
     /// Set once the TOC exists; until then `Drop` removes the files.
     complete: bool,
+}
+
+/// A partition being written row by row.
+#[derive(Debug)]
+struct OpenPartition {
+    key: DecoratedKey,
+    /// The partition-level parts: deletion, static row, range tombstones.
+    level: Partition,
+    rows: StreamedRows,
+    last: Option<Bytes>,
+    /// The scratch file, once rows have been drained to it.
+    spill: Option<TrackedFile>,
 }
 
 fn create_tmp(
@@ -150,6 +176,7 @@ impl SsTableWriter {
             options,
             last_key: None,
             encoder: PartitionEncoder::default(),
+            open: None,
             complete: false,
             fs,
         })
@@ -162,15 +189,7 @@ impl SsTableWriter {
 
     /// [`SsTableWriter::append`] of a partition that may be lent as its one row (a flush).
     pub fn append_ref(&mut self, key: &DecoratedKey, partition: PartitionRef<'_>) -> Result<()> {
-        if let Some(last) = &self.last_key
-            && key <= last
-        {
-            return Err(StorageError::InvalidArgument(format!(
-                "partition keys out of order in SSTable {}: {key:?} after {last:?}",
-                self.generation
-            )));
-        }
-        self.last_key = Some(key.clone());
+        self.next_key(key)?;
         if partition.is_empty() {
             return Ok(());
         }
@@ -207,6 +226,169 @@ impl SsTableWriter {
         Ok(())
     }
 
+    /// Check that `key` may come next (after every key so far, with no partition open) and
+    /// note it as the last.
+    fn next_key(&mut self, key: &DecoratedKey) -> Result<()> {
+        if let Some(open) = &self.open {
+            return Err(StorageError::InvalidArgument(format!(
+                "partition {:?} of SSTable {} is still open",
+                open.key, self.generation
+            )));
+        }
+        if let Some(last) = &self.last_key
+            && key <= last
+        {
+            return Err(StorageError::InvalidArgument(format!(
+                "partition keys out of order in SSTable {}: {key:?} after {last:?}",
+                self.generation
+            )));
+        }
+        self.last_key = Some(key.clone());
+        Ok(())
+    }
+
+    /// Start a partition whose rows come one at a time ([`Self::append_row`]) until
+    /// [`Self::finish_partition`]: for one too large to hold in memory. `level` gives its
+    /// deletion, static row and range tombstones; its rows must be empty. Keys must be strictly
+    /// increasing, as for [`Self::append`].
+    pub fn start_partition(&mut self, key: &DecoratedKey, level: Partition) -> Result<()> {
+        if !level.rows.is_empty() {
+            return Err(StorageError::InvalidArgument(
+                "a partition started row by row comes with no rows".into(),
+            ));
+        }
+        self.next_key(key)?;
+        self.open = Some(OpenPartition {
+            key: key.clone(),
+            level,
+            rows: StreamedRows::default(),
+            last: None,
+            spill: None,
+        });
+        Ok(())
+    }
+
+    /// Append the next row (clustering keys strictly increasing) of the partition started by
+    /// [`Self::start_partition`]. The row should not be empty.
+    pub fn append_row(&mut self, clustering: &Bytes, row: &Row) -> Result<()> {
+        let interval = u64::from(self.options.row_index_interval_bytes);
+        let Some(open) = self.open.as_mut() else {
+            return Err(StorageError::InvalidArgument(format!(
+                "a row for SSTable {} with no partition started",
+                self.generation
+            )));
+        };
+        if open.last.as_ref().is_some_and(|last| clustering <= last) {
+            return Err(StorageError::InvalidArgument(format!(
+                "rows out of order in partition {:?} of SSTable {}",
+                open.key, self.generation
+            )));
+        }
+        open.last = Some(clustering.clone());
+        open.rows.push(clustering, row, interval);
+        self.stats.add_row(clustering, row);
+        if open.rows.finished.len() >= self.options.row_buffer_bytes {
+            let spill = match &mut open.spill {
+                Some(f) => f,
+                None => open.spill.insert(create_tmp(
+                    &*self.fs,
+                    &self.dir,
+                    self.generation,
+                    Component::Rows,
+                )?),
+            };
+            spill.append(&open.rows.finished)?;
+            open.rows.drained();
+        }
+        Ok(())
+    }
+
+    /// Write out the partition started by [`Self::start_partition`]: header, rows, row
+    /// index. A partition with no rows and nothing else is skipped, as by [`Self::append`].
+    pub fn finish_partition(&mut self) -> Result<()> {
+        let Some(mut open) = self.open.take() else {
+            return Err(StorageError::InvalidArgument(format!(
+                "no partition of SSTable {} to finish",
+                self.generation
+            )));
+        };
+        let result = self.write_open(&mut open);
+        if let Some(spill) = open.spill {
+            self.fs
+                .remove_file(&spill.path)
+                .map_err(|e| StorageError::io(&spill.path, e))?;
+        }
+        result
+    }
+
+    fn write_open(&mut self, open: &mut OpenPartition) -> Result<()> {
+        open.rows.finish();
+        if open.rows.row_count() == 0 && open.level.is_empty() {
+            return Ok(());
+        }
+        let row_index = open.rows.row_index();
+        let (header, plain_header) =
+            open.rows
+                .header(&open.key.key, &open.level, row_index.len() as u64);
+        let rows_length = open.rows.rows_length();
+        let drained = rows_length - open.rows.finished.len() as u64;
+        let entry = IndexEntry {
+            key: open.key.clone(),
+            position: self.data.position(),
+            header_length: header.len() as u64,
+            rows_length,
+            row_index_length: row_index.len() as u64,
+            plain_header,
+            row_index: (!row_index.is_empty()
+                && row_index.len() as u64 <= INLINE_ROW_INDEX_MAX_BYTES)
+                .then(|| Bytes::copy_from_slice(&row_index)),
+        };
+        let spilled = match &open.spill {
+            Some(spill) => Some(
+                self.fs
+                    .open_read(&spill.path)
+                    .map_err(|e| StorageError::io(&spill.path, e))?,
+            ),
+            None => None,
+        };
+        // As for a whole partition: each block whole in one chunk when it fits, the header
+        // with the first.
+        let mut header_left = Some(header.as_slice());
+        let mut block_bytes = Vec::new();
+        for &(offset, length) in open.rows.extents() {
+            let bytes: &[u8] = if offset < drained {
+                let (Some(file), Some(spill)) = (&spilled, &open.spill) else {
+                    return Err(StorageError::InvalidArgument(
+                        "drained rows with no scratch file".into(),
+                    ));
+                };
+                block_bytes.resize(length as usize, 0);
+                file.read_exact_at(offset, &mut block_bytes)
+                    .map_err(|e| StorageError::io(&spill.path, e))?;
+                &block_bytes
+            } else {
+                let at = (offset - drained) as usize;
+                &open.rows.finished[at..at + length as usize]
+            };
+            let with_header = header_left.map_or(0, <[u8]>::len) as u64;
+            self.data.cut_before(length + with_header)?;
+            if let Some(h) = header_left.take() {
+                self.data.append(h)?;
+            }
+            self.data.append(bytes)?;
+        }
+        if let Some(h) = header_left.take() {
+            self.data.append(h)?;
+        }
+        self.data.append(&row_index)?;
+        self.index.add(&entry)?;
+        self.bloom.insert(&open.key.key);
+        let size = entry.header_length + rows_length + entry.row_index_length;
+        self.stats
+            .add_partition(&open.key, PartitionRef::Whole(&open.level), size);
+        Ok(())
+    }
+
     /// Approximate bytes the SSTable occupies so far (Data and Index), to cut compaction
     /// outputs at a size.
     pub fn bytes_written(&self) -> u64 {
@@ -220,6 +402,9 @@ impl SsTableWriter {
 
     /// Make the SSTable durable and visible, and open it with `cache`.
     pub fn finish(mut self, cache: Arc<BlockCache>) -> Result<Arc<SsTable>> {
+        if self.open.is_some() {
+            self.finish_partition()?;
+        }
         self.write_components()?;
         SsTable::open(self.fs.clone(), &self.dir, self.generation, cache)
     }
@@ -291,7 +476,10 @@ impl Drop for SsTableWriter {
         if self.complete {
             return;
         }
-        for component in Component::CONTENTS.into_iter().chain([Component::Toc]) {
+        for component in Component::CONTENTS
+            .into_iter()
+            .chain([Component::Toc, Component::Rows])
+        {
             let path = component_path(&self.dir, self.generation, component);
             for p in [tmp_path(&path), path] {
                 if self.fs.exists(&p)
