@@ -25,6 +25,7 @@ pub mod catalog {
     pub use khata_replica::schema::column_id;
     pub use khata_replica::storage::{Mutation, ReadResult, ScanPosition, ScanResult};
     pub use khata_replica::system_tables;
+    pub use khata_replica::virtual_tables::ClientInfo;
     pub use khata_replica::{
         CasManyOutcome, CasRead, ChangeKind, ChangeTarget, DroppedColumn, IndexDef, IndexKind,
         IndexQuery, IndexResult, KeyspaceSchema, NodeInfo, ReplicaError, Schema, SchemaChange,

@@ -6,7 +6,8 @@
 //!   read it with ordinary queries.
 //! - [`schema`] is the catalog snapshot; [`system_tables`] the definitions of the `system` and
 //!   `system_schema` tables; [`schema_tables`] the mapping between the two; [`rows`] the
-//!   small row codec the replica uses to write and read its own tables.
+//!   small row codec the replica uses to write and read its own tables; [`virtual_tables`] the
+//!   `system_views` and `system_virtual_schema` tables, made when read.
 //! - [`transaction`]: compare-and-set across partitions (`Replica::cas_many`), all locks in one
 //!   order, one commit-log record: DynamoDB's transactions on one node.
 //!
@@ -21,6 +22,7 @@ pub mod schema;
 pub mod schema_tables;
 pub mod system_tables;
 pub mod transaction;
+pub mod virtual_tables;
 
 pub use error::{ReplicaError, Result};
 pub use index::{IndexKind, IndexQuery, IndexResult, entry_value};

@@ -31,6 +31,7 @@ use crate::rows::{ReadRowExt, RowWriter, SysValue, read_rows};
 use crate::schema::{IndexDef, KeyspaceSchema, Schema, TableSchema, UserType};
 use crate::schema_tables::{self, StoredRows, SystemWrite};
 use crate::system_tables;
+use crate::virtual_tables::{self, ClientsSource};
 
 /// The Cassandra version khata reports (`release_version`): drivers pick their schema parser
 /// by it, and cqlsh 6 sends `DESCRIBE` to servers of 4.0 or later.
@@ -134,6 +135,9 @@ pub struct Replica {
     pub(crate) cas_locks: Vec<Mutex<()>>,
     /// Whether any table has a secondary index (writes skip the lookup when none has).
     has_indexes: AtomicBool,
+    /// The ids of the virtual tables, whose reads are answered from the node's state.
+    virtual_ids: Vec<Uuid>,
+    virtual_state: virtual_tables::VirtualState,
 }
 
 /// Lock stripes for compare-and-set: partitions share a stripe by hash.
@@ -173,6 +177,8 @@ impl Replica {
             tokens,
             cas_locks: (0..CAS_STRIPES).map(|_| Mutex::new(())).collect(),
             has_indexes: AtomicBool::new(false),
+            virtual_ids: virtual_tables::all().iter().map(|d| d.id).collect(),
+            virtual_state: virtual_tables::VirtualState::default(),
         };
         for table in user.values().flat_map(|k| k.tables.values()) {
             if !existing.contains_key(&table.def.id) {
@@ -267,7 +273,7 @@ impl Replica {
                 );
             }
         }
-        let schema = Schema::new(all);
+        let schema = Schema::new(all).with_virtual(virtual_tables::keyspaces());
         self.has_indexes.store(
             schema.tables().any(|t| !t.indexes.is_empty()),
             Ordering::Release,
@@ -489,6 +495,7 @@ impl Replica {
     /// Apply mutations atomically (one commit-log record); `durable` false skips the log.
     /// The secondary index entries the writes make go into the same record.
     pub fn apply(&self, mutations: Vec<Mutation>, durable: bool) -> Result<()> {
+        self.refuse_virtual_writes(&mutations)?;
         let mutations = self.with_index_entries(mutations)?;
         self.engine.apply_batch(mutations, durable)?;
         Ok(())
@@ -512,6 +519,73 @@ impl Replica {
         Ok(mutations)
     }
 
+    /// The settings `system_views.settings` lists: every configuration key and its value.
+    pub fn set_settings(&self, settings: Vec<(String, String)>) {
+        *self.virtual_state.settings.write() = settings;
+    }
+
+    /// What lists the connected clients for `system_views.clients`.
+    pub fn set_clients_source(&self, source: ClientsSource) {
+        *self.virtual_state.clients.write() = Some(source);
+    }
+
+    fn is_virtual(&self, table: Uuid) -> bool {
+        self.virtual_ids.contains(&table)
+    }
+
+    /// Virtual tables cannot be written (Cassandra's message).
+    fn refuse_virtual_writes(&self, mutations: &[Mutation]) -> Result<()> {
+        match mutations.iter().find(|m| self.is_virtual(m.table)) {
+            Some(m) => Err(self.not_supported("Modification", m.table)),
+            None => Ok(()),
+        }
+    }
+
+    fn not_supported(&self, what: &str, table: Uuid) -> ReplicaError {
+        let schema = self.schema();
+        let name = schema.table_by_id(table).map_or_else(
+            || table.to_string(),
+            |t| format!("{}.{}", t.def.keyspace, t.def.name),
+        );
+        ReplicaError::Invalid(format!("{what} is not supported by table {name}"))
+    }
+
+    /// The rows of virtual table `table`, made now from the node's state.
+    fn virtual_partitions(
+        &self,
+        table: Uuid,
+        now: LocalTime,
+    ) -> Result<BTreeMap<DecoratedKey, khata_types::partition::Partition>> {
+        let schema = self.schema();
+        let Some(def) = schema.table_by_id(table).map(|t| &t.def) else {
+            return Ok(BTreeMap::new());
+        };
+        let settings = self.virtual_state.settings.read().clone();
+        let clients = self
+            .virtual_state
+            .clients
+            .read()
+            .as_ref()
+            .map(|source| source())
+            .unwrap_or_default();
+        let mut disk_usage = Vec::new();
+        if def.keyspace == virtual_tables::SYSTEM_VIEWS && def.name == "disk_usage" {
+            for (keyspace, ks) in &schema.keyspaces {
+                for (name, t) in &ks.tables {
+                    let stats = self.engine.table_stats(t.def.id)?;
+                    disk_usage.push((keyspace.clone(), name.clone(), stats.live_data_bytes));
+                }
+            }
+        }
+        let state = virtual_tables::NodeState {
+            settings: &settings,
+            clients,
+            cache: self.engine.block_cache_stats(),
+            disk_usage,
+        };
+        virtual_tables::partitions(def, &state, self.clock.now_micros(), now)
+    }
+
     /// Query a table through one of its secondary indexes (see [`IndexQuery`]).
     pub fn index_query(&self, query: &IndexQuery) -> Result<IndexResult> {
         let schema = self.schema();
@@ -531,6 +605,12 @@ impl Replica {
         row_limit: Option<usize>,
         now: LocalTime,
     ) -> Result<ReadResult> {
+        if self.is_virtual(table) {
+            let partitions = self.virtual_partitions(table, now)?;
+            return Ok(virtual_tables::read(
+                partitions, key, ranges, reversed, row_limit,
+            ));
+        }
         Ok(self
             .engine
             .read(table, key, ranges, reversed, row_limit, now)?)
@@ -548,6 +628,9 @@ impl Replica {
         ranges: &[(Bytes, Bytes)],
         now: LocalTime,
     ) -> Result<ReadResult> {
+        if self.is_virtual(table) {
+            return self.read(table, key, ranges, false, None, now);
+        }
         let schema = self.schema();
         let columns = schema.table_by_id(table).map(|t| &t.def.columns);
         match columns {
@@ -572,6 +655,12 @@ impl Replica {
         row_limit: usize,
         now: LocalTime,
     ) -> Result<ScanResult> {
+        if self.is_virtual(table) {
+            let partitions = self.virtual_partitions(table, now)?;
+            return Ok(virtual_tables::scan(
+                partitions, start, end, resume, row_limit,
+            ));
+        }
         Ok(self
             .engine
             .scan(table, start, end, resume, row_limit, now)?)
@@ -592,6 +681,9 @@ impl Replica {
         now: LocalTime,
         decide: impl FnOnce(&ReadResult) -> Option<Vec<Mutation>>,
     ) -> Result<(ReadResult, bool)> {
+        if self.is_virtual(table) {
+            return Err(self.not_supported("Conditional modification", table));
+        }
         let _serial = self.cas_locks[cas_stripe(table, key)].lock();
         let read = self.engine.read(table, key, ranges, false, None, now)?;
         match decide(&read) {
@@ -606,6 +698,9 @@ impl Replica {
 
     /// Empty a table and its indexes.
     pub fn truncate(&self, table: Uuid) -> Result<()> {
+        if self.is_virtual(table) {
+            return Err(self.not_supported("Truncation", table));
+        }
         self.engine.truncate(table)?;
         let schema = self.schema();
         if let Some(t) = schema.table_by_id(table) {

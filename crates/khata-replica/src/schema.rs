@@ -87,7 +87,11 @@ impl KeyspaceSchema {
 /// One version of the whole schema.
 #[derive(Clone, Debug, Default)]
 pub struct Schema {
+    /// The stored keyspaces (user and system ones), as `system_schema` lists them.
     pub keyspaces: BTreeMap<String, KeyspaceSchema>,
+    /// The virtual keyspaces (`crate::virtual_tables`): found by the lookups below, but not
+    /// among `keyspaces`, so nothing that walks the stored tables meets them.
+    pub virtual_keyspaces: BTreeMap<String, KeyspaceSchema>,
     by_id: HashMap<Uuid, Arc<TableSchema>>,
     /// The digest of the user-visible schema, reported as `schema_version`.
     pub version: Uuid,
@@ -104,17 +108,32 @@ impl Schema {
         let version = digest(&keyspaces);
         Schema {
             keyspaces,
+            virtual_keyspaces: BTreeMap::new(),
             by_id,
             version,
         }
     }
 
-    pub fn keyspace(&self, name: &str) -> Option<&KeyspaceSchema> {
-        self.keyspaces.get(name)
+    /// This schema with the virtual keyspaces `virtual_keyspaces` (they do not change its
+    /// version: they are the same on every node and never stored).
+    pub fn with_virtual(mut self, virtual_keyspaces: BTreeMap<String, KeyspaceSchema>) -> Self {
+        for t in virtual_keyspaces.values().flat_map(|k| k.tables.values()) {
+            self.by_id.insert(t.def.id, t.clone());
+        }
+        self.virtual_keyspaces = virtual_keyspaces;
+        self
     }
 
+    /// A keyspace, stored or virtual.
+    pub fn keyspace(&self, name: &str) -> Option<&KeyspaceSchema> {
+        self.keyspaces
+            .get(name)
+            .or_else(|| self.virtual_keyspaces.get(name))
+    }
+
+    /// A table, stored or virtual.
     pub fn table(&self, keyspace: &str, table: &str) -> Option<&Arc<TableSchema>> {
-        self.keyspaces.get(keyspace)?.tables.get(table)
+        self.keyspace(keyspace)?.tables.get(table)
     }
 
     pub fn table_by_id(&self, id: Uuid) -> Option<&Arc<TableSchema>> {
@@ -125,7 +144,7 @@ impl Schema {
         self.keyspaces.get(keyspace)?.types.get(name)
     }
 
-    /// Every table, keyspace by keyspace.
+    /// Every stored table, keyspace by keyspace (virtual ones not included).
     pub fn tables(&self) -> impl Iterator<Item = &Arc<TableSchema>> {
         self.keyspaces.values().flat_map(|k| k.tables.values())
     }

@@ -22,7 +22,7 @@ pub fn is_system_keyspace(name: &str) -> bool {
     matches!(
         name,
         SYSTEM | SYSTEM_SCHEMA | "system_auth" | "system_distributed" | "system_traces"
-    )
+    ) || crate::virtual_tables::is_virtual_keyspace(name)
 }
 
 /// The fixed id of a system table: a name-based UUID of `keyspace.table`.
@@ -71,7 +71,7 @@ fn text_set() -> CqlType {
 }
 
 /// A table definition from its key columns and regular columns.
-fn table(
+pub(crate) fn table(
     keyspace: &str,
     name: &str,
     partition_key: &[(&str, CqlType)],

@@ -432,6 +432,32 @@ impl Config {
             .expect("a mapping of strings, numbers and strings serializes")
     }
 
+    /// Every key's 4.1 name with its value as `khata.yaml` writes it (a string as is, a list or
+    /// mapping as YAML), in `khata.yaml`'s order: what `system_views.settings` lists. Secret
+    /// keys are never shown: `dynamo_access_keys` lists the access key ids only.
+    pub fn settings(&self) -> Vec<(String, String)> {
+        keys::KEYS
+            .iter()
+            .map(|key| {
+                if key.name == "dynamo_access_keys" {
+                    let ids: Vec<&str> =
+                        self.dynamo_access_keys.keys().map(String::as_str).collect();
+                    return (key.name.to_string(), ids.join(", "));
+                }
+                let value = match (key.get)(self) {
+                    Value::String(s) => s,
+                    Value::Null => String::new(),
+                    Value::Bool(b) => b.to_string(),
+                    Value::Number(n) => n.to_string(),
+                    other => serde_norway::to_string(&other)
+                        .map(|s| s.trim_end().to_string())
+                        .unwrap_or_default(),
+                };
+                (key.name.to_string(), value)
+            })
+            .collect()
+    }
+
     /// Every key's 4.1 name, in `khata.yaml`'s order (older names and aliases not included).
     pub fn key_names() -> impl Iterator<Item = &'static str> {
         keys::KEYS.iter().map(|k| k.name)

@@ -142,6 +142,7 @@ impl Node {
                 .await
                 .map_err(|e| NodeError::Internal(e.to_string()))?
                 .map_err(|source| NodeError::Storage { dir, source })?;
+        replica.set_settings(config.settings());
         let replica = Arc::new(replica);
         let coordinator = Arc::new(Coordinator::new(
             replica.clone(),
@@ -152,7 +153,7 @@ impl Node {
                 truncate_request_timeout: config.request_timeout.max(Duration::from_secs(60)),
             },
         ));
-        let cql = CqlServer::new(
+        let cql_server = CqlServer::new(
             coordinator.clone(),
             CqlServerConfig {
                 max_frame_size_bytes: config.native_transport_max_frame_size_bytes as usize,
@@ -162,6 +163,16 @@ impl Node {
                 local_address: config.listen_address,
             },
         );
+        // `system_views.clients` lists the CQL server's clients (a weak reference: the
+        // server holds the replica through its coordinator).
+        let clients_of = Arc::downgrade(&cql_server);
+        replica.set_clients_source(Arc::new(move || {
+            clients_of
+                .upgrade()
+                .map(|c| c.clients())
+                .unwrap_or_default()
+        }));
+        let cql = cql_server;
         let address = config.cql_address();
         let listener = TcpListener::bind(address)
             .await

@@ -840,6 +840,11 @@ impl Engine {
         self.inner.cache.size_bytes()
     }
 
+    /// The block cache's size, capacity and hit counts.
+    pub fn block_cache_stats(&self) -> crate::sstable::BlockCacheStats {
+        self.inner.cache.stats()
+    }
+
     /// Bytes accounted to memtables (active and sealed) of every table.
     pub fn memtable_bytes(&self) -> usize {
         self.inner

@@ -96,8 +96,12 @@ impl Inbound {
 /// Handle a connection until the client closes it or a fatal protocol error, given its
 /// two halves (a TCP stream's own halves share no lock; `tokio::io::split` puts one around
 /// any other stream, which the reading and the writing task would contend on).
-pub(crate) async fn serve<R, W>(server: Arc<CqlServer>, mut read_half: R, write_half: W)
-where
+pub(crate) async fn serve<R, W>(
+    server: Arc<CqlServer>,
+    mut read_half: R,
+    write_half: W,
+    peer: Option<std::net::SocketAddr>,
+) where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
@@ -112,6 +116,7 @@ where
     let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT_PER_CONNECTION));
     let mut buf = BytesMut::with_capacity(READ_CHUNK_BYTES);
     let _connection = server.connections.enter();
+    let _client = peer.map(|peer| server.clients.enter(peer, session.clone()));
     let mut stopping = server.stopping.subscribe();
     // When the reader started answering requests inline since it last waited or yielded.
     let mut inline_since: Option<tokio::time::Instant> = None;

@@ -8,12 +8,13 @@ mod connection;
 mod session;
 mod writer;
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use khata_coordinator::Coordinator;
-use khata_coordinator::catalog::{ChangeKind, ChangeTarget, SchemaEvent};
+use khata_coordinator::catalog::{ChangeKind, ChangeTarget, ClientInfo, SchemaEvent};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::exec::Executor;
@@ -73,12 +74,40 @@ impl Drop for ConnectionGuard<'_> {
     }
 }
 
+/// The connected TCP clients, for `system_views.clients`.
+#[derive(Debug, Default)]
+pub(crate) struct Clients {
+    next: AtomicU64,
+    by_id: parking_lot::Mutex<BTreeMap<u64, (SocketAddr, Arc<Session>)>>,
+}
+
+/// A client's entry in [`Clients`], removed when dropped.
+pub(crate) struct ClientGuard<'a> {
+    clients: &'a Clients,
+    id: u64,
+}
+
+impl Clients {
+    pub(crate) fn enter(&self, peer: SocketAddr, session: Arc<Session>) -> ClientGuard<'_> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.by_id.lock().insert(id, (peer, session));
+        ClientGuard { clients: self, id }
+    }
+}
+
+impl Drop for ClientGuard<'_> {
+    fn drop(&mut self) {
+        self.clients.by_id.lock().remove(&self.id);
+    }
+}
+
 /// The CQL front end of a node.
 #[derive(Debug)]
 pub struct CqlServer {
     pub(crate) config: CqlServerConfig,
     pub(crate) executor: Executor,
     pub(crate) connections: Connections,
+    pub(crate) clients: Clients,
     /// Set once at shutdown: connections stop reading requests, finish those in flight and
     /// close.
     pub(crate) stopping: tokio::sync::watch::Sender<bool>,
@@ -90,6 +119,7 @@ impl CqlServer {
             executor: Executor::new(coordinator, config.clone()),
             config,
             connections: Connections::default(),
+            clients: Clients::default(),
             stopping: tokio::sync::watch::channel(false).0,
         })
     }
@@ -105,20 +135,52 @@ impl CqlServer {
         self.connections.0.load(Ordering::Relaxed)
     }
 
+    /// The connected TCP clients, as `system_views.clients` lists them.
+    pub fn clients(&self) -> Vec<ClientInfo> {
+        let sessions: Vec<(SocketAddr, Arc<Session>)> =
+            self.clients.by_id.lock().values().cloned().collect();
+        sessions
+            .into_iter()
+            .map(|(peer, session)| {
+                let (driver_name, driver_version) = session.driver();
+                ClientInfo {
+                    address: peer.ip(),
+                    port: peer.port(),
+                    connection_stage: if session.is_ready() {
+                        "ready"
+                    } else {
+                        "established"
+                    }
+                    .to_string(),
+                    driver_name,
+                    driver_version,
+                    protocol_version: session.version().map_or(0, |v| match v {
+                        ProtocolVersion::V3 => 3,
+                        ProtocolVersion::V4 => 4,
+                        ProtocolVersion::V5 => 5,
+                    }),
+                    request_count: session.requests() as i64,
+                    username: None,
+                }
+            })
+            .collect()
+    }
+
     /// Serve one client connection until it closes.
     pub async fn serve_connection<S>(self: Arc<Self>, stream: S)
     where
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
         let (read_half, write_half) = tokio::io::split(stream);
-        connection::serve(self, read_half, write_half).await
+        connection::serve(self, read_half, write_half, None).await
     }
 
     /// Serve one TCP client connection until it closes, its reading and writing halves
     /// independent of each other.
     pub async fn serve_tcp(self: Arc<Self>, stream: tokio::net::TcpStream) {
+        let peer = stream.peer_addr().ok();
         let (read_half, write_half) = stream.into_split();
-        connection::serve(self, read_half, write_half).await
+        connection::serve(self, read_half, write_half, peer).await
     }
 
     /// Answer one request.
@@ -127,6 +189,7 @@ impl CqlServer {
         session: &Arc<Session>,
         frame: RequestFrame,
     ) -> ResponseFrame {
+        session.count_request();
         let mut response = self.answer(session, frame).await;
         if let Response::Error(error) = &mut response.response {
             name_failed_replicas(&mut error.kind, self.config.local_address);
@@ -175,6 +238,10 @@ impl CqlServer {
                     ))
                 } else {
                     session.start(startup.compression);
+                    session.set_driver(
+                        startup.options.get("DRIVER_NAME").cloned(),
+                        startup.options.get("DRIVER_VERSION").cloned(),
+                    );
                     Response::Ready
                 }
             }

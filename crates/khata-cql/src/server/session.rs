@@ -2,7 +2,7 @@
 //! by its first frames and STARTUP; in v5 the compression is that of the segments), the
 //! keyspace of `USE`, and its event registrations.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
@@ -16,6 +16,8 @@ use super::connection::Outgoing;
 struct State {
     events: Vec<EventType>,
     events_task: bool,
+    /// `DRIVER_NAME` and `DRIVER_VERSION` from STARTUP.
+    driver: (Option<String>, Option<String>),
 }
 
 /// One connection's session. What every request reads (the version, the compression, whether
@@ -32,6 +34,8 @@ pub struct Session {
     ready: AtomicBool,
     keyspace: std::sync::RwLock<Option<String>>,
     state: Mutex<State>,
+    /// Requests received (`system_views.clients`' `request_count`).
+    requests: AtomicU64,
     pub(crate) tx: mpsc::Sender<Outgoing>,
 }
 
@@ -76,6 +80,7 @@ impl Session {
             ready: AtomicBool::new(false),
             keyspace: std::sync::RwLock::new(None),
             state: Mutex::new(State::default()),
+            requests: AtomicU64::new(0),
             tx,
         }
     }
@@ -96,6 +101,26 @@ impl Session {
         self.compression
             .store(encode_compression(compression), Ordering::Release);
         self.ready.store(true, Ordering::Release);
+    }
+
+    /// Note the driver that STARTUP named.
+    pub(crate) fn set_driver(&self, name: Option<String>, version: Option<String>) {
+        self.state.lock().driver = (name, version);
+    }
+
+    /// The driver's name and version, as STARTUP gave them.
+    pub fn driver(&self) -> (Option<String>, Option<String>) {
+        self.state.lock().driver.clone()
+    }
+
+    /// Count a request.
+    pub(crate) fn count_request(&self) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Requests received so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
     }
 
     pub fn is_ready(&self) -> bool {

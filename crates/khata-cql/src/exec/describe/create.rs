@@ -53,6 +53,31 @@ pub(super) fn keyspace(def: &KeyspaceDef) -> String {
     )
 }
 
+/// A virtual keyspace as Cassandra describes one: a warning, and the structure in a comment.
+pub(super) fn virtual_keyspace(def: &KeyspaceDef) -> String {
+    format!(
+        "/*\nWarning: Keyspace {name} is a virtual keyspace and cannot be recreated with CQL.\n\
+         Structure, for reference:\nVIRTUAL KEYSPACE {name};\n*/",
+        name = maybe_quote(&def.name)
+    )
+}
+
+/// A virtual table as Cassandra describes one: a warning, and in a comment its columns and
+/// primary key as `CREATE TABLE` gives them, with its comment as the only option.
+pub(super) fn virtual_table(t: &TableSchema) -> String {
+    let create = table(t, false);
+    let columns = create
+        .split_once("\n) WITH ")
+        .map_or(create.as_str(), |(columns, _)| columns);
+    let columns = columns.strip_prefix("CREATE TABLE ").unwrap_or(columns);
+    format!(
+        "/*\nWarning: Table {name} is a virtual table and cannot be recreated with CQL.\n\
+         Structure, for reference:\nVIRTUAL TABLE {columns}\n) WITH comment = {comment};\n*/",
+        name = table_name(&t.def),
+        comment = quoted(&t.def.options.comment),
+    )
+}
+
 /// The replication map as `ReplicationParams.appendCqlTo` writes it: the strategy's simple
 /// class name first, then the options in the order of Cassandra's `HashMap` of them.
 fn replication(replication: &Replication) -> String {

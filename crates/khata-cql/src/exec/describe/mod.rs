@@ -229,7 +229,12 @@ fn element_keyspace(named: Option<&Name>, current: Option<&str>) -> Result<Strin
 /// ones included.
 pub(super) fn is_system_keyspace(name: &str) -> bool {
     system_tables::is_system_keyspace(name)
-        || matches!(name, "system_views" | "system_virtual_schema")
+}
+
+/// A keyspace whose tables are virtual, described as Cassandra describes them (a warning
+/// that they cannot be recreated, the structure in a comment).
+fn is_virtual_keyspace(name: &str) -> bool {
+    matches!(name, "system_views" | "system_virtual_schema")
 }
 
 /// `String.compareToIgnoreCase`, for the ASCII names CQL allows unquoted and close enough for
@@ -250,8 +255,16 @@ fn sorted_by_name<'a, T: ?Sized>(
     items
 }
 
+/// Every keyspace, stored and virtual, by name.
 fn sorted_keyspaces(schema: &Schema) -> impl Iterator<Item = &KeyspaceSchema> {
-    sorted_by_name(schema.keyspaces.values(), |k| &k.def.name).into_iter()
+    sorted_by_name(
+        schema
+            .keyspaces
+            .values()
+            .chain(schema.virtual_keyspaces.values()),
+        |k| &k.def.name,
+    )
+    .into_iter()
 }
 
 /// A listing's elements: of the session's keyspace (which must exist), or of every keyspace.
@@ -281,7 +294,11 @@ fn keyspace_element(ks: &KeyspaceSchema) -> Element {
         keyspace: ks.def.name.clone(),
         kind: Kind::Keyspace,
         name: ks.def.name.clone(),
-        create: create::keyspace(&ks.def),
+        create: if is_virtual_keyspace(&ks.def.name) {
+            create::virtual_keyspace(&ks.def)
+        } else {
+            create::keyspace(&ks.def)
+        },
     }
 }
 
@@ -299,7 +316,11 @@ fn table_element(t: &TableSchema, internals: bool) -> Element {
         keyspace: t.def.keyspace.clone(),
         kind: Kind::Table,
         name: t.def.name.clone(),
-        create: create::table(t, internals),
+        create: if is_virtual_keyspace(&t.def.keyspace) {
+            create::virtual_table(t)
+        } else {
+            create::table(t, internals)
+        },
     }
 }
 
