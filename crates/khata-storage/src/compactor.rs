@@ -11,11 +11,14 @@
 //! rows. A wider one (in any input) is merged row by row instead, so that compaction's memory
 //! does not grow with the partition: its partition-level parts (deletion, static row, range
 //! tombstones) are read from each input and joined, then its rows come from each input in
-//! clustering order ([`SsTable::read_uncached`], not admitted to the block cache), are joined by a k-way merge ([`MergedRows`]),
-//! shadowed by the joined partition-level deletions, purged, and written one at a time
-//! ([`SsTableWriter::start_partition`]). Both ways give the same output. Outputs are cut at the task's
-//! `max_output_bytes` (leveled compaction) and appear atomically; the view swap that adds them
-//! removes the inputs, whose files are deleted when the last reader lets go.
+//! clustering order ([`SsTable::read_uncached`], not admitted to the block cache), are joined
+//! by a k-way merge ([`MergedRows`]), shadowed by the joined partition-level deletions, purged,
+//! and written one at a time ([`SsTableWriter::start_partition`]). Both ways give the same
+//! output (`tests/engine_model.rs` compacts with thresholds that make most partitions wide).
+//!
+//! Outputs are cut at the task's `max_output_bytes` (leveled compaction) and appear
+//! atomically; the view swap that adds them removes the inputs, whose files are deleted when
+//! the last reader lets go.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet};
