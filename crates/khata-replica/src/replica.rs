@@ -28,7 +28,7 @@ use uuid::Uuid;
 use crate::error::{ReplicaError, Result};
 use crate::index::{self, IndexQuery, IndexResult};
 use crate::rows::{ReadRowExt, RowWriter, SysValue, read_rows};
-use crate::schema::{IndexDef, KeyspaceSchema, Schema, TableSchema, UserType};
+use crate::schema::{IndexDef, KeyspaceSchema, Schema, TableSchema, UserType, add_fixed_tables};
 use crate::schema_tables::{self, StoredRows, SystemWrite};
 use crate::system_tables;
 use crate::virtual_tables::{self, ClientsSource};
@@ -261,18 +261,7 @@ impl Replica {
         for ks in system_tables::keyspace_defs() {
             all.insert(ks.name.clone(), KeyspaceSchema::new(ks));
         }
-        for def in system_tables::all() {
-            if let Some(ks) = all.get_mut(&def.keyspace) {
-                ks.tables.insert(
-                    def.name.clone(),
-                    Arc::new(TableSchema {
-                        def,
-                        dropped: Vec::new(),
-                        indexes: Vec::new(),
-                    }),
-                );
-            }
-        }
+        add_fixed_tables(&mut all, system_tables::all());
         let schema = Schema::new(all).with_virtual(virtual_tables::keyspaces());
         self.has_indexes.store(
             schema.tables().any(|t| !t.indexes.is_empty()),

@@ -84,6 +84,27 @@ impl KeyspaceSchema {
     }
 }
 
+/// Put each of `tables` into its keyspace in `keyspaces` (a table whose keyspace is not there
+/// is left out), with no dropped columns or indexes: the fixed tables of the system and
+/// virtual keyspaces.
+pub(crate) fn add_fixed_tables(
+    keyspaces: &mut BTreeMap<String, KeyspaceSchema>,
+    tables: Vec<khata_types::schema::TableDef>,
+) {
+    for def in tables {
+        if let Some(ks) = keyspaces.get_mut(&def.keyspace) {
+            ks.tables.insert(
+                def.name.clone(),
+                Arc::new(TableSchema {
+                    def,
+                    dropped: Vec::new(),
+                    indexes: Vec::new(),
+                }),
+            );
+        }
+    }
+}
+
 /// One version of the whole schema.
 #[derive(Clone, Debug, Default)]
 pub struct Schema {

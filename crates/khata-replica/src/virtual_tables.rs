@@ -34,7 +34,7 @@ use khata_types::type_text::type_text;
 
 use crate::error::Result;
 use crate::rows::{RowWriter, SysValue};
-use crate::schema::{KeyspaceSchema, TableSchema};
+use crate::schema::{KeyspaceSchema, add_fixed_tables};
 use crate::system_tables::table;
 
 pub const SYSTEM_VIRTUAL_SCHEMA: &str = "system_virtual_schema";
@@ -203,18 +203,7 @@ pub(crate) fn keyspaces() -> BTreeMap<String, KeyspaceSchema> {
         .into_iter()
         .map(|def| (def.name.clone(), KeyspaceSchema::new(def)))
         .collect();
-    for def in all() {
-        if let Some(ks) = out.get_mut(&def.keyspace) {
-            ks.tables.insert(
-                def.name.clone(),
-                Arc::new(TableSchema {
-                    def,
-                    dropped: Vec::new(),
-                    indexes: Vec::new(),
-                }),
-            );
-        }
-    }
+    add_fixed_tables(&mut out, all());
     out
 }
 

@@ -20,18 +20,16 @@
 //! atomically; the view swap that adds them removes the inputs, whose files are deleted when
 //! the last reader lets go.
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use khata_types::token::DecoratedKey;
-use khata_types::{LocalTime, Partition, Row};
+use khata_types::{LocalTime, Partition};
 
 use crate::compaction::{CompactionTask, SsTableSummary, TaskKind, Throttle};
 use crate::error::Result;
 use crate::purge::{PurgePolicy, purge_partition, purge_row};
-use crate::read::{MergedPartitions, ScanStream, Scanned};
+use crate::read::{MergedPartitions, MergedRows, RowStream, ScanStream, Scanned};
 use crate::sstable::{SsTable, SsTableStats, SsTableWriter};
 use crate::table::TableStore;
 
@@ -241,7 +239,7 @@ fn run_marked(
                     let merged = WidePartition {
                         key: &key,
                         level,
-                        rows: MergedRows::new(rows),
+                        rows: MergedRows::new(rows, false),
                         policy,
                     };
                     let purged = merged.write(&mut writer, &open_writer, &mut throttled)?;
@@ -366,97 +364,6 @@ impl WidePartition<'_> {
             throttled(work);
         }
         Ok(purged)
-    }
-}
-
-/// One input's rows of a partition, in clustering order.
-type RowStream = Box<dyn Iterator<Item = Result<(Bytes, Row)>> + Send>;
-
-/// A k-way merge of row streams by clustering key, joining equal keys.
-struct MergedRows {
-    streams: Vec<RowStream>,
-    heap: BinaryHeap<RowHead>,
-    primed: bool,
-}
-
-struct RowHead {
-    clustering: Bytes,
-    row: Row,
-    source: usize,
-}
-
-impl PartialEq for RowHead {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for RowHead {}
-impl PartialOrd for RowHead {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for RowHead {
-    /// Reversed, so that the max-heap pops the smallest clustering first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .clustering
-            .cmp(&self.clustering)
-            .then_with(|| other.source.cmp(&self.source))
-    }
-}
-
-impl MergedRows {
-    fn new(streams: Vec<RowStream>) -> Self {
-        MergedRows {
-            heap: BinaryHeap::with_capacity(streams.len()),
-            streams,
-            primed: false,
-        }
-    }
-
-    fn pull(&mut self, source: usize) -> Result<()> {
-        if let Some(item) = self.streams[source].next() {
-            let (clustering, row) = item?;
-            self.heap.push(RowHead {
-                clustering,
-                row,
-                source,
-            });
-        }
-        Ok(())
-    }
-
-    fn next_merged(&mut self) -> Result<Option<(Bytes, Row)>> {
-        if !self.primed {
-            self.primed = true;
-            for i in 0..self.streams.len() {
-                self.pull(i)?;
-            }
-        }
-        let Some(first) = self.heap.pop() else {
-            return Ok(None);
-        };
-        let mut row = first.row;
-        self.pull(first.source)?;
-        while self
-            .heap
-            .peek()
-            .is_some_and(|h| h.clustering == first.clustering)
-        {
-            let h = self.heap.pop().expect("peeked");
-            row.merge(h.row);
-            self.pull(h.source)?;
-        }
-        Ok(Some((first.clustering, row)))
-    }
-}
-
-impl Iterator for MergedRows {
-    type Item = Result<(Bytes, Row)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.next_merged().transpose()
     }
 }
 

@@ -253,6 +253,74 @@ impl Ord for Head {
     }
 }
 
+/// A k-way merge of the row streams of one partition by clustering key (descending when
+/// `reversed`), joining equal keys: each clustering comes out once, its row joined from every
+/// stream that has it. Compaction merges a wide partition's rows with it; a read's merge
+/// ([`merge_partition`]) keeps its own loop, which also applies the read's limits.
+pub(crate) struct MergedRows {
+    streams: Vec<RowStream>,
+    heap: BinaryHeap<Head>,
+    reversed: bool,
+    primed: bool,
+}
+
+impl MergedRows {
+    pub(crate) fn new(streams: Vec<RowStream>, reversed: bool) -> Self {
+        MergedRows {
+            heap: BinaryHeap::with_capacity(streams.len()),
+            streams,
+            reversed,
+            primed: false,
+        }
+    }
+
+    fn pull(&mut self, source: usize) -> Result<()> {
+        if let Some(item) = self.streams[source].next() {
+            let (clustering, row) = item?;
+            self.heap.push(Head {
+                clustering,
+                row,
+                source,
+                reversed: self.reversed,
+            });
+        }
+        Ok(())
+    }
+
+    fn next_merged(&mut self) -> Result<Option<(Bytes, Row)>> {
+        if !self.primed {
+            self.primed = true;
+            for i in 0..self.streams.len() {
+                self.pull(i)?;
+            }
+        }
+        let Some(first) = self.heap.pop() else {
+            return Ok(None);
+        };
+        let mut row = first.row;
+        // A stream's next row has a later clustering: it cannot join this one.
+        self.pull(first.source)?;
+        while self
+            .heap
+            .peek()
+            .is_some_and(|h| h.clustering == first.clustering)
+        {
+            let h = self.heap.pop().expect("peeked");
+            row.merge(h.row);
+            self.pull(h.source)?;
+        }
+        Ok(Some((first.clustering, row)))
+    }
+}
+
+impl Iterator for MergedRows {
+    type Item = Result<(Bytes, Row)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_merged().transpose()
+    }
+}
+
 /// Merge the sources' views of one partition (see the module documentation).
 pub fn merge_partition(
     sources: Vec<SourcePartition>,
