@@ -8,10 +8,11 @@
 //! A partition too large to hold (compaction of a wide partition) is written row by row
 //! instead ([`SsTableWriter::start_partition`]): its header, which gives the length of its rows,
 //! comes first in Data, so its rows are encoded into blocks as they arrive and, past
-//! [`WriterOptions::row_buffer_bytes`], kept in a scratch file (`khata-G-Rows.db.tmp`) until the partition is
-//! finished and they are copied after the header. Memory is then one block, at most
-//! `row_buffer_bytes` of blocks, and the first and last clustering key of each block (the row
-//! index, which follows the rows).
+//! [`WriterOptions::row_buffer_bytes`], kept in a scratch file (`khata-G-Rows.db.tmp`) until
+//! the partition is finished and they are copied after the header. Memory is then one block,
+//! at most `row_buffer_bytes` of blocks, and the partition's row index (an entry with the
+//! first and last clustering key of each block, encoded as the block finishes; it follows the
+//! rows in Data).
 //!
 //! Atomic appearance (STYLE.md rule 6), in this order:
 //! 1. every component is written under its `.tmp` name and synced;
