@@ -549,16 +549,31 @@ impl Replica {
         let Some(def) = schema.table_by_id(table).map(|t| &t.def) else {
             return Ok(BTreeMap::new());
         };
-        let settings = self.virtual_state.settings.read().clone();
-        let clients = self
-            .virtual_state
-            .clients
-            .read()
-            .as_ref()
-            .map(|source| source())
-            .unwrap_or_default();
+        // Only what the table shows is gathered: a read of `settings` does not list the
+        // clients or lock the block cache's shards.
+        let shows = |name: &str| def.keyspace == virtual_tables::SYSTEM_VIEWS && def.name == name;
+        let settings = if shows("settings") {
+            self.virtual_state.settings.read().clone()
+        } else {
+            Vec::new()
+        };
+        let clients = if shows("clients") {
+            self.virtual_state
+                .clients
+                .read()
+                .as_ref()
+                .map(|source| source())
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let cache = if shows("caches") {
+            self.engine.block_cache_stats()
+        } else {
+            Default::default()
+        };
         let mut disk_usage = Vec::new();
-        if def.keyspace == virtual_tables::SYSTEM_VIEWS && def.name == "disk_usage" {
+        if shows("disk_usage") {
             for (keyspace, ks) in &schema.keyspaces {
                 for (name, t) in &ks.tables {
                     let stats = self.engine.table_stats(t.def.id)?;
@@ -569,7 +584,7 @@ impl Replica {
         let state = virtual_tables::NodeState {
             settings: &settings,
             clients,
-            cache: self.engine.block_cache_stats(),
+            cache,
             disk_usage,
         };
         virtual_tables::partitions(def, &state, self.clock.now_micros(), now)

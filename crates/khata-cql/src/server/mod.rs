@@ -154,11 +154,7 @@ impl CqlServer {
                     .to_string(),
                     driver_name,
                     driver_version,
-                    protocol_version: session.version().map_or(0, |v| match v {
-                        ProtocolVersion::V3 => 3,
-                        ProtocolVersion::V4 => 4,
-                        ProtocolVersion::V5 => 5,
-                    }),
+                    protocol_version: i32::from(session.version_number()),
                     request_count: session.requests() as i64,
                     username: None,
                 }

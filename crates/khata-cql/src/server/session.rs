@@ -85,6 +85,11 @@ impl Session {
         }
     }
 
+    /// The protocol version's number (3, 4 or 5), 0 until the first frame.
+    pub fn version_number(&self) -> u8 {
+        self.version.load(Ordering::Acquire)
+    }
+
     pub fn version(&self) -> Option<ProtocolVersion> {
         decode_version(self.version.load(Ordering::Acquire))
     }
