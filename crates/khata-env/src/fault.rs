@@ -35,7 +35,11 @@
 //!   appends keeps a random prefix (from none to all) of those appended bytes, as a disk that
 //!   wrote some sectors of a write does; with [`TornWrites::PrefixThenGarbage`], half of the
 //!   time the rest of the unsynced length (or a random part of it) is filled with random bytes
-//!   instead, as when the file size reached the disk but the data did not. Whatever survives
+//!   instead, as when the file size reached the disk but the data did not. With
+//!   [`TornWrites::Pages`] each 4 KiB page (aligned in the file) of the unsynced bytes survives
+//!   or not on its own, so a later page can survive an earlier one, as when the kernel writes
+//!   dirty pages back in any order: holes of old bytes (zeros past the durable end) between
+//!   new ones. Whatever survives
 //!   is durable from then on. Bytes overwritten in place tear the same way: a random prefix
 //!   of the overwritten span takes the new bytes, possibly followed by garbage. The random choices come from the seed given to
 //!   [`FaultFs::with_seed`], so a failing test replays exactly.
@@ -97,6 +101,10 @@ pub enum TornWrites {
     /// As `Prefix`, and half of the time random garbage follows the prefix, never making the
     /// file longer than it was before the crash.
     PrefixThenGarbage,
+    /// Each 4 KiB page of the unsynced bytes survives with even odds, independently of the
+    /// others (dirty pages written back in any order); a lost page keeps its old bytes, or
+    /// zeros past the durable end when a later page survived.
+    Pages,
 }
 
 /// A node in a [`FsSnapshot`].

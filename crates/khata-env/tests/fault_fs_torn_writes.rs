@@ -1,6 +1,6 @@
 //! FaultFs torn writes: a crash keeps the durable bytes and, when tearing, a prefix of the
-//! unsynced tail, optionally followed by garbage; never more than was written; replayable
-//! from the seed.
+//! unsynced tail, optionally followed by garbage, or a random subset of its pages (holes);
+//! never more than was written; replayable from the seed.
 
 use std::path::Path;
 
@@ -205,4 +205,67 @@ fn a_preallocated_file_never_synced_is_empty_after_a_crash() {
     fs.crash();
     assert_eq!(fs.contents(Path::new(PATH)).unwrap(), Vec::<u8>::new());
     assert!(f.write_at(0, b"x").is_err(), "handles die with the process");
+}
+
+/// With `TornWrites::Pages` every 4 KiB page of the unsynced bytes is all old or all new, each
+/// on its own, so a later page survives an earlier lost one: a hole.
+#[test]
+fn pages_survive_one_by_one_leaving_holes() {
+    const LEN: usize = 5 * 4096;
+    // Synced: the first 100 bytes. Unsynced: bytes 100 to 4.5 pages, in place.
+    let steps = vec![
+        (0, vec![1u8; 100], true),
+        (100, vec![2u8; 4 * 4096 + 2048 - 100], false),
+    ];
+    let (mut holes, mut whole, mut none) = (0, 0, 0);
+    for seed in 0..100 {
+        let (durable, full, survivor) =
+            write_in_place_and_crash(seed, TornWrites::Pages, LEN, &steps);
+        assert_eq!(survivor.len(), LEN);
+        let kept: Vec<bool> = (0..5)
+            .map(|p| {
+                let page = p * 4096..(p + 1) * 4096;
+                if survivor[page.clone()] == full[page.clone()] {
+                    true
+                } else {
+                    assert_eq!(
+                        survivor[page.clone()],
+                        durable[page],
+                        "seed {seed} page {p}"
+                    );
+                    false
+                }
+            })
+            .collect();
+        if kept.windows(2).any(|w| !w[0] && w[1]) {
+            holes += 1;
+        }
+        match kept.iter().filter(|&&k| k).count() {
+            5 => whole += 1,
+            0 => none += 1,
+            _ => {}
+        }
+    }
+    assert!(
+        holes > 30 && whole > 0 && none > 0,
+        "{holes} {whole} {none}"
+    );
+}
+
+#[test]
+fn appended_pages_survive_one_by_one_with_zeros_in_the_holes() {
+    let chunks = vec![(vec![1u8; 100], true), (vec![2u8; 3 * 4096], false)];
+    let mut holes = 0;
+    for seed in 0..100 {
+        let (durable, full, survivor) = write_and_crash(seed, TornWrites::Pages, &chunks);
+        assert!(survivor.starts_with(&durable) && survivor.len() <= full.len());
+        for (i, &b) in survivor.iter().enumerate().skip(durable.len()) {
+            assert!(b == full[i] || b == 0, "seed {seed}: byte {i}");
+        }
+        let first_page_end = 4096.min(survivor.len());
+        if survivor[100..first_page_end].contains(&0) && survivor.len() > 4096 {
+            holes += 1;
+        }
+    }
+    assert!(holes > 10, "{holes}");
 }

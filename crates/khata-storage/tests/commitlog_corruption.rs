@@ -11,6 +11,10 @@ use khata_storage::commitlog::{CommitLog, SyncMode};
 
 const HEADER: usize = 24;
 const RECORD: usize = 8 + 108;
+/// A sync marker (format version 3): in batch mode, with one appender, one follows each
+/// record (the sync that acknowledges it writes it).
+const MARKER: usize = 8 + 8;
+const STRIDE: usize = RECORD + MARKER;
 
 fn write_log(dir: &Path) -> Vec<std::path::PathBuf> {
     let (log, _) = CommitLog::open(real_fs(), dir, config(SyncMode::Batch, 4096)).unwrap();
@@ -58,9 +62,9 @@ fn bad_record_in_the_middle_of_the_last_segment() {
     let dir = tempfile::tempdir().unwrap();
     let files = write_log(dir.path());
     let last = files.last().unwrap();
-    // The second record's payload: a valid record follows it.
-    flip(last, HEADER + RECORD + 20);
-    expect_corrupt(dir.path(), last, (HEADER + RECORD) as u64);
+    // The second record's payload: it was synced, as the markers after it say.
+    flip(last, HEADER + STRIDE + 20);
+    expect_corrupt(dir.path(), last, (HEADER + STRIDE) as u64);
 }
 
 #[test]
@@ -68,7 +72,7 @@ fn bad_length_followed_by_valid_records() {
     let dir = tempfile::tempdir().unwrap();
     let files = write_log(dir.path());
     let last = files.last().unwrap();
-    // A damaged length field makes the record look like it runs past the end; the valid records
+    // A damaged length field makes the record look like it runs past the end; the sync markers
     // after it show it is not a torn tail.
     flip(last, HEADER + 3);
     expect_corrupt(dir.path(), last, HEADER as u64);
@@ -82,9 +86,10 @@ fn bad_record_at_the_end_of_a_segment_that_is_not_the_last() {
     // Segments are preallocated: the records end before the file does, zeros follow.
     let len = std::fs::metadata(first).unwrap().len() as usize;
     assert_eq!(len, 4096);
-    let end = HEADER + (len - HEADER) / RECORD * RECORD;
-    flip(first, end - 1);
-    expect_corrupt(dir.path(), first, (end - RECORD) as u64);
+    let end = HEADER + (len - HEADER) / STRIDE * STRIDE;
+    // The last record's last byte (its sync marker follows it).
+    flip(first, end - MARKER - 1);
+    expect_corrupt(dir.path(), first, (end - STRIDE) as u64);
 }
 
 #[test]
@@ -92,7 +97,7 @@ fn bytes_in_the_zero_tail_of_a_segment_that_is_not_the_last() {
     let dir = tempfile::tempdir().unwrap();
     let files = write_log(dir.path());
     let first = &files[0];
-    let end = HEADER + (4096 - HEADER) / RECORD * RECORD;
+    let end = HEADER + (4096 - HEADER) / STRIDE * STRIDE;
     assert!(
         end + 4 < 4096,
         "the test needs a tail of at least a length field"

@@ -1,6 +1,7 @@
 //! Power cuts simulated with `FaultFs`: every record acknowledged in batch or group mode
-//! survives `crash()`, torn unsynced bytes included; in periodic mode only records written
-//! after the last sync can be lost, and the log still opens.
+//! survives `crash()`, torn unsynced bytes included, holes too (pages of the unsynced tail
+//! lost while later ones reached the disk); in periodic mode only records written after the
+//! last sync can be lost, and the log still opens.
 
 mod commitlog_common;
 
@@ -86,6 +87,7 @@ fn acknowledged_records_survive_a_power_cut_in_batch_and_group_mode() {
             TornWrites::Off,
             TornWrites::Prefix,
             TornWrites::PrefixThenGarbage,
+            TornWrites::Pages,
         ] {
             let fs = FaultFs::with_seed(0x5eed + i as u64);
             fs.set_torn_writes(torn);
@@ -132,10 +134,10 @@ fn periodic_mode_loses_only_unsynced_records() {
     );
     for seed in 0..20u64 {
         let fs = FaultFs::with_seed(seed);
-        fs.set_torn_writes(if seed % 2 == 0 {
-            TornWrites::Prefix
-        } else {
-            TornWrites::PrefixThenGarbage
+        fs.set_torn_writes(match seed % 3 {
+            0 => TornWrites::Prefix,
+            1 => TornWrites::PrefixThenGarbage,
+            _ => TornWrites::Pages,
         });
         let mut expected: Vec<u64> = Vec::new(); // every record ever appended, in order
         let mut synced = 0; // how many of them are known durable

@@ -128,10 +128,12 @@ impl FileData {
     }
 
     /// The power cut: keep the durable bytes, plus (when tearing) a random prefix of the
-    /// unsynced tail, possibly followed by garbage where the rest of the tail should be.
+    /// unsynced tail, possibly followed by garbage where the rest of the tail should be, or
+    /// (with [`TornWrites::Pages`]) a random subset of its pages.
     ///
     /// Bytes overwritten in place are torn the same way: a random prefix of the overwritten
-    /// span takes its new bytes (pages written back in order), possibly followed by garbage.
+    /// span takes its new bytes (pages written back in order), possibly followed by garbage,
+    /// or a random subset of its pages does.
     fn crash(&mut self, torn: TornWrites, rng: &mut SplitMix64) {
         let tail_len = if self.durable_is_prefix {
             self.current.len() - self.durable.len()
@@ -139,27 +141,53 @@ impl FileData {
             0
         };
         let mut survivor = std::mem::take(&mut self.durable);
-        if let Some(r) = self.overwritten.take()
-            && torn != TornWrites::Off
-        {
-            let keep = rng.up_to(r.len() as u64) as usize;
-            let kept_end = r.start + keep;
-            survivor[r.start..kept_end].copy_from_slice(&self.current[r.start..kept_end]);
-            if torn == TornWrites::PrefixThenGarbage && kept_end < r.end && rng.coin() {
-                let garbage_len = 1 + rng.up_to((r.end - kept_end) as u64 - 1) as usize;
-                rng.fill(&mut survivor[kept_end..kept_end + garbage_len]);
+        if let Some(r) = self.overwritten.take() {
+            match torn {
+                TornWrites::Off => {}
+                TornWrites::Pages => {
+                    for page in pages(r) {
+                        if rng.coin() {
+                            survivor[page.clone()].copy_from_slice(&self.current[page]);
+                        }
+                    }
+                }
+                TornWrites::Prefix | TornWrites::PrefixThenGarbage => {
+                    let keep = rng.up_to(r.len() as u64) as usize;
+                    let kept_end = r.start + keep;
+                    survivor[r.start..kept_end].copy_from_slice(&self.current[r.start..kept_end]);
+                    if torn == TornWrites::PrefixThenGarbage && kept_end < r.end && rng.coin() {
+                        let garbage_len = 1 + rng.up_to((r.end - kept_end) as u64 - 1) as usize;
+                        rng.fill(&mut survivor[kept_end..kept_end + garbage_len]);
+                    }
+                }
             }
         }
-        if torn != TornWrites::Off && tail_len > 0 {
-            let keep = rng.up_to(tail_len as u64) as usize;
+        if tail_len > 0 {
             let from = survivor.len();
-            survivor.extend_from_slice(&self.current[from..from + keep]);
-            let room = tail_len - keep;
-            if torn == TornWrites::PrefixThenGarbage && room > 0 && rng.coin() {
-                let garbage_len = 1 + rng.up_to(room as u64 - 1) as usize;
-                let start = survivor.len();
-                survivor.resize(start + garbage_len, 0);
-                rng.fill(&mut survivor[start..]);
+            match torn {
+                TornWrites::Off => {}
+                TornWrites::Pages => {
+                    let kept: Vec<_> = pages(from..from + tail_len)
+                        .filter(|_| rng.coin())
+                        .collect();
+                    if let Some(last) = kept.last() {
+                        survivor.resize(last.end, 0);
+                    }
+                    for page in kept {
+                        survivor[page.clone()].copy_from_slice(&self.current[page]);
+                    }
+                }
+                TornWrites::Prefix | TornWrites::PrefixThenGarbage => {
+                    let keep = rng.up_to(tail_len as u64) as usize;
+                    survivor.extend_from_slice(&self.current[from..from + keep]);
+                    let room = tail_len - keep;
+                    if torn == TornWrites::PrefixThenGarbage && room > 0 && rng.coin() {
+                        let garbage_len = 1 + rng.up_to(room as u64 - 1) as usize;
+                        let start = survivor.len();
+                        survivor.resize(start + garbage_len, 0);
+                        rng.fill(&mut survivor[start..]);
+                    }
+                }
             }
         }
         // After the crash the disk holds exactly what the process will read.
@@ -167,6 +195,19 @@ impl FileData {
         self.durable = survivor;
         self.durable_is_prefix = true;
     }
+}
+
+/// The page size of [`TornWrites::Pages`].
+const PAGE: usize = 4096;
+
+/// `range` cut at the file's page boundaries.
+fn pages(range: std::ops::Range<usize>) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let end = range.end;
+    std::iter::successors(Some(range.start).filter(|&s| s < end), move |&s| {
+        let next = (s / PAGE + 1) * PAGE;
+        (next < end).then_some(next)
+    })
+    .map(move |s| s..((s / PAGE + 1) * PAGE).min(end))
 }
 
 /// A directory's names.

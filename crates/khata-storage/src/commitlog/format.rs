@@ -12,20 +12,35 @@
 //! mistake stale bytes for a record of this segment. It also covers the length, so a damaged
 //! length is a checksum failure rather than a silent misparse.
 //!
-//! Version 2 (written now) preallocates each segment at its full size and writes it in place,
+//! Version 2 preallocates each segment at its full size and writes it in place,
 //! so a segment's records are followed by zeros up to its end. Its payloads are never empty,
 //! so a zero length field never starts a record: where one is followed by nothing but zeros
 //! the segment's records end. Version 1 segments (appended with `write(2)`, ending at their
 //! last record, empty payloads allowed) are still read.
+//!
+//! Version 3 (written now) gives the length field's top bit a meaning: set, the record is a
+//! *sync marker* whose 8-byte payload is a `u64` offset of this segment before which every
+//! byte had been synced when the marker was written. Replay uses markers to tell a hole left
+//! in the unsynced tail by a power cut (pages written back out of order: cut) from damage to
+//! bytes that had been synced (corruption: refuse), see `replay.rs`.
 
 use std::path::{Path, PathBuf};
 
 /// The first eight bytes of every segment.
 pub(super) const MAGIC: [u8; 8] = *b"KHATA-CL";
 /// The format version this build writes.
-pub(super) const FORMAT_VERSION: u32 = 2;
+pub(super) const FORMAT_VERSION: u32 = 3;
 /// The format versions this build reads.
-pub(super) const READABLE_VERSIONS: [u32; 2] = [1, 2];
+pub(super) const READABLE_VERSIONS: [u32; 3] = [1, 2, 3];
+/// The first version with sync markers.
+pub(super) const MARKERS_SINCE: u32 = 3;
+/// The length field's bit that makes a record a sync marker (version 3); a payload's length
+/// stays below it (`CommitLogConfig::validate`).
+pub(super) const MARKER_FLAG: u32 = 1 << 31;
+/// The length field of every sync marker: the flag and its 8-byte payload.
+pub(super) const MARKER_LENGTH_FIELD: u32 = MARKER_FLAG | 8;
+/// Bytes a sync marker occupies in a segment.
+pub(super) const MARKER_LEN: u64 = RECORD_HEADER_LEN + 8;
 /// Bytes of the segment header.
 pub(super) const HEADER_LEN: u64 = 24;
 /// Bytes of a record's header (length and checksum) before its payload.
@@ -147,6 +162,16 @@ impl RecordBuf {
         RecordBuf { bytes }
     }
 
+    /// A sync marker: every byte of the segment before `synced` had been synced when it was
+    /// written.
+    pub(super) fn marker(synced: u64) -> Self {
+        let mut bytes = Vec::with_capacity(MARKER_LEN as usize);
+        bytes.extend_from_slice(&MARKER_LENGTH_FIELD.to_le_bytes());
+        bytes.extend_from_slice(&[0u8; 4]);
+        bytes.extend_from_slice(&synced.to_le_bytes());
+        RecordBuf { bytes }
+    }
+
     /// Bytes the record occupies in the segment.
     pub(super) fn len(&self) -> u64 {
         self.bytes.len() as u64
@@ -167,7 +192,12 @@ impl RecordBuf {
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Parsed {
     /// A record whose payload is `data[payload_start..end]`; the next record starts at `end`.
-    Valid { payload_start: usize, end: usize },
+    /// `marker`: it is a sync marker (version 3), whose payload [`marker_claim`] reads.
+    Valid {
+        payload_start: usize,
+        end: usize,
+        marker: bool,
+    },
     /// No valid record here; the detail says why.
     Invalid(String),
 }
@@ -179,8 +209,10 @@ pub(super) fn is_zero_tail(data: &[u8], offset: usize) -> bool {
     rest.iter().all(|&b| b == 0)
 }
 
-/// Read the record at `offset` of `data` (a whole segment) belonging to segment `seed`.
-pub(super) fn parse_record(data: &[u8], offset: usize, seed: u32) -> Parsed {
+/// Read the record at `offset` of `data` (a whole segment) belonging to segment `seed`;
+/// `markers`: the segment's version has sync markers (in older versions a length field with
+/// the top bit set runs past the end of any segment).
+pub(super) fn parse_record(data: &[u8], offset: usize, seed: u32, markers: bool) -> Parsed {
     let header = RECORD_HEADER_LEN as usize;
     let remaining = data.len().saturating_sub(offset);
     if remaining < header {
@@ -188,7 +220,15 @@ pub(super) fn parse_record(data: &[u8], offset: usize, seed: u32) -> Parsed {
             "incomplete record header ({remaining} of {header} bytes)"
         ));
     }
-    let len = u32_at(data, offset) as usize;
+    let field = u32_at(data, offset);
+    let marker = markers && field & MARKER_FLAG != 0;
+    if marker && field != MARKER_LENGTH_FIELD {
+        return Parsed::Invalid(format!(
+            "sync marker with length {} (a marker holds 8 bytes)",
+            field & !MARKER_FLAG
+        ));
+    }
+    let len = (if marker { field & !MARKER_FLAG } else { field }) as usize;
     let stored = u32_at(data, offset + 4);
     let payload_start = offset + header;
     if len > remaining - header {
@@ -205,7 +245,23 @@ pub(super) fn parse_record(data: &[u8], offset: usize, seed: u32) -> Parsed {
             "record checksum mismatch (length {len}, stored {stored:#010x}, computed {actual:#010x})"
         ));
     }
-    Parsed::Valid { payload_start, end }
+    Parsed::Valid {
+        payload_start,
+        end,
+        marker,
+    }
+}
+
+/// The offset a valid sync marker's payload (`data[payload_start..]`) claims was synced.
+pub(super) fn marker_claim(data: &[u8], payload_start: usize) -> u64 {
+    u64_at(data, payload_start)
+}
+
+/// Whether the length field at `offset` is a sync marker's: the cheap test before a marker's
+/// checksum is verified.
+pub(super) fn is_marker_field(data: &[u8], offset: usize) -> bool {
+    data.get(offset..offset + 4)
+        .is_some_and(|field| field == MARKER_LENGTH_FIELD.to_le_bytes())
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -243,9 +299,10 @@ mod tests {
             h
         };
         assert_eq!(decode_header(&with_version(1)), Ok((42, 1)));
+        assert_eq!(decode_header(&with_version(2)), Ok((42, 2)));
         assert_eq!(
-            decode_header(&with_version(3)),
-            Err(HeaderError::Version(3))
+            decode_header(&with_version(4)),
+            Err(HeaderError::Version(4))
         );
         assert_eq!(
             decode_header(&with_version(0)),
@@ -263,18 +320,53 @@ mod tests {
             direct.extend_from_slice(payload);
             assert_eq!(u32_at(&bytes, 4), crc32c::crc32c(&direct));
             assert_eq!(
-                parse_record(&bytes, 0, segment_seed(7)),
+                parse_record(&bytes, 0, segment_seed(7), true),
                 Parsed::Valid {
                     payload_start: 8,
-                    end: 8 + payload.len()
+                    end: 8 + payload.len(),
+                    marker: false,
                 }
             );
             // The same bytes are not a record of another segment.
             assert!(matches!(
-                parse_record(&bytes, 0, segment_seed(8)),
+                parse_record(&bytes, 0, segment_seed(8), true),
                 Parsed::Invalid(_)
             ));
         }
+    }
+
+    #[test]
+    fn sync_markers() {
+        let mut rec = RecordBuf::marker(4096);
+        assert_eq!(rec.len(), MARKER_LEN);
+        let bytes = rec.seal(segment_seed(7)).to_vec();
+        assert!(is_marker_field(&bytes, 0));
+        assert_eq!(
+            parse_record(&bytes, 0, segment_seed(7), true),
+            Parsed::Valid {
+                payload_start: 8,
+                end: 16,
+                marker: true,
+            }
+        );
+        assert_eq!(marker_claim(&bytes, 8), 4096);
+        // Another segment's marker does not verify; a version without markers reads the
+        // flagged length as one running past the end.
+        assert!(matches!(
+            parse_record(&bytes, 0, segment_seed(8), true),
+            Parsed::Invalid(_)
+        ));
+        assert!(matches!(
+            parse_record(&bytes, 0, segment_seed(7), false),
+            Parsed::Invalid(_)
+        ));
+        // A flagged length other than a marker's is damage.
+        let mut odd = bytes.clone();
+        odd[0] = 9;
+        assert!(matches!(
+            parse_record(&odd, 0, segment_seed(7), true),
+            Parsed::Invalid(d) if d.contains("sync marker")
+        ));
     }
 
     #[test]

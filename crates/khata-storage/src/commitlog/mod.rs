@@ -21,7 +21,11 @@
 //!   an id above every one on disk, and the active segment is never deleted.
 //! - A segment is synced whole before its successor gets its final name, so after any crash
 //!   only the last segment can end in a torn record; replay cuts such a torn tail and refuses to
-//!   open on any other damage, naming the file and offset (see [`replay`]).
+//!   open on any other damage, naming the file and offset (see `replay.rs`). A power cut can
+//!   also leave holes in the last segment's unsynced tail (pages written back out of order):
+//!   after each sync that reached the log's end, a *sync marker* notes how far it reached
+//!   (`Inner::write_marker`, format version 3), and replay cuts at a hole no marker vouches
+//!   for and refuses damage before a marker's claim.
 //! - A position ([`CommitLogPosition`]) is `(segment id, offset just after a record)`; positions
 //!   order records in log order.
 //!
@@ -97,7 +101,7 @@ use parking_lot::Mutex;
 
 use crate::error::{Result, StorageError};
 use background::Wanted;
-use format::{HEADER_LEN, RECORD_HEADER_LEN, RecordBuf};
+use format::{HEADER_LEN, MARKER_FLAG, MARKER_LEN, RECORD_HEADER_LEN, RecordBuf};
 use segment::{ActiveSegment, FinishedSegment, SpareSegment};
 use sync::Durability;
 
@@ -170,6 +174,12 @@ impl CommitLogConfig {
                 self.segment_size_bytes, self.max_record_size_bytes
             )));
         }
+        if self.max_record_size_bytes >= MARKER_FLAG {
+            return Err(StorageError::InvalidArgument(format!(
+                "commit log max_record_size_bytes {} must be below 2 GiB",
+                self.max_record_size_bytes
+            )));
+        }
         if let SyncMode::Periodic { period } = self.sync
             && period.is_zero()
         {
@@ -233,6 +243,7 @@ struct PendingSwitch {
     old_path: PathBuf,
     old_file: Arc<dyn PreallocatedFile>,
     old_len: u64,
+    old_records_end: u64,
     successor_tmp: PathBuf,
     successor_path: PathBuf,
 }
@@ -252,6 +263,8 @@ struct Writer {
     prepared_to: u64,
     /// A switch was left pending since the background thread was last asked to finish one.
     finish_switch: bool,
+    /// The active segment's offset just after the last sync marker written in it (0: none).
+    marker_end: u64,
     closed: bool,
 }
 
@@ -287,7 +300,7 @@ impl CommitLog {
                 *id,
                 FinishedSegment {
                     path: path.clone(),
-                    len: replayed.len,
+                    records_end: replayed.records_end,
                 },
             );
         }
@@ -324,6 +337,7 @@ impl CommitLog {
                 sync_ahead_at: HEADER_LEN + SYNC_AHEAD_BYTES,
                 prepared_to: PREPARE_AHEAD_BYTES,
                 finish_switch: false,
+                marker_end: 0,
                 closed: false,
             })),
             pending: std::sync::Mutex::new(None),
@@ -394,7 +408,7 @@ impl CommitLog {
         tracing::info!(path = %path.display(), records = records.len() - before, "commit log: replayed a segment whose switch had not finished");
         Ok(Some(FinishedSegment {
             path,
-            len: replayed.len,
+            records_end: replayed.records_end,
         }))
     }
 
@@ -467,7 +481,7 @@ impl CommitLog {
                 .filter(|(id, seg)| {
                     CommitLogPosition {
                         segment_id: **id,
-                        offset: seg.len,
+                        offset: seg.records_end,
                     } <= pos
                 })
                 .map(|(id, _)| *id)
@@ -561,8 +575,13 @@ impl AppendLock {
 }
 
 impl Inner {
+    /// The position just after the last record (a sync marker after it is not one).
     fn current_position(&self) -> CommitLogPosition {
-        self.writer.lock().active.end()
+        let writer = self.writer.lock();
+        CommitLogPosition {
+            segment_id: writer.active.id,
+            offset: writer.active.records_end,
+        }
     }
 
     /// Write one record to the OS under the append lock; returns the position after it.
@@ -599,6 +618,7 @@ impl Inner {
             return Err(StorageError::io(&active.path, e));
         }
         active.offset += record.len();
+        active.records_end = active.offset;
         let end = active.end();
         let wake = self.ask_background(&mut writer);
         drop(writer);
@@ -669,6 +689,7 @@ impl Inner {
                     old_path: old.path,
                     old_file: old.file,
                     old_len: old.offset,
+                    old_records_end: old.records_end,
                     successor_tmp,
                     successor_path: writer.active.path.clone(),
                 });
@@ -704,7 +725,7 @@ impl Inner {
             old.id,
             FinishedSegment {
                 path: old.path,
-                len: old.offset,
+                records_end: old.records_end,
             },
         );
         Ok(())
@@ -714,6 +735,42 @@ impl Inner {
         writer.spare_asked = false;
         writer.sync_ahead_at = HEADER_LEN + SYNC_AHEAD_BYTES;
         writer.prepared_to = PREPARE_AHEAD_BYTES;
+        writer.marker_end = 0;
+    }
+
+    /// After a sync of the active segment up to `synced` (a record boundary: the log's end
+    /// when the sync started), append a sync marker saying so, for replay to tell a power
+    /// cut's holes in the unsynced tail from damage to synced bytes (`replay.rs`). Skipped
+    /// when the log has moved to another segment since (the old one is synced whole before its
+    /// successor is named), when nothing but the previous marker was synced (an idle log
+    /// writes no marker per period), when the marker does not fit, and after close. A failed
+    /// write poisons the log, as a failed append does.
+    fn write_marker(&self, synced: CommitLogPosition) -> std::result::Result<(), String> {
+        let mut guard = self.writer.lock();
+        let writer = &mut *guard;
+        let active = &mut writer.active;
+        if writer.closed
+            || active.id != synced.segment_id
+            || synced.offset <= writer.marker_end
+            || active.offset + MARKER_LEN > self.config.segment_size_bytes
+        {
+            return Ok(());
+        }
+        let mut marker = RecordBuf::marker(synced.offset);
+        if let Err(e) = active
+            .file
+            .write_at(active.offset, marker.seal(active.seed))
+        {
+            let reason = format!(
+                "writing a sync marker to {} failed: {e}",
+                active.path.display()
+            );
+            self.durability.poison(reason.clone());
+            return Err(reason);
+        }
+        active.offset += MARKER_LEN;
+        writer.marker_end = active.offset;
+        Ok(())
     }
 
     fn lock_pending(&self) -> std::sync::MutexGuard<'_, Option<PendingSwitch>> {
@@ -759,7 +816,7 @@ impl Inner {
             switch.old_id,
             FinishedSegment {
                 path: old_path,
-                len: switch.old_len,
+                records_end: switch.old_records_end,
             },
         );
         Ok(())
@@ -812,6 +869,10 @@ impl Inner {
                 if end.offset > 0 {
                     file.sync(end.offset)
                         .map_err(|e| format!("fsync of {} failed: {e}", path.display()))?;
+                }
+                if !whole_pages {
+                    // A sync ahead ends mid-record; its claim would not be a record boundary.
+                    self.write_marker(end)?;
                 }
                 return Ok(end);
             }

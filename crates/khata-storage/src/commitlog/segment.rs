@@ -47,6 +47,8 @@ pub(super) struct ActiveSegment {
     pub(super) seed: u32,
     /// Bytes written so far (header included): where the next record goes.
     pub(super) offset: u64,
+    /// The offset just after the last record appended (not counting sync markers).
+    pub(super) records_end: u64,
 }
 
 impl ActiveSegment {
@@ -55,7 +57,7 @@ impl ActiveSegment {
         SpareSegment::create(fs, dir, id, size)?.install(fs)
     }
 
-    /// The position just after the last record written.
+    /// The position just after everything written: records and sync markers.
     pub(super) fn end(&self) -> CommitLogPosition {
         CommitLogPosition {
             segment_id: self.id,
@@ -111,6 +113,7 @@ impl SpareSegment {
             file: self.file,
             seed: format::segment_seed(self.id),
             offset: HEADER_LEN,
+            records_end: HEADER_LEN,
         })
     }
 
@@ -126,6 +129,7 @@ impl SpareSegment {
             file: self.file,
             seed: format::segment_seed(self.id),
             offset: HEADER_LEN,
+            records_end: HEADER_LEN,
         };
         (segment, self.tmp)
     }
@@ -141,8 +145,9 @@ impl SpareSegment {
 #[derive(Debug, Clone)]
 pub(super) struct FinishedSegment {
     pub(super) path: PathBuf,
-    /// Its final length: the position after its last record is `(id, len)`.
-    pub(super) len: u64,
+    /// The offset just after its last record (sync markers after it do not count): the
+    /// position of that record is `(id, records_end)`.
+    pub(super) records_end: u64,
 }
 
 /// The segments in `dir`, sorted by id; unfinished creations are removed.
