@@ -22,10 +22,11 @@ use khata_types::schema::CompactionStrategy;
 use uuid::Uuid;
 
 const SEEDS: u64 = 6;
-const TORN: [TornWrites; 3] = [
+const TORN: [TornWrites; 4] = [
     TornWrites::Off,
     TornWrites::Prefix,
     TornWrites::PrefixThenGarbage,
+    TornWrites::Pages,
 ];
 
 struct Rng(u64);
