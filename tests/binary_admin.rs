@@ -1,5 +1,5 @@
-//! `khata admin` against a `khata server` process: status, info, flush, compact and
-//! tablestats print nodetool's layout and exit 0; an unknown keyspace and an unreachable node
+//! `khata admin` against a `khata server` process: status, info, flush, compact, tablestats
+//! and compactionstats print nodetool's layout and exit 0; an unknown keyspace and an unreachable node
 //! exit 1 with a message saying why.
 
 use std::process::{Child, Command, Output, Stdio};
@@ -172,6 +172,8 @@ fn admin_verbs_against_a_running_node() {
     assert_eq!(ok(server.admin(&["compact", "system", "local"])), "");
     let all = ok(server.admin(&["tablestats"]));
     assert!(all.contains("Keyspace : system_schema\n"), "{all}");
+    let compactions = ok(server.admin(&["compactionstats"]));
+    assert!(compactions.starts_with("pending tasks: "), "{compactions}");
 
     let unknown = server.admin(&["tablestats", "nope"]);
     assert_eq!(unknown.status.code(), Some(1));

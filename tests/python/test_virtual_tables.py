@@ -16,7 +16,10 @@ def test_driver_metadata_marks_the_virtual_keyspaces(cluster, session):
     views = metadata.keyspaces["system_views"]
     schema = metadata.keyspaces["system_virtual_schema"]
     assert views.virtual and schema.virtual
-    assert {"settings", "clients", "caches", "disk_usage"} <= set(views.tables)
+    assert {"settings", "clients", "caches", "disk_usage", "sstable_tasks"} <= set(views.tables)
+    tasks = views.tables["sstable_tasks"]
+    assert [c.name for c in tasks.clustering_key] == ["table_name", "task_id"]
+    assert tasks.columns["task_id"].cql_type == "uuid"
     assert set(schema.tables) == {"keyspaces", "tables", "columns"}
     clients = views.tables["clients"]
     assert clients.virtual

@@ -581,11 +581,17 @@ impl Replica {
                 }
             }
         }
+        let sstable_tasks = if shows("sstable_tasks") {
+            self.engine.sstable_tasks()
+        } else {
+            Vec::new()
+        };
         let state = virtual_tables::NodeState {
             settings: &settings,
             clients,
             cache,
             disk_usage,
+            sstable_tasks,
         };
         virtual_tables::partitions(def, &state, self.clock.now_micros(), now)
     }

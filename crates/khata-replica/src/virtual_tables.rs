@@ -18,6 +18,8 @@
 //!   [`crate::Replica::set_clients_source`]).
 //! - `system_views.caches`: the SSTable block cache (Cassandra's `chunks` cache).
 //! - `system_views.disk_usage`: the mebibytes of SSTables of each stored table.
+//! - `system_views.sstable_tasks`: the compactions running now, with their progress in bytes
+//!   (`nodetool compactionstats`; [`khata_storage::Engine::sstable_tasks`]).
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -187,6 +189,21 @@ pub fn all() -> Vec<TableDef> {
         with_comment(
             table(
                 views,
+                "sstable_tasks",
+                &[("keyspace_name", text())],
+                &[("table_name", text()), ("task_id", CqlType::Uuid)],
+                &[
+                    ("kind", text()),
+                    ("progress", CqlType::Bigint),
+                    ("total", CqlType::Bigint),
+                    ("unit", text()),
+                ],
+            ),
+            "current sstable tasks",
+        ),
+        with_comment(
+            table(
+                views,
                 "settings",
                 &[("name", text())],
                 &[],
@@ -214,6 +231,7 @@ pub(crate) struct NodeState<'a> {
     pub cache: khata_storage::sstable::BlockCacheStats,
     /// `(keyspace, table, bytes of SSTables)` of every stored table.
     pub disk_usage: Vec<(String, String, u64)>,
+    pub sstable_tasks: Vec<khata_storage::SsTableTask>,
 }
 
 /// The rows of virtual table `def`, by partition.
@@ -340,6 +358,20 @@ pub(crate) fn partitions(
                 );
             }
         }
+        (SYSTEM_VIEWS, "sstable_tasks") => {
+            for t in &state.sstable_tasks {
+                rows.push(
+                    RowWriter::new(def)
+                        .set("keyspace_name", SysValue::Text(t.keyspace.clone()))
+                        .set("table_name", SysValue::Text(t.table_name.clone()))
+                        .set("task_id", SysValue::Uuid(t.id))
+                        .set("kind", text(t.kind))
+                        .set("progress", SysValue::BigInt(bigint(t.progress)))
+                        .set("total", SysValue::BigInt(bigint(t.total)))
+                        .set("unit", text(t.unit)),
+                );
+            }
+        }
         _ => {}
     }
     let mut out: BTreeMap<DecoratedKey, Partition> = BTreeMap::new();
@@ -353,6 +385,11 @@ pub(crate) fn partitions(
         }
     }
     Ok(out)
+}
+
+/// A byte count as CQL's `bigint`.
+fn bigint(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// Whether `clustering` lies in one of `ranges` (half-open).

@@ -7,6 +7,7 @@
 //!              [--dc NAME] [--rack NAME] [--set key=value]...
 //! khata admin [--host H] [--port N] status | info | flush [KEYSPACE [TABLE]]
 //!                                   | compact [KEYSPACE [TABLE]] | tablestats [KEYSPACE[.TABLE]]
+//!                                   | compactionstats
 //! ```
 //!
 //! The server flags are exactly DESIGN.md §1's; every other setting is reached with `--set`,
@@ -183,6 +184,8 @@ pub enum AdminVerb {
         #[arg(value_name = "KEYSPACE[.TABLE]", value_parser = dotted_scope_arg)]
         target: Option<TableScope>,
     },
+    /// The compactions pending and running, with their progress.
+    Compactionstats,
 }
 
 /// Which tables a verb acts on: all (neither), a keyspace's, or one table.

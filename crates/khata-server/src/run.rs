@@ -7,7 +7,9 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::admin::api::{CompactReport, FlushReport, Info, Scope, Status, TableStatsReport};
+use crate::admin::api::{
+    CompactReport, CompactionStats, FlushReport, Info, Scope, Status, TableStatsReport,
+};
 use crate::admin::client::{AdminClient, ClientError};
 use crate::admin::report;
 use crate::cli::{AdminArgs, AdminVerb, Cli, Command, ServerArgs, TableScope};
@@ -103,7 +105,7 @@ async fn wait_for_signal() {
 }
 
 /// How long `khata admin` waits for an answer to a question (`status`, `info`,
-/// `tablestats`). `flush` and `compact` wait as long as the work takes, as nodetool does.
+/// `tablestats`, `compactionstats`). `flush` and `compact` wait as long as the work takes, as nodetool does.
 const ADMIN_READ_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// `khata admin <verb>`: ask the node's admin API, print the answer as nodetool would.
@@ -143,6 +145,9 @@ fn admin_verb(client: &AdminClient, verb: &AdminVerb) -> Result<String, ClientEr
             let scope = target.as_ref().map(scope_of).unwrap_or_default();
             let path = format!("/tablestats{}", scope.query());
             report::tablestats(&client.get_json::<TableStatsReport>(&path, ask)?)
+        }
+        AdminVerb::Compactionstats => {
+            report::compactionstats(&client.get_json::<CompactionStats>("/compactionstats", ask)?)
         }
     })
 }

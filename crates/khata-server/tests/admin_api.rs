@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use khata_coordinator::metrics::{Op, Outcome};
 use khata_server::admin::api::{
-    CompactReport, FlushReport, Info, NodeState, Status, TableStats, TableStatsReport,
+    CompactReport, CompactionStats, FlushReport, Info, NodeState, Status, TableStats,
+    TableStatsReport,
 };
 use khata_server::admin::client::{AdminClient, ClientError, Response};
 use scylla::client::session::Session;
@@ -71,6 +72,129 @@ async fn connect(node: &TestNode) -> Session {
         .build()
         .await
         .expect("driver connects")
+}
+
+/// A running compaction shows its progress in `/compactionstats` and in
+/// `system_views.sstable_tasks`, and is gone from both when it has finished.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_compaction_shows_its_progress() {
+    // Throttled so that the major compaction of about 1.5 MB takes a few seconds.
+    let mut node =
+        TestNode::start_with(|c| c.compaction_throughput_bytes_per_second = 384 << 10).await;
+    let admin = Admin::of(&node);
+    let session = connect(&node).await;
+    let idle: CompactionStats = admin.get("/compactionstats").await.unwrap();
+    assert!(idle.running.is_empty(), "{idle:?}");
+    session
+        .query_unpaged(
+            "CREATE KEYSPACE big WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+            &[],
+        )
+        .await
+        .unwrap();
+    session
+        .query_unpaged("CREATE TABLE big.rows (k int PRIMARY KEY, v text)", &[])
+        .await
+        .unwrap();
+    let insert = session
+        .prepare("INSERT INTO big.rows (k, v) VALUES (?, ?)")
+        .await
+        .unwrap();
+    for half in 0..2i32 {
+        for k in half * 2000..(half + 1) * 2000 {
+            session
+                .execute_unpaged(&insert, (k, format!("{k:0>300}")))
+                .await
+                .unwrap();
+        }
+        let _: FlushReport = admin.post("/flush?keyspace=big").await.unwrap();
+    }
+    let total = admin.table("big", "rows").await.space_used_bytes;
+    let compaction = {
+        let admin = Admin::of(&node);
+        tokio::spawn(async move {
+            admin
+                .post::<CompactReport>("/compact?keyspace=big&table=rows")
+                .await
+        })
+    };
+    let (mut from_api, mut from_cql) = (Vec::new(), Vec::new());
+    while !compaction.is_finished() {
+        let stats: CompactionStats = admin.get("/compactionstats").await.unwrap();
+        if let [task] = stats.running.as_slice()
+            && task.total > 0
+        {
+            assert_eq!(
+                (
+                    task.kind.as_str(),
+                    task.keyspace.as_str(),
+                    task.table.as_str()
+                ),
+                ("compaction", "big", "rows")
+            );
+            assert_eq!(task.unit, "bytes");
+            assert!(
+                task.completed <= task.total && task.total >= total / 2,
+                "{task:?}"
+            );
+            from_api.push((task.id, task.completed));
+        }
+        let rows = session
+            .query_unpaged(
+                "SELECT keyspace_name, table_name, task_id, kind, progress, total, unit \
+                 FROM system_views.sstable_tasks",
+                &[],
+            )
+            .await
+            .unwrap()
+            .into_rows_result()
+            .unwrap()
+            .rows::<(String, String, uuid::Uuid, String, i64, i64, String)>()
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        if let [(keyspace, table, id, kind, progress, total, unit)] = rows.as_slice()
+            && *total > 0
+        {
+            assert_eq!(
+                (
+                    keyspace.as_str(),
+                    table.as_str(),
+                    kind.as_str(),
+                    unit.as_str()
+                ),
+                ("big", "rows", "compaction", "bytes")
+            );
+            assert!(progress <= total);
+            from_cql.push((*id, *progress));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let report = compaction.await.unwrap().unwrap();
+    assert_eq!(report.tables[0].sstables_after, 1);
+    assert!(
+        from_api.len() >= 3 && from_cql.len() >= 3,
+        "{from_api:?} {from_cql:?}"
+    );
+    assert!(
+        from_api
+            .iter()
+            .map(|t| t.0)
+            .chain(from_cql.iter().map(|t| t.0))
+            .all(|id| id == from_api[0].0),
+        "one compaction, one id"
+    );
+    assert!(from_api.last().unwrap().1 > from_api[0].1, "{from_api:?}");
+    let done: CompactionStats = admin.get("/compactionstats").await.unwrap();
+    assert!(done.running.is_empty(), "{done:?}");
+    let after = session
+        .query_unpaged("SELECT * FROM system_views.sstable_tasks", &[])
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap();
+    assert_eq!(after.rows_num(), 0);
+    node.stop().await;
 }
 
 /// Writes made by [`write_chat`]: 5 partitions of 10 rows, then a row deleted in each.

@@ -70,7 +70,16 @@ async fn virtual_tables_show_the_node() {
     )
     .await;
     let names: Vec<&str> = tables.iter().map(|t| t.1.as_str()).collect();
-    assert_eq!(names, ["caches", "clients", "disk_usage", "settings"]);
+    assert_eq!(
+        names,
+        [
+            "caches",
+            "clients",
+            "disk_usage",
+            "settings",
+            "sstable_tasks"
+        ]
+    );
     assert_eq!(tables[3].2.as_deref(), Some("current settings"));
     let columns: Vec<(String, String, String, i32, String)> = rows(
         &session,

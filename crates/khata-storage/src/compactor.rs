@@ -22,6 +22,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use khata_types::token::DecoratedKey;
 use khata_types::{LocalTime, Partition};
@@ -36,6 +37,16 @@ use crate::table::TableStore;
 /// Work (bytes of rows, uncompressed) between two calls on the throttle while a wide
 /// partition is written row by row.
 const THROTTLE_STEP_BYTES: u64 = 64 << 10;
+
+/// How far a running compaction is, in bytes of its inputs' Data files (uncompressed, as
+/// Cassandra's `nodetool compactionstats` and `system_views.sstable_tasks` count them):
+/// `total` is set when the inputs are known, `done` grows as the merge passes their
+/// partitions.
+#[derive(Debug, Default)]
+pub struct TaskProgress {
+    pub total: AtomicU64,
+    pub done: Arc<AtomicU64>,
+}
 
 /// What one compaction did.
 #[derive(Debug, Clone, Default)]
@@ -118,7 +129,9 @@ pub fn summaries(table: &TableStore, now: LocalTime) -> Vec<SsTableSummary> {
 }
 
 /// Run one task on `table`. The inputs are marked compacting for the duration. A partition
-/// with more than `wide_over` bytes of rows in an input is merged row by row.
+/// with more than `wide_over` bytes of rows in an input is merged row by row. How far it is
+/// goes to `progress`.
+#[allow(clippy::too_many_arguments)] // the engine's one call site names each
 pub fn run_task(
     table: &TableStore,
     task: &CompactionTask,
@@ -126,6 +139,7 @@ pub fn run_task(
     wide_over: u64,
     throttle: &mut Throttle,
     clock_micros: &dyn Fn() -> i64,
+    progress: &TaskProgress,
 ) -> Result<CompactionOutcome> {
     let inputs: HashSet<u64> = task.inputs.iter().copied().collect();
     {
@@ -135,7 +149,16 @@ pub fn run_task(
         }
         compacting.extend(inputs.iter().copied());
     }
-    let result = run_marked(table, task, &inputs, now, wide_over, throttle, clock_micros);
+    let result = run_marked(
+        table,
+        task,
+        &inputs,
+        now,
+        wide_over,
+        throttle,
+        clock_micros,
+        progress,
+    );
     let mut compacting = table.compacting.lock();
     for g in &inputs {
         compacting.remove(g);
@@ -143,6 +166,7 @@ pub fn run_task(
     result
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_marked(
     table: &TableStore,
     task: &CompactionTask,
@@ -151,6 +175,7 @@ fn run_marked(
     wide_over: u64,
     throttle: &mut Throttle,
     clock_micros: &dyn Fn() -> i64,
+    progress: &TaskProgress,
 ) -> Result<CompactionOutcome> {
     let view = table.view();
     let input_tables: Vec<Arc<SsTable>> = view
@@ -192,9 +217,17 @@ fn run_marked(
     let gc_grace = table.spec.read().options.gc_grace_seconds;
     let expected: u64 = input_tables.iter().map(|s| s.stats().partition_count).sum();
     let mut streams: Vec<ScanStream> = Vec::new();
+    let total = input_tables
+        .iter()
+        .map(|s| s.stats().uncompressed_data_size_bytes)
+        .sum();
+    progress.total.store(total, Ordering::Relaxed);
     for s in &input_tables {
         outcome.bytes_read += s.stats().data_size_bytes;
-        streams.push(Box::new(s.scan_deferring_wide(None, wide_over)));
+        streams.push(Box::new(
+            s.scan_deferring_wide(None, wide_over)
+                .counting(progress.done.clone()),
+        ));
     }
     // Each output is pushed to `outputs` as soon as it is finished, so that if a later step
     // fails they can be deleted: complete SSTables that nothing uses would otherwise be loaded

@@ -167,6 +167,8 @@ struct Inner {
     compaction_cv: Condvar,
     throttle: Mutex<Throttle>,
     compactions_completed: AtomicU64,
+    /// The compactions running now, for [`Engine::sstable_tasks`].
+    running_tasks: Mutex<Vec<Arc<RunningTask>>>,
     /// The commit-log segment the last write went to: a write to a newer one checks
     /// `commitlog_total_space_bytes`.
     log_segment: AtomicU64,
@@ -225,6 +227,7 @@ impl Engine {
             compaction_wakeup: Mutex::new(false),
             compaction_cv: Condvar::new(),
             compactions_completed: AtomicU64::new(0),
+            running_tasks: Mutex::new(Vec::new()),
             memory_short: AtomicBool::new(false),
             memory_check: Mutex::new(()),
             log_segment: AtomicU64::new(position.segment_id),
@@ -830,6 +833,30 @@ impl Engine {
         Ok(self.table(table)?.view().sstables.clone())
     }
 
+    /// The compactions running now, with their progress (Cassandra's
+    /// `nodetool compactionstats` and `system_views.sstable_tasks`).
+    pub fn sstable_tasks(&self) -> Vec<SsTableTask> {
+        self.inner
+            .running_tasks
+            .lock()
+            .iter()
+            .map(|t| {
+                let total = t.progress.total.load(Ordering::Relaxed);
+                SsTableTask {
+                    id: t.id,
+                    table: t.table,
+                    keyspace: t.keyspace.clone(),
+                    table_name: t.table_name.clone(),
+                    kind: "compaction",
+                    // Counted as partitions are passed, so never past the inputs' total.
+                    progress: t.progress.done.load(Ordering::Relaxed).min(total),
+                    total,
+                    unit: "bytes",
+                }
+            })
+            .collect()
+    }
+
     /// Number of compactions completed since open.
     pub fn compactions_completed(&self) -> u64 {
         self.inner.compactions_completed.load(Ordering::Relaxed)
@@ -1207,6 +1234,34 @@ fn run_pending(inner: &Inner, t: &Arc<TableStore>) -> Result<Vec<CompactionOutco
     Ok(out)
 }
 
+/// A compaction in the engine's list of running tasks.
+#[derive(Debug)]
+struct RunningTask {
+    id: Uuid,
+    table: Uuid,
+    keyspace: String,
+    table_name: String,
+    progress: compactor::TaskProgress,
+}
+
+/// A running compaction as [`Engine::sstable_tasks`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SsTableTask {
+    /// Made when the compaction starts (Cassandra's compaction id).
+    pub id: Uuid,
+    pub table: Uuid,
+    pub keyspace: String,
+    pub table_name: String,
+    /// `compaction`.
+    pub kind: &'static str,
+    /// Bytes of the inputs' Data files passed so far, uncompressed.
+    pub progress: u64,
+    /// Bytes of the inputs' Data files, uncompressed (0 until the inputs are opened).
+    pub total: u64,
+    /// `bytes`.
+    pub unit: &'static str,
+}
+
 fn run_one(
     inner: &Inner,
     t: &Arc<TableStore>,
@@ -1231,9 +1286,30 @@ fn run_one_locked(
     }
     let mut throttle = inner.throttle.lock();
     let wide_over = inner.config.wide_partitions.sstable_bytes;
-    let outcome = compactor::run_task(t, task, now, wide_over, &mut throttle, &|| {
-        clock.now_micros()
-    });
+    let listed = {
+        let spec = t.spec.read();
+        Arc::new(RunningTask {
+            id: Uuid::new_v4(),
+            table: spec.id,
+            keyspace: spec.keyspace.clone(),
+            table_name: spec.name.clone(),
+            progress: compactor::TaskProgress::default(),
+        })
+    };
+    inner.running_tasks.lock().push(listed.clone());
+    let outcome = compactor::run_task(
+        t,
+        task,
+        now,
+        wide_over,
+        &mut throttle,
+        &|| clock.now_micros(),
+        &listed.progress,
+    );
+    inner
+        .running_tasks
+        .lock()
+        .retain(|r| !Arc::ptr_eq(r, &listed));
     match &outcome {
         Ok(o) if !o.inputs.is_empty() => {
             inner.compactions_completed.fetch_add(1, Ordering::Relaxed);

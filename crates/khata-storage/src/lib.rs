@@ -28,7 +28,7 @@ pub mod sstable;
 pub mod table;
 pub mod table_spec;
 
-pub use engine::{Engine, EngineConfig, TableStats};
+pub use engine::{Engine, EngineConfig, SsTableTask, TableStats};
 pub use error::{Result, StorageError};
 pub use mutation::Mutation;
 pub use read::{ReadLimits, ReadResult};

@@ -99,6 +99,40 @@ pub struct CommitLogInfo {
     pub segment_size_bytes: u64,
 }
 
+/// `GET /compactionstats`: the compactions waiting and running (`nodetool compactionstats`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionStats {
+    /// Compactions the tables' strategies would run now, summed over the tables.
+    pub pending_tasks: usize,
+    /// The tables with pending compactions, in keyspace then table order.
+    pub pending: Vec<PendingCompactions>,
+    /// The compactions running now.
+    pub running: Vec<RunningCompaction>,
+}
+
+/// A table's pending compactions in `/compactionstats`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingCompactions {
+    pub keyspace: String,
+    pub table: String,
+    pub tasks: usize,
+}
+
+/// A running compaction in `/compactionstats` (and `system_views.sstable_tasks`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunningCompaction {
+    pub id: Uuid,
+    /// `compaction`.
+    pub kind: String,
+    pub keyspace: String,
+    pub table: String,
+    /// Bytes of the inputs' Data files (uncompressed) passed so far, of `total`.
+    pub completed: u64,
+    pub total: u64,
+    /// `bytes`.
+    pub unit: String,
+}
+
 /// `GET /tablestats`: per table, in keyspace then table order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableStatsReport {

@@ -13,8 +13,9 @@ use uuid::Uuid;
 
 use super::AdminContext;
 use super::api::{
-    ApiError, CommitLogInfo, CompactReport, FlushReport, Info, LargePartition, NodeState,
-    NodeStatus, Scope, Status, TableCompaction, TableName, TableStats, TableStatsReport,
+    ApiError, CommitLogInfo, CompactReport, CompactionStats, FlushReport, Info, LargePartition,
+    NodeState, NodeStatus, PendingCompactions, RunningCompaction, Scope, Status, TableCompaction,
+    TableName, TableStats, TableStatsReport,
 };
 use super::prometheus::{self, MetricsInput};
 
@@ -277,6 +278,42 @@ pub(super) async fn compact(
     Ok(Json(CompactReport { tables }))
 }
 
+pub(super) async fn compactionstats(
+    State(ctx): State<Arc<AdminContext>>,
+) -> Answer<CompactionStats> {
+    let stats = all_table_stats(&ctx).await?;
+    let pending: Vec<PendingCompactions> = stats
+        .iter()
+        .filter(|(_, s)| s.pending_compactions > 0)
+        .map(|(t, s)| PendingCompactions {
+            keyspace: t.keyspace.clone(),
+            table: t.table.clone(),
+            tasks: s.pending_compactions,
+        })
+        .collect();
+    let running = ctx
+        .coordinator
+        .replica()
+        .engine()
+        .sstable_tasks()
+        .into_iter()
+        .map(|t| RunningCompaction {
+            id: t.id,
+            kind: t.kind.to_string(),
+            keyspace: t.keyspace,
+            table: t.table_name,
+            completed: t.progress,
+            total: t.total,
+            unit: t.unit.to_string(),
+        })
+        .collect();
+    Ok(Json(CompactionStats {
+        pending_tasks: pending_compactions(&stats),
+        pending,
+        running,
+    }))
+}
+
 pub(super) async fn tablestats(
     State(ctx): State<Arc<AdminContext>>,
     Query(scope): Query<Scope>,
@@ -346,8 +383,8 @@ pub(super) async fn metrics(State(ctx): State<Arc<AdminContext>>) -> Result<Resp
 
 pub(super) async fn unknown_path() -> AdminError {
     AdminError::NotFound(
-        "no such endpoint; the admin API serves GET /status, /info, /tablestats, /metrics \
-         and POST /flush, /compact"
+        "no such endpoint; the admin API serves GET /status, /info, /tablestats, \
+         /compactionstats, /metrics and POST /flush, /compact"
             .into(),
     )
 }

@@ -9,6 +9,7 @@
 //! | `POST /flush[?keyspace=K[&table=T]]` | flush memtables to SSTables |
 //! | `POST /compact[?keyspace=K[&table=T]]` | a major compaction, answered when it is done |
 //! | `GET /tablestats[?keyspace=K[&table=T]]` | per table: SSTables, space, partitions, memtable, tombstones, largest partitions |
+//! | `GET /compactionstats` | compactions pending (per table) and running (with progress in bytes) |
 //! | `GET /metrics` | Prometheus text: requests, latency histograms, compactions, tombstones, memory, connections |
 //!
 //! Answers are JSON ([`api`]), errors `{"error": "..."}` with 400 (a table without its
@@ -81,6 +82,7 @@ pub fn router(context: Arc<AdminContext>) -> Router {
         .route("/flush", post(handlers::flush))
         .route("/compact", post(handlers::compact))
         .route("/tablestats", get(handlers::tablestats))
+        .route("/compactionstats", get(handlers::compactionstats))
         .route("/metrics", get(handlers::metrics))
         .fallback(handlers::unknown_path)
         .with_state(context)

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::api::{Info, NodeStatus, Status, TableStatsReport};
+use super::api::{CompactionStats, Info, NodeStatus, Status, TableStatsReport};
 
 /// `khata admin status`: per data center, one line per node.
 pub fn status(status: &Status) -> String {
@@ -138,6 +138,63 @@ pub fn info(info: &Info) -> String {
     out
 }
 
+/// `khata admin compactionstats`: pending compactions per table, then the running ones in
+/// columns with their progress, as `nodetool compactionstats` prints them.
+pub fn compactionstats(stats: &CompactionStats) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "pending tasks: {}", stats.pending_tasks);
+    for p in &stats.pending {
+        let _ = writeln!(out, "- {}.{}: {}", p.keyspace, p.table, p.tasks);
+    }
+    if stats.running.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out);
+    let mut rows = vec![[
+        "id".to_string(),
+        "compaction type".to_string(),
+        "keyspace".to_string(),
+        "table".to_string(),
+        "completed".to_string(),
+        "total".to_string(),
+        "unit".to_string(),
+        "progress".to_string(),
+    ]];
+    for r in &stats.running {
+        let progress = if r.total == 0 {
+            "n/a".to_string()
+        } else {
+            format!("{:.2}%", r.completed as f64 * 100.0 / r.total as f64)
+        };
+        let mut kind = r.kind.clone();
+        if let Some(first) = kind.get_mut(0..1) {
+            first.make_ascii_uppercase();
+        }
+        rows.push([
+            r.id.to_string(),
+            kind,
+            r.keyspace.clone(),
+            r.table.clone(),
+            r.completed.to_string(),
+            r.total.to_string(),
+            r.unit.clone(),
+            progress,
+        ]);
+    }
+    let widths: Vec<usize> = (0..8)
+        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", line.join(" ").trim_end());
+    }
+    out
+}
+
 /// `khata admin tablestats`: per keyspace, then per table, as `nodetool tablestats`.
 pub fn tablestats(report: &TableStatsReport) -> String {
     let mut out = String::new();
@@ -249,6 +306,42 @@ mod tests {
         assert_eq!(
             lines[5],
             format!("UN  127.0.0.1  81.18 KiB  16      {host}  rack1")
+        );
+    }
+
+    #[test]
+    fn compactionstats_lists_pending_and_running() {
+        use super::super::api::{PendingCompactions, RunningCompaction};
+        let idle = compactionstats(&CompactionStats {
+            pending_tasks: 0,
+            pending: Vec::new(),
+            running: Vec::new(),
+        });
+        assert_eq!(idle, "pending tasks: 0\n");
+        let busy = compactionstats(&CompactionStats {
+            pending_tasks: 2,
+            pending: vec![PendingCompactions {
+                keyspace: "chat".into(),
+                table: "messages".into(),
+                tasks: 2,
+            }],
+            running: vec![RunningCompaction {
+                id: uuid::Uuid::nil(),
+                kind: "compaction".into(),
+                keyspace: "chat".into(),
+                table: "messages".into(),
+                completed: 250,
+                total: 1000,
+                unit: "bytes".into(),
+            }],
+        });
+        assert_eq!(
+            busy,
+            "pending tasks: 2\n- chat.messages: 2\n\n\
+             id                                   compaction type keyspace table    completed \
+             total unit  progress\n\
+             00000000-0000-0000-0000-000000000000 Compaction      chat     messages 250       \
+             1000  bytes 25.00%\n"
         );
     }
 

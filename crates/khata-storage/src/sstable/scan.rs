@@ -14,6 +14,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use khata_types::Partition;
 use khata_types::token::DecoratedKey;
@@ -140,11 +141,25 @@ impl Iterator for SsTableScanner {
 pub struct WideDeferringScan {
     scanner: SsTableScanner,
     wide_over: u64,
+    /// Where to add the bytes of each partition passed (see [`WideDeferringScan::counting`]).
+    progress: Option<Arc<AtomicU64>>,
 }
 
 impl WideDeferringScan {
     pub(super) fn new(scanner: SsTableScanner, wide_over: u64) -> Self {
-        WideDeferringScan { scanner, wide_over }
+        WideDeferringScan {
+            scanner,
+            wide_over,
+            progress: None,
+        }
+    }
+
+    /// Add the bytes each partition takes in the Data file (uncompressed, as
+    /// `SsTableStats::uncompressed_data_size_bytes` counts them) to `progress` as the scan
+    /// passes it: a compaction's progress (`Engine::sstable_tasks`).
+    pub fn counting(mut self, progress: Arc<AtomicU64>) -> Self {
+        self.progress = Some(progress);
+        self
     }
 }
 
@@ -153,7 +168,11 @@ impl Iterator for WideDeferringScan {
 
     fn next(&mut self) -> Option<Self::Item> {
         let wide_over = self.wide_over;
+        let progress = self.progress.as_deref();
         self.scanner.next_with(|s, entry| {
+            if let Some(progress) = progress {
+                progress.fetch_add(entry.total_length(), Ordering::Relaxed);
+            }
             if entry.rows_length > wide_over {
                 Ok((entry.key, Scanned::Wide))
             } else {
