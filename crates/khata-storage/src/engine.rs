@@ -834,15 +834,17 @@ impl Engine {
     }
 
     /// The compactions running now, with their progress (Cassandra's
-    /// `nodetool compactionstats` and `system_views.sstable_tasks`).
+    /// `nodetool compactionstats` and `system_views.sstable_tasks`). A task is listed once its
+    /// inputs are opened (a task whose inputs another compaction took ends without being
+    /// listed).
     pub fn sstable_tasks(&self) -> Vec<SsTableTask> {
         self.inner
             .running_tasks
             .lock()
             .iter()
-            .map(|t| {
+            .filter_map(|t| {
                 let total = t.progress.total.load(Ordering::Relaxed);
-                SsTableTask {
+                (total > 0).then(|| SsTableTask {
                     id: t.id,
                     table: t.table,
                     keyspace: t.keyspace.clone(),
@@ -852,7 +854,7 @@ impl Engine {
                     progress: t.progress.done.load(Ordering::Relaxed).min(total),
                     total,
                     unit: "bytes",
-                }
+                })
             })
             .collect()
     }
@@ -1256,7 +1258,7 @@ pub struct SsTableTask {
     pub kind: &'static str,
     /// Bytes of the inputs' Data files passed so far, uncompressed.
     pub progress: u64,
-    /// Bytes of the inputs' Data files, uncompressed (0 until the inputs are opened).
+    /// Bytes of the inputs' Data files, uncompressed.
     pub total: u64,
     /// `bytes`.
     pub unit: &'static str,
