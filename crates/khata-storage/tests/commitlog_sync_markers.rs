@@ -12,7 +12,9 @@ mod commitlog_common;
 use std::path::Path;
 use std::time::Duration;
 
-use commitlog_common::{config, open, payload, payload_id, real_fs, segment_files};
+use commitlog_common::{
+    config, hand_built_segment, open, payload, payload_id, real_fs, segment_files,
+};
 use khata_storage::StorageError;
 use khata_storage::commitlog::{CommitLog, SyncMode};
 
@@ -162,7 +164,10 @@ fn an_idle_log_writes_one_marker_not_one_per_period() {
 #[test]
 fn version_2_segments_keep_their_rule() {
     let records: Vec<Vec<u8>> = (0..5).map(|id| payload(id, 100)).collect();
-    let segment = version_2_segment(3, &records);
+    let records: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+    // Version 2 segments are preallocated: zeros follow the records.
+    let mut segment = hand_built_segment(3, 2, &records);
+    segment.resize(4096, 0);
     let second = HEADER + RECORD;
 
     let dir = tempfile::tempdir().unwrap();
@@ -184,25 +189,6 @@ fn version_2_segments_keep_their_rule() {
     let ids: Vec<u64> = replayed.iter().map(|r| payload_id(&r.payload)).collect();
     assert_eq!(ids, [0, 1, 2, 3]);
     assert!(log.current_position().segment_id > 3);
-}
-
-/// A version 2 segment (preallocated to 4096 bytes, no markers) holding `payloads`.
-fn version_2_segment(id: u64, payloads: &[Vec<u8>]) -> Vec<u8> {
-    let mut seg = b"KHATA-CL".to_vec();
-    seg.extend_from_slice(&2u32.to_le_bytes());
-    seg.extend_from_slice(&id.to_le_bytes());
-    let crc = crc32c::crc32c(&seg);
-    seg.extend_from_slice(&crc.to_le_bytes());
-    let seed = crc32c::crc32c(&id.to_le_bytes());
-    for p in payloads {
-        let len = (p.len() as u32).to_le_bytes();
-        let crc = crc32c::crc32c_append(crc32c::crc32c_append(seed, &len), p);
-        seg.extend_from_slice(&len);
-        seg.extend_from_slice(&crc.to_le_bytes());
-        seg.extend_from_slice(p);
-    }
-    seg.resize(4096, 0);
-    seg
 }
 
 proptest::proptest! {

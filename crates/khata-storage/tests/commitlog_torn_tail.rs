@@ -8,7 +8,9 @@ mod commitlog_common;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use commitlog_common::{config, open, payload, payload_id, real_fs, segment_files};
+use commitlog_common::{
+    config, hand_built_segment, open, payload, payload_id, real_fs, segment_files,
+};
 use khata_storage::commitlog::SyncMode;
 
 const SEGMENT: u64 = 4096;
@@ -119,7 +121,7 @@ fn a_last_segment_of_version_1_ends_at_its_file_end() {
     // tail there and are cut, as they always were.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(format!("CommitLog-{:020}.log", 7));
-    let mut bytes = version_1_segment(7, &[b"one".as_slice(), b"", b"three"]);
+    let mut bytes = hand_built_segment(7, 1, &[b"one".as_slice(), b"", b"three"]);
     let end = bytes.len() as u64;
     bytes.extend_from_slice(&[0u8; 50]);
     std::fs::write(&path, &bytes).unwrap();
@@ -128,22 +130,4 @@ fn a_last_segment_of_version_1_ends_at_its_file_end() {
     assert_eq!(payloads, [b"one".as_slice(), b"", b"three"]);
     assert_eq!(std::fs::metadata(&path).unwrap().len(), end);
     assert!(log.current_position().segment_id > 7);
-}
-
-/// A version 1 segment (the format before preallocation) holding `payloads`.
-fn version_1_segment(id: u64, payloads: &[&[u8]]) -> Vec<u8> {
-    let mut seg = b"KHATA-CL".to_vec();
-    seg.extend_from_slice(&1u32.to_le_bytes());
-    seg.extend_from_slice(&id.to_le_bytes());
-    let crc = crc32c::crc32c(&seg);
-    seg.extend_from_slice(&crc.to_le_bytes());
-    let seed = crc32c::crc32c(&id.to_le_bytes());
-    for p in payloads {
-        let len = (p.len() as u32).to_le_bytes();
-        let crc = crc32c::crc32c_append(crc32c::crc32c_append(seed, &len), p);
-        seg.extend_from_slice(&len);
-        seg.extend_from_slice(&crc.to_le_bytes());
-        seg.extend_from_slice(p);
-    }
-    seg
 }

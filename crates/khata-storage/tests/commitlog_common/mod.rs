@@ -232,3 +232,22 @@ impl FileSystem for SyncProbeFs {
         self.inner.truncate(path, len)
     }
 }
+
+/// A segment of format `version` built by hand (header, then `payloads` as records, no sync
+/// markers), for the tests of how older versions are read.
+pub fn hand_built_segment(id: u64, version: u32, payloads: &[&[u8]]) -> Vec<u8> {
+    let mut seg = b"KHATA-CL".to_vec();
+    seg.extend_from_slice(&version.to_le_bytes());
+    seg.extend_from_slice(&id.to_le_bytes());
+    let crc = crc32c::crc32c(&seg);
+    seg.extend_from_slice(&crc.to_le_bytes());
+    let seed = crc32c::crc32c(&id.to_le_bytes());
+    for p in payloads {
+        let len = (p.len() as u32).to_le_bytes();
+        let crc = crc32c::crc32c_append(crc32c::crc32c_append(seed, &len), p);
+        seg.extend_from_slice(&len);
+        seg.extend_from_slice(&crc.to_le_bytes());
+        seg.extend_from_slice(p);
+    }
+    seg
+}
