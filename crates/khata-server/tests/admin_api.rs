@@ -84,7 +84,7 @@ async fn a_running_compaction_shows_its_progress() {
     let admin = Admin::of(&node);
     let session = connect(&node).await;
     let idle: CompactionStats = admin.get("/compactionstats").await.unwrap();
-    assert!(idle.running.is_empty(), "{idle:?}");
+    assert!(idle.pending_tasks >= idle.pending.len(), "{idle:?}");
     session
         .query_unpaged(
             "CREATE KEYSPACE big WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
@@ -120,8 +120,14 @@ async fn a_running_compaction_shows_its_progress() {
     };
     let (mut from_api, mut from_cql) = (Vec::new(), Vec::new());
     while !compaction.is_finished() {
+        // The node's own tables (the schema tables after DDL) may compact meanwhile.
         let stats: CompactionStats = admin.get("/compactionstats").await.unwrap();
-        if let [task] = stats.running.as_slice() {
+        let ours: Vec<_> = stats
+            .running
+            .iter()
+            .filter(|t| t.keyspace == "big")
+            .collect();
+        if let [task] = ours.as_slice() {
             assert_eq!(
                 (
                     task.kind.as_str(),
@@ -140,7 +146,7 @@ async fn a_running_compaction_shows_its_progress() {
         let rows = session
             .query_unpaged(
                 "SELECT keyspace_name, table_name, task_id, kind, progress, total, unit \
-                 FROM system_views.sstable_tasks",
+                 FROM system_views.sstable_tasks WHERE keyspace_name = 'big'",
                 &[],
             )
             .await
@@ -182,9 +188,15 @@ async fn a_running_compaction_shows_its_progress() {
     );
     assert!(from_api.last().unwrap().1 > from_api[0].1, "{from_api:?}");
     let done: CompactionStats = admin.get("/compactionstats").await.unwrap();
-    assert!(done.running.is_empty(), "{done:?}");
+    assert!(
+        !done.running.iter().any(|t| t.keyspace == "big"),
+        "{done:?}"
+    );
     let after = session
-        .query_unpaged("SELECT * FROM system_views.sstable_tasks", &[])
+        .query_unpaged(
+            "SELECT * FROM system_views.sstable_tasks WHERE keyspace_name = 'big'",
+            &[],
+        )
         .await
         .unwrap()
         .into_rows_result()
