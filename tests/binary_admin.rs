@@ -1,6 +1,7 @@
-//! `khata admin` against a `khata server` process: status, info, flush, compact, tablestats
-//! and compactionstats print nodetool's layout and exit 0; an unknown keyspace and an unreachable node
-//! exit 1 with a message saying why.
+//! `khata admin` against a `khata server` process: status, info, flush, compact, tablestats,
+//! compactionstats and get/setcompactionthroughput print nodetool's layout and exit 0; an
+//! unknown keyspace, a bad rate and an unreachable node exit 1 (2 for a bad argument) with a
+//! message saying why.
 
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -174,6 +175,36 @@ fn admin_verbs_against_a_running_node() {
     assert!(all.contains("Keyspace : system_schema\n"), "{all}");
     let compactions = ok(server.admin(&["compactionstats"]));
     assert!(compactions.starts_with("pending tasks: "), "{compactions}");
+
+    let throughput = |server: &Server| ok(server.admin(&["getcompactionthroughput"]));
+    assert_eq!(
+        throughput(&server),
+        "Current compaction throughput: 64 MiB/s\n"
+    );
+    assert_eq!(ok(server.admin(&["setcompactionthroughput", "16"])), "");
+    assert_eq!(
+        throughput(&server),
+        "Current compaction throughput: 16 MiB/s\n"
+    );
+    assert_eq!(
+        ok(server.admin(&["setcompactionthroughput", "512KiB/s"])),
+        ""
+    );
+    assert_eq!(
+        throughput(&server),
+        "Current compaction throughput: 512 KiB/s\n"
+    );
+    let bad = server.admin(&["setcompactionthroughput", "fast"]);
+    assert_eq!(bad.status.code(), Some(2), "clap's usage error");
+    assert!(
+        stderr(&bad).contains("Invalid data rate: fast"),
+        "{}",
+        stderr(&bad)
+    );
+    assert_eq!(
+        throughput(&server),
+        "Current compaction throughput: 512 KiB/s\n"
+    );
 
     let unknown = server.admin(&["tablestats", "nope"]);
     assert_eq!(unknown.status.code(), Some(1));

@@ -16,7 +16,12 @@ def test_driver_metadata_marks_the_virtual_keyspaces(cluster, session):
     views = metadata.keyspaces["system_views"]
     schema = metadata.keyspaces["system_virtual_schema"]
     assert views.virtual and schema.virtual
-    assert {"settings", "clients", "caches", "disk_usage", "sstable_tasks"} <= set(views.tables)
+    assert {"settings", "clients", "caches", "disk_usage", "sstable_tasks", "local_read_latency",
+            "local_write_latency", "local_scan_latency"} <= set(views.tables)
+    reads = views.tables["local_read_latency"]
+    assert [c.name for c in reads.partition_key] == ["keyspace_name"]
+    assert [c.name for c in reads.clustering_key] == ["table_name"]
+    assert reads.columns["p99th_ms"].cql_type == "double"
     tasks = views.tables["sstable_tasks"]
     assert [c.name for c in tasks.clustering_key] == ["table_name", "task_id"]
     assert tasks.columns["task_id"].cql_type == "uuid"
@@ -29,6 +34,23 @@ def test_driver_metadata_marks_the_virtual_keyspaces(cluster, session):
     exported = views.export_as_string()
     assert "VIRTUAL KEYSPACE system_views" in exported
     assert "VIRTUAL TABLE system_views.settings" in exported
+
+
+def test_latency_tables_count_this_drivers_reads(session):
+    session.execute("CREATE KEYSPACE IF NOT EXISTS lat WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute("CREATE TABLE IF NOT EXISTS lat.t (k int PRIMARY KEY, v int)")
+    for k in range(10):
+        session.execute("INSERT INTO lat.t (k, v) VALUES (%s, %s)", (k, k))
+    for k in range(7):
+        session.execute("SELECT v FROM lat.t WHERE k = %s", (k,))
+    row = session.execute("SELECT count, p50th_ms, p99th_ms, max_ms FROM system_views.local_read_latency "
+                          "WHERE keyspace_name = 'lat' AND table_name = 't'").one()
+    assert row.count == 7
+    assert 0 < row.p50th_ms <= row.p99th_ms <= row.max_ms
+    writes = session.execute("SELECT count FROM system_views.local_write_latency "
+                             "WHERE keyspace_name = 'lat' AND table_name = 't'").one()
+    assert writes.count == 10
 
 
 def test_clients_lists_this_driver(session):

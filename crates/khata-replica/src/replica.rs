@@ -586,12 +586,29 @@ impl Replica {
         } else {
             Vec::new()
         };
+        let mut latencies = Vec::new();
+        if def.keyspace == virtual_tables::SYSTEM_VIEWS
+            && let Some(kind) = virtual_tables::LatencyKind::of_table(&def.name)
+        {
+            for (keyspace, ks) in &schema.keyspaces {
+                for (name, t) in &ks.tables {
+                    let l = self.engine.table_latency(t.def.id)?;
+                    let snapshot = match kind {
+                        virtual_tables::LatencyKind::Read => l.read,
+                        virtual_tables::LatencyKind::Write => l.write,
+                        virtual_tables::LatencyKind::Scan => l.scan,
+                    };
+                    latencies.push((keyspace.clone(), name.clone(), snapshot));
+                }
+            }
+        }
         let state = virtual_tables::NodeState {
             settings: &settings,
             clients,
             cache,
             disk_usage,
             sstable_tasks,
+            latencies,
         };
         virtual_tables::partitions(def, &state, self.clock.now_micros(), now)
     }

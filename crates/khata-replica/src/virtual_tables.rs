@@ -20,6 +20,10 @@
 //! - `system_views.disk_usage`: the mebibytes of SSTables of each stored table.
 //! - `system_views.sstable_tasks`: the compactions running now, with their progress in bytes
 //!   (`nodetool compactionstats`; [`khata_storage::Engine::sstable_tasks`]).
+//! - `system_views.local_read_latency`, `local_write_latency`, `local_scan_latency`: per
+//!   stored table, the engine's reads, writes and range scans counted since the node started,
+//!   with the median, 99th percentile, maximum and rate of the last minute or two
+//!   ([`khata_storage::Engine::table_latency`]).
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -29,6 +33,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use khata_storage::{ReadResult, ScanPosition, ScanResult};
 use khata_types::LocalTime;
+use khata_types::latency::LatencySnapshot;
 use khata_types::partition::Partition;
 use khata_types::schema::{ColumnKind, CqlType, KeyspaceDef, Replication, TableDef};
 use khata_types::token::{DecoratedKey, Token};
@@ -201,6 +206,9 @@ pub fn all() -> Vec<TableDef> {
             ),
             "current sstable tasks",
         ),
+        latency_table(views, "local_read_latency", "Local read latency"),
+        latency_table(views, "local_scan_latency", "Local range latency"),
+        latency_table(views, "local_write_latency", "Local write latency"),
         with_comment(
             table(
                 views,
@@ -224,6 +232,47 @@ pub(crate) fn keyspaces() -> BTreeMap<String, KeyspaceSchema> {
     out
 }
 
+/// A per-table latency table of Cassandra 4: `(keyspace_name, table_name)` and the latency
+/// columns.
+fn latency_table(keyspace: &str, name: &str, comment: &str) -> TableDef {
+    with_comment(
+        table(
+            keyspace,
+            name,
+            &[("keyspace_name", CqlType::Text)],
+            &[("table_name", CqlType::Text)],
+            &[
+                ("count", CqlType::Bigint),
+                ("max_ms", CqlType::Double),
+                ("p50th_ms", CqlType::Double),
+                ("p99th_ms", CqlType::Double),
+                ("per_second", CqlType::Double),
+            ],
+        ),
+        comment,
+    )
+}
+
+/// Which of a table's local latencies a latency table shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LatencyKind {
+    Read,
+    Write,
+    Scan,
+}
+
+impl LatencyKind {
+    /// The kind a `system_views` table shows, if it is a latency table.
+    pub(crate) fn of_table(name: &str) -> Option<LatencyKind> {
+        match name {
+            "local_read_latency" => Some(LatencyKind::Read),
+            "local_write_latency" => Some(LatencyKind::Write),
+            "local_scan_latency" => Some(LatencyKind::Scan),
+            _ => None,
+        }
+    }
+}
+
 /// What the virtual tables read from the node, gathered by the replica.
 pub(crate) struct NodeState<'a> {
     pub settings: &'a [(String, String)],
@@ -232,6 +281,8 @@ pub(crate) struct NodeState<'a> {
     /// `(keyspace, table, bytes of SSTables)` of every stored table.
     pub disk_usage: Vec<(String, String, u64)>,
     pub sstable_tasks: Vec<khata_storage::SsTableTask>,
+    /// `(keyspace, table, latencies)` of every stored table, for a latency table.
+    pub latencies: Vec<(String, String, LatencySnapshot)>,
 }
 
 /// The rows of virtual table `def`, by partition.
@@ -355,6 +406,21 @@ pub(crate) fn partitions(
                             "mebibytes",
                             SysValue::BigInt(bytes.div_ceil(1 << 20) as i64),
                         ),
+                );
+            }
+        }
+        (SYSTEM_VIEWS, name) if LatencyKind::of_table(name).is_some() => {
+            let ms = |micros: u64| SysValue::Double(micros as f64 / 1000.0);
+            for (keyspace, name, l) in &state.latencies {
+                rows.push(
+                    RowWriter::new(def)
+                        .set("keyspace_name", SysValue::Text(keyspace.clone()))
+                        .set("table_name", SysValue::Text(name.clone()))
+                        .set("count", SysValue::BigInt(bigint(l.count)))
+                        .set("max_ms", ms(l.max_micros))
+                        .set("p50th_ms", ms(l.quantile_micros(0.5)))
+                        .set("p99th_ms", ms(l.quantile_micros(0.99)))
+                        .set("per_second", SysValue::Double(l.per_second())),
                 );
             }
         }

@@ -7,7 +7,8 @@
 //!              [--dc NAME] [--rack NAME] [--set key=value]...
 //! khata admin [--host H] [--port N] status | info | flush [KEYSPACE [TABLE]]
 //!                                   | compact [KEYSPACE [TABLE]] | tablestats [KEYSPACE[.TABLE]]
-//!                                   | compactionstats
+//!                                   | compactionstats | getcompactionthroughput
+//!                                   | setcompactionthroughput MIB_PER_SECOND|RATE
 //! ```
 //!
 //! The server flags are exactly DESIGN.md §1's; every other setting is reached with `--set`,
@@ -186,6 +187,25 @@ pub enum AdminVerb {
     },
     /// The compactions pending and running, with their progress.
     Compactionstats,
+    /// The compaction throughput limit in force.
+    Getcompactionthroughput,
+    /// Change the compaction throughput limit until the node restarts (0 = unthrottled).
+    Setcompactionthroughput {
+        /// MiB per second (as nodetool takes it), or a rate with its unit: 512KiB/s, 16MiB/s.
+        #[arg(value_name = "MIB_PER_SECOND|RATE", value_parser = throughput_arg)]
+        bytes_per_second: u64,
+    },
+}
+
+/// nodetool's bare number of MiB per second, or a rate as `khata.yaml` writes one.
+fn throughput_arg(arg: &str) -> Result<u64, String> {
+    match arg.parse::<u64>() {
+        Ok(mib) => mib
+            .checked_mul(1 << 20)
+            .filter(|&b| b < i64::MAX as u64)
+            .ok_or_else(|| format!("{arg} MiB/s is too large")),
+        Err(_) => crate::config::units::parse_rate(arg).map_err(|e| e.to_string()),
+    }
 }
 
 /// Which tables a verb acts on: all (neither), a keyspace's, or one table.

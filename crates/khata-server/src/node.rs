@@ -79,6 +79,7 @@ pub fn engine_config(config: &Config) -> EngineConfig {
     engine.commitlog_total_space_bytes = config.commitlog_total_space_bytes;
     engine.block_cache_bytes = config.file_cache_size_bytes as usize;
     engine.compaction_throughput_bytes_per_second = config.compaction_throughput_bytes_per_second;
+    engine.concurrent_compactors = config.concurrent_compactors as usize;
     engine.tombstone_warn_threshold = config.tombstone_warn_threshold as usize;
     engine.tombstone_failure_threshold = config.tombstone_failure_threshold as usize;
     engine

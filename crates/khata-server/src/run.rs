@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::admin::api::{
-    CompactReport, CompactionStats, FlushReport, Info, Scope, Status, TableStatsReport,
+    CompactReport, CompactionStats, CompactionThroughput, FlushReport, Info, Scope, Status,
+    TableStatsReport,
 };
 use crate::admin::client::{AdminClient, ClientError};
 use crate::admin::report;
@@ -148,6 +149,14 @@ fn admin_verb(client: &AdminClient, verb: &AdminVerb) -> Result<String, ClientEr
         }
         AdminVerb::Compactionstats => {
             report::compactionstats(&client.get_json::<CompactionStats>("/compactionstats", ask)?)
+        }
+        AdminVerb::Getcompactionthroughput => report::compactionthroughput(
+            &client.get_json::<CompactionThroughput>("/compactionthroughput", ask)?,
+        ),
+        AdminVerb::Setcompactionthroughput { bytes_per_second } => {
+            let path = format!("/compactionthroughput?bytes_per_second={bytes_per_second}");
+            client.post_json::<CompactionThroughput>(&path, ask)?;
+            String::new()
         }
     })
 }

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use khata_coordinator::metrics::{Op, Outcome};
 use khata_server::admin::api::{
-    CompactReport, CompactionStats, FlushReport, Info, NodeState, Status, TableStats,
-    TableStatsReport,
+    CompactReport, CompactionStats, CompactionThroughput, FlushReport, Info, NodeState, Status,
+    TableStats, TableStatsReport,
 };
 use khata_server::admin::client::{AdminClient, ClientError, Response};
 use scylla::client::session::Session;
@@ -78,10 +78,10 @@ async fn connect(node: &TestNode) -> Session {
 /// `system_views.sstable_tasks`, and is gone from both when it has finished.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_compaction_shows_its_progress() {
-    // Throttled so that the major compaction of about 1.5 MB takes a few seconds.
-    let mut node =
-        TestNode::start_with(|c| c.compaction_throughput_bytes_per_second = 384 << 10).await;
+    let mut node = TestNode::start().await;
     let admin = Admin::of(&node);
+    let default: CompactionThroughput = admin.get("/compactionthroughput").await.unwrap();
+    assert_eq!(default.bytes_per_second, 64 << 20);
     let session = connect(&node).await;
     let idle: CompactionStats = admin.get("/compactionstats").await.unwrap();
     assert!(idle.pending_tasks >= idle.pending.len(), "{idle:?}");
@@ -110,6 +110,28 @@ async fn a_running_compaction_shows_its_progress() {
         let _: FlushReport = admin.post("/flush?keyspace=big").await.unwrap();
     }
     let total = admin.table("big", "rows").await.space_used_bytes;
+    // Throttled (the limit counts the bytes read as they lie on disk, compressed) so that the
+    // major compaction takes a few seconds.
+    let rate = (total / 4) | 1; // odd: written in B/s
+    let set: CompactionThroughput = admin
+        .post(&format!("/compactionthroughput?bytes_per_second={rate}"))
+        .await
+        .unwrap();
+    assert_eq!(set.bytes_per_second, rate);
+    let now: CompactionThroughput = admin.get("/compactionthroughput").await.unwrap();
+    assert_eq!(now.bytes_per_second, rate);
+    let setting = session
+        .query_unpaged(
+            "SELECT value FROM system_views.settings WHERE name = 'compaction_throughput'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .single_row::<(String,)>()
+        .unwrap();
+    assert_eq!(setting.0, format!("{rate}B/s"), "the live value");
     let compaction = {
         let admin = Admin::of(&node);
         tokio::spawn(async move {
@@ -122,6 +144,7 @@ async fn a_running_compaction_shows_its_progress() {
     while !compaction.is_finished() {
         // The node's own tables (the schema tables after DDL) may compact meanwhile.
         let stats: CompactionStats = admin.get("/compactionstats").await.unwrap();
+        assert_eq!(stats.throughput_bytes_per_second, rate);
         let ours: Vec<_> = stats
             .running
             .iter()
@@ -311,6 +334,16 @@ async fn flush_compact_and_tablestats_follow_the_data() {
     let before = admin.table("chat", "messages").await;
     assert_eq!(before.sstable_count, 0);
     assert_eq!(before.memtable_partitions, 5);
+    // The engine's own latencies of the table: every mutation written, no read yet.
+    assert_eq!(before.local_write.count, CHAT_WRITES);
+    let write_mean = before.local_write.mean_ms.expect("writes were timed");
+    assert!(
+        0.0 < write_mean && write_mean <= before.local_write.max_ms,
+        "{:?}",
+        before.local_write
+    );
+    assert_eq!(before.local_read.count, 0);
+    assert_eq!(before.local_read.mean_ms, None);
     assert!(before.memtable_bytes > 0);
     assert!(before.largest_partitions.is_empty());
 
@@ -384,8 +417,15 @@ async fn flush_compact_and_tablestats_follow_the_data() {
         .query_unpaged("SELECT body FROM chat.messages WHERE channel = 9", &[])
         .await
         .unwrap();
-    let whole = count(&admin.table("chat", "messages").await);
+    let table = admin.table("chat", "messages").await;
+    let whole = count(&table);
     assert_eq!(whole, (reads + 2, sstables + 1));
+    assert_eq!(table.local_read.count, table.partition_reads);
+    let l = &table.local_read;
+    assert!(
+        0.0 < l.p50_ms && l.p50_ms <= l.p99_ms && l.p99_ms <= l.max_ms && l.per_second > 0.0,
+        "{l:?}"
+    );
 
     // Without a scope: every table, system ones included, in keyspace order.
     let all: TableStatsReport = admin.get("/tablestats").await.unwrap();
@@ -439,6 +479,26 @@ async fn bad_requests_get_json_errors() {
         matches!(&err, ClientError::Api { status: 400, .. }),
         "{err}"
     );
+    for (query, why) in [
+        ("", "needs ?bytes_per_second=N"),
+        ("?bytes_per_second=lots", "not `lots`"),
+        ("?bytes_per_second=-1", "not `-1`"),
+        (
+            "?bytes_per_second=9223372036854775807",
+            "to 9223372036854775806",
+        ),
+    ] {
+        let err = admin
+            .post::<CompactionThroughput>(&format!("/compactionthroughput{query}"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, ClientError::Api { status: 400, message } if message.contains(why)),
+            "{query}: {err}"
+        );
+    }
+    let unchanged: CompactionThroughput = admin.get("/compactionthroughput").await.unwrap();
+    assert_eq!(unchanged.bytes_per_second, 64 << 20);
     assert_eq!(admin.raw("GET", "/flush").await.status, 405);
     let unknown = admin.raw("GET", "/nodetool").await;
     assert_eq!(unknown.status, 404);

@@ -1,8 +1,9 @@
 //! The virtual keyspaces of Cassandra 4 through the `scylla` driver: `system_virtual_schema`
 //! describes `system_views`, whose tables show the node's settings (secrets hidden), its
 //! connected clients (this driver's own connections among them), its block cache and the
-//! disk used by each table; they page like any table, cannot be written, truncated or
-//! altered, and `DESCRIBE` shows them as virtual.
+//! disk used by each table and each table's local read, write and scan latencies; they page
+//! like any table, cannot be written, truncated or altered, and `DESCRIBE` shows them as
+//! virtual.
 
 mod support;
 
@@ -76,11 +77,15 @@ async fn virtual_tables_show_the_node() {
             "caches",
             "clients",
             "disk_usage",
+            "local_read_latency",
+            "local_scan_latency",
+            "local_write_latency",
             "settings",
             "sstable_tasks"
         ]
     );
-    assert_eq!(tables[3].2.as_deref(), Some("current settings"));
+    assert_eq!(tables[6].2.as_deref(), Some("current settings"));
+    assert_eq!(tables[3].2.as_deref(), Some("Local read latency"));
     let columns: Vec<(String, String, String, i32, String)> = rows(
         &session,
         "SELECT column_name, kind, clustering_order, position, type \
@@ -254,5 +259,74 @@ async fn virtual_tables_show_the_node() {
     )
     .await;
     assert_eq!(still.len(), 2);
+    node.stop().await;
+}
+
+/// `(count, max_ms, p50th_ms, p99th_ms, per_second)` of `ks.t` in latency table `table`.
+async fn latency_of(session: &Session, table: &str) -> (i64, f64, f64, f64, f64) {
+    let found: Vec<(i64, f64, f64, f64, f64)> = rows(
+        session,
+        &format!(
+            "SELECT count, max_ms, p50th_ms, p99th_ms, per_second FROM system_views.{table} \
+             WHERE keyspace_name = 'ks' AND table_name = 't'"
+        ),
+        100,
+    )
+    .await;
+    assert_eq!(found.len(), 1, "{table}: {found:?}");
+    found[0]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latency_tables_count_each_tables_reads_writes_and_scans() {
+    let mut node = TestNode::start().await;
+    let session = node.cql_session().await;
+    for ddl in [
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE ks.t (k int PRIMARY KEY, v text)",
+        "CREATE TABLE ks.quiet (k int PRIMARY KEY)",
+    ] {
+        session.query_unpaged(ddl, &[]).await.unwrap();
+    }
+    let insert = session
+        .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+        .await
+        .unwrap();
+    for k in 0..120 {
+        session
+            .execute_unpaged(&insert, (k, format!("value {k}")))
+            .await
+            .unwrap();
+    }
+    let select = session
+        .prepare("SELECT v FROM ks.t WHERE k = ?")
+        .await
+        .unwrap();
+    for k in 0..45 {
+        session.execute_unpaged(&select, (k,)).await.unwrap();
+    }
+    let all: Vec<(i32, String)> = rows(&session, "SELECT k, v FROM ks.t", 50).await;
+    assert_eq!(all.len(), 120);
+
+    let (writes, ..) = latency_of(&session, "local_write_latency").await;
+    assert_eq!(writes, 120);
+    let (reads, max, p50, p99, per_second) = latency_of(&session, "local_read_latency").await;
+    assert_eq!(reads, 45);
+    assert!(
+        0.0 < p50 && p50 <= p99 && p99 <= max && max < 10_000.0,
+        "p50 {p50} p99 {p99} max {max} (ms)"
+    );
+    assert!(per_second > 0.0, "{per_second}");
+    // Three pages of 50 rows: three scans (or more: a page may end at a range's end).
+    let (scans, ..) = latency_of(&session, "local_scan_latency").await;
+    assert!(scans >= 3, "{scans}");
+    let quiet: Vec<(i64, f64, f64)> = rows(
+        &session,
+        "SELECT count, p99th_ms, per_second FROM system_views.local_read_latency \
+         WHERE keyspace_name = 'ks' AND table_name = 'quiet'",
+        100,
+    )
+    .await;
+    assert_eq!(quiet, [(0, 0.0, 0.0)], "a table never read");
     node.stop().await;
 }

@@ -23,19 +23,22 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use khata_types::token::DecoratedKey;
 use khata_types::{LocalTime, Partition};
 
-use crate::compaction::{CompactionTask, SsTableSummary, TaskKind, Throttle};
+#[cfg(doc)]
+use crate::compaction::Throttle;
+use crate::compaction::{CompactionTask, SsTableSummary, TaskKind};
 use crate::error::Result;
 use crate::purge::{PurgePolicy, purge_partition, purge_row};
 use crate::read::{MergedPartitions, MergedRows, RowStream, ScanStream, Scanned};
 use crate::sstable::{SsTable, SsTableStats, SsTableWriter};
 use crate::table::TableStore;
 
-/// Work (bytes of rows, uncompressed) between two calls on the throttle while a wide
-/// partition is written row by row.
+/// Input bytes (uncompressed) passed between two calls on the throttle inside a wide
+/// partition (otherwise it is called after each partition).
 const THROTTLE_STEP_BYTES: u64 = 64 << 10;
 
 /// How far a running compaction is, in bytes of its inputs' Data files (uncompressed, as
@@ -130,15 +133,15 @@ pub fn summaries(table: &TableStore, now: LocalTime) -> Vec<SsTableSummary> {
 
 /// Run one task on `table`. The inputs are marked compacting for the duration. A partition
 /// with more than `wide_over` bytes of rows in an input is merged row by row. How far it is
-/// goes to `progress`.
-#[allow(clippy::too_many_arguments)] // the engine's one call site names each
+/// goes to `progress`. `throttle` is told of the bytes read (as they lie on disk) as the merge
+/// goes, and answers how long to wait to stay within `compaction_throughput` (see
+/// [`Throttle::acquire`]).
 pub fn run_task(
     table: &TableStore,
     task: &CompactionTask,
     now: LocalTime,
     wide_over: u64,
-    throttle: &mut Throttle,
-    clock_micros: &dyn Fn() -> i64,
+    throttle: &dyn Fn(u64) -> Duration,
     progress: &TaskProgress,
 ) -> Result<CompactionOutcome> {
     let inputs: HashSet<u64> = task.inputs.iter().copied().collect();
@@ -149,16 +152,7 @@ pub fn run_task(
         }
         compacting.extend(inputs.iter().copied());
     }
-    let result = run_marked(
-        table,
-        task,
-        &inputs,
-        now,
-        wide_over,
-        throttle,
-        clock_micros,
-        progress,
-    );
+    let result = run_marked(table, task, &inputs, now, wide_over, throttle, progress);
     let mut compacting = table.compacting.lock();
     for g in &inputs {
         compacting.remove(g);
@@ -166,15 +160,13 @@ pub fn run_task(
     result
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_marked(
     table: &TableStore,
     task: &CompactionTask,
     inputs: &HashSet<u64>,
     now: LocalTime,
     wide_over: u64,
-    throttle: &mut Throttle,
-    clock_micros: &dyn Fn() -> i64,
+    throttle: &dyn Fn(u64) -> Duration,
     progress: &TaskProgress,
 ) -> Result<CompactionOutcome> {
     let view = table.view();
@@ -217,11 +209,12 @@ fn run_marked(
     let gc_grace = table.spec.read().options.gc_grace_seconds;
     let expected: u64 = input_tables.iter().map(|s| s.stats().partition_count).sum();
     let mut streams: Vec<ScanStream> = Vec::new();
-    let total = input_tables
+    let total: u64 = input_tables
         .iter()
         .map(|s| s.stats().uncompressed_data_size_bytes)
         .sum();
     progress.total.store(total, Ordering::Relaxed);
+    let on_disk: u64 = input_tables.iter().map(|s| s.stats().data_size_bytes).sum();
     for s in &input_tables {
         outcome.bytes_read += s.stats().data_size_bytes;
         streams.push(Box::new(
@@ -234,8 +227,22 @@ fn run_marked(
     // by the next open beside the inputs they duplicate (for leveled compaction, overlapping
     // those inputs in their level).
     let mut outputs: Vec<Arc<SsTable>> = Vec::new();
-    let mut throttled = |work: u64| {
-        let wait = throttle.acquire(work.max(1), clock_micros());
+    // The throttle is charged with the input the merge has passed, as many bytes as it takes
+    // on disk: Cassandra's `compaction_throughput` limits the bytes compaction reads (the
+    // uncompressed bytes its scanners pass, times the inputs' compression ratio). `progress`
+    // counts them uncompressed, a wide partition's block by block as its rows are read.
+    let mut charged = 0u64;
+    let mut pace = |at_least: u64| {
+        let passed = progress
+            .done
+            .load(Ordering::Relaxed)
+            .saturating_sub(charged);
+        if passed == 0 || passed < at_least {
+            return;
+        }
+        charged += passed;
+        let bytes = scale(passed, on_disk, total);
+        let wait = throttle(bytes.max(1));
         if !wait.is_zero() {
             std::thread::sleep(wait);
         }
@@ -259,23 +266,19 @@ fn run_marked(
                         Some(w) => w,
                         None => writer.insert(open_writer()?),
                     };
-                    // Throttle on the partition's uncompressed size: the writer's byte count
-                    // can go down when a chunk is compressed, so differences of it are not a
-                    // measure of work.
-                    let work = partition.size_estimate() as u64;
                     w.append(&key, &partition)?;
-                    throttled(work);
+                    pace(1);
                     w
                 }
                 Scanned::Wide => {
-                    let (level, rows) = open_wide(&input_tables, &key)?;
+                    let (level, rows) = open_wide(&input_tables, &key, &progress.done)?;
                     let merged = WidePartition {
                         key: &key,
                         level,
                         rows: MergedRows::new(rows, false),
                         policy,
                     };
-                    let purged = merged.write(&mut writer, &open_writer, &mut throttled)?;
+                    let purged = merged.write(&mut writer, &open_writer, &mut pace)?;
                     outcome.tombstones_purged += purged;
                     match writer.as_mut() {
                         Some(w) => w,
@@ -296,6 +299,7 @@ fn run_marked(
             outcome.bytes_written += w.bytes_written();
             outputs.push(w.finish(table.cache.clone())?);
         }
+        pace(1);
         Ok(())
     };
     if let Err(e) = merge() {
@@ -314,11 +318,16 @@ fn run_marked(
 
 /// The partition-level parts of `key`'s partition joined from every input that holds it,
 /// and each such input's rows in clustering order, read lazily.
-fn open_wide(inputs: &[Arc<SsTable>], key: &DecoratedKey) -> Result<(Partition, Vec<RowStream>)> {
+/// Each block of rows read is added to `progress`.
+fn open_wide(
+    inputs: &[Arc<SsTable>],
+    key: &DecoratedKey,
+    progress: &Arc<AtomicU64>,
+) -> Result<(Partition, Vec<RowStream>)> {
     let mut level = Partition::new();
     let mut rows = Vec::with_capacity(inputs.len());
     for s in inputs {
-        if let Some(r) = s.read_uncached(key)? {
+        if let Some(r) = s.read_uncached(key, Some(progress.clone()))? {
             level.merge(Partition {
                 deletion: r.deletion,
                 static_row: r.static_row,
@@ -342,12 +351,13 @@ struct WidePartition<'a> {
 
 impl WidePartition<'_> {
     /// Purge and write the partition, opening a writer with `open_writer` if there is none
-    /// and the partition is not purged away. Returns the tombstones purged.
+    /// and the partition is not purged away, calling `pace(THROTTLE_STEP_BYTES)` after each
+    /// row. Returns the tombstones purged.
     fn write(
         self,
         writer: &mut Option<SsTableWriter>,
         open_writer: &dyn Fn() -> Result<SsTableWriter>,
-        throttled: &mut dyn FnMut(u64),
+        pace: &mut dyn FnMut(u64),
     ) -> Result<usize> {
         let WidePartition {
             key,
@@ -372,32 +382,34 @@ impl WidePartition<'_> {
         if pending_level.as_ref().is_some_and(|l| !l.is_empty()) {
             start(writer, pending_level.take().unwrap_or_default())?;
         }
-        let mut work = 0u64;
         for row in rows {
             let (clustering, mut row) = row?;
             row.shadow(level.outer_deletion(&clustering));
             purged += purge_row(&mut row, &policy);
-            if row.is_empty() {
-                continue;
+            if !row.is_empty() {
+                if let Some(l) = pending_level.take() {
+                    start(writer, l)?;
+                }
+                if let Some(w) = writer.as_mut() {
+                    w.append_row(&clustering, &row)?;
+                }
             }
-            if let Some(l) = pending_level.take() {
-                start(writer, l)?;
-            }
-            work += (clustering.len() + 16 + row.size_estimate()) as u64;
-            if let Some(w) = writer.as_mut() {
-                w.append_row(&clustering, &row)?;
-            }
-            if work >= THROTTLE_STEP_BYTES {
-                throttled(work);
-                work = 0;
-            }
+            pace(THROTTLE_STEP_BYTES);
         }
         if started && let Some(w) = writer.as_mut() {
             w.finish_partition()?;
-            throttled(work);
         }
         Ok(purged)
     }
+}
+
+/// `bytes` of a stream of `of` bytes scaled to one of `to` (`bytes` unchanged when `of` is 0).
+fn scale(bytes: u64, to: u64, of: u64) -> u64 {
+    if of == 0 {
+        return bytes;
+    }
+    let scaled = u128::from(bytes) * u128::from(to) / u128::from(of);
+    u64::try_from(scaled).unwrap_or(u64::MAX)
 }
 
 /// Replace the inputs by the outputs in one view swap; the inputs' files go when unused.

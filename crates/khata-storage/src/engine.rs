@@ -31,6 +31,7 @@ use bytes::Bytes;
 use khata_env::fs::create_dir_all_durably;
 use khata_env::{Clock, FileSystem, SystemClock, write_file_durably};
 use khata_types::LocalTime;
+use khata_types::latency::LatencyHistogram;
 use khata_types::row::ColumnId;
 use khata_types::token::{DecoratedKey, Token};
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -44,7 +45,9 @@ use crate::error::{Result, StorageError};
 use crate::mutation::{Mutation, decode_record, encode_record};
 use crate::read::{ReadLimits, ReadResult};
 use crate::sstable::{BlockCache, SsTable};
-use crate::table::{ScanPosition, ScanResult, TableStore, Tables, WidePartitions};
+use crate::table::{
+    ScanPosition, ScanResult, TableLatencySnapshot, TableStore, Tables, WidePartitions,
+};
 use crate::table_spec::{TableSpec, decode_spec, encode_spec};
 
 /// The name of the per-table options file.
@@ -64,8 +67,12 @@ pub struct EngineConfig {
     pub commitlog_total_space_bytes: u64,
     /// Decompressed SSTable chunks kept in memory.
     pub block_cache_bytes: usize,
-    /// `compaction_throughput`, bytes per second written by compaction (0 = unthrottled).
+    /// `compaction_throughput`, bytes per second compaction reads, counted as they lie on disk
+    /// (0 = unthrottled).
     pub compaction_throughput_bytes_per_second: u64,
+    /// `concurrent_compactors`: background compaction threads. Each takes a table no other is
+    /// compacting, so as many tables compact at once (a table's compactions run one at a time).
+    pub concurrent_compactors: usize,
     pub tombstone_warn_threshold: usize,
     pub tombstone_failure_threshold: usize,
     /// Which partitions range scans read a page at a time rather than whole.
@@ -86,6 +93,7 @@ impl EngineConfig {
             commitlog_total_space_bytes: 8 << 30,
             block_cache_bytes: 128 << 20,
             compaction_throughput_bytes_per_second: 64 << 20,
+            concurrent_compactors: 2,
             tombstone_warn_threshold: 1000,
             tombstone_failure_threshold: 100_000,
             wide_partitions: WidePartitions::default(),
@@ -179,6 +187,22 @@ struct Inner {
     /// Serializes [`Inner::recheck_memory`], so the last recheck stores what the last change
     /// left.
     memory_check: Mutex<()>,
+    /// The origin of the latency histograms' clock.
+    metrics_origin: std::time::Instant,
+}
+
+impl Inner {
+    /// Seconds on the latency histograms' clock.
+    fn metrics_seconds(&self) -> u64 {
+        self.metrics_origin.elapsed().as_secs()
+    }
+
+    /// Count in `histogram` the time since `started` (one read of the clock).
+    fn record_since(&self, histogram: &LatencyHistogram, started: std::time::Instant) {
+        let now = std::time::Instant::now(); // layering: allowed (latency metrics; never reaches data)
+        let seconds = now.duration_since(self.metrics_origin).as_secs();
+        histogram.record(now.duration_since(started), seconds);
+    }
 }
 
 impl std::fmt::Debug for Inner {
@@ -231,6 +255,7 @@ impl Engine {
             memory_short: AtomicBool::new(false),
             memory_check: Mutex::new(()),
             log_segment: AtomicU64::new(position.segment_id),
+            metrics_origin: std::time::Instant::now(), // layering: allowed (latency metrics; never reaches data)
         });
         let engine = Engine {
             inner,
@@ -288,13 +313,16 @@ impl Engine {
                 .spawn(move || flush_worker(inner))
                 .map_err(spawn_failed)?,
         );
-        let inner = self.inner.clone();
-        workers.push(
-            std::thread::Builder::new()
-                .name("khata-compaction".into())
-                .spawn(move || compaction_worker(inner))
-                .map_err(spawn_failed)?,
-        );
+        let compactors = self.inner.config.concurrent_compactors.max(1);
+        for index in 0..compactors {
+            let inner = self.inner.clone();
+            workers.push(
+                std::thread::Builder::new()
+                    .name(format!("khata-compaction-{index}"))
+                    .spawn(move || compaction_worker(inner, index))
+                    .map_err(spawn_failed)?,
+            );
+        }
         Ok(())
     }
 
@@ -482,7 +510,9 @@ impl Engine {
                     view.active.note_record(position);
                 }
                 let memtable = &view.active.memtable;
+                let started = std::time::Instant::now(); // layering: allowed (latency metrics; never reaches data)
                 memtable.apply(&m.key, m.update);
+                self.inner.record_since(&t.latency.write, started);
                 *full = memtable.size_bytes() >= self.inner.config.memtable_flush_size_bytes;
             }
         }
@@ -619,13 +649,15 @@ impl Engine {
     ) -> Result<ReadResult> {
         let ranges = normalize_ranges(ranges);
         let t = self.table(table)?;
-        t.read(
-            key,
-            &ranges,
-            reversed,
-            self.inner.config.read_limits(row_limit),
-            now,
-        )
+        self.timed(&t.latency.read, || {
+            t.read(
+                key,
+                &ranges,
+                reversed,
+                self.inner.config.read_limits(row_limit),
+                now,
+            )
+        })
     }
 
     /// Read one row of a table (see [`TableStore::read_row`]: `ranges` select at most one
@@ -640,13 +672,15 @@ impl Engine {
     ) -> Result<ReadResult> {
         let ranges = normalize_ranges(ranges);
         let t = self.table(table)?;
-        t.read_row(
-            key,
-            &ranges,
-            columns,
-            self.inner.config.read_limits(None),
-            now,
-        )
+        self.timed(&t.latency.read, || {
+            t.read_row(
+                key,
+                &ranges,
+                columns,
+                self.inner.config.read_limits(None),
+                now,
+            )
+        })
     }
 
     /// Scan a token range of a table (see [`TableStore::scan`]).
@@ -660,15 +694,37 @@ impl Engine {
         now: LocalTime,
     ) -> Result<ScanResult> {
         let t = self.table(table)?;
-        t.scan(
-            start,
-            end,
-            resume,
-            row_limit,
-            self.inner.config.read_limits(None),
-            self.inner.config.wide_partitions,
-            now,
-        )
+        self.timed(&t.latency.scan, || {
+            t.scan(
+                start,
+                end,
+                resume,
+                row_limit,
+                self.inner.config.read_limits(None),
+                self.inner.config.wide_partitions,
+                now,
+            )
+        })
+    }
+
+    /// Run `work` and count how long it took in `histogram`.
+    fn timed<T>(&self, histogram: &LatencyHistogram, work: impl FnOnce() -> T) -> T {
+        let started = std::time::Instant::now(); // layering: allowed (latency metrics; never reaches data)
+        let result = work();
+        self.inner.record_since(histogram, started);
+        result
+    }
+
+    /// A table's local read, write and scan latencies (Cassandra's per-table latency
+    /// metrics): counts since open, percentiles of the last minute or two.
+    pub fn table_latency(&self, table: Uuid) -> Result<TableLatencySnapshot> {
+        let t = self.table(table)?;
+        let now = self.inner.metrics_seconds();
+        Ok(TableLatencySnapshot {
+            read: t.latency.read.snapshot(now),
+            write: t.latency.write.snapshot(now),
+            scan: t.latency.scan.snapshot(now),
+        })
     }
 
     /// Flush one table's memtables to SSTables now.
@@ -706,15 +762,14 @@ impl Engine {
     }
 
     fn wake_compaction(&self) {
-        *self.inner.compaction_wakeup.lock() = true;
-        self.inner.compaction_cv.notify_one();
+        wake_compaction(&self.inner);
     }
 
     /// Run background compaction tasks of a table until none is left (tests and `admin
     /// compact` without `--major`). Returns what each task did.
     pub fn compact_pending(&self, table: Uuid) -> Result<Vec<CompactionOutcome>> {
         let t = self.table(table)?;
-        run_pending(&self.inner, &t)
+        run_pending(&self.inner, &t, true)
     }
 
     /// A major compaction of a table (`admin compact`).
@@ -857,6 +912,22 @@ impl Engine {
                 })
             })
             .collect()
+    }
+
+    /// The compaction throughput limit in force, bytes per second of input read as it lies on
+    /// disk (0 = unthrottled).
+    pub fn compaction_throughput(&self) -> u64 {
+        self.inner.throttle.lock().bytes_per_second()
+    }
+
+    /// Change the compaction throughput limit (`nodetool setcompactionthroughput`); running
+    /// compactions follow the new rate from their next read. Not kept across restarts: the
+    /// configuration's `compaction_throughput` applies again.
+    pub fn set_compaction_throughput(&self, bytes_per_second: u64) {
+        self.inner
+            .throttle
+            .lock()
+            .set_bytes_per_second(bytes_per_second);
     }
 
     /// Number of compactions completed since open.
@@ -1023,9 +1094,14 @@ fn flush_table(inner: &Inner, t: &Arc<TableStore>) -> Result<()> {
     }
     *inner.flushed.lock() += 1;
     inner.flushed_cv.notify_all();
-    *inner.compaction_wakeup.lock() = true;
-    inner.compaction_cv.notify_one();
+    wake_compaction(inner);
     discard_commitlog(inner)
+}
+
+/// Every compaction thread looks for work (the ones busy look when they are done).
+fn wake_compaction(inner: &Inner) {
+    *inner.compaction_wakeup.lock() = true;
+    inner.compaction_cv.notify_all();
 }
 
 fn discard_commitlog(inner: &Inner) -> Result<()> {
@@ -1161,13 +1237,15 @@ fn flush_worker(inner: Arc<Inner>) {
             if let Err(e) = discard_commitlog(&inner) {
                 warn!(error = %e, "discarding commit-log segments failed");
             }
-            *inner.compaction_wakeup.lock() = true;
-            inner.compaction_cv.notify_one();
+            wake_compaction(&inner);
         }
     }
 }
 
-fn compaction_worker(inner: Arc<Inner>) {
+/// Compaction thread `index`: when woken (or every 5 seconds), run the pending compactions of
+/// each table that no other compaction thread is compacting, starting at a table of its own
+/// so that the threads spread over the tables.
+fn compaction_worker(inner: Arc<Inner>, index: usize) {
     lower_priority();
     loop {
         {
@@ -1185,25 +1263,41 @@ fn compaction_worker(inner: Arc<Inner>) {
         if inner.poison.lock().is_some() {
             continue;
         }
-        let tables: Vec<_> = inner.tables.read().values().cloned().collect();
+        let mut tables: Vec<_> = inner.tables.read().values().cloned().collect();
+        if !tables.is_empty() {
+            let start = index % tables.len();
+            tables.rotate_left(start);
+        }
         for t in tables {
             if inner.shutdown.load(Ordering::Acquire) {
                 return;
             }
-            if let Err(e) = run_pending(&inner, &t) {
+            if let Err(e) = run_pending(&inner, &t, false) {
                 error!(table = %t.spec.read().name, error = %e, "compaction failed");
             }
         }
     }
 }
 
-fn run_pending(inner: &Inner, t: &Arc<TableStore>) -> Result<Vec<CompactionOutcome>> {
+/// Run the compactions the table's strategy picks, one at a time, until it picks none. Each
+/// is picked and run under the table's `compaction_running` lock, taken for it alone (so a
+/// major compaction asked meanwhile waits for one task, not for them all); `wait`: whether to
+/// wait for the lock or, when another thread holds it, leave the table to that thread.
+fn run_pending(inner: &Inner, t: &Arc<TableStore>, wait: bool) -> Result<Vec<CompactionOutcome>> {
     let mut out = Vec::new();
     // A bound on rounds keeps a picker that keeps proposing work from spinning forever.
     for _ in 0..1000 {
         if inner.shutdown.load(Ordering::Acquire) || t.dropped.load(Ordering::Acquire) {
             break;
         }
+        let running = if wait {
+            t.compaction_running.lock()
+        } else {
+            match t.compaction_running.try_lock() {
+                Some(running) => running,
+                None => break,
+            }
+        };
         let spec = t.spec.read().clone();
         let now = inner.config.clock.now_seconds();
         let summaries = compactor::summaries(t, now);
@@ -1221,7 +1315,8 @@ fn run_pending(inner: &Inner, t: &Arc<TableStore>) -> Result<Vec<CompactionOutco
             && matches!(task.inputs[..], [g] if summaries
                 .iter()
                 .any(|s| s.generation == g && s.level == task.output_level));
-        let outcome = run_one(inner, t, &task, now)?;
+        let outcome = run_one_locked(inner, t, &task, now, &running)?;
+        drop(running);
         if outcome.inputs.is_empty() {
             break;
         }
@@ -1264,17 +1359,7 @@ pub struct SsTableTask {
     pub unit: &'static str,
 }
 
-fn run_one(
-    inner: &Inner,
-    t: &Arc<TableStore>,
-    task: &compaction::CompactionTask,
-    now: LocalTime,
-) -> Result<CompactionOutcome> {
-    let running = t.compaction_running.lock();
-    run_one_locked(inner, t, task, now, &running)
-}
-
-/// [`run_one`] for a caller holding the table's `compaction_running` lock.
+/// Run one compaction task; the caller holds the table's `compaction_running` lock.
 fn run_one_locked(
     inner: &Inner,
     t: &Arc<TableStore>,
@@ -1286,7 +1371,6 @@ fn run_one_locked(
     if t.dropped.load(Ordering::Acquire) {
         return Ok(CompactionOutcome::default());
     }
-    let mut throttle = inner.throttle.lock();
     let wide_over = inner.config.wide_partitions.sstable_bytes;
     let listed = {
         let spec = t.spec.read();
@@ -1304,8 +1388,9 @@ fn run_one_locked(
         task,
         now,
         wide_over,
-        &mut throttle,
-        &|| clock.now_micros(),
+        // Locked per acquire, not per compaction: compactions share the rate, as they share
+        // Cassandra's one limiter, and a new rate applies at once.
+        &|bytes| inner.throttle.lock().acquire(bytes, clock.now_micros()),
         &listed.progress,
     );
     inner

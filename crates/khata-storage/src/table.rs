@@ -18,6 +18,7 @@ use bytes::Bytes;
 use khata_env::{FileSystem, write_file_durably};
 use khata_types::LocalTime;
 use khata_types::cell::DeletionTime;
+use khata_types::latency::{LatencyHistogram, LatencySnapshot};
 use khata_types::partition::{Partition, RangeTombstoneList};
 use khata_types::row::{ColumnId, Row};
 use khata_types::token::{DecoratedKey, Token};
@@ -221,6 +222,31 @@ pub struct TableStore {
     /// "SSTables per read".
     partition_reads: AtomicU64,
     sstables_read: AtomicU64,
+    /// How long the engine took over this table's reads, writes and scans (Cassandra's
+    /// local read, write and range latencies).
+    pub(crate) latency: TableLatency,
+}
+
+/// The local latencies of one table: what `nodetool tablestats` calls "Local read latency"
+/// and friends, and `system_views.local_read_latency`, `local_write_latency`,
+/// `local_scan_latency` show.
+#[derive(Debug, Default)]
+pub struct TableLatency {
+    /// Partition reads (`Engine::read`, `Engine::read_row`).
+    pub read: LatencyHistogram,
+    /// Each mutation's application to the memtable (the commit log's part is not the
+    /// table's, as in Cassandra).
+    pub write: LatencyHistogram,
+    /// Token-range scans (`Engine::scan`), a page each.
+    pub scan: LatencyHistogram,
+}
+
+/// [`TableLatency`] at one moment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableLatencySnapshot {
+    pub read: LatencySnapshot,
+    pub write: LatencySnapshot,
+    pub scan: LatencySnapshot,
 }
 
 /// Take in what one source holds for a one-row read: its partition deletion, a range
@@ -272,6 +298,7 @@ impl TableStore {
             sealed_bytes: AtomicUsize::new(0),
             partition_reads: AtomicU64::new(0),
             sstables_read: AtomicU64::new(0),
+            latency: TableLatency::default(),
         }
     }
 

@@ -1,7 +1,10 @@
 //! `Engine::sstable_tasks` lists a running compaction with its progress in bytes of its inputs
 //! (Cassandra's `nodetool compactionstats` and `system_views.sstable_tasks`): seen while a
 //! throttled major compaction runs, progress growing towards a total equal to the inputs'
-//! uncompressed Data sizes, and gone once it has finished.
+//! uncompressed Data sizes (through a wide partition too, block by block), and gone once it
+//! has finished. And `compaction_throughput` limits the bytes a compaction reads as they lie
+//! on disk, as Cassandra's does: a compaction takes about its inputs' on-disk size over the
+//! rate.
 
 mod engine_support;
 
@@ -19,8 +22,7 @@ fn a_running_compaction_is_listed_with_its_progress() {
     let fs: Arc<dyn FileSystem> = Arc::new(RealFs);
     let mut config = EngineConfig::new(dir.path());
     config.background_threads = false;
-    // About 0.8 MB of partitions (some 2 MB as the throttle counts them) at 400 KiB/s: a
-    // compaction of some five seconds.
+    // About 0.8 MB of partitions at 400 KiB/s: a compaction of some two seconds.
     config.compaction_throughput_bytes_per_second = 400 << 10;
     let engine = Arc::new(open(&fs, &config));
     let spec = create_table(&engine, options(CompactionStrategy::default(), 864_000));
@@ -79,4 +81,179 @@ fn a_running_compaction_is_listed_with_its_progress() {
         "progress moved: {seen:?}"
     );
     assert!(engine.sstable_tasks().is_empty(), "a finished task is gone");
+}
+
+/// Run a major compaction of `table` on its own thread, sampling `sstable_tasks` every 20 ms
+/// until it ends; returns the samples (progress, total) and how long the compaction took.
+fn watch_major_compaction(
+    engine: &Arc<khata_storage::Engine>,
+    table: uuid::Uuid,
+) -> (Vec<(u64, u64)>, Duration) {
+    let started = Instant::now();
+    let compacting = {
+        let engine = engine.clone();
+        std::thread::spawn(move || engine.compact_major(table).unwrap())
+    };
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !compacting.is_finished() && Instant::now() < deadline {
+        if let [task] = engine.sstable_tasks().as_slice() {
+            seen.push((task.progress, task.total));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    compacting.join().unwrap();
+    (seen, started.elapsed())
+}
+
+#[test]
+fn progress_moves_through_a_wide_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(RealFs);
+    let mut config = EngineConfig::new(dir.path());
+    config.background_threads = false;
+    // One partition of 3 x 1,500 rows of ~200 bytes (0.9 MB, wide: its rows are merged as they
+    // are read, not the partition whole) at 400 KiB/s: about two seconds.
+    config.compaction_throughput_bytes_per_second = 400 << 10;
+    let engine = Arc::new(open(&fs, &config));
+    let spec = create_table(&engine, options(CompactionStrategy::default(), 864_000));
+    for flush in 0..3u32 {
+        for c in flush * 1500..(flush + 1) * 1500 {
+            engine
+                .apply(insert(spec.id, 7, c, &value(u64::from(c), 200), 1))
+                .unwrap();
+        }
+        engine.flush(spec.id).unwrap();
+    }
+    let sstables = engine.sstables(spec.id).unwrap();
+    assert!(
+        sstables
+            .iter()
+            .all(|s| s.stats().uncompressed_data_size_bytes > config.wide_partitions.sstable_bytes),
+        "the partition is wide in every input"
+    );
+    let (seen, _) = watch_major_compaction(&engine, spec.id);
+    let total = seen.first().map_or(0, |s| s.1);
+    let inside: std::collections::BTreeSet<u64> = seen
+        .iter()
+        .map(|s| s.0)
+        .filter(|&p| p > 0 && p < total)
+        .collect();
+    assert!(
+        inside.len() >= 5,
+        "progress took {} distinct values inside the one partition: {seen:?}",
+        inside.len()
+    );
+    assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
+}
+
+#[test]
+fn the_throughput_limit_counts_input_bytes_as_they_lie_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(RealFs);
+    let mut config = EngineConfig::new(dir.path());
+    config.background_threads = false;
+    let engine = Arc::new(open(&fs, &config));
+    let mut table_options = options(CompactionStrategy::default(), 864_000);
+    table_options.compression = khata_types::schema::Compression::Lz4;
+    let spec = create_table(&engine, table_options);
+    // Values that compress several times over.
+    for flush in 0..3u32 {
+        for k in flush * 3000..(flush + 1) * 3000 {
+            let v = format!("{k:08} the same words again and again, the same words again");
+            engine
+                .apply(insert(spec.id, k, 0, v.as_bytes(), 1))
+                .unwrap();
+        }
+        engine.flush(spec.id).unwrap();
+    }
+    let sstables = engine.sstables(spec.id).unwrap();
+    let on_disk: u64 = sstables.iter().map(|s| s.stats().data_size_bytes).sum();
+    let uncompressed: u64 = sstables
+        .iter()
+        .map(|s| s.stats().uncompressed_data_size_bytes)
+        .sum();
+    assert!(
+        uncompressed > 2 * on_disk,
+        "{uncompressed} bytes compressed to {on_disk}"
+    );
+    // A rate at which the on-disk bytes take two seconds (the uncompressed ones would take
+    // more than four).
+    let rate = on_disk / 2;
+    engine.set_compaction_throughput(rate);
+    let (_, took) = watch_major_compaction(&engine, spec.id);
+    let expected = Duration::from_secs_f64(on_disk as f64 / rate as f64);
+    assert!(
+        took >= expected.mul_f64(0.95),
+        "{on_disk} bytes at {rate} bytes/s took {took:?}: faster than the limit"
+    );
+    assert!(
+        took <= expected.mul_f64(1.5),
+        "{on_disk} bytes on disk ({uncompressed} uncompressed) at {rate} bytes/s took {took:?}"
+    );
+}
+
+/// Write `flushes` SSTables of 400 partitions (~200 bytes each) to `table`.
+fn fill(engine: &khata_storage::Engine, table: uuid::Uuid, flushes: u32) {
+    for flush in 0..flushes {
+        for k in flush * 400..(flush + 1) * 400 {
+            engine
+                .apply(insert(table, k, 0, &value(u64::from(k), 200), 1))
+                .unwrap();
+        }
+        engine.flush(table).unwrap();
+    }
+}
+
+/// The most compactions seen running at once while the background threads compact two
+/// tables of four SSTables each (size-tiered picks the four) under a shared throttle.
+fn most_at_once(concurrent_compactors: usize) -> usize {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(RealFs);
+    let mut config = EngineConfig::new(dir.path());
+    config.concurrent_compactors = concurrent_compactors;
+    // Some 330 KB per table at 256 KiB/s shared: a few seconds in all.
+    config.compaction_throughput_bytes_per_second = 256 << 10;
+    let engine = Arc::new(open(&fs, &config));
+    let mut tables = Vec::new();
+    for name in ["a", "b"] {
+        let spec = khata_storage::TableSpec::new(
+            "ks",
+            name,
+            options(CompactionStrategy::size_tiered(), 864_000),
+        );
+        engine.create_table(spec.clone()).unwrap();
+        tables.push(spec.id);
+    }
+    // Three SSTables each first (below the strategy's four), then the fourth of each at once.
+    for &t in &tables {
+        fill(&engine, t, 3);
+    }
+    for &t in &tables {
+        fill(&engine, t, 1);
+    }
+    let mut most = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        let running = engine.sstable_tasks();
+        most = most.max(running.len());
+        let compacted = tables
+            .iter()
+            .all(|&t| engine.sstables(t).unwrap().len() == 1);
+        if running.is_empty() && compacted {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for &t in &tables {
+        assert_eq!(engine.sstables(t).unwrap().len(), 1, "compacted");
+    }
+    engine.close().unwrap();
+    most
+}
+
+#[test]
+fn concurrent_compactors_compact_tables_at_the_same_time() {
+    assert_eq!(most_at_once(2), 2, "two threads, two tables at once");
+    assert_eq!(most_at_once(1), 1, "one thread, one compaction at a time");
 }

@@ -11,6 +11,7 @@
 //! - [`token`]: Cassandra's Murmur3 partitioner, bit for bit.
 //! - [`codec`]: the compact binary encoding of partitions used by the commit log, SSTables
 //!   and (later) internode messages.
+//! - [`latency`]: latency histograms of the recent past (per-table metrics).
 //!
 //! Times: write timestamps are microseconds since the Unix epoch ([`Timestamp`]); expiry and
 //! deletion times are seconds since the epoch ([`LocalTime`]), as in Cassandra.
@@ -20,6 +21,7 @@ pub mod cell;
 pub mod cell_map;
 pub mod clustering;
 pub mod codec;
+pub mod latency;
 pub mod partition;
 pub mod row;
 pub mod schema;

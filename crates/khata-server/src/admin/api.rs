@@ -108,6 +108,17 @@ pub struct CompactionStats {
     pub pending: Vec<PendingCompactions>,
     /// The compactions running now.
     pub running: Vec<RunningCompaction>,
+    /// `compaction_throughput` in force (0 = unthrottled): what nodetool divides the bytes
+    /// left by for "Active compaction remaining time".
+    pub throughput_bytes_per_second: u64,
+}
+
+/// `GET /compactionthroughput`, and the answer of `POST /compactionthroughput?bytes_per_second=N`
+/// (`nodetool getcompactionthroughput` / `setcompactionthroughput`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionThroughput {
+    /// Bytes per second compaction may read, counted as they lie on disk; 0 = unthrottled.
+    pub bytes_per_second: u64,
 }
 
 /// A table's pending compactions in `/compactionstats`.
@@ -134,13 +145,13 @@ pub struct RunningCompaction {
 }
 
 /// `GET /tablestats`: per table, in keyspace then table order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TableStatsReport {
     pub tables: Vec<TableStats>,
 }
 
 /// One table in `/tablestats`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TableStats {
     pub keyspace: String,
     pub table: String,
@@ -165,6 +176,26 @@ pub struct TableStats {
     pub sstables_read: u64,
     /// The largest partitions on disk, largest first (at most ten).
     pub largest_partitions: Vec<LargePartition>,
+    /// The engine's reads (partitions), writes (mutations) and range scans (pages) of the
+    /// table: counts since the node started, the rest over the last minute or two.
+    #[serde(default)]
+    pub local_read: LatencySummary,
+    #[serde(default)]
+    pub local_write: LatencySummary,
+    #[serde(default)]
+    pub local_scan: LatencySummary,
+}
+
+/// A latency distribution in `/tablestats` (times in milliseconds; the mean is null when
+/// nothing was recorded lately).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean_ms: Option<f64>,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub per_second: f64,
 }
 
 /// A large partition: its key (the partition key as serialized for the token, in hex) and

@@ -13,9 +13,9 @@ use uuid::Uuid;
 
 use super::AdminContext;
 use super::api::{
-    ApiError, CommitLogInfo, CompactReport, CompactionStats, FlushReport, Info, LargePartition,
-    NodeState, NodeStatus, PendingCompactions, RunningCompaction, Scope, Status, TableCompaction,
-    TableName, TableStats, TableStatsReport,
+    ApiError, CommitLogInfo, CompactReport, CompactionStats, CompactionThroughput, FlushReport,
+    Info, LargePartition, LatencySummary, NodeState, NodeStatus, PendingCompactions,
+    RunningCompaction, Scope, Status, TableCompaction, TableName, TableStats, TableStatsReport,
 };
 use super::prometheus::{self, MetricsInput};
 
@@ -308,10 +308,54 @@ pub(super) async fn compactionstats(
         })
         .collect();
     Ok(Json(CompactionStats {
+        throughput_bytes_per_second: ctx.coordinator.replica().engine().compaction_throughput(),
         pending_tasks: pending_compactions(&stats),
         pending,
         running,
     }))
+}
+
+pub(super) async fn compactionthroughput(
+    State(ctx): State<Arc<AdminContext>>,
+) -> Answer<CompactionThroughput> {
+    Ok(Json(CompactionThroughput {
+        bytes_per_second: ctx.coordinator.replica().engine().compaction_throughput(),
+    }))
+}
+
+/// The query of `POST /compactionthroughput`.
+#[derive(Debug, serde::Deserialize)]
+pub(super) struct ThroughputQuery {
+    bytes_per_second: Option<String>,
+}
+
+/// `nodetool setcompactionthroughput`: the new rate applies at once, running compactions
+/// included, until the node restarts (then `compaction_throughput` of the configuration
+/// applies again, as in Cassandra). `system_views.settings` shows it.
+pub(super) async fn set_compactionthroughput(
+    State(ctx): State<Arc<AdminContext>>,
+    Query(query): Query<ThroughputQuery>,
+) -> Answer<CompactionThroughput> {
+    let given = query.bytes_per_second.ok_or_else(|| {
+        AdminError::BadRequest("POST /compactionthroughput needs ?bytes_per_second=N".into())
+    })?;
+    let bytes_per_second = given
+        .parse::<u64>()
+        .ok()
+        .filter(|&n| i64::try_from(n).is_ok_and(|n| n < i64::MAX))
+        .ok_or_else(|| {
+            AdminError::BadRequest(format!(
+                "bytes_per_second must be a whole number from 0 (unthrottled) to {}, not `{given}`",
+                i64::MAX - 1
+            ))
+        })?;
+    let replica = ctx.coordinator.replica();
+    replica.engine().set_compaction_throughput(bytes_per_second);
+    let mut config = ctx.config.clone();
+    config.compaction_throughput_bytes_per_second = bytes_per_second;
+    replica.set_settings(config.settings());
+    tracing::info!(bytes_per_second, "compaction throughput changed");
+    Ok(Json(CompactionThroughput { bytes_per_second }))
 }
 
 pub(super) async fn tablestats(
@@ -320,10 +364,18 @@ pub(super) async fn tablestats(
 ) -> Answer<TableStatsReport> {
     let replica = ctx.coordinator.replica().clone();
     let targets = resolve(&replica.schema(), &scope)?;
+    let engine = ctx.coordinator.replica().engine();
     let stats = blocking(move || table_stats(&replica, &targets)).await?;
     let tables = stats
         .into_iter()
-        .map(|(t, s)| TableStats {
+        .map(|(t, s)| {
+            let latency = engine.table_latency(t.id).ok();
+            (t, s, latency)
+        })
+        .map(|(t, s, latency)| TableStats {
+            local_read: summary(latency.as_ref().map(|l| &l.read)),
+            local_write: summary(latency.as_ref().map(|l| &l.write)),
+            local_scan: summary(latency.as_ref().map(|l| &l.scan)),
             keyspace: t.keyspace,
             table: t.table,
             id: t.id,
@@ -348,6 +400,23 @@ pub(super) async fn tablestats(
         })
         .collect();
     Ok(Json(TableStatsReport { tables }))
+}
+
+/// A latency snapshot in `/tablestats`' terms (a table dropped meanwhile: zeros).
+fn summary(latency: Option<&khata_types::latency::LatencySnapshot>) -> LatencySummary {
+    let Some(l) = latency else {
+        return LatencySummary::default();
+    };
+    let ms = |micros: u64| micros as f64 / 1000.0;
+    let mean = l.mean_micros();
+    LatencySummary {
+        count: l.count,
+        mean_ms: (!mean.is_nan()).then_some(mean / 1000.0),
+        p50_ms: ms(l.quantile_micros(0.5)),
+        p99_ms: ms(l.quantile_micros(0.99)),
+        max_ms: ms(l.max_micros),
+        per_second: l.per_second(),
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -384,7 +453,8 @@ pub(super) async fn metrics(State(ctx): State<Arc<AdminContext>>) -> Result<Resp
 pub(super) async fn unknown_path() -> AdminError {
     AdminError::NotFound(
         "no such endpoint; the admin API serves GET /status, /info, /tablestats, \
-         /compactionstats, /metrics and POST /flush, /compact"
+         /compactionstats, /compactionthroughput, /metrics and POST /flush, /compact, \
+         /compactionthroughput"
             .into(),
     )
 }

@@ -10,6 +10,8 @@
 //! | `POST /compact[?keyspace=K[&table=T]]` | a major compaction, answered when it is done |
 //! | `GET /tablestats[?keyspace=K[&table=T]]` | per table: SSTables, space, partitions, memtable, tombstones, largest partitions |
 //! | `GET /compactionstats` | compactions pending (per table) and running (with progress in bytes) |
+//! | `GET /compactionthroughput` | `compaction_throughput` in force, bytes per second |
+//! | `POST /compactionthroughput?bytes_per_second=N` | change it at once, until restart (0 = unthrottled) |
 //! | `GET /metrics` | Prometheus text: requests, latency histograms, compactions, tombstones, memory, connections |
 //!
 //! Answers are JSON ([`api`]), errors `{"error": "..."}` with 400 (a table without its
@@ -83,6 +85,10 @@ pub fn router(context: Arc<AdminContext>) -> Router {
         .route("/compact", post(handlers::compact))
         .route("/tablestats", get(handlers::tablestats))
         .route("/compactionstats", get(handlers::compactionstats))
+        .route(
+            "/compactionthroughput",
+            get(handlers::compactionthroughput).post(handlers::set_compactionthroughput),
+        )
         .route("/metrics", get(handlers::metrics))
         .fallback(handlers::unknown_path)
         .with_state(context)

@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::api::{CompactionStats, Info, NodeStatus, Status, TableStatsReport};
+use super::api::{
+    CompactionStats, CompactionThroughput, Info, NodeStatus, Status, TableStatsReport,
+};
 
 /// `khata admin status`: per data center, one line per node.
 pub fn status(status: &Status) -> String {
@@ -139,7 +141,8 @@ pub fn info(info: &Info) -> String {
 }
 
 /// `khata admin compactionstats`: pending compactions per table, then the running ones in
-/// columns with their progress, as `nodetool compactionstats` prints them.
+/// columns with their progress and the time the bytes left take at `compaction_throughput`,
+/// as `nodetool compactionstats` prints them.
 pub fn compactionstats(stats: &CompactionStats) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "pending tasks: {}", stats.pending_tasks);
@@ -192,7 +195,46 @@ pub fn compactionstats(stats: &CompactionStats) -> String {
             .collect();
         let _ = writeln!(out, "{}", line.join(" ").trim_end());
     }
+    let remaining: u64 = stats
+        .running
+        .iter()
+        .map(|r| r.total.saturating_sub(r.completed))
+        .sum();
+    let remaining_time = match remaining.checked_div(stats.throughput_bytes_per_second) {
+        None => "n/a".to_string(),
+        Some(seconds) => format!(
+            "{}h{:02}m{:02}s",
+            seconds / 3600,
+            seconds / 60 % 60,
+            seconds % 60
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "{:>25}{remaining_time:>10}",
+        "Active compaction remaining time : "
+    );
     out
+}
+
+/// `khata admin getcompactionthroughput`, as nodetool prints it.
+pub fn compactionthroughput(throughput: &CompactionThroughput) -> String {
+    format!(
+        "Current compaction throughput: {}\n",
+        rate(throughput.bytes_per_second)
+    )
+}
+
+/// A rate in the largest of MiB/s, KiB/s and B/s that holds it exactly (`64 MiB/s`).
+fn rate(bytes_per_second: u64) -> String {
+    if bytes_per_second == 0 {
+        return "0 MiB/s (unthrottled)".to_string();
+    }
+    [(1 << 20, "MiB/s"), (1 << 10, "KiB/s"), (1, "B/s")]
+        .into_iter()
+        .find(|(unit, _)| bytes_per_second.is_multiple_of(*unit))
+        .map(|(unit, name)| format!("{} {name}", bytes_per_second / unit))
+        .unwrap_or_default()
 }
 
 /// `khata admin tablestats`: per keyspace, then per table, as `nodetool tablestats`.
@@ -228,7 +270,16 @@ pub fn tablestats(report: &TableStatsReport) -> String {
         let _ = writeln!(out, "\t\tMemtable partitions: {}", t.memtable_partitions);
         let _ = writeln!(out, "\t\tTombstones: {}", t.tombstones);
         let _ = writeln!(out, "\t\tPending compactions: {}", t.pending_compactions);
-        let _ = writeln!(out, "\t\tLocal read count: {}", t.partition_reads);
+        let mean = |l: &super::api::LatencySummary| match l.mean_ms {
+            Some(ms) => format!("{ms:.3} ms"),
+            None => "NaN ms".to_string(),
+        };
+        let _ = writeln!(out, "\t\tLocal read count: {}", t.local_read.count);
+        let _ = writeln!(out, "\t\tLocal read latency: {}", mean(&t.local_read));
+        let _ = writeln!(out, "\t\tLocal write count: {}", t.local_write.count);
+        let _ = writeln!(out, "\t\tLocal write latency: {}", mean(&t.local_write));
+        let _ = writeln!(out, "\t\tLocal range count: {}", t.local_scan.count);
+        let _ = writeln!(out, "\t\tLocal range latency: {}", mean(&t.local_scan));
         if t.partition_reads > 0 {
             let per_read = t.sstables_read as f64 / t.partition_reads as f64;
             let _ = writeln!(out, "\t\tAverage SSTables per read: {per_read:.2}");
@@ -270,7 +321,7 @@ pub fn human_bytes(bytes: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::api::{LargePartition, NodeState, TableStats};
+    use super::super::api::{LargePartition, LatencySummary, NodeState, TableStats};
     use super::*;
     use uuid::Uuid;
 
@@ -313,12 +364,14 @@ mod tests {
     fn compactionstats_lists_pending_and_running() {
         use super::super::api::{PendingCompactions, RunningCompaction};
         let idle = compactionstats(&CompactionStats {
+            throughput_bytes_per_second: 64 << 20,
             pending_tasks: 0,
             pending: Vec::new(),
             running: Vec::new(),
         });
         assert_eq!(idle, "pending tasks: 0\n");
         let busy = compactionstats(&CompactionStats {
+            throughput_bytes_per_second: 100,
             pending_tasks: 2,
             pending: vec![PendingCompactions {
                 keyspace: "chat".into(),
@@ -341,7 +394,21 @@ mod tests {
              id                                   compaction type keyspace table    completed \
              total unit  progress\n\
              00000000-0000-0000-0000-000000000000 Compaction      chat     messages 250       \
-             1000  bytes 25.00%\n"
+             1000  bytes 25.00%\n\
+             Active compaction remaining time :   0h00m07s\n"
+        );
+    }
+
+    #[test]
+    fn compaction_throughput_in_the_largest_exact_unit() {
+        let say =
+            |bytes_per_second| compactionthroughput(&CompactionThroughput { bytes_per_second });
+        assert_eq!(say(64 << 20), "Current compaction throughput: 64 MiB/s\n");
+        assert_eq!(say(512 << 10), "Current compaction throughput: 512 KiB/s\n");
+        assert_eq!(say(1000), "Current compaction throughput: 1000 B/s\n");
+        assert_eq!(
+            say(0),
+            "Current compaction throughput: 0 MiB/s (unthrottled)\n"
         );
     }
 
@@ -365,6 +432,16 @@ mod tests {
                 key_hex: "00000007".into(),
                 size_bytes: 4000,
             }],
+            local_read: LatencySummary {
+                count: 8,
+                mean_ms: Some(0.1234),
+                p50_ms: 0.103,
+                p99_ms: 0.179,
+                max_ms: 0.2,
+                per_second: 0.5,
+            },
+            local_write: LatencySummary::default(),
+            local_scan: LatencySummary::default(),
         };
         let text = tablestats(&TableStatsReport {
             tables: vec![table("a", "t1"), table("a", "t2"), table("b", "t3")],
@@ -375,5 +452,9 @@ mod tests {
         assert!(text.contains("\t\tTable: t2\n\t\tSSTable count: 1\n"));
         assert!(text.contains("\t\tSpace used (live): 5120\n"));
         assert!(text.contains("\t\t\t0x00000007: 4000\n"));
+        assert!(text.contains(
+            "\t\tLocal read count: 8\n\t\tLocal read latency: 0.123 ms\n\
+             \t\tLocal write count: 0\n\t\tLocal write latency: NaN ms\n"
+        ));
     }
 }

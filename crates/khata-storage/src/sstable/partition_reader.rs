@@ -22,6 +22,7 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use khata_types::{DeletionTime, RangeTombstoneList, Row};
@@ -107,16 +108,19 @@ type Opened = (Option<DeletionTime>, Row, RangeTombstoneList, RowsState);
 
 impl PartitionReader {
     /// `fill_cache`: whether the chunks read are admitted to the block cache (a point read's
-    /// are; a compaction's are not, as a scan's are not).
+    /// are; a compaction's are not, as a scan's are not). `progress`: where to add the length
+    /// of each block of rows as it is read (a compaction's progress).
     pub(super) fn open(
         table: Arc<SsTable>,
         entry: IndexEntry,
         ranges: Arc<[(Bytes, Bytes)]>,
         reversed: bool,
         fill_cache: bool,
+        progress: Option<Arc<AtomicU64>>,
     ) -> Result<PartitionReader> {
-        let (deletion, static_row, range_tombstones, state) =
+        let (deletion, static_row, range_tombstones, mut state) =
             open_partition(&table.data, entry, &ranges, reversed, fill_cache)?;
+        state.progress = progress;
         Ok(PartitionReader {
             deletion,
             static_row,
@@ -216,6 +220,7 @@ fn open_partition(
         last: LastKey::None,
         memo,
         fill_cache,
+        progress: None,
         failed: false,
     };
     Ok((deletion, static_row, range_tombstones, rows))
@@ -505,6 +510,8 @@ struct RowsState {
     memo: ChunkMemo,
     /// Whether chunks read are admitted to the block cache.
     fill_cache: bool,
+    /// Where to add each block's length as it is opened (see [`PartitionReader::open`]).
+    progress: Option<Arc<AtomicU64>>,
     failed: bool,
 }
 
@@ -629,6 +636,9 @@ impl RowsState {
             };
             let start = self.rows_position.saturating_add(offset);
             let block = RowBlock::open(data, &mut self.memo, start, length, self.fill_cache)?;
+            if let Some(progress) = &self.progress {
+                progress.fetch_add(length, Ordering::Relaxed);
+            }
             self.cursor = Some(BlockCursor {
                 next: if self.reversed { block.count } else { 0 },
                 block,

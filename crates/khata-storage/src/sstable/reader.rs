@@ -404,13 +404,20 @@ impl SsTable {
         let Some(entry) = self.find(key)? else {
             return Ok(None);
         };
-        PartitionReader::open(self.clone(), entry, ranges, reversed, true).map(Some)
+        PartitionReader::open(self.clone(), entry, ranges, reversed, true, None).map(Some)
     }
 
     /// The whole partition `key`, rows ascending, as [`SsTable::read`] gives it but through
     /// chunks not admitted to the block cache (for compaction, which reads a wide partition
     /// this way and should not evict the blocks point reads keep hot, as a scan does not).
-    pub fn read_uncached(self: &Arc<Self>, key: &DecoratedKey) -> Result<Option<PartitionReader>> {
+    /// With `progress`, the length of each block of rows is added to it as the block is read
+    /// (so that a compaction's progress moves through a wide partition, not past it at once:
+    /// see [`WideDeferringScan::counting`]).
+    pub fn read_uncached(
+        self: &Arc<Self>,
+        key: &DecoratedKey,
+        progress: Option<Arc<AtomicU64>>,
+    ) -> Result<Option<PartitionReader>> {
         if !self.may_contain(key) {
             return Ok(None);
         }
@@ -418,7 +425,7 @@ impl SsTable {
             return Ok(None);
         };
         let ranges: Arc<[(Bytes, Bytes)]> = Arc::from([clustering::full_range()]);
-        PartitionReader::open(self.clone(), entry, ranges, false, false).map(Some)
+        PartitionReader::open(self.clone(), entry, ranges, false, false, progress).map(Some)
     }
 
     /// [`SsTable::read_validated`] borrowing the SSTable and the ranges (checked by

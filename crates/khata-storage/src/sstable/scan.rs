@@ -156,7 +156,9 @@ impl WideDeferringScan {
 
     /// Add the bytes each partition takes in the Data file (uncompressed, as
     /// `SsTableStats::uncompressed_data_size_bytes` counts them) to `progress` as the scan
-    /// passes it: a compaction's progress (`Engine::sstable_tasks`).
+    /// passes it: a compaction's progress (`Engine::sstable_tasks`). Of a wide partition, only
+    /// the header and row index: its rows count as the caller reads them, through
+    /// `SsTable::read_uncached` given the same counter.
     pub fn counting(mut self, progress: Arc<AtomicU64>) -> Self {
         self.progress = Some(progress);
         self
@@ -170,10 +172,17 @@ impl Iterator for WideDeferringScan {
         let wide_over = self.wide_over;
         let progress = self.progress.as_deref();
         self.scanner.next_with(|s, entry| {
+            let wide = entry.rows_length > wide_over;
             if let Some(progress) = progress {
-                progress.fetch_add(entry.total_length(), Ordering::Relaxed);
+                // A wide partition's rows are counted as they are read (`SsTable::read_uncached`).
+                let passed = if wide {
+                    entry.total_length().saturating_sub(entry.rows_length)
+                } else {
+                    entry.total_length()
+                };
+                progress.fetch_add(passed, Ordering::Relaxed);
             }
-            if entry.rows_length > wide_over {
+            if wide {
                 Ok((entry.key, Scanned::Wide))
             } else {
                 s.read_partition(&entry)
