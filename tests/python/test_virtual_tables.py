@@ -51,6 +51,9 @@ def test_latency_tables_count_this_drivers_reads(session):
     writes = session.execute("SELECT count FROM system_views.local_write_latency "
                              "WHERE keyspace_name = 'lat' AND table_name = 't'").one()
     assert writes.count == 10
+    coordinated = session.execute("SELECT count FROM system_views.coordinator_read_latency "
+                                  "WHERE keyspace_name = 'lat' AND table_name = 't'").one()
+    assert coordinated.count == 7
 
 
 def test_clients_lists_this_driver(session):

@@ -84,7 +84,7 @@ pub struct Coordinator {
     config: CoordinatorConfig,
     schema_events: broadcast::Sender<SchemaEvent>,
     last_timestamp: Arc<AtomicI64>,
-    metrics: CoordinatorMetrics,
+    metrics: Arc<CoordinatorMetrics>,
 }
 
 /// Whether partition reads run on the request's own thread rather than on a blocking thread.
@@ -100,12 +100,15 @@ const SCHEMA_EVENT_QUEUE: usize = 1024;
 
 impl Coordinator {
     pub fn new(replica: Arc<Replica>, config: CoordinatorConfig) -> Self {
+        let metrics = Arc::new(CoordinatorMetrics::default());
+        let source = metrics.clone();
+        replica.set_coordinator_latency_source(Arc::new(move |table| source.table_latency(table)));
         Coordinator {
             replica,
             config,
             schema_events: broadcast::channel(SCHEMA_EVENT_QUEUE).0,
             last_timestamp: Arc::new(AtomicI64::new(0)),
-            metrics: CoordinatorMetrics::default(),
+            metrics,
         }
     }
 
@@ -252,8 +255,23 @@ impl Coordinator {
         cl: Consistency,
         write_type: WriteType,
     ) -> Result<()> {
+        let single;
+        let several: Vec<Uuid>;
+        let tables: &[Uuid] = match &mutations[..] {
+            [m] => {
+                single = [m.table];
+                &single
+            }
+            _ => {
+                let mut ids: Vec<Uuid> = mutations.iter().map(|m| m.table).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                several = ids;
+                &several
+            }
+        };
         let request = self.write_unobserved(mutations, cl, write_type);
-        self.metrics.observe(Op::Write, request).await
+        self.metrics.observe(Op::Write, tables, request).await
     }
 
     async fn write_unobserved(
@@ -298,8 +316,9 @@ impl Coordinator {
 
     /// Read one partition at consistency `cl`.
     pub async fn read(&self, command: ReadCommand, cl: Consistency) -> Result<ReadResult> {
+        let table = command.table;
         let request = self.read_unobserved(command, cl);
-        self.metrics.observe(Op::Read, request).await
+        self.metrics.observe(Op::Read, &[table], request).await
     }
 
     async fn read_unobserved(&self, command: ReadCommand, cl: Consistency) -> Result<ReadResult> {
@@ -323,8 +342,9 @@ impl Coordinator {
 
     /// Read a token range at consistency `cl`.
     pub async fn scan(&self, command: ScanCommand, cl: Consistency) -> Result<ScanResult> {
+        let table = command.table;
         let request = self.scan_unobserved(command, cl);
-        self.metrics.observe(Op::Range, request).await
+        self.metrics.observe(Op::Range, &[table], request).await
     }
 
     async fn scan_unobserved(&self, command: ScanCommand, cl: Consistency) -> Result<ScanResult> {
@@ -354,8 +374,9 @@ impl Coordinator {
     /// Read a table through a secondary index at consistency `cl`. Indexes are local to each
     /// replica, so this asks the replicas of the token range for their matching rows.
     pub async fn index_query(&self, query: IndexQuery, cl: Consistency) -> Result<IndexResult> {
+        let table = query.table;
         let request = self.index_query_unobserved(query, cl);
-        self.metrics.observe(Op::Range, request).await
+        self.metrics.observe(Op::Range, &[table], request).await
     }
 
     async fn index_query_unobserved(

@@ -14,10 +14,21 @@
 //!
 //! Latency is measured with tokio's monotonic clock: it paces nothing and never reaches
 //! data, and under a paused tokio clock (a simulation) it reads simulated time.
+//!
+//! Per table, each request's latency also goes to the table's [`LatencyHistogram`]s
+//! (`khata_types::latency`: fine buckets, the last minute or two) that
+//! `system_views.coordinator_read_latency`, `coordinator_write_latency` and
+//! `coordinator_scan_latency` show (a write of several tables counts for each).
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+use khata_replica::virtual_tables::TableLatencies;
+use khata_types::latency::LatencyHistogram;
+use uuid::Uuid;
 
 use crate::error::CoordinatorError;
 
@@ -188,21 +199,39 @@ impl Observed for crate::catalog::IndexResult {
 }
 
 /// The coordinator's request metrics.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct CoordinatorMetrics {
     /// `requests[op][outcome]`.
     requests: [[AtomicU64; Outcome::ALL.len()]; Op::ALL.len()],
     latency: [Histogram; Op::ALL.len()],
     tombstones_scanned: AtomicU64,
+    /// Per table, the latency of each op (indexed as [`Op::ALL`]).
+    tables: parking_lot::RwLock<HashMap<Uuid, Arc<[LatencyHistogram; 3]>>>,
+    /// The origin of the per-table histograms' clock.
+    origin: tokio::time::Instant,
+}
+
+impl Default for CoordinatorMetrics {
+    fn default() -> Self {
+        CoordinatorMetrics {
+            requests: Default::default(),
+            latency: Default::default(),
+            tombstones_scanned: AtomicU64::new(0),
+            tables: Default::default(),
+            origin: tokio::time::Instant::now(), // layering: allowed (request latency metrics; never reaches data)
+        }
+    }
 }
 
 impl CoordinatorMetrics {
     /// Run a request and record how it went: its outcome, its latency (whatever the outcome:
     /// a timeout's latency is the timeout) and, for reads, the tombstones it met. A request
     /// whose future is dropped before it ends (its client went away) is not counted.
+    /// `tables`: the tables the request reads or writes.
     pub async fn observe<T: Observed>(
         &self,
         op: Op,
+        tables: &[Uuid],
         request: impl Future<Output = crate::Result<T>>,
     ) -> crate::Result<T> {
         let started = tokio::time::Instant::now(); // layering: allowed (request latency metrics; never reaches data)
@@ -216,8 +245,33 @@ impl CoordinatorMetrics {
             }
             Err(e) => Outcome::of(e),
         };
-        self.record(op, outcome, started.elapsed());
+        let now = tokio::time::Instant::now(); // layering: allowed (request latency metrics; never reaches data)
+        let elapsed = now.duration_since(started);
+        self.record(op, outcome, elapsed);
+        let seconds = now.duration_since(self.origin).as_secs();
+        for &table in tables {
+            self.table(table)[op.index()].record(elapsed, seconds);
+        }
         result
+    }
+
+    /// The histograms of `table`, made on its first request.
+    fn table(&self, table: Uuid) -> Arc<[LatencyHistogram; 3]> {
+        if let Some(h) = self.tables.read().get(&table) {
+            return h.clone();
+        }
+        self.tables.write().entry(table).or_default().clone()
+    }
+
+    /// The latencies of `table`'s requests (`None` before its first).
+    pub fn table_latency(&self, table: Uuid) -> Option<TableLatencies> {
+        let h = self.tables.read().get(&table)?.clone();
+        let seconds = self.origin.elapsed().as_secs();
+        Some(TableLatencies {
+            read: h[Op::Read.index()].snapshot(seconds),
+            write: h[Op::Write.index()].snapshot(seconds),
+            scan: h[Op::Range.index()].snapshot(seconds),
+        })
     }
 
     /// Count one request that took `elapsed`.
@@ -315,10 +369,15 @@ mod tests {
             }
         }
         let m = CoordinatorMetrics::default();
-        m.observe(Op::Read, async { Ok(Read(3)) }).await.unwrap();
-        m.observe(Op::Read, async { Ok(Read(4)) }).await.unwrap();
+        let t = Uuid::new_v4();
+        m.observe(Op::Read, &[t], async { Ok(Read(3)) })
+            .await
+            .unwrap();
+        m.observe(Op::Read, &[t], async { Ok(Read(4)) })
+            .await
+            .unwrap();
         let failed = m
-            .observe::<()>(Op::Write, async {
+            .observe::<()>(Op::Write, &[t], async {
                 Err(CoordinatorError::Internal("disk".into()))
             })
             .await;
@@ -331,5 +390,11 @@ mod tests {
         assert_eq!(s.requests.len(), Op::ALL.len() * Outcome::ALL.len());
         let read = &s.latency.iter().find(|(op, _)| *op == Op::Read).unwrap().1;
         assert_eq!(read.count, 2);
+        let table = m.table_latency(t).expect("the table's requests were seen");
+        assert_eq!(
+            (table.read.count, table.write.count, table.scan.count),
+            (2, 1, 0)
+        );
+        assert_eq!(m.table_latency(Uuid::new_v4()), None);
     }
 }

@@ -31,7 +31,7 @@ use crate::rows::{ReadRowExt, RowWriter, SysValue, read_rows};
 use crate::schema::{IndexDef, KeyspaceSchema, Schema, TableSchema, UserType, add_fixed_tables};
 use crate::schema_tables::{self, StoredRows, SystemWrite};
 use crate::system_tables;
-use crate::virtual_tables::{self, ClientsSource};
+use crate::virtual_tables::{self, ClientsSource, CoordinatorLatencySource, TableLatencies};
 
 /// The Cassandra version khata reports (`release_version`): drivers pick their schema parser
 /// by it, and cqlsh 6 sends `DESCRIBE` to servers of 4.0 or later.
@@ -518,6 +518,12 @@ impl Replica {
         *self.virtual_state.clients.write() = Some(source);
     }
 
+    /// What gives the coordinator's latencies of a table's requests for
+    /// `system_views.coordinator_*_latency`.
+    pub fn set_coordinator_latency_source(&self, source: CoordinatorLatencySource) {
+        *self.virtual_state.coordinator_latency.write() = Some(source);
+    }
+
     fn is_virtual(&self, table: Uuid) -> bool {
         self.virtual_ids.contains(&table)
     }
@@ -590,15 +596,31 @@ impl Replica {
         if def.keyspace == virtual_tables::SYSTEM_VIEWS
             && let Some(kind) = virtual_tables::LatencyKind::of_table(&def.name)
         {
+            let source = self.virtual_state.coordinator_latency.read().clone();
+            let empty = || {
+                let none = khata_types::latency::LatencyHistogram::default().snapshot(0);
+                TableLatencies {
+                    read: none.clone(),
+                    write: none.clone(),
+                    scan: none,
+                }
+            };
             for (keyspace, ks) in &schema.keyspaces {
                 for (name, t) in &ks.tables {
-                    let l = self.engine.table_latency(t.def.id)?;
-                    let snapshot = match kind {
-                        virtual_tables::LatencyKind::Read => l.read,
-                        virtual_tables::LatencyKind::Write => l.write,
-                        virtual_tables::LatencyKind::Scan => l.scan,
+                    let l = if kind.coordinator {
+                        source
+                            .as_ref()
+                            .and_then(|source| source(t.def.id))
+                            .unwrap_or_else(empty)
+                    } else {
+                        let l = self.engine.table_latency(t.def.id)?;
+                        TableLatencies {
+                            read: l.read,
+                            write: l.write,
+                            scan: l.scan,
+                        }
                     };
-                    latencies.push((keyspace.clone(), name.clone(), snapshot));
+                    latencies.push((keyspace.clone(), name.clone(), kind.pick(l)));
                 }
             }
         }

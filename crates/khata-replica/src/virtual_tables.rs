@@ -24,6 +24,9 @@
 //!   stored table, the engine's reads, writes and range scans counted since the node started,
 //!   with the median, 99th percentile, maximum and rate of the last minute or two
 //!   ([`khata_storage::Engine::table_latency`]).
+//! - `system_views.coordinator_read_latency`, `coordinator_write_latency`,
+//!   `coordinator_scan_latency`: the same of the requests the node coordinated, from receipt
+//!   to answer (given by the coordinator, [`crate::Replica::set_coordinator_latency_source`]).
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -69,11 +72,23 @@ pub struct ClientInfo {
 /// What lists the connected clients.
 pub type ClientsSource = Arc<dyn Fn() -> Vec<ClientInfo> + Send + Sync>;
 
+/// A table's read, write and range-read latencies, as a latency table shows one of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableLatencies {
+    pub read: LatencySnapshot,
+    pub write: LatencySnapshot,
+    pub scan: LatencySnapshot,
+}
+
+/// The coordinator's latencies of a table's requests (`None`: none seen yet).
+pub type CoordinatorLatencySource = Arc<dyn Fn(uuid::Uuid) -> Option<TableLatencies> + Send + Sync>;
+
 /// The node state the virtual tables show that the replica does not own.
 #[derive(Default)]
 pub(crate) struct VirtualState {
     pub(crate) settings: parking_lot::RwLock<Vec<(String, String)>>,
     pub(crate) clients: parking_lot::RwLock<Option<ClientsSource>>,
+    pub(crate) coordinator_latency: parking_lot::RwLock<Option<CoordinatorLatencySource>>,
 }
 
 impl std::fmt::Debug for VirtualState {
@@ -206,6 +221,21 @@ pub fn all() -> Vec<TableDef> {
             ),
             "current sstable tasks",
         ),
+        latency_table(
+            views,
+            "coordinator_read_latency",
+            "Coordinator read latency",
+        ),
+        latency_table(
+            views,
+            "coordinator_scan_latency",
+            "Coordinator range latency",
+        ),
+        latency_table(
+            views,
+            "coordinator_write_latency",
+            "Coordinator write latency",
+        ),
         latency_table(views, "local_read_latency", "Local read latency"),
         latency_table(views, "local_scan_latency", "Local range latency"),
         latency_table(views, "local_write_latency", "Local write latency"),
@@ -253,9 +283,16 @@ fn latency_table(keyspace: &str, name: &str, comment: &str) -> TableDef {
     )
 }
 
-/// Which of a table's local latencies a latency table shows.
+/// Which latencies a latency table shows: the engine's own (`local`) or the coordinator's,
+/// and of which requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LatencyKind {
+pub(crate) struct LatencyKind {
+    pub coordinator: bool,
+    pub op: LatencyOp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LatencyOp {
     Read,
     Write,
     Scan,
@@ -264,11 +301,27 @@ pub(crate) enum LatencyKind {
 impl LatencyKind {
     /// The kind a `system_views` table shows, if it is a latency table.
     pub(crate) fn of_table(name: &str) -> Option<LatencyKind> {
-        match name {
-            "local_read_latency" => Some(LatencyKind::Read),
-            "local_write_latency" => Some(LatencyKind::Write),
-            "local_scan_latency" => Some(LatencyKind::Scan),
-            _ => None,
+        let (side, op) = name.strip_suffix("_latency")?.split_once('_')?;
+        let coordinator = match side {
+            "local" => false,
+            "coordinator" => true,
+            _ => return None,
+        };
+        let op = match op {
+            "read" => LatencyOp::Read,
+            "write" => LatencyOp::Write,
+            "scan" => LatencyOp::Scan,
+            _ => return None,
+        };
+        Some(LatencyKind { coordinator, op })
+    }
+
+    /// The latencies of this kind's op.
+    pub(crate) fn pick(self, latencies: TableLatencies) -> LatencySnapshot {
+        match self.op {
+            LatencyOp::Read => latencies.read,
+            LatencyOp::Write => latencies.write,
+            LatencyOp::Scan => latencies.scan,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The virtual keyspaces of Cassandra 4 through the `scylla` driver: `system_virtual_schema`
 //! describes `system_views`, whose tables show the node's settings (secrets hidden), its
 //! connected clients (this driver's own connections among them), its block cache and the
-//! disk used by each table and each table's local read, write and scan latencies; they page
+//! disk used by each table and each table's read, write and scan latencies (the engine's and
+//! the coordinator's); they page
 //! like any table, cannot be written, truncated or altered, and `DESCRIBE` shows them as
 //! virtual.
 
@@ -76,6 +77,9 @@ async fn virtual_tables_show_the_node() {
         [
             "caches",
             "clients",
+            "coordinator_read_latency",
+            "coordinator_scan_latency",
+            "coordinator_write_latency",
             "disk_usage",
             "local_read_latency",
             "local_scan_latency",
@@ -84,8 +88,9 @@ async fn virtual_tables_show_the_node() {
             "sstable_tasks"
         ]
     );
-    assert_eq!(tables[6].2.as_deref(), Some("current settings"));
-    assert_eq!(tables[3].2.as_deref(), Some("Local read latency"));
+    assert_eq!(tables[9].2.as_deref(), Some("current settings"));
+    assert_eq!(tables[6].2.as_deref(), Some("Local read latency"));
+    assert_eq!(tables[2].2.as_deref(), Some("Coordinator read latency"));
     let columns: Vec<(String, String, String, i32, String)> = rows(
         &session,
         "SELECT column_name, kind, clustering_order, position, type \
@@ -320,9 +325,25 @@ async fn latency_tables_count_each_tables_reads_writes_and_scans() {
     // Three pages of 50 rows: three scans (or more: a page may end at a range's end).
     let (scans, ..) = latency_of(&session, "local_scan_latency").await;
     assert!(scans >= 3, "{scans}");
+    // The same requests as the coordinator saw them, from receipt to answer.
+    let (writes, ..) = latency_of(&session, "coordinator_write_latency").await;
+    assert_eq!(writes, 120);
+    let (reads, max, p50, p99, _) = latency_of(&session, "coordinator_read_latency").await;
+    assert_eq!(reads, 45);
+    assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{p50} {p99} {max}");
+    let (pages, ..) = latency_of(&session, "coordinator_scan_latency").await;
+    assert!(pages >= 3, "{pages}");
     let quiet: Vec<(i64, f64, f64)> = rows(
         &session,
         "SELECT count, p99th_ms, per_second FROM system_views.local_read_latency \
+         WHERE keyspace_name = 'ks' AND table_name = 'quiet'",
+        100,
+    )
+    .await;
+    assert_eq!(quiet, [(0, 0.0, 0.0)], "a table never read");
+    let quiet: Vec<(i64, f64, f64)> = rows(
+        &session,
+        "SELECT count, p99th_ms, per_second FROM system_views.coordinator_read_latency \
          WHERE keyspace_name = 'ks' AND table_name = 'quiet'",
         100,
     )
