@@ -607,20 +607,16 @@ impl Replica {
             };
             for (keyspace, ks) in &schema.keyspaces {
                 for (name, t) in &ks.tables {
-                    let l = if kind.coordinator {
-                        source
+                    let snapshot = if kind.coordinator {
+                        let l = source
                             .as_ref()
                             .and_then(|source| source(t.def.id))
-                            .unwrap_or_else(empty)
+                            .unwrap_or_else(empty);
+                        kind.pick(l).unwrap_or_else(|| empty().read)
                     } else {
-                        let l = self.engine.table_latency(t.def.id)?;
-                        TableLatencies {
-                            read: l.read,
-                            write: l.write,
-                            scan: l.scan,
-                        }
+                        kind.pick_local(self.engine.table_histograms(t.def.id)?)
                     };
-                    latencies.push((keyspace.clone(), name.clone(), kind.pick(l)));
+                    latencies.push((keyspace.clone(), name.clone(), snapshot));
                 }
             }
         }

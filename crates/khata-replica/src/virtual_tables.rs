@@ -23,7 +23,9 @@
 //! - `system_views.local_read_latency`, `local_write_latency`, `local_scan_latency`: per
 //!   stored table, the engine's reads, writes and range scans counted since the node started,
 //!   with the median, 99th percentile, maximum and rate of the last minute or two
-//!   ([`khata_storage::Engine::table_latency`]).
+//!   ([`khata_storage::Engine::table_histograms`]).
+//! - `system_views.rows_per_read`, `tombstones_per_read`: per stored table, the live rows and
+//!   the tombstones each partition read met (the same windows).
 //! - `system_views.coordinator_read_latency`, `coordinator_write_latency`,
 //!   `coordinator_scan_latency`: the same of the requests the node coordinated, from receipt
 //!   to answer (given by the coordinator, [`crate::Replica::set_coordinator_latency_source`]).
@@ -239,6 +241,8 @@ pub fn all() -> Vec<TableDef> {
         latency_table(views, "local_read_latency", "Local read latency"),
         latency_table(views, "local_scan_latency", "Local range latency"),
         latency_table(views, "local_write_latency", "Local write latency"),
+        count_table(views, "rows_per_read", "Rows read per query"),
+        count_table(views, "tombstones_per_read", "Tombstones scanned per read"),
         with_comment(
             table(
                 views,
@@ -283,8 +287,27 @@ fn latency_table(keyspace: &str, name: &str, comment: &str) -> TableDef {
     )
 }
 
-/// Which latencies a latency table shows: the engine's own (`local`) or the coordinator's,
-/// and of which requests.
+/// A per-table histogram of counts of Cassandra 4 (`rows_per_read`, `tombstones_per_read`).
+fn count_table(keyspace: &str, name: &str, comment: &str) -> TableDef {
+    with_comment(
+        table(
+            keyspace,
+            name,
+            &[("keyspace_name", CqlType::Text)],
+            &[("table_name", CqlType::Text)],
+            &[
+                ("count", CqlType::Bigint),
+                ("max", CqlType::Double),
+                ("p50th", CqlType::Double),
+                ("p99th", CqlType::Double),
+            ],
+        ),
+        comment,
+    )
+}
+
+/// Which histograms a per-table histogram table shows: the engine's own (`local`) or the
+/// coordinator's, and of which requests (or which counts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LatencyKind {
     pub coordinator: bool,
@@ -296,11 +319,26 @@ pub(crate) enum LatencyOp {
     Read,
     Write,
     Scan,
+    /// Live rows per partition read (local only).
+    RowsPerRead,
+    /// Tombstones per partition read (local only).
+    TombstonesPerRead,
 }
 
 impl LatencyKind {
     /// The kind a `system_views` table shows, if it is a latency table.
     pub(crate) fn of_table(name: &str) -> Option<LatencyKind> {
+        let counts = |op| {
+            Some(LatencyKind {
+                coordinator: false,
+                op,
+            })
+        };
+        match name {
+            "rows_per_read" => return counts(LatencyOp::RowsPerRead),
+            "tombstones_per_read" => return counts(LatencyOp::TombstonesPerRead),
+            _ => {}
+        }
         let (side, op) = name.strip_suffix("_latency")?.split_once('_')?;
         let coordinator = match side {
             "local" => false,
@@ -316,12 +354,35 @@ impl LatencyKind {
         Some(LatencyKind { coordinator, op })
     }
 
-    /// The latencies of this kind's op.
-    pub(crate) fn pick(self, latencies: TableLatencies) -> LatencySnapshot {
+    /// Whether the table counts things rather than timing them.
+    pub(crate) fn counts(self) -> bool {
+        matches!(
+            self.op,
+            LatencyOp::RowsPerRead | LatencyOp::TombstonesPerRead
+        )
+    }
+
+    /// The coordinator's histogram of this kind's op.
+    pub(crate) fn pick(self, latencies: TableLatencies) -> Option<LatencySnapshot> {
         match self.op {
-            LatencyOp::Read => latencies.read,
-            LatencyOp::Write => latencies.write,
-            LatencyOp::Scan => latencies.scan,
+            LatencyOp::Read => Some(latencies.read),
+            LatencyOp::Write => Some(latencies.write),
+            LatencyOp::Scan => Some(latencies.scan),
+            LatencyOp::RowsPerRead | LatencyOp::TombstonesPerRead => None,
+        }
+    }
+
+    /// The engine's histogram of this kind's op.
+    pub(crate) fn pick_local(
+        self,
+        local: khata_storage::TableHistogramsSnapshot,
+    ) -> LatencySnapshot {
+        match self.op {
+            LatencyOp::Read => local.read,
+            LatencyOp::Write => local.write,
+            LatencyOp::Scan => local.scan,
+            LatencyOp::RowsPerRead => local.rows_per_read,
+            LatencyOp::TombstonesPerRead => local.tombstones_per_read,
         }
     }
 }
@@ -459,6 +520,20 @@ pub(crate) fn partitions(
                             "mebibytes",
                             SysValue::BigInt(bytes.div_ceil(1 << 20) as i64),
                         ),
+                );
+            }
+        }
+        (SYSTEM_VIEWS, name) if LatencyKind::of_table(name).is_some_and(LatencyKind::counts) => {
+            let value = |v: u64| SysValue::Double(v as f64);
+            for (keyspace, name, l) in &state.latencies {
+                rows.push(
+                    RowWriter::new(def)
+                        .set("keyspace_name", SysValue::Text(keyspace.clone()))
+                        .set("table_name", SysValue::Text(name.clone()))
+                        .set("count", SysValue::BigInt(bigint(l.count)))
+                        .set("max", value(l.max_micros))
+                        .set("p50th", value(l.quantile_micros(0.5)))
+                        .set("p99th", value(l.quantile_micros(0.99))),
                 );
             }
         }

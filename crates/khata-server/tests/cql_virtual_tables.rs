@@ -84,11 +84,13 @@ async fn virtual_tables_show_the_node() {
             "local_read_latency",
             "local_scan_latency",
             "local_write_latency",
+            "rows_per_read",
             "settings",
-            "sstable_tasks"
+            "sstable_tasks",
+            "tombstones_per_read"
         ]
     );
-    assert_eq!(tables[9].2.as_deref(), Some("current settings"));
+    assert_eq!(tables[10].2.as_deref(), Some("current settings"));
     assert_eq!(tables[6].2.as_deref(), Some("Local read latency"));
     assert_eq!(tables[2].2.as_deref(), Some("Coordinator read latency"));
     let columns: Vec<(String, String, String, i32, String)> = rows(
@@ -307,14 +309,20 @@ async fn latency_tables_count_each_tables_reads_writes_and_scans() {
         .prepare("SELECT v FROM ks.t WHERE k = ?")
         .await
         .unwrap();
-    for k in 0..45 {
+    for k in 0..44 {
         session.execute_unpaged(&select, (k,)).await.unwrap();
     }
+    // One read meets a tombstone.
+    session
+        .query_unpaged("DELETE FROM ks.t WHERE k = 500", &[])
+        .await
+        .unwrap();
+    session.execute_unpaged(&select, (500,)).await.unwrap();
     let all: Vec<(i32, String)> = rows(&session, "SELECT k, v FROM ks.t", 50).await;
     assert_eq!(all.len(), 120);
 
     let (writes, ..) = latency_of(&session, "local_write_latency").await;
-    assert_eq!(writes, 120);
+    assert_eq!(writes, 121);
     let (reads, max, p50, p99, per_second) = latency_of(&session, "local_read_latency").await;
     assert_eq!(reads, 45);
     assert!(
@@ -327,7 +335,23 @@ async fn latency_tables_count_each_tables_reads_writes_and_scans() {
     assert!(scans >= 3, "{scans}");
     // The same requests as the coordinator saw them, from receipt to answer.
     let (writes, ..) = latency_of(&session, "coordinator_write_latency").await;
-    assert_eq!(writes, 120);
+    assert_eq!(writes, 121);
+    // What the 45 reads met: a row each but the last, which met a tombstone.
+    for (table, expected) in [
+        ("rows_per_read", (45, 1.0, 1.0, 1.0)),
+        ("tombstones_per_read", (45, 1.0, 0.0, 1.0)),
+    ] {
+        let found: Vec<(i64, f64, f64, f64)> = rows(
+            &session,
+            &format!(
+                "SELECT count, max, p50th, p99th FROM system_views.{table} \
+                 WHERE keyspace_name = 'ks' AND table_name = 't'"
+            ),
+            100,
+        )
+        .await;
+        assert_eq!(found, [expected], "{table}");
+    }
     let (reads, max, p50, p99, _) = latency_of(&session, "coordinator_read_latency").await;
     assert_eq!(reads, 45);
     assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{p50} {p99} {max}");

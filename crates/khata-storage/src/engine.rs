@@ -46,7 +46,7 @@ use crate::mutation::{Mutation, decode_record, encode_record};
 use crate::read::{ReadLimits, ReadResult};
 use crate::sstable::{BlockCache, SsTable};
 use crate::table::{
-    ScanPosition, ScanResult, TableLatencySnapshot, TableStore, Tables, WidePartitions,
+    ScanPosition, ScanResult, TableHistogramsSnapshot, TableStore, Tables, WidePartitions,
 };
 use crate::table_spec::{TableSpec, decode_spec, encode_spec};
 
@@ -197,11 +197,13 @@ impl Inner {
         self.metrics_origin.elapsed().as_secs()
     }
 
-    /// Count in `histogram` the time since `started` (one read of the clock).
-    fn record_since(&self, histogram: &LatencyHistogram, started: std::time::Instant) {
+    /// Count in `histogram` the time since `started` (one read of the clock); returns the
+    /// histograms' clock.
+    fn record_since(&self, histogram: &LatencyHistogram, started: std::time::Instant) -> u64 {
         let now = std::time::Instant::now(); // layering: allowed (latency metrics; never reaches data)
         let seconds = now.duration_since(self.metrics_origin).as_secs();
         histogram.record(now.duration_since(started), seconds);
+        seconds
     }
 }
 
@@ -512,7 +514,7 @@ impl Engine {
                 let memtable = &view.active.memtable;
                 let started = std::time::Instant::now(); // layering: allowed (latency metrics; never reaches data)
                 memtable.apply(&m.key, m.update);
-                self.inner.record_since(&t.latency.write, started);
+                self.inner.record_since(&t.histograms.write, started);
                 *full = memtable.size_bytes() >= self.inner.config.memtable_flush_size_bytes;
             }
         }
@@ -649,7 +651,7 @@ impl Engine {
     ) -> Result<ReadResult> {
         let ranges = normalize_ranges(ranges);
         let t = self.table(table)?;
-        self.timed(&t.latency.read, || {
+        self.timed_read(&t, || {
             t.read(
                 key,
                 &ranges,
@@ -672,7 +674,7 @@ impl Engine {
     ) -> Result<ReadResult> {
         let ranges = normalize_ranges(ranges);
         let t = self.table(table)?;
-        self.timed(&t.latency.read, || {
+        self.timed_read(&t, || {
             t.read_row(
                 key,
                 &ranges,
@@ -694,7 +696,7 @@ impl Engine {
         now: LocalTime,
     ) -> Result<ScanResult> {
         let t = self.table(table)?;
-        self.timed(&t.latency.scan, || {
+        self.timed(&t.histograms.scan, || {
             t.scan(
                 start,
                 end,
@@ -707,6 +709,25 @@ impl Engine {
         })
     }
 
+    /// Run a partition read of `t`: count how long it took, and the live rows and tombstones
+    /// it met.
+    fn timed_read(
+        &self,
+        t: &TableStore,
+        read: impl FnOnce() -> Result<ReadResult>,
+    ) -> Result<ReadResult> {
+        let started = std::time::Instant::now(); // layering: allowed (latency metrics; never reaches data)
+        let result = read();
+        let seconds = self.inner.record_since(&t.histograms.read, started);
+        if let Ok(r) = &result {
+            let h = &t.histograms;
+            h.rows_per_read.record_value(r.live_rows as u64, seconds);
+            h.tombstones_per_read
+                .record_value(r.tombstones_scanned as u64, seconds);
+        }
+        result
+    }
+
     /// Run `work` and count how long it took in `histogram`.
     fn timed<T>(&self, histogram: &LatencyHistogram, work: impl FnOnce() -> T) -> T {
         let started = std::time::Instant::now(); // layering: allowed (latency metrics; never reaches data)
@@ -717,13 +738,15 @@ impl Engine {
 
     /// A table's local read, write and scan latencies (Cassandra's per-table latency
     /// metrics): counts since open, percentiles of the last minute or two.
-    pub fn table_latency(&self, table: Uuid) -> Result<TableLatencySnapshot> {
+    pub fn table_histograms(&self, table: Uuid) -> Result<TableHistogramsSnapshot> {
         let t = self.table(table)?;
         let now = self.inner.metrics_seconds();
-        Ok(TableLatencySnapshot {
-            read: t.latency.read.snapshot(now),
-            write: t.latency.write.snapshot(now),
-            scan: t.latency.scan.snapshot(now),
+        Ok(TableHistogramsSnapshot {
+            read: t.histograms.read.snapshot(now),
+            write: t.histograms.write.snapshot(now),
+            scan: t.histograms.scan.snapshot(now),
+            rows_per_read: t.histograms.rows_per_read.snapshot(now),
+            tombstones_per_read: t.histograms.tombstones_per_read.snapshot(now),
         })
     }
 

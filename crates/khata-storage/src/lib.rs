@@ -32,5 +32,5 @@ pub use engine::{Engine, EngineConfig, SsTableTask, TableStats};
 pub use error::{Result, StorageError};
 pub use mutation::Mutation;
 pub use read::{ReadLimits, ReadResult};
-pub use table::{ScanPosition, ScanResult, TableLatencySnapshot, WidePartitions};
+pub use table::{ScanPosition, ScanResult, TableHistogramsSnapshot, WidePartitions};
 pub use table_spec::TableSpec;

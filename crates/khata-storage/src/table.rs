@@ -223,15 +223,17 @@ pub struct TableStore {
     partition_reads: AtomicU64,
     sstables_read: AtomicU64,
     /// How long the engine took over this table's reads, writes and scans (Cassandra's
-    /// local read, write and range latencies).
-    pub(crate) latency: TableLatency,
+    /// local read, write and range latencies), and what its reads met.
+    pub(crate) histograms: TableHistograms,
 }
 
-/// The local latencies of one table: what `nodetool tablestats` calls "Local read latency"
-/// and friends, and `system_views.local_read_latency`, `local_write_latency`,
-/// `local_scan_latency` show.
+/// The local latencies of one table, what `nodetool tablestats` calls "Local read latency"
+/// and friends and `system_views.local_read_latency`, `local_write_latency`,
+/// `local_scan_latency` show, and the live rows and tombstones each partition read met
+/// (`rows_per_read`, `tombstones_per_read`; tablestats' "live cells" and "tombstones per
+/// slice").
 #[derive(Debug, Default)]
-pub struct TableLatency {
+pub struct TableHistograms {
     /// Partition reads (`Engine::read`, `Engine::read_row`).
     pub read: LatencyHistogram,
     /// Each mutation's application to the memtable (the commit log's part is not the
@@ -239,14 +241,20 @@ pub struct TableLatency {
     pub write: LatencyHistogram,
     /// Token-range scans (`Engine::scan`), a page each.
     pub scan: LatencyHistogram,
+    /// Live rows each partition read returned (counts, not microseconds).
+    pub rows_per_read: LatencyHistogram,
+    /// Tombstones each partition read met.
+    pub tombstones_per_read: LatencyHistogram,
 }
 
-/// [`TableLatency`] at one moment.
+/// [`TableHistograms`] at one moment.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TableLatencySnapshot {
+pub struct TableHistogramsSnapshot {
     pub read: LatencySnapshot,
     pub write: LatencySnapshot,
     pub scan: LatencySnapshot,
+    pub rows_per_read: LatencySnapshot,
+    pub tombstones_per_read: LatencySnapshot,
 }
 
 /// Take in what one source holds for a one-row read: its partition deletion, a range
@@ -298,7 +306,7 @@ impl TableStore {
             sealed_bytes: AtomicUsize::new(0),
             partition_reads: AtomicU64::new(0),
             sstables_read: AtomicU64::new(0),
-            latency: TableLatency::default(),
+            histograms: TableHistograms::default(),
         }
     }
 

@@ -2,9 +2,10 @@
 //! them (`nodetool tablestats`' "Local read latency", the `system_views.*_latency` tables).
 //!
 //! A [`LatencyHistogram`] counts latencies in buckets whose bounds grow by a factor of 1.2
-//! from 1 µs (Cassandra's `EstimatedHistogram` offsets: 1, 2, 3, ... 8, 10, 12, 14, 17, 20,
-//! ...), 98 of them up to 108 seconds and one above: a percentile read from it is within 20%
-//! of the true one. The counts are kept in two windows of [`WINDOW_SECONDS`], the current
+//! from 1 µs (Cassandra's `EstimatedHistogram` offsets, zero included: 0, 1, 2, 3, ... 8, 10,
+//! 12, 14, 17, 20, ...), 99 of them up to 108 seconds and one above: a percentile read from it
+//! is within 20% of the true one. It counts other values as well (the rows or tombstones a
+//! read met), as Cassandra's does. The counts are kept in two windows of [`WINDOW_SECONDS`], the current
 //! one and the one before, so percentiles, the maximum and the rate describe the last one to
 //! two minutes (Cassandra's reservoirs decay over minutes too), while [`LatencySnapshot::count`]
 //! counts everything since the histogram was made.
@@ -23,16 +24,16 @@ use std::time::Duration;
 pub const WINDOW_SECONDS: u64 = 60;
 
 /// Buckets with an upper bound, and one more for what exceeds the last bound.
-const BOUNDED: usize = 98;
+const BOUNDED: usize = 99;
 
-/// Upper bounds of the buckets in microseconds, inclusive: each the previous times 1.2,
-/// rounded, and at least one more.
+/// Upper bounds of the buckets in microseconds, inclusive: 0, then from 1 each the previous
+/// times 1.2, rounded, and at least one more.
 pub const BUCKET_BOUNDS_MICROS: [u64; BOUNDED] = bounds();
 
 const fn bounds() -> [u64; BOUNDED] {
     let mut b = [0u64; BOUNDED];
-    b[0] = 1;
-    let mut i = 1;
+    b[1] = 1;
+    let mut i = 2;
     while i < BOUNDED {
         let last = b[i - 1];
         let next = (12 * last + 5) / 10;
@@ -107,6 +108,12 @@ impl LatencyHistogram {
     /// Count one latency, at `now_seconds` of the caller's monotonic clock.
     pub fn record(&self, latency: Duration, now_seconds: u64) {
         let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
+        self.record_value(micros, now_seconds);
+    }
+
+    /// Count one value that is not a latency (rows or tombstones a read met: Cassandra keeps
+    /// those in the same buckets). Where the documentation says microseconds, read units.
+    pub fn record_value(&self, micros: u64, now_seconds: u64) {
         let epoch = now_seconds / WINDOW_SECONDS;
         let slot = (epoch % 2) as usize;
         if self.epochs[slot].load(Ordering::Acquire) != epoch {
@@ -223,18 +230,18 @@ mod tests {
     #[test]
     fn bounds_are_cassandras_offsets() {
         assert_eq!(
-            BUCKET_BOUNDS_MICROS[..20],
+            BUCKET_BOUNDS_MICROS[..21],
             [
-                1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 29, 35, 42, 50, 60, 72
+                0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 29, 35, 42, 50, 60, 72
             ]
         );
         assert_eq!(BUCKET_BOUNDS_MICROS[BOUNDED - 1], 107_964_792);
         assert!(BUCKET_BOUNDS_MICROS.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(bucket(0), 0);
-        assert_eq!(bucket(1), 0);
-        assert_eq!(bucket(9), 8);
-        assert_eq!(bucket(10), 8);
-        assert_eq!(bucket(11), 9);
+        assert_eq!(bucket(1), 1);
+        assert_eq!(bucket(9), 9);
+        assert_eq!(bucket(10), 9);
+        assert_eq!(bucket(11), 10);
         assert_eq!(bucket(u64::MAX), BOUNDED);
     }
 
@@ -282,6 +289,18 @@ mod tests {
         assert_eq!(idle.quantile_micros(0.99), 0);
         assert_eq!(idle.per_second(), 0.0);
         assert!(idle.mean_micros().is_nan());
+    }
+
+    #[test]
+    fn counts_of_zero_have_their_own_bucket() {
+        let h = LatencyHistogram::default();
+        for value in [0, 0, 0, 5] {
+            h.record_value(value, 0);
+        }
+        let s = h.snapshot(0);
+        assert_eq!(s.quantile_micros(0.5), 0);
+        assert_eq!(s.quantile_micros(0.99), 5);
+        assert_eq!(s.max_micros, 5);
     }
 
     #[test]

@@ -184,6 +184,22 @@ pub struct TableStats {
     pub local_write: LatencySummary,
     #[serde(default)]
     pub local_scan: LatencySummary,
+    /// Live rows and tombstones each partition read met, over the last minute or two.
+    #[serde(default)]
+    pub rows_per_read: CountSummary,
+    #[serde(default)]
+    pub tombstones_per_read: CountSummary,
+}
+
+/// A distribution of counts in `/tablestats` (the mean is null when nothing was recorded
+/// lately).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CountSummary {
+    pub count: u64,
+    pub mean: Option<f64>,
+    pub p50: u64,
+    pub p99: u64,
+    pub max: u64,
 }
 
 /// A latency distribution in `/tablestats` (times in milliseconds; the mean is null when

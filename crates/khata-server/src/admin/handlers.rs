@@ -13,8 +13,8 @@ use uuid::Uuid;
 
 use super::AdminContext;
 use super::api::{
-    ApiError, CommitLogInfo, CompactReport, CompactionStats, CompactionThroughput, FlushReport,
-    Info, LargePartition, LatencySummary, NodeState, NodeStatus, PendingCompactions,
+    ApiError, CommitLogInfo, CompactReport, CompactionStats, CompactionThroughput, CountSummary,
+    FlushReport, Info, LargePartition, LatencySummary, NodeState, NodeStatus, PendingCompactions,
     RunningCompaction, Scope, Status, TableCompaction, TableName, TableStats, TableStatsReport,
 };
 use super::prometheus::{self, MetricsInput};
@@ -369,13 +369,15 @@ pub(super) async fn tablestats(
     let tables = stats
         .into_iter()
         .map(|(t, s)| {
-            let latency = engine.table_latency(t.id).ok();
+            let latency = engine.table_histograms(t.id).ok();
             (t, s, latency)
         })
         .map(|(t, s, latency)| TableStats {
             local_read: summary(latency.as_ref().map(|l| &l.read)),
             local_write: summary(latency.as_ref().map(|l| &l.write)),
             local_scan: summary(latency.as_ref().map(|l| &l.scan)),
+            rows_per_read: counts(latency.as_ref().map(|l| &l.rows_per_read)),
+            tombstones_per_read: counts(latency.as_ref().map(|l| &l.tombstones_per_read)),
             keyspace: t.keyspace,
             table: t.table,
             id: t.id,
@@ -416,6 +418,21 @@ fn summary(latency: Option<&khata_types::latency::LatencySnapshot>) -> LatencySu
         p99_ms: ms(l.quantile_micros(0.99)),
         max_ms: ms(l.max_micros),
         per_second: l.per_second(),
+    }
+}
+
+/// A histogram of counts in `/tablestats`' terms (a table dropped meanwhile: zeros).
+fn counts(histogram: Option<&khata_types::latency::LatencySnapshot>) -> CountSummary {
+    let Some(h) = histogram else {
+        return CountSummary::default();
+    };
+    let mean = h.mean_micros();
+    CountSummary {
+        count: h.count,
+        mean: (!mean.is_nan()).then_some(mean),
+        p50: h.quantile_micros(0.5),
+        p99: h.quantile_micros(0.99),
+        max: h.max_micros,
     }
 }
 

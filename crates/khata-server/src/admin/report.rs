@@ -280,6 +280,31 @@ pub fn tablestats(report: &TableStatsReport) -> String {
         let _ = writeln!(out, "\t\tLocal write latency: {}", mean(&t.local_write));
         let _ = writeln!(out, "\t\tLocal range count: {}", t.local_scan.count);
         let _ = writeln!(out, "\t\tLocal range latency: {}", mean(&t.local_scan));
+        let average = |c: &super::api::CountSummary| match c.mean {
+            Some(mean) => format!("{mean:.1}"),
+            None => "NaN".to_string(),
+        };
+        let recent = "(last one to two minutes)";
+        let _ = writeln!(
+            out,
+            "\t\tAverage live cells per slice {recent}: {}",
+            average(&t.rows_per_read)
+        );
+        let _ = writeln!(
+            out,
+            "\t\tMaximum live cells per slice {recent}: {}",
+            t.rows_per_read.max
+        );
+        let _ = writeln!(
+            out,
+            "\t\tAverage tombstones per slice {recent}: {}",
+            average(&t.tombstones_per_read)
+        );
+        let _ = writeln!(
+            out,
+            "\t\tMaximum tombstones per slice {recent}: {}",
+            t.tombstones_per_read.max
+        );
         if t.partition_reads > 0 {
             let per_read = t.sstables_read as f64 / t.partition_reads as f64;
             let _ = writeln!(out, "\t\tAverage SSTables per read: {per_read:.2}");
@@ -442,6 +467,14 @@ mod tests {
             },
             local_write: LatencySummary::default(),
             local_scan: LatencySummary::default(),
+            rows_per_read: super::super::api::CountSummary {
+                count: 8,
+                mean: Some(9.0),
+                p50: 10,
+                p99: 10,
+                max: 9,
+            },
+            tombstones_per_read: Default::default(),
         };
         let text = tablestats(&TableStatsReport {
             tables: vec![table("a", "t1"), table("a", "t2"), table("b", "t3")],
@@ -455,6 +488,11 @@ mod tests {
         assert!(text.contains(
             "\t\tLocal read count: 8\n\t\tLocal read latency: 0.123 ms\n\
              \t\tLocal write count: 0\n\t\tLocal write latency: NaN ms\n"
+        ));
+        assert!(text.contains(
+            "\t\tAverage live cells per slice (last one to two minutes): 9.0\n\
+             \t\tMaximum live cells per slice (last one to two minutes): 9\n\
+             \t\tAverage tombstones per slice (last one to two minutes): NaN\n"
         ));
     }
 }
