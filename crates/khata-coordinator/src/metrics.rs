@@ -250,17 +250,20 @@ impl CoordinatorMetrics {
         self.record(op, outcome, elapsed);
         let seconds = now.duration_since(self.origin).as_secs();
         for &table in tables {
-            self.table(table)[op.index()].record(elapsed, seconds);
+            self.record_table(table, op, elapsed, seconds);
         }
         result
     }
 
-    /// The histograms of `table`, made on its first request.
-    fn table(&self, table: Uuid) -> Arc<[LatencyHistogram; 3]> {
+    /// Count a request of `table` in its histograms, made on its first request (under the
+    /// read lock: no reference count touched on the way).
+    fn record_table(&self, table: Uuid, op: Op, elapsed: Duration, seconds: u64) {
         if let Some(h) = self.tables.read().get(&table) {
-            return h.clone();
+            h[op.index()].record(elapsed, seconds);
+            return;
         }
-        self.tables.write().entry(table).or_default().clone()
+        let h = self.tables.write().entry(table).or_default().clone();
+        h[op.index()].record(elapsed, seconds);
     }
 
     /// The latencies of `table`'s requests (`None` before its first).
