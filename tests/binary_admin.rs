@@ -1,5 +1,5 @@
 //! `khata admin` against a `khata server` process: status, info, flush, compact, tablestats,
-//! compactionstats and get/setcompactionthroughput print nodetool's layout and exit 0; an
+//! compactionstats, tpstats and get/setcompactionthroughput print nodetool's layout and exit 0; an
 //! unknown keyspace, a bad rate and an unreachable node exit 1 (2 for a bad argument) with a
 //! message saying why.
 
@@ -175,6 +175,21 @@ fn admin_verbs_against_a_running_node() {
     assert!(all.contains("Keyspace : system_schema\n"), "{all}");
     let compactions = ok(server.admin(&["compactionstats"]));
     assert!(compactions.starts_with("pending tasks: "), "{compactions}");
+
+    let pools = ok(server.admin(&["tpstats"]));
+    assert!(
+        pools.starts_with(
+            "Pool Name                         Active   Pending      Completed   Blocked  All time blocked\n"
+        ),
+        "{pools}"
+    );
+    for name in [
+        "CompactionExecutor",
+        "MemtableFlushWriter",
+        "Native-Transport-Requests",
+    ] {
+        assert!(pools.contains(&format!("\n{name} ")), "{pools}");
+    }
 
     let throughput = |server: &Server| ok(server.admin(&["getcompactionthroughput"]));
     assert_eq!(

@@ -18,6 +18,9 @@ def test_driver_metadata_marks_the_virtual_keyspaces(cluster, session):
     assert views.virtual and schema.virtual
     assert {"settings", "clients", "caches", "disk_usage", "sstable_tasks", "local_read_latency",
             "local_write_latency", "local_scan_latency"} <= set(views.tables)
+    pools = views.tables["thread_pools"]
+    assert [c.name for c in pools.partition_key] == ["name"]
+    assert pools.columns["completed_tasks"].cql_type == "bigint"
     reads = views.tables["local_read_latency"]
     assert [c.name for c in reads.partition_key] == ["keyspace_name"]
     assert [c.name for c in reads.clustering_key] == ["table_name"]
@@ -54,6 +57,9 @@ def test_latency_tables_count_this_drivers_reads(session):
     coordinated = session.execute("SELECT count FROM system_views.coordinator_read_latency "
                                   "WHERE keyspace_name = 'lat' AND table_name = 't'").one()
     assert coordinated.count == 7
+    pools = {r.name: r for r in session.execute("SELECT * FROM system_views.thread_pools")}
+    assert pools["Native-Transport-Requests"].completed_tasks > 17
+    assert pools["CompactionExecutor"].active_tasks_limit == 2
 
 
 def test_clients_lists_this_driver(session):

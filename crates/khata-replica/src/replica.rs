@@ -31,7 +31,9 @@ use crate::rows::{ReadRowExt, RowWriter, SysValue, read_rows};
 use crate::schema::{IndexDef, KeyspaceSchema, Schema, TableSchema, UserType, add_fixed_tables};
 use crate::schema_tables::{self, StoredRows, SystemWrite};
 use crate::system_tables;
-use crate::virtual_tables::{self, ClientsSource, CoordinatorLatencySource, TableLatencies};
+use crate::virtual_tables::{
+    self, ClientsSource, CoordinatorLatencySource, PoolsSource, TableLatencies,
+};
 
 /// The Cassandra version khata reports (`release_version`): drivers pick their schema parser
 /// by it, and cqlsh 6 sends `DESCRIBE` to servers of 4.0 or later.
@@ -518,6 +520,23 @@ impl Replica {
         *self.virtual_state.clients.write() = Some(source);
     }
 
+    /// What adds the pools of the layers above (the CQL server's requests) to
+    /// `system_views.thread_pools`.
+    pub fn set_pools_source(&self, source: PoolsSource) {
+        *self.virtual_state.pools.write() = Some(source);
+    }
+
+    /// The node's pools as `system_views.thread_pools` and `khata admin tpstats` show them:
+    /// the engine's and those the server added, by name.
+    pub fn pools(&self) -> Vec<khata_types::pools::PoolStats> {
+        let mut pools = self.engine.pools();
+        if let Some(source) = self.virtual_state.pools.read().clone() {
+            pools.extend(source());
+        }
+        pools.sort_by(|a, b| a.name.cmp(&b.name));
+        pools
+    }
+
     /// What gives the coordinator's latencies of a table's requests for
     /// `system_views.coordinator_*_latency`.
     pub fn set_coordinator_latency_source(&self, source: CoordinatorLatencySource) {
@@ -620,6 +639,11 @@ impl Replica {
                 }
             }
         }
+        let pools = if shows("thread_pools") {
+            self.pools()
+        } else {
+            Vec::new()
+        };
         let state = virtual_tables::NodeState {
             settings: &settings,
             clients,
@@ -627,6 +651,7 @@ impl Replica {
             disk_usage,
             sstable_tasks,
             latencies,
+            pools,
         };
         virtual_tables::partitions(def, &state, self.clock.now_micros(), now)
     }

@@ -24,6 +24,9 @@
 //!   stored table, the engine's reads, writes and range scans counted since the node started,
 //!   with the median, 99th percentile, maximum and rate of the last minute or two
 //!   ([`khata_storage::Engine::table_histograms`]).
+//! - `system_views.thread_pools`: the node's kinds of work as Cassandra's pools (`nodetool
+//!   tpstats`): the engine's compactions and flushes ([`khata_storage::Engine::pools`]) and
+//!   what the server adds (its CQL requests, [`crate::Replica::set_pools_source`]).
 //! - `system_views.rows_per_read`, `tombstones_per_read`: per stored table, the live rows and
 //!   the tombstones each partition read met (the same windows).
 //! - `system_views.coordinator_read_latency`, `coordinator_write_latency`,
@@ -40,6 +43,7 @@ use khata_storage::{ReadResult, ScanPosition, ScanResult};
 use khata_types::LocalTime;
 use khata_types::latency::LatencySnapshot;
 use khata_types::partition::Partition;
+use khata_types::pools::PoolStats;
 use khata_types::schema::{ColumnKind, CqlType, KeyspaceDef, Replication, TableDef};
 use khata_types::token::{DecoratedKey, Token};
 use khata_types::type_text::type_text;
@@ -74,6 +78,9 @@ pub struct ClientInfo {
 /// What lists the connected clients.
 pub type ClientsSource = Arc<dyn Fn() -> Vec<ClientInfo> + Send + Sync>;
 
+/// The pools the layers above the replica run (the CQL server's requests).
+pub type PoolsSource = Arc<dyn Fn() -> Vec<PoolStats> + Send + Sync>;
+
 /// A table's read, write and range-read latencies, as a latency table shows one of them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableLatencies {
@@ -91,6 +98,7 @@ pub(crate) struct VirtualState {
     pub(crate) settings: parking_lot::RwLock<Vec<(String, String)>>,
     pub(crate) clients: parking_lot::RwLock<Option<ClientsSource>>,
     pub(crate) coordinator_latency: parking_lot::RwLock<Option<CoordinatorLatencySource>>,
+    pub(crate) pools: parking_lot::RwLock<Option<PoolsSource>>,
 }
 
 impl std::fmt::Debug for VirtualState {
@@ -246,6 +254,23 @@ pub fn all() -> Vec<TableDef> {
         with_comment(
             table(
                 views,
+                "thread_pools",
+                &[("name", text())],
+                &[],
+                &[
+                    ("active_tasks", CqlType::Int),
+                    ("active_tasks_limit", CqlType::Int),
+                    ("blocked_tasks", CqlType::Bigint),
+                    ("blocked_tasks_all_time", CqlType::Bigint),
+                    ("completed_tasks", CqlType::Bigint),
+                    ("pending_tasks", CqlType::Int),
+                ],
+            ),
+            "",
+        ),
+        with_comment(
+            table(
+                views,
                 "settings",
                 &[("name", text())],
                 &[],
@@ -397,6 +422,7 @@ pub(crate) struct NodeState<'a> {
     pub sstable_tasks: Vec<khata_storage::SsTableTask>,
     /// `(keyspace, table, latencies)` of every stored table, for a latency table.
     pub latencies: Vec<(String, String, LatencySnapshot)>,
+    pub pools: Vec<PoolStats>,
 }
 
 /// The rows of virtual table `def`, by partition.
@@ -549,6 +575,24 @@ pub(crate) fn partitions(
                         .set("p50th_ms", ms(l.quantile_micros(0.5)))
                         .set("p99th_ms", ms(l.quantile_micros(0.99)))
                         .set("per_second", SysValue::Double(l.per_second())),
+                );
+            }
+        }
+        (SYSTEM_VIEWS, "thread_pools") => {
+            let int = |n: u64| SysValue::Int(i32::try_from(n).unwrap_or(i32::MAX));
+            for p in &state.pools {
+                rows.push(
+                    RowWriter::new(def)
+                        .set("name", SysValue::Text(p.name.clone()))
+                        .set("active_tasks", int(p.active))
+                        .set_opt("active_tasks_limit", p.active_limit.map(int))
+                        .set("blocked_tasks", SysValue::BigInt(bigint(p.blocked)))
+                        .set(
+                            "blocked_tasks_all_time",
+                            SysValue::BigInt(bigint(p.blocked_all_time)),
+                        )
+                        .set("completed_tasks", SysValue::BigInt(bigint(p.completed)))
+                        .set("pending_tasks", int(p.pending)),
                 );
             }
         }

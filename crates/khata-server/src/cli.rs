@@ -7,7 +7,7 @@
 //!              [--dc NAME] [--rack NAME] [--set key=value]...
 //! khata admin [--host H] [--port N] status | info | flush [KEYSPACE [TABLE]]
 //!                                   | compact [KEYSPACE [TABLE]] | tablestats [KEYSPACE[.TABLE]]
-//!                                   | compactionstats | getcompactionthroughput
+//!                                   | compactionstats | tpstats | getcompactionthroughput
 //!                                   | setcompactionthroughput MIB_PER_SECOND|RATE
 //! ```
 //!
@@ -187,6 +187,8 @@ pub enum AdminVerb {
     },
     /// The compactions pending and running, with their progress.
     Compactionstats,
+    /// Compactions, flushes and CQL requests as Cassandra's thread pools.
+    Tpstats,
     /// The compaction throughput limit in force.
     Getcompactionthroughput,
     /// Change the compaction throughput limit until the node restarts (0 = unthrottled).

@@ -173,6 +173,13 @@ impl Node {
                 .map(|c| c.clients())
                 .unwrap_or_default()
         }));
+        let requests_of = Arc::downgrade(&cql_server);
+        replica.set_pools_source(Arc::new(move || {
+            requests_of
+                .upgrade()
+                .map(|c| vec![c.request_pool()])
+                .unwrap_or_default()
+        }));
         let cql = cql_server;
         let address = config.cql_address();
         let listener = TcpListener::bind(address)

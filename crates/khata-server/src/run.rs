@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::admin::api::{
     CompactReport, CompactionStats, CompactionThroughput, FlushReport, Info, Scope, Status,
-    TableStatsReport,
+    TableStatsReport, TpStats,
 };
 use crate::admin::client::{AdminClient, ClientError};
 use crate::admin::report;
@@ -150,6 +150,7 @@ fn admin_verb(client: &AdminClient, verb: &AdminVerb) -> Result<String, ClientEr
         AdminVerb::Compactionstats => {
             report::compactionstats(&client.get_json::<CompactionStats>("/compactionstats", ask)?)
         }
+        AdminVerb::Tpstats => report::tpstats(&client.get_json::<TpStats>("/tpstats", ask)?),
         AdminVerb::Getcompactionthroughput => report::compactionthroughput(
             &client.get_json::<CompactionThroughput>("/compactionthroughput", ask)?,
         ),

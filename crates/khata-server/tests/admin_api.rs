@@ -10,7 +10,7 @@ use std::time::Duration;
 use khata_coordinator::metrics::{Op, Outcome};
 use khata_server::admin::api::{
     CompactReport, CompactionStats, CompactionThroughput, FlushReport, Info, NodeState, Status,
-    TableStats, TableStatsReport,
+    TableStats, TableStatsReport, TpStats,
 };
 use khata_server::admin::client::{AdminClient, ClientError, Response};
 use scylla::client::session::Session;
@@ -392,6 +392,16 @@ async fn flush_compact_and_tablestats_follow_the_data() {
     let c = &compacted.tables[0];
     assert_eq!((c.sstables_before, c.sstables_after), (2, 1));
     assert!(c.tasks >= 1 && c.bytes_read > 0 && c.bytes_written > 0);
+    // The flushes and the compaction, counted as Cassandra's pools count them.
+    let pools: TpStats = admin.get("/tpstats").await.unwrap();
+    let pool = |name: &str| pools.pools.iter().find(|p| p.name == name).unwrap().clone();
+    let flushes = pool("MemtableFlushWriter");
+    assert!(flushes.completed >= 2, "{flushes:?}");
+    assert_eq!(flushes.active_limit, Some(1));
+    let compactions = pool("CompactionExecutor");
+    assert!(compactions.completed >= 1, "{compactions:?}");
+    assert_eq!(compactions.active_limit, Some(2));
+    assert!(pool("Native-Transport-Requests").completed > CHAT_WRITES);
     let merged = admin.table("chat", "messages").await;
     assert_eq!(merged.sstable_count, 1);
     assert_eq!(merged.partitions_estimate, 6);

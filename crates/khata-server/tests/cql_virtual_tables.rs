@@ -87,6 +87,7 @@ async fn virtual_tables_show_the_node() {
             "rows_per_read",
             "settings",
             "sstable_tasks",
+            "thread_pools",
             "tombstones_per_read"
         ]
     );
@@ -365,6 +366,35 @@ async fn latency_tables_count_each_tables_reads_writes_and_scans() {
     )
     .await;
     assert_eq!(quiet, [(0, 0.0, 0.0)], "a table never read");
+    // The node's kinds of work as Cassandra's thread pools: this very query is a CQL request
+    // being answered.
+    let pools: Vec<(String, i32, Option<i32>, i64, i32)> = rows(
+        &session,
+        "SELECT name, active_tasks, active_tasks_limit, completed_tasks, pending_tasks \
+         FROM system_views.thread_pools",
+        100,
+    )
+    .await;
+    let pool = |name: &str| pools.iter().find(|p| p.0 == name).cloned().unwrap();
+    let mut names: Vec<&str> = pools.iter().map(|p| p.0.as_str()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "CompactionExecutor",
+            "MemtableFlushWriter",
+            "Native-Transport-Requests"
+        ]
+    );
+    assert_eq!(
+        pool("CompactionExecutor").2,
+        Some(2),
+        "concurrent_compactors"
+    );
+    assert_eq!(pool("MemtableFlushWriter").2, Some(1));
+    let requests = pool("Native-Transport-Requests");
+    assert!(requests.1 >= 1, "this query is active: {requests:?}");
+    assert!(requests.3 > 170, "the requests above: {requests:?}");
     let quiet: Vec<(i64, f64, f64)> = rows(
         &session,
         "SELECT count, p99th_ms, per_second FROM system_views.coordinator_read_latency \

@@ -32,6 +32,7 @@ use khata_env::fs::create_dir_all_durably;
 use khata_env::{Clock, FileSystem, SystemClock, write_file_durably};
 use khata_types::LocalTime;
 use khata_types::latency::LatencyHistogram;
+use khata_types::pools::PoolStats;
 use khata_types::row::ColumnId;
 use khata_types::token::{DecoratedKey, Token};
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -189,6 +190,11 @@ struct Inner {
     memory_check: Mutex<()>,
     /// The origin of the latency histograms' clock.
     metrics_origin: std::time::Instant,
+    /// Flushes running now, and writes waiting for flushes to free memtable space (now and
+    /// ever), for [`Engine::pools`].
+    flushes_running: AtomicU64,
+    writes_waiting: AtomicU64,
+    writes_waited: AtomicU64,
 }
 
 impl Inner {
@@ -258,6 +264,9 @@ impl Engine {
             memory_check: Mutex::new(()),
             log_segment: AtomicU64::new(position.segment_id),
             metrics_origin: std::time::Instant::now(), // layering: allowed (latency metrics; never reaches data)
+            flushes_running: AtomicU64::new(0),
+            writes_waiting: AtomicU64::new(0),
+            writes_waited: AtomicU64::new(0),
         });
         let engine = Engine {
             inner,
@@ -594,13 +603,22 @@ impl Engine {
             return;
         }
         let mut flushed = self.inner.flushed.lock();
+        let mut waited = false;
         while self.inner.sealed_bytes() > limit && !self.inner.shutdown.load(Ordering::Acquire) {
             if !self.inner.config.background_threads {
                 break;
             }
+            if !waited {
+                waited = true;
+                self.inner.writes_waiting.fetch_add(1, Ordering::Relaxed);
+                self.inner.writes_waited.fetch_add(1, Ordering::Relaxed);
+            }
             self.inner
                 .flushed_cv
                 .wait_for(&mut flushed, Duration::from_millis(100));
+        }
+        if waited {
+            self.inner.writes_waiting.fetch_sub(1, Ordering::Relaxed);
         }
     }
 
@@ -937,6 +955,53 @@ impl Engine {
             .collect()
     }
 
+    /// The engine's kinds of background work as Cassandra's thread pools:
+    /// `CompactionExecutor` (compactions running, at most `concurrent_compactors`; pending:
+    /// what the tables' strategies would run now) and `MemtableFlushWriter` (flushes running
+    /// and tables queued for one; blocked: writes waiting for flushes to free memtable space).
+    pub fn pools(&self) -> Vec<PoolStats> {
+        let inner = &self.inner;
+        let now = inner.config.clock.now_seconds();
+        let tables: Vec<Arc<TableStore>> = inner.tables.read().values().cloned().collect();
+        let pending_compactions: usize = tables
+            .iter()
+            .map(|t| {
+                // As `table_stats` counts them: whether the strategy would start one now.
+                let summaries = compactor::summaries(t, now);
+                let spec = t.spec.read();
+                usize::from(
+                    compaction::next_task(
+                        &spec.options.compaction,
+                        &summaries,
+                        now,
+                        spec.options.gc_grace_seconds,
+                    )
+                    .is_some(),
+                )
+            })
+            .sum();
+        vec![
+            PoolStats {
+                name: "CompactionExecutor".into(),
+                active: inner.running_tasks.lock().len() as u64,
+                active_limit: Some(inner.config.concurrent_compactors.max(1) as u64),
+                pending: pending_compactions as u64,
+                completed: inner.compactions_completed.load(Ordering::Relaxed),
+                blocked: 0,
+                blocked_all_time: 0,
+            },
+            PoolStats {
+                name: "MemtableFlushWriter".into(),
+                active: inner.flushes_running.load(Ordering::Relaxed),
+                active_limit: Some(1),
+                pending: inner.flush_queue.lock().len() as u64,
+                completed: *inner.flushed.lock(),
+                blocked: inner.writes_waiting.load(Ordering::Relaxed),
+                blocked_all_time: inner.writes_waited.load(Ordering::Relaxed),
+            },
+        ]
+    }
+
     /// The compaction throughput limit in force, bytes per second of input read as it lies on
     /// disk (0 = unthrottled).
     pub fn compaction_throughput(&self) -> u64 {
@@ -1107,7 +1172,9 @@ fn flush_table(inner: &Inner, t: &Arc<TableStore>) -> Result<()> {
     }
     inner.recheck_memory();
     t.flush_requested.store(false, Ordering::Release);
+    inner.flushes_running.fetch_add(1, Ordering::Relaxed);
     let flushed = t.flush_sealed();
+    inner.flushes_running.fetch_sub(1, Ordering::Relaxed);
     inner.recheck_memory();
     if let Err(e) = flushed {
         let why = format!("flush of {} failed: {e}", t.spec.read().name);
@@ -1227,11 +1294,13 @@ fn flush_worker(inner: Arc<Inner>) {
             // (below), and their flush's priority is decided from the backlog as it is then.
             let idle = flush_backlog_is_small(&inner);
             let began = std::time::Instant::now(); // layering: allowed (a log line's duration)
+            inner.flushes_running.fetch_add(1, Ordering::Relaxed);
             let flushed = if idle {
                 at_idle_priority("khata-flush-idle", || t.flush_oldest_sealed(1))
             } else {
                 t.flush_oldest_sealed(1)
             };
+            inner.flushes_running.fetch_sub(1, Ordering::Relaxed);
             debug!(table = %t.spec.read().name, idle, millis = began.elapsed().as_millis() as u64,
                 sealed_bytes = t.sealed_bytes(), "memtable flushed");
             inner.recheck_memory();

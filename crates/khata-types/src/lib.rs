@@ -11,7 +11,8 @@
 //! - [`token`]: Cassandra's Murmur3 partitioner, bit for bit.
 //! - [`codec`]: the compact binary encoding of partitions used by the commit log, SSTables
 //!   and (later) internode messages.
-//! - [`latency`]: latency histograms of the recent past (per-table metrics).
+//! - [`latency`]: latency histograms of the recent past (per-table metrics); [`pools`]: the
+//!   figures of one kind of work (`system_views.thread_pools`).
 //!
 //! Times: write timestamps are microseconds since the Unix epoch ([`Timestamp`]); expiry and
 //! deletion times are seconds since the epoch ([`LocalTime`]), as in Cassandra.
@@ -23,6 +24,7 @@ pub mod clustering;
 pub mod codec;
 pub mod latency;
 pub mod partition;
+pub mod pools;
 pub mod row;
 pub mod schema;
 pub mod table_options;

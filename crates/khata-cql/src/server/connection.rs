@@ -194,7 +194,17 @@ pub(crate) async fn serve<R, W>(
                         }
                         continue;
                     }
-                    let Ok(permit) = in_flight.clone().acquire_owned().await else {
+                    // A connection with as many requests in flight as it may have stops
+                    // reading until one ends: that request is blocked (tpstats).
+                    let full = in_flight.available_permits() == 0;
+                    if full {
+                        server.requests.block();
+                    }
+                    let permit = in_flight.clone().acquire_owned().await;
+                    if full {
+                        server.requests.unblock();
+                    }
+                    let Ok(permit) = permit else {
                         break 'read;
                     };
                     let session = session.clone();

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use khata_coordinator::Coordinator;
 use khata_coordinator::catalog::{ChangeKind, ChangeTarget, ClientInfo, SchemaEvent};
+use khata_types::pools::PoolStats;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::exec::Executor;
@@ -74,6 +75,43 @@ impl Drop for ConnectionGuard<'_> {
     }
 }
 
+/// The requests the server answers, as `Native-Transport-Requests` in
+/// `system_views.thread_pools`: answering now, answered, and waiting for room on their
+/// connection (which has as many in flight as it may).
+#[derive(Debug, Default)]
+pub(crate) struct RequestCounts {
+    active: AtomicU64,
+    completed: AtomicU64,
+    blocked: AtomicU64,
+    blocked_all_time: AtomicU64,
+}
+
+/// A request being answered; counted completed when dropped (answered or abandoned).
+pub(crate) struct ActiveRequest<'a>(&'a RequestCounts);
+
+impl RequestCounts {
+    fn start(&self) -> ActiveRequest<'_> {
+        self.active.fetch_add(1, Ordering::Relaxed);
+        ActiveRequest(self)
+    }
+
+    pub(crate) fn block(&self) {
+        self.blocked.fetch_add(1, Ordering::Relaxed);
+        self.blocked_all_time.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn unblock(&self) {
+        self.blocked.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Drop for ActiveRequest<'_> {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::Relaxed);
+        self.0.completed.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// The connected TCP clients, for `system_views.clients`.
 #[derive(Debug, Default)]
 pub(crate) struct Clients {
@@ -108,6 +146,7 @@ pub struct CqlServer {
     pub(crate) executor: Executor,
     pub(crate) connections: Connections,
     pub(crate) clients: Clients,
+    pub(crate) requests: RequestCounts,
     /// Set once at shutdown: connections stop reading requests, finish those in flight and
     /// close.
     pub(crate) stopping: tokio::sync::watch::Sender<bool>,
@@ -120,6 +159,7 @@ impl CqlServer {
             config,
             connections: Connections::default(),
             clients: Clients::default(),
+            requests: RequestCounts::default(),
             stopping: tokio::sync::watch::channel(false).0,
         })
     }
@@ -133,6 +173,22 @@ impl CqlServer {
     /// Connections open now.
     pub fn open_connections(&self) -> usize {
         self.connections.0.load(Ordering::Relaxed)
+    }
+
+    /// The requests answered, as `Native-Transport-Requests` (Cassandra's pool of the same
+    /// work) in `system_views.thread_pools`. No fixed bound on those answered at once (each
+    /// connection has its own); none waits in a queue, a connection stops reading instead.
+    pub fn request_pool(&self) -> PoolStats {
+        let r = &self.requests;
+        PoolStats {
+            name: "Native-Transport-Requests".into(),
+            active: r.active.load(Ordering::Relaxed),
+            active_limit: None,
+            pending: 0,
+            completed: r.completed.load(Ordering::Relaxed),
+            blocked: r.blocked.load(Ordering::Relaxed),
+            blocked_all_time: r.blocked_all_time.load(Ordering::Relaxed),
+        }
     }
 
     /// The connected TCP clients, as `system_views.clients` lists them.
@@ -186,6 +242,7 @@ impl CqlServer {
         frame: RequestFrame,
     ) -> ResponseFrame {
         session.count_request();
+        let _active = self.requests.start();
         let mut response = self.answer(session, frame).await;
         if let Response::Error(error) = &mut response.response {
             name_failed_replicas(&mut error.kind, self.config.local_address);

@@ -113,6 +113,26 @@ pub struct CompactionStats {
     pub throughput_bytes_per_second: u64,
 }
 
+/// `GET /tpstats`: the node's kinds of work as Cassandra's thread pools (`nodetool tpstats`),
+/// by name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TpStats {
+    pub pools: Vec<PoolStats>,
+}
+
+/// One pool in `/tpstats` (and `system_views.thread_pools`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolStats {
+    pub name: String,
+    pub active: u64,
+    /// At most this many at once; null when there is no fixed bound.
+    pub active_limit: Option<u64>,
+    pub pending: u64,
+    pub completed: u64,
+    pub blocked: u64,
+    pub blocked_all_time: u64,
+}
+
 /// `GET /compactionthroughput`, and the answer of `POST /compactionthroughput?bytes_per_second=N`
 /// (`nodetool getcompactionthroughput` / `setcompactionthroughput`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -15,7 +15,8 @@ use super::AdminContext;
 use super::api::{
     ApiError, CommitLogInfo, CompactReport, CompactionStats, CompactionThroughput, CountSummary,
     FlushReport, Info, LargePartition, LatencySummary, NodeState, NodeStatus, PendingCompactions,
-    RunningCompaction, Scope, Status, TableCompaction, TableName, TableStats, TableStatsReport,
+    PoolStats, RunningCompaction, Scope, Status, TableCompaction, TableName, TableStats,
+    TableStatsReport, TpStats,
 };
 use super::prometheus::{self, MetricsInput};
 
@@ -315,6 +316,25 @@ pub(super) async fn compactionstats(
     }))
 }
 
+pub(super) async fn tpstats(State(ctx): State<Arc<AdminContext>>) -> Answer<TpStats> {
+    let replica = ctx.coordinator.replica().clone();
+    let pools = blocking(move || Ok(replica.pools())).await?;
+    Ok(Json(TpStats {
+        pools: pools
+            .into_iter()
+            .map(|p| PoolStats {
+                name: p.name,
+                active: p.active,
+                active_limit: p.active_limit,
+                pending: p.pending,
+                completed: p.completed,
+                blocked: p.blocked,
+                blocked_all_time: p.blocked_all_time,
+            })
+            .collect(),
+    }))
+}
+
 pub(super) async fn compactionthroughput(
     State(ctx): State<Arc<AdminContext>>,
 ) -> Answer<CompactionThroughput> {
@@ -470,7 +490,7 @@ pub(super) async fn metrics(State(ctx): State<Arc<AdminContext>>) -> Result<Resp
 pub(super) async fn unknown_path() -> AdminError {
     AdminError::NotFound(
         "no such endpoint; the admin API serves GET /status, /info, /tablestats, \
-         /compactionstats, /compactionthroughput, /metrics and POST /flush, /compact, \
+         /compactionstats, /compactionthroughput, /tpstats, /metrics and POST /flush, /compact, \
          /compactionthroughput"
             .into(),
     )

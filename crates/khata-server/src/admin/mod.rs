@@ -10,6 +10,7 @@
 //! | `POST /compact[?keyspace=K[&table=T]]` | a major compaction, answered when it is done |
 //! | `GET /tablestats[?keyspace=K[&table=T]]` | per table: SSTables, space, partitions, memtable, tombstones, largest partitions |
 //! | `GET /compactionstats` | compactions pending (per table) and running (with progress in bytes) |
+//! | `GET /tpstats` | compactions, flushes and CQL requests as Cassandra's thread pools: active, pending, completed, blocked |
 //! | `GET /compactionthroughput` | `compaction_throughput` in force, bytes per second |
 //! | `POST /compactionthroughput?bytes_per_second=N` | change it at once, until restart (0 = unthrottled) |
 //! | `GET /metrics` | Prometheus text: requests, latency histograms, compactions, tombstones, memory, connections |
@@ -85,6 +86,7 @@ pub fn router(context: Arc<AdminContext>) -> Router {
         .route("/compact", post(handlers::compact))
         .route("/tablestats", get(handlers::tablestats))
         .route("/compactionstats", get(handlers::compactionstats))
+        .route("/tpstats", get(handlers::tpstats))
         .route(
             "/compactionthroughput",
             get(handlers::compactionthroughput).post(handlers::set_compactionthroughput),

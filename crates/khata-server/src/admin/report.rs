@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::api::{
-    CompactionStats, CompactionThroughput, Info, NodeStatus, Status, TableStatsReport,
+    CompactionStats, CompactionThroughput, Info, NodeStatus, Status, TableStatsReport, TpStats,
 };
 
 /// `khata admin status`: per data center, one line per node.
@@ -217,6 +217,24 @@ pub fn compactionstats(stats: &CompactionStats) -> String {
     out
 }
 
+/// `khata admin tpstats`: one line per pool, as `nodetool tpstats` prints them.
+pub fn tpstats(stats: &TpStats) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<30}{:>10}{:>10}{:>15}{:>10}{:>18}",
+        "Pool Name", "Active", "Pending", "Completed", "Blocked", "All time blocked"
+    );
+    for p in &stats.pools {
+        let _ = writeln!(
+            out,
+            "{:<30}{:>10}{:>10}{:>15}{:>10}{:>18}",
+            p.name, p.active, p.pending, p.completed, p.blocked, p.blocked_all_time
+        );
+    }
+    out
+}
+
 /// `khata admin getcompactionthroughput`, as nodetool prints it.
 pub fn compactionthroughput(throughput: &CompactionThroughput) -> String {
     format!(
@@ -421,6 +439,27 @@ mod tests {
              00000000-0000-0000-0000-000000000000 Compaction      chat     messages 250       \
              1000  bytes 25.00%\n\
              Active compaction remaining time :   0h00m07s\n"
+        );
+    }
+
+    #[test]
+    fn tpstats_in_nodetools_columns() {
+        use super::super::api::PoolStats;
+        let text = tpstats(&TpStats {
+            pools: vec![PoolStats {
+                name: "CompactionExecutor".into(),
+                active: 1,
+                active_limit: Some(2),
+                pending: 3,
+                completed: 45,
+                blocked: 0,
+                blocked_all_time: 0,
+            }],
+        });
+        assert_eq!(
+            text,
+            "Pool Name                         Active   Pending      Completed   Blocked  All time blocked\n\
+             CompactionExecutor                     1         3             45         0                 0\n"
         );
     }
 
