@@ -75,22 +75,44 @@ fn the_node_starts_serves_and_stops_cleanly_on_sigterm() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Started when it says so (a connection to the port alone could reach another process
+    // that took the port between `free_port` and the node's bind).
+    let mut child = child;
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let log = log.clone();
+        let mut pipe = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut pipe, &mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                log.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&chunk[..n]));
+            }
+        })
+    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+    while !log.lock().unwrap().contains("node started") {
         assert!(
             std::time::Instant::now() < deadline,
-            "the node did not listen"
+            "the node did not start: {}",
+            log.lock().unwrap()
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    std::net::TcpStream::connect(("127.0.0.1", port)).expect("the node listens");
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    let out = child.wait_with_output().unwrap();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let exit = child.wait().unwrap();
+    reader.join().unwrap();
+    let err = log.lock().unwrap().clone();
+    assert_eq!(exit.code(), Some(0), "{err}");
     assert!(
         err.contains("node started") && err.contains("shut down cleanly"),
         "{err}"

@@ -75,6 +75,9 @@ fn server(args: &ServerArgs) -> ExitCode {
         }
     };
     runtime.block_on(async move {
+        // Watched from before the node starts: a signal that comes while it starts (the
+        // commit log replaying, say) stops it cleanly once started, rather than killing it.
+        let signals = Signals::watch();
         let node = match crate::node::Node::start(&config).await {
             Ok(node) => node,
             Err(e) => {
@@ -82,26 +85,46 @@ fn server(args: &ServerArgs) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
-        wait_for_signal().await;
+        signals.wait().await;
         node.shutdown().await;
         ExitCode::SUCCESS
     })
 }
 
-/// SIGTERM or SIGINT (Ctrl-C).
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot watch SIGTERM; stopping on Ctrl-C only");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+/// SIGTERM and SIGINT (Ctrl-C), watched from when made.
+struct Signals {
+    term: Option<tokio::signal::unix::Signal>,
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn watch() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
+        let watch = |kind: SignalKind, name: &str| {
+            signal(kind)
+                .inspect_err(|e| tracing::warn!(error = %e, "cannot watch {name}"))
+                .ok()
+        };
+        Signals {
+            term: watch(SignalKind::terminate(), "SIGTERM"),
+            int: watch(SignalKind::interrupt(), "SIGINT"),
         }
-    };
-    tokio::select! {
-        _ = term.recv() => info!("SIGTERM received"),
-        _ = tokio::signal::ctrl_c() => info!("SIGINT received"),
+    }
+
+    /// Until one of them comes (forever if neither could be watched).
+    async fn wait(mut self) {
+        async fn next(signal: &mut Option<tokio::signal::unix::Signal>) {
+            match signal {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            _ = next(&mut self.term) => info!("SIGTERM received"),
+            _ = next(&mut self.int) => info!("SIGINT received"),
+        }
     }
 }
 
