@@ -206,16 +206,7 @@ pub fn all() -> Vec<TableDef> {
             ),
             "currently connected clients",
         ),
-        with_comment(
-            table(
-                views,
-                "disk_usage",
-                &[("keyspace_name", text())],
-                &[("table_name", text())],
-                &[("mebibytes", CqlType::Bigint)],
-            ),
-            "",
-        ),
+        per_table(views, "disk_usage", "", &[("mebibytes", CqlType::Bigint)]),
         with_comment(
             table(
                 views,
@@ -294,38 +285,44 @@ pub(crate) fn keyspaces() -> BTreeMap<String, KeyspaceSchema> {
 /// A per-table latency table of Cassandra 4: `(keyspace_name, table_name)` and the latency
 /// columns.
 fn latency_table(keyspace: &str, name: &str, comment: &str) -> TableDef {
-    with_comment(
-        table(
-            keyspace,
-            name,
-            &[("keyspace_name", CqlType::Text)],
-            &[("table_name", CqlType::Text)],
-            &[
-                ("count", CqlType::Bigint),
-                ("max_ms", CqlType::Double),
-                ("p50th_ms", CqlType::Double),
-                ("p99th_ms", CqlType::Double),
-                ("per_second", CqlType::Double),
-            ],
-        ),
+    per_table(
+        keyspace,
+        name,
         comment,
+        &[
+            ("count", CqlType::Bigint),
+            ("max_ms", CqlType::Double),
+            ("p50th_ms", CqlType::Double),
+            ("p99th_ms", CqlType::Double),
+            ("per_second", CqlType::Double),
+        ],
     )
 }
 
 /// A per-table histogram of counts of Cassandra 4 (`rows_per_read`, `tombstones_per_read`).
 fn count_table(keyspace: &str, name: &str, comment: &str) -> TableDef {
+    per_table(
+        keyspace,
+        name,
+        comment,
+        &[
+            ("count", CqlType::Bigint),
+            ("max", CqlType::Double),
+            ("p50th", CqlType::Double),
+            ("p99th", CqlType::Double),
+        ],
+    )
+}
+
+/// A table of one row per stored table: `(keyspace_name, table_name)` and `columns`.
+fn per_table(keyspace: &str, name: &str, comment: &str, columns: &[(&str, CqlType)]) -> TableDef {
     with_comment(
         table(
             keyspace,
             name,
             &[("keyspace_name", CqlType::Text)],
             &[("table_name", CqlType::Text)],
-            &[
-                ("count", CqlType::Bigint),
-                ("max", CqlType::Double),
-                ("p50th", CqlType::Double),
-                ("p99th", CqlType::Double),
-            ],
+            columns,
         ),
         comment,
     )
