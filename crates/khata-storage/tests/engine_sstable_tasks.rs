@@ -187,8 +187,10 @@ fn the_throughput_limit_counts_input_bytes_as_they_lie_on_disk() {
         took >= expected.mul_f64(0.95),
         "{on_disk} bytes at {rate} bytes/s took {took:?}: faster than the limit"
     );
+    // Counting the uncompressed bytes (what the throttle did before) would take over six
+    // times as long; twice leaves room for a loaded machine.
     assert!(
-        took <= expected.mul_f64(1.5),
+        took <= expected.mul_f64(2.0),
         "{on_disk} bytes on disk ({uncompressed} uncompressed) at {rate} bytes/s took {took:?}"
     );
 }
