@@ -271,7 +271,7 @@ fn run_marked(
                     w
                 }
                 Scanned::Wide => {
-                    let (level, rows) = open_wide(&input_tables, &key, &progress.done)?;
+                    let (level, rows) = open_wide(&input_tables, &key, &progress.done, wide_over)?;
                     let merged = WidePartition {
                         key: &key,
                         level,
@@ -318,16 +318,18 @@ fn run_marked(
 
 /// The partition-level parts of `key`'s partition joined from every input that holds it,
 /// and each such input's rows in clustering order, read lazily.
-/// Each block of rows read is added to `progress`.
+/// Each block of rows read of an input where the partition is wide (rows over `wide_over`
+/// bytes, left out by the input's scan) is added to `progress`.
 fn open_wide(
     inputs: &[Arc<SsTable>],
     key: &DecoratedKey,
     progress: &Arc<AtomicU64>,
+    wide_over: u64,
 ) -> Result<(Partition, Vec<RowStream>)> {
     let mut level = Partition::new();
     let mut rows = Vec::with_capacity(inputs.len());
     for s in inputs {
-        if let Some(r) = s.read_uncached(key, Some(progress.clone()))? {
+        if let Some(r) = s.read_uncached(key, Some((progress.clone(), wide_over)))? {
             level.merge(Partition {
                 deletion: r.deletion,
                 static_row: r.static_row,

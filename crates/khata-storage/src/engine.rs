@@ -946,8 +946,9 @@ impl Engine {
                     keyspace: t.keyspace.clone(),
                     table_name: t.table_name.clone(),
                     kind: "compaction",
-                    // Counted as partitions are passed, so never past the inputs' total.
-                    progress: t.progress.done.load(Ordering::Relaxed).min(total),
+                    // Each byte of the inputs counted once (whole partitions by the scans, a
+                    // wide one's rows as they are read), so never past the inputs' total.
+                    progress: t.progress.done.load(Ordering::Relaxed),
                     total,
                     unit: "bytes",
                 })

@@ -410,13 +410,16 @@ impl SsTable {
     /// The whole partition `key`, rows ascending, as [`SsTable::read`] gives it but through
     /// chunks not admitted to the block cache (for compaction, which reads a wide partition
     /// this way and should not evict the blocks point reads keep hot, as a scan does not).
-    /// With `progress`, the length of each block of rows is added to it as the block is read
-    /// (so that a compaction's progress moves through a wide partition, not past it at once:
-    /// see [`WideDeferringScan::counting`]).
+    /// With `progress: Some((counter, wide_over))`, if the partition's rows take more than
+    /// `wide_over` bytes (so a [`WideDeferringScan`] with that bound, counting into the same
+    /// counter, left them out: see [`WideDeferringScan::counting`]) the length of each block
+    /// of rows is added to the counter as the block is read, and a compaction's progress
+    /// moves through a wide partition rather than past it at once. A narrower one (wide in
+    /// another input only) was counted whole by the scan already.
     pub fn read_uncached(
         self: &Arc<Self>,
         key: &DecoratedKey,
-        progress: Option<Arc<AtomicU64>>,
+        progress: Option<(Arc<AtomicU64>, u64)>,
     ) -> Result<Option<PartitionReader>> {
         if !self.may_contain(key) {
             return Ok(None);
@@ -424,6 +427,9 @@ impl SsTable {
         let Some(entry) = self.find(key)? else {
             return Ok(None);
         };
+        let progress = progress
+            .filter(|(_, wide_over)| entry.rows_length > *wide_over)
+            .map(|(counter, _)| counter);
         let ranges: Arc<[(Bytes, Bytes)]> = Arc::from([clustering::full_range()]);
         PartitionReader::open(self.clone(), entry, ranges, false, false, progress).map(Some)
     }
