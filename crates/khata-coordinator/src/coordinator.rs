@@ -18,7 +18,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use khata_replica::storage::{Mutation, ReadResult, ScanPosition, ScanResult};
 use khata_replica::{
-    IndexQuery, IndexResult, NodeInfo, Replica, Schema, SchemaChange, SchemaEvent,
+    ChangeKind, IndexQuery, IndexResult, NodeInfo, Replica, Schema, SchemaChange, SchemaEvent,
 };
 use khata_types::LocalTime;
 use khata_types::token::{DecoratedKey, Token};
@@ -201,6 +201,12 @@ impl Coordinator {
         let event = run_blocking(move || replica.change_schema(change))
             .await?
             .map_err(CoordinatorError::Schema)?;
+        if event.change == ChangeKind::Dropped {
+            // A dropped table's (or keyspace's tables') request latencies go with it.
+            let schema = self.schema();
+            self.metrics
+                .retain_tables(|table| schema.table_by_id(table).is_some());
+        }
         // No subscriber is not an error.
         let _ = self.schema_events.send(event.clone());
         Ok(event)

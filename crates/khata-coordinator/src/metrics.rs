@@ -266,6 +266,11 @@ impl CoordinatorMetrics {
         h[op.index()].record(elapsed, seconds);
     }
 
+    /// Keep the per-table histograms of the tables `keep` names (the others were dropped).
+    pub fn retain_tables(&self, keep: impl Fn(Uuid) -> bool) {
+        self.tables.write().retain(|&table, _| keep(table));
+    }
+
     /// The latencies of `table`'s requests (`None` before its first).
     pub fn table_latency(&self, table: Uuid) -> Option<TableLatencies> {
         let h = self.tables.read().get(&table)?.clone();
@@ -399,5 +404,7 @@ mod tests {
             (2, 1, 0)
         );
         assert_eq!(m.table_latency(Uuid::new_v4()), None);
+        m.retain_tables(|table| table != t);
+        assert_eq!(m.table_latency(t), None, "forgotten with its table");
     }
 }
