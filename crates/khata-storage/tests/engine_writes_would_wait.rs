@@ -95,6 +95,59 @@ fn a_table_written_while_its_flush_hangs_keeps_within_the_memtable_space() {
     assert_eq!(rows.len(), key as usize);
 }
 
+/// `MemtableFlushWriter` in `Engine::pools` (`nodetool tpstats`): while a flush hangs it is
+/// active, and a write that must wait for memtable space is blocked; once the flushes go
+/// through, nothing is, and the pool counts what it did.
+#[test]
+fn the_flush_pool_shows_a_hanging_flush_and_a_blocked_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let (probe, _clock, engine) = with_hanging_flushes(dir.path(), 16 << 10, 8 << 10);
+    let _opens = OpenOnDrop(&probe);
+    let engine = Arc::new(engine);
+    let spec = create_table(&engine, options(CompactionStrategy::size_tiered(), 60));
+    let flush_pool = |engine: &Engine| {
+        engine
+            .pools()
+            .into_iter()
+            .find(|p| p.name == "MemtableFlushWriter")
+            .unwrap()
+    };
+    let mut key = 0u32;
+    while !engine.writes_would_wait() {
+        engine
+            .apply(insert(spec.id, key, 0, b"value", START_MICROS))
+            .unwrap();
+        key += 1;
+    }
+    let blocked = {
+        let engine = engine.clone();
+        std::thread::spawn(move || {
+            engine
+                .apply(insert(spec.id, key, 0, b"value", START_MICROS))
+                .unwrap()
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30); // layering: allowed (a test's deadline)
+    let waiting = loop {
+        let pool = flush_pool(&engine);
+        if pool.blocked == 1 {
+            break pool;
+        }
+        let now = std::time::Instant::now(); // layering: allowed (a test's deadline)
+        assert!(now < deadline, "the write never waited: {pool:?}");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    assert_eq!(waiting.active, 1, "the hanging flush: {waiting:?}");
+    assert_eq!(waiting.active_limit, Some(1));
+    assert_eq!(waiting.blocked_all_time, 1);
+    probe.gate.open();
+    blocked.join().unwrap();
+    let after = flush_pool(&engine);
+    assert_eq!(after.blocked, 0, "{after:?}");
+    assert_eq!(after.blocked_all_time, 1);
+    assert!(after.completed >= 1, "{after:?}");
+}
+
 /// An engine whose flushes hang until `probe.gate.open()`: SSTable data files cannot be
 /// created, as on a disk that cannot keep up. Flushes run on the engine's own thread, as in a
 /// node (without it the writer flushes).
