@@ -577,6 +577,29 @@ async fn metrics_are_prometheus_text_and_count_the_requests() {
     assert_eq!(metrics.value("khata_table_sstables", &chat), 1.0);
     assert_eq!(metrics.value("khata_table_tombstones", &chat), 5.0);
     assert_eq!(metrics.value("khata_table_partitions_estimate", &chat), 5.0);
+    // Per-table latencies: every write of the test, and its 12 reads, as summaries.
+    let op = |op: &'static str| [("keyspace", "chat"), ("table", "messages"), ("op", op)];
+    for name in ["local_write", "coordinator_write"] {
+        assert_eq!(
+            metrics.value("khata_table_latency_seconds_count", &op(name)),
+            CHAT_WRITES as f64,
+            "{name}"
+        );
+        assert!(metrics.value("khata_table_latency_seconds_sum", &op(name)) > 0.0);
+    }
+    assert_eq!(
+        metrics.value("khata_table_latency_seconds_count", &op("local_read")),
+        12.0
+    );
+    let quantile = |q: &'static str| {
+        let [k, t, o] = op("coordinator_read");
+        metrics.value("khata_table_latency_seconds", &[k, t, o, ("quantile", q)])
+    };
+    assert!(0.0 < quantile("0.5") && quantile("0.5") <= quantile("0.99"));
+    assert!(
+        !metrics.has("khata_table_latency_seconds_count", &op("local_scan")),
+        "no scan of the table, no series"
+    );
     let largest = metrics.value("khata_table_largest_partition_bytes", &chat);
     let stats = admin.table("chat", "messages").await;
     assert_eq!(largest as u64, stats.largest_partitions[0].size_bytes);
@@ -660,7 +683,11 @@ fn parse_prometheus(text: &str) -> Metrics {
             .iter()
             .find_map(|suffix| {
                 let base = sample.name.strip_suffix(suffix)?;
-                (types.get(base).map(String::as_str) == Some("histogram")).then_some(base)
+                matches!(
+                    types.get(base).map(String::as_str),
+                    Some("histogram" | "summary")
+                )
+                .then_some(base)
             })
             .unwrap_or(&sample.name);
         assert!(

@@ -78,6 +78,8 @@ impl Window {
 /// A latency histogram over the recent past (see the module documentation).
 pub struct LatencyHistogram {
     total: AtomicU64,
+    /// Every value recorded, added up (a Prometheus summary's `_sum`).
+    total_sum_micros: AtomicU64,
     windows: [Window; 2],
     /// Which window (seconds / [`WINDOW_SECONDS`]) each slot holds; `u64::MAX` for none yet.
     epochs: [AtomicU64; 2],
@@ -89,6 +91,7 @@ impl Default for LatencyHistogram {
     fn default() -> Self {
         LatencyHistogram {
             total: AtomicU64::new(0),
+            total_sum_micros: AtomicU64::new(0),
             windows: [Window::default(), Window::default()],
             epochs: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
             rotating: Mutex::new(()),
@@ -124,6 +127,7 @@ impl LatencyHistogram {
         window.sum_micros.fetch_add(micros, Ordering::Relaxed);
         window.max_micros.fetch_max(micros, Ordering::Relaxed);
         self.total.fetch_add(1, Ordering::Relaxed);
+        self.total_sum_micros.fetch_add(micros, Ordering::Relaxed);
     }
 
     /// Make `slot` hold window `epoch`, emptied (unless another thread just did).
@@ -163,6 +167,7 @@ impl LatencyHistogram {
         }
         LatencySnapshot {
             count: self.total.load(Ordering::Relaxed),
+            total_sum_micros: self.total_sum_micros.load(Ordering::Relaxed),
             recent: counts.to_vec(),
             sum_micros,
             max_micros,
@@ -174,8 +179,9 @@ impl LatencyHistogram {
 /// A [`LatencyHistogram`] at one moment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LatencySnapshot {
-    /// Latencies recorded since the histogram was made.
+    /// Latencies recorded since the histogram was made, and their sum.
     pub count: u64,
+    pub total_sum_micros: u64,
     /// Per bucket ([`BUCKET_BOUNDS_MICROS`], then one over the last bound), recent ones only.
     pub recent: Vec<u64>,
     /// The recent latencies added up.
@@ -283,6 +289,7 @@ mod tests {
         assert_eq!(later.max_micros, 300);
         assert_eq!(later.quantile_micros(0.5), 103); // the bucket of 100 µs: (86, 103]
         assert_eq!(later.count, 3);
+        assert_eq!(later.total_sum_micros, 2_000_000 + 100 + 300);
         // Long idle: nothing recent, the total stays.
         let idle = h.snapshot(1_000);
         assert_eq!((idle.recent_count(), idle.count), (0, 3));

@@ -468,7 +468,26 @@ fn hex(bytes: &[u8]) -> String {
 pub(super) async fn metrics(State(ctx): State<Arc<AdminContext>>) -> Result<Response, AdminError> {
     let stats = all_table_stats(&ctx).await?;
     let engine = ctx.coordinator.replica().engine();
+    let mut table_latencies = Vec::new();
+    for (t, _) in &stats {
+        let local = engine.table_histograms(t.id).ok();
+        let coordinated = ctx.coordinator.metrics().table_latency(t.id);
+        let ops = [
+            ("coordinator_read", coordinated.as_ref().map(|c| &c.read)),
+            ("coordinator_scan", coordinated.as_ref().map(|c| &c.scan)),
+            ("coordinator_write", coordinated.as_ref().map(|c| &c.write)),
+            ("local_read", local.as_ref().map(|l| &l.read)),
+            ("local_scan", local.as_ref().map(|l| &l.scan)),
+            ("local_write", local.as_ref().map(|l| &l.write)),
+        ];
+        for (op, snapshot) in ops {
+            if let Some(s) = snapshot.filter(|s| s.count > 0) {
+                table_latencies.push((t.keyspace.as_str(), t.table.as_str(), op, s.clone()));
+            }
+        }
+    }
     let input = MetricsInput {
+        table_latencies,
         coordinator: ctx.coordinator.metrics().snapshot(),
         tables: stats
             .iter()

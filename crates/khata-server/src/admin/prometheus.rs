@@ -13,6 +13,11 @@
 //!   `process_resident_memory_bytes`.
 //! - `khata_cql_connections`, `khata_uptime_seconds`, `khata_build_info{version,
 //!   release_version}`.
+//! - `khata_table_latency_seconds{keyspace, table, op, quantile}`: a summary per table and
+//!   `op` (`local_read`, `local_write`, `local_scan`: the engine's; `coordinator_read`,
+//!   `coordinator_write`, `coordinator_scan`: whole requests), with the median and 99th
+//!   percentile of the last minute or two, and `_sum` and `_count` since the node started
+//!   (only the ops a table has seen).
 //! - Per table (`keyspace`, `table` labels): `khata_table_sstables`,
 //!   `khata_table_live_data_bytes`, `khata_table_partitions_estimate`,
 //!   `khata_table_memtable_bytes`, `khata_table_tombstones`,
@@ -28,6 +33,7 @@
 use std::fmt::Write;
 
 use khata_coordinator::metrics::{LATENCY_BUCKETS_MICROS, MetricsSnapshot};
+use khata_types::latency::LatencySnapshot;
 
 /// The `Content-Type` of the text format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -38,6 +44,9 @@ pub struct MetricsInput<'a> {
     pub coordinator: MetricsSnapshot,
     /// (keyspace, table, statistics), in keyspace then table order.
     pub tables: Vec<(&'a str, &'a str, &'a khata_storage::TableStats)>,
+    /// (keyspace, table, op, latencies) of the ops each table has seen, in keyspace, table
+    /// then op order.
+    pub table_latencies: Vec<(&'a str, &'a str, &'static str, LatencySnapshot)>,
     pub memtable_bytes: u64,
     pub block_cache_bytes: u64,
     pub compactions_completed: u64,
@@ -174,6 +183,30 @@ pub fn render(input: &MetricsInput<'_>) -> String {
         out.sample("process_resident_memory_bytes", &[], rss as f64);
     }
 
+    out.family(
+        "khata_table_latency_seconds",
+        "summary",
+        "Latency per table and operation: quantiles of the last minute or two, sum and count since start.",
+    );
+    for (keyspace, table, op, l) in &input.table_latencies {
+        let labels = [("keyspace", *keyspace), ("table", *table), ("op", *op)];
+        for (q, name) in [(0.5, "0.5"), (0.99, "0.99")] {
+            let mut with_q = labels.to_vec();
+            with_q.push(("quantile", name));
+            out.sample(
+                "khata_table_latency_seconds",
+                &with_q,
+                l.quantile_micros(q) as f64 / 1e6,
+            );
+        }
+        out.sample(
+            "khata_table_latency_seconds_sum",
+            &labels,
+            l.total_sum_micros as f64 / 1e6,
+        );
+        out.sample("khata_table_latency_seconds_count", &labels, l.count as f64);
+    }
+
     type PerTable = fn(&khata_storage::TableStats) -> f64;
     let per_table: [(&str, &str, PerTable); 9] = [
         ("khata_table_sstables", "Live SSTables.", |s| {
@@ -307,6 +340,7 @@ mod tests {
         MetricsInput {
             coordinator: metrics.snapshot(),
             tables,
+            table_latencies: Vec::new(),
             memtable_bytes: 10,
             block_cache_bytes: 20,
             compactions_completed: 3,
@@ -357,5 +391,26 @@ mod tests {
         ));
         assert!(text.contains("process_resident_memory_bytes 4096\n"));
         assert!(text.contains("khata_build_info{version=\"0.1.0\",release_version=\"4.1.0\"} 1\n"));
+    }
+
+    #[test]
+    fn table_latencies_are_summaries() {
+        let m = CoordinatorMetrics::default();
+        let h = khata_types::latency::LatencyHistogram::default();
+        h.record(Duration::from_micros(100), 0);
+        h.record(Duration::from_micros(300), 0);
+        let mut with = input(&m, Vec::new());
+        with.table_latencies = vec![("ks", "t", "local_read", h.snapshot(0))];
+        let text = render(&with);
+        assert!(text.contains("# TYPE khata_table_latency_seconds summary\n"));
+        let series = "keyspace=\"ks\",table=\"t\",op=\"local_read\"";
+        for line in [
+            format!("khata_table_latency_seconds{{{series},quantile=\"0.5\"}} 0.000103\n"),
+            format!("khata_table_latency_seconds{{{series},quantile=\"0.99\"}} 0.0003\n"),
+            format!("khata_table_latency_seconds_sum{{{series}}} 0.0004\n"),
+            format!("khata_table_latency_seconds_count{{{series}}} 2\n"),
+        ] {
+            assert!(text.contains(&line), "{line} in {text}");
+        }
     }
 }
