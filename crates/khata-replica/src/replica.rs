@@ -31,9 +31,7 @@ use crate::rows::{ReadRowExt, RowWriter, SysValue, read_rows};
 use crate::schema::{IndexDef, KeyspaceSchema, Schema, TableSchema, UserType, add_fixed_tables};
 use crate::schema_tables::{self, StoredRows, SystemWrite};
 use crate::system_tables;
-use crate::virtual_tables::{
-    self, ClientsSource, CoordinatorLatencySource, PoolsSource, TableLatencies,
-};
+use crate::virtual_tables::{self, ClientsSource, CoordinatorLatencySource, PoolsSource};
 
 /// The Cassandra version khata reports (`release_version`): drivers pick their schema parser
 /// by it, and cqlsh 6 sends `DESCRIBE` to servers of 4.0 or later.
@@ -613,28 +611,16 @@ impl Replica {
         };
         let mut latencies = Vec::new();
         if def.keyspace == virtual_tables::SYSTEM_VIEWS
-            && let Some(kind) = virtual_tables::LatencyKind::of_table(&def.name)
+            && let Some(shown) = virtual_tables::HistogramTable::of_table(&def.name)
         {
             let source = self.virtual_state.coordinator_latency.read().clone();
-            let empty = || {
-                let none = khata_types::latency::LatencyHistogram::default().snapshot(0);
-                TableLatencies {
-                    read: none.clone(),
-                    write: none.clone(),
-                    scan: none,
-                }
-            };
             for (keyspace, ks) in &schema.keyspaces {
                 for (name, t) in &ks.tables {
-                    let snapshot = if kind.coordinator {
-                        let l = source
-                            .as_ref()
-                            .and_then(|source| source(t.def.id))
-                            .unwrap_or_else(empty);
-                        kind.pick(l).unwrap_or_else(|| empty().read)
-                    } else {
-                        kind.pick_local(self.engine.table_histograms(t.def.id)?)
-                    };
+                    let id = t.def.id;
+                    let snapshot = shown.pick(
+                        || self.engine.table_histograms(id),
+                        || source.as_ref().and_then(|source| source(id)),
+                    )?;
                     latencies.push((keyspace.clone(), name.clone(), snapshot));
                 }
             }

@@ -82,7 +82,7 @@ pub type ClientsSource = Arc<dyn Fn() -> Vec<ClientInfo> + Send + Sync>;
 pub type PoolsSource = Arc<dyn Fn() -> Vec<PoolStats> + Send + Sync>;
 
 /// A table's read, write and range-read latencies, as a latency table shows one of them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TableLatencies {
     pub read: LatencySnapshot,
     pub write: LatencySnapshot,
@@ -328,83 +328,62 @@ fn per_table(keyspace: &str, name: &str, comment: &str, columns: &[(&str, CqlTyp
     )
 }
 
-/// Which histograms a per-table histogram table shows: the engine's own (`local`) or the
-/// coordinator's, and of which requests (or which counts).
+/// Which histogram a per-table histogram table shows: one of the engine's own (`local_*`,
+/// `rows_per_read`, `tombstones_per_read`) or one of the coordinator's (`coordinator_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct LatencyKind {
-    pub coordinator: bool,
-    pub op: LatencyOp,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LatencyOp {
-    Read,
-    Write,
-    Scan,
-    /// Live rows per partition read (local only).
+pub(crate) enum HistogramTable {
+    LocalRead,
+    LocalWrite,
+    LocalScan,
     RowsPerRead,
-    /// Tombstones per partition read (local only).
     TombstonesPerRead,
+    CoordinatorRead,
+    CoordinatorWrite,
+    CoordinatorScan,
 }
 
-impl LatencyKind {
-    /// The kind a `system_views` table shows, if it is a latency table.
-    pub(crate) fn of_table(name: &str) -> Option<LatencyKind> {
-        let counts = |op| {
-            Some(LatencyKind {
-                coordinator: false,
-                op,
-            })
-        };
-        match name {
-            "rows_per_read" => return counts(LatencyOp::RowsPerRead),
-            "tombstones_per_read" => return counts(LatencyOp::TombstonesPerRead),
-            _ => {}
-        }
-        let (side, op) = name.strip_suffix("_latency")?.split_once('_')?;
-        let coordinator = match side {
-            "local" => false,
-            "coordinator" => true,
+impl HistogramTable {
+    /// The histogram a `system_views` table shows, if it shows one.
+    pub(crate) fn of_table(name: &str) -> Option<HistogramTable> {
+        Some(match name {
+            "local_read_latency" => HistogramTable::LocalRead,
+            "local_write_latency" => HistogramTable::LocalWrite,
+            "local_scan_latency" => HistogramTable::LocalScan,
+            "rows_per_read" => HistogramTable::RowsPerRead,
+            "tombstones_per_read" => HistogramTable::TombstonesPerRead,
+            "coordinator_read_latency" => HistogramTable::CoordinatorRead,
+            "coordinator_write_latency" => HistogramTable::CoordinatorWrite,
+            "coordinator_scan_latency" => HistogramTable::CoordinatorScan,
             _ => return None,
-        };
-        let op = match op {
-            "read" => LatencyOp::Read,
-            "write" => LatencyOp::Write,
-            "scan" => LatencyOp::Scan,
-            _ => return None,
-        };
-        Some(LatencyKind { coordinator, op })
+        })
     }
 
-    /// Whether the table counts things rather than timing them.
+    /// Whether the table counts things (rows, tombstones) rather than timing them.
     pub(crate) fn counts(self) -> bool {
         matches!(
-            self.op,
-            LatencyOp::RowsPerRead | LatencyOp::TombstonesPerRead
+            self,
+            HistogramTable::RowsPerRead | HistogramTable::TombstonesPerRead
         )
     }
 
-    /// The coordinator's histogram of this kind's op.
-    pub(crate) fn pick(self, latencies: TableLatencies) -> Option<LatencySnapshot> {
-        match self.op {
-            LatencyOp::Read => Some(latencies.read),
-            LatencyOp::Write => Some(latencies.write),
-            LatencyOp::Scan => Some(latencies.scan),
-            LatencyOp::RowsPerRead | LatencyOp::TombstonesPerRead => None,
-        }
-    }
-
-    /// The engine's histogram of this kind's op.
-    pub(crate) fn pick_local(
+    /// Its histogram of a table: from the engine's, or from the coordinator's if it has seen
+    /// a request of the table (empty if not).
+    pub(crate) fn pick(
         self,
-        local: khata_storage::TableHistogramsSnapshot,
-    ) -> LatencySnapshot {
-        match self.op {
-            LatencyOp::Read => local.read,
-            LatencyOp::Write => local.write,
-            LatencyOp::Scan => local.scan,
-            LatencyOp::RowsPerRead => local.rows_per_read,
-            LatencyOp::TombstonesPerRead => local.tombstones_per_read,
+        local: impl FnOnce() -> khata_storage::Result<khata_storage::TableHistogramsSnapshot>,
+        coordinator: impl FnOnce() -> Option<TableLatencies>,
+    ) -> khata_storage::Result<LatencySnapshot> {
+        use HistogramTable::*;
+        let coordinated = || coordinator().unwrap_or_default();
+        match self {
+            LocalRead => local().map(|l| l.read),
+            LocalWrite => local().map(|l| l.write),
+            LocalScan => local().map(|l| l.scan),
+            RowsPerRead => local().map(|l| l.rows_per_read),
+            TombstonesPerRead => local().map(|l| l.tombstones_per_read),
+            CoordinatorRead => Ok(coordinated().read),
+            CoordinatorWrite => Ok(coordinated().write),
+            CoordinatorScan => Ok(coordinated().scan),
         }
     }
 }
@@ -546,7 +525,9 @@ pub(crate) fn partitions(
                 );
             }
         }
-        (SYSTEM_VIEWS, name) if LatencyKind::of_table(name).is_some_and(LatencyKind::counts) => {
+        (SYSTEM_VIEWS, name)
+            if HistogramTable::of_table(name).is_some_and(HistogramTable::counts) =>
+        {
             let value = |v: u64| SysValue::Double(v as f64);
             for (keyspace, name, l) in &state.latencies {
                 rows.push(
@@ -560,7 +541,7 @@ pub(crate) fn partitions(
                 );
             }
         }
-        (SYSTEM_VIEWS, name) if LatencyKind::of_table(name).is_some() => {
+        (SYSTEM_VIEWS, name) if HistogramTable::of_table(name).is_some() => {
             let ms = |micros: u64| SysValue::Double(micros as f64 / 1000.0);
             for (keyspace, name, l) in &state.latencies {
                 rows.push(

@@ -232,12 +232,13 @@ fn run_marked(
     // uncompressed bytes its scanners pass, times the inputs' compression ratio). `progress`
     // counts them uncompressed, a wide partition's block by block as its rows are read.
     let mut charged = 0u64;
+    // `at_least`: the bytes passed that are worth a call (at least 1).
     let mut pace = |at_least: u64| {
         let passed = progress
             .done
             .load(Ordering::Relaxed)
             .saturating_sub(charged);
-        if passed == 0 || passed < at_least {
+        if passed < at_least.max(1) {
             return;
         }
         charged += passed;

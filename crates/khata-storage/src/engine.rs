@@ -911,17 +911,24 @@ impl Engine {
         largest.sort_by_key(|b: &(Bytes, u64)| std::cmp::Reverse(b.1));
         largest.truncate(10);
         stats.largest_partitions = largest;
+        stats.pending_compactions = self.pending_compactions(&t);
+        Ok(stats)
+    }
+
+    /// A table's pending compactions as `tablestats` and `tpstats` count them: whether its
+    /// strategy would start one now.
+    fn pending_compactions(&self, t: &TableStore) -> usize {
         let now = self.inner.config.clock.now_seconds();
-        stats.pending_compactions = usize::from(
+        let spec = t.spec.read();
+        usize::from(
             compaction::next_task(
                 &spec.options.compaction,
-                &compactor::summaries(&t, now),
+                &compactor::summaries(t, now),
                 now,
                 spec.options.gc_grace_seconds,
             )
             .is_some(),
-        );
-        Ok(stats)
+        )
     }
 
     /// The live SSTables of a table (tests and tools).
@@ -962,25 +969,8 @@ impl Engine {
     /// and tables queued for one; blocked: writes waiting for flushes to free memtable space).
     pub fn pools(&self) -> Vec<PoolStats> {
         let inner = &self.inner;
-        let now = inner.config.clock.now_seconds();
         let tables: Vec<Arc<TableStore>> = inner.tables.read().values().cloned().collect();
-        let pending_compactions: usize = tables
-            .iter()
-            .map(|t| {
-                // As `table_stats` counts them: whether the strategy would start one now.
-                let summaries = compactor::summaries(t, now);
-                let spec = t.spec.read();
-                usize::from(
-                    compaction::next_task(
-                        &spec.options.compaction,
-                        &summaries,
-                        now,
-                        spec.options.gc_grace_seconds,
-                    )
-                    .is_some(),
-                )
-            })
-            .sum();
+        let pending_compactions: usize = tables.iter().map(|t| self.pending_compactions(t)).sum();
         vec![
             PoolStats {
                 name: "CompactionExecutor".into(),

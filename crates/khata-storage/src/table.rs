@@ -248,7 +248,7 @@ pub struct TableHistograms {
 }
 
 /// [`TableHistograms`] at one moment.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TableHistogramsSnapshot {
     pub read: LatencySnapshot,
     pub write: LatencySnapshot,

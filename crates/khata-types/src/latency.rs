@@ -192,6 +192,20 @@ pub struct LatencySnapshot {
     pub span_seconds: u64,
 }
 
+/// Nothing recorded (a table no request has reached).
+impl Default for LatencySnapshot {
+    fn default() -> Self {
+        LatencySnapshot {
+            count: 0,
+            total_sum_micros: 0,
+            recent: Vec::new(),
+            sum_micros: 0,
+            max_micros: 0,
+            span_seconds: 1,
+        }
+    }
+}
+
 impl LatencySnapshot {
     /// Recent latencies counted.
     pub fn recent_count(&self) -> u64 {
@@ -296,6 +310,8 @@ mod tests {
         assert_eq!(idle.quantile_micros(0.99), 0);
         assert_eq!(idle.per_second(), 0.0);
         assert!(idle.mean_micros().is_nan());
+        let none = LatencySnapshot::default();
+        assert_eq!((none.quantile_micros(0.99), none.per_second()), (0, 0.0));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use axum::extract::{Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use khata_replica::{Replica, Schema};
+use khata_types::latency::LatencySnapshot;
 use uuid::Uuid;
 
 use super::AdminContext;
@@ -389,46 +390,43 @@ pub(super) async fn tablestats(
     let tables = stats
         .into_iter()
         .map(|(t, s)| {
-            let latency = engine.table_histograms(t.id).ok();
-            (t, s, latency)
-        })
-        .map(|(t, s, latency)| TableStats {
-            local_read: summary(latency.as_ref().map(|l| &l.read)),
-            local_write: summary(latency.as_ref().map(|l| &l.write)),
-            local_scan: summary(latency.as_ref().map(|l| &l.scan)),
-            rows_per_read: counts(latency.as_ref().map(|l| &l.rows_per_read)),
-            tombstones_per_read: counts(latency.as_ref().map(|l| &l.tombstones_per_read)),
-            keyspace: t.keyspace,
-            table: t.table,
-            id: t.id,
-            sstable_count: s.sstable_count,
-            sstables_per_level: s.sstables_per_level,
-            space_used_bytes: s.live_data_bytes,
-            partitions_estimate: s.partitions_estimate,
-            memtable_bytes: s.memtable_bytes as u64,
-            memtable_partitions: s.memtable_partitions,
-            tombstones: s.tombstones,
-            pending_compactions: s.pending_compactions,
-            partition_reads: s.partition_reads,
-            sstables_read: s.sstables_read,
-            largest_partitions: s
-                .largest_partitions
-                .iter()
-                .map(|(key, size)| LargePartition {
-                    key_hex: hex(key),
-                    size_bytes: *size,
-                })
-                .collect(),
+            // A table dropped meanwhile: nothing recorded.
+            let h = engine.table_histograms(t.id).unwrap_or_default();
+            TableStats {
+                local_read: summary(&h.read),
+                local_write: summary(&h.write),
+                local_scan: summary(&h.scan),
+                rows_per_read: counts(&h.rows_per_read),
+                tombstones_per_read: counts(&h.tombstones_per_read),
+                keyspace: t.keyspace,
+                table: t.table,
+                id: t.id,
+                sstable_count: s.sstable_count,
+                sstables_per_level: s.sstables_per_level,
+                space_used_bytes: s.live_data_bytes,
+                partitions_estimate: s.partitions_estimate,
+                memtable_bytes: s.memtable_bytes as u64,
+                memtable_partitions: s.memtable_partitions,
+                tombstones: s.tombstones,
+                pending_compactions: s.pending_compactions,
+                partition_reads: s.partition_reads,
+                sstables_read: s.sstables_read,
+                largest_partitions: s
+                    .largest_partitions
+                    .iter()
+                    .map(|(key, size)| LargePartition {
+                        key_hex: hex(key),
+                        size_bytes: *size,
+                    })
+                    .collect(),
+            }
         })
         .collect();
     Ok(Json(TableStatsReport { tables }))
 }
 
-/// A latency snapshot in `/tablestats`' terms (a table dropped meanwhile: zeros).
-fn summary(latency: Option<&khata_types::latency::LatencySnapshot>) -> LatencySummary {
-    let Some(l) = latency else {
-        return LatencySummary::default();
-    };
+/// A latency snapshot in `/tablestats`' terms.
+fn summary(l: &LatencySnapshot) -> LatencySummary {
     let ms = |micros: u64| micros as f64 / 1000.0;
     let mean = l.mean_micros();
     LatencySummary {
@@ -441,11 +439,8 @@ fn summary(latency: Option<&khata_types::latency::LatencySnapshot>) -> LatencySu
     }
 }
 
-/// A histogram of counts in `/tablestats`' terms (a table dropped meanwhile: zeros).
-fn counts(histogram: Option<&khata_types::latency::LatencySnapshot>) -> CountSummary {
-    let Some(h) = histogram else {
-        return CountSummary::default();
-    };
+/// A histogram of counts in `/tablestats`' terms.
+fn counts(h: &LatencySnapshot) -> CountSummary {
     let mean = h.mean_micros();
     CountSummary {
         count: h.count,

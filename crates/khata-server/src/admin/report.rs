@@ -243,16 +243,17 @@ pub fn compactionthroughput(throughput: &CompactionThroughput) -> String {
     )
 }
 
-/// A rate in the largest of MiB/s, KiB/s and B/s that holds it exactly (`64 MiB/s`).
+/// A rate as `khata.yaml` writes it (the largest unit that holds it exactly), with the
+/// space nodetool puts before the unit: `64 MiB/s`.
 fn rate(bytes_per_second: u64) -> String {
     if bytes_per_second == 0 {
         return "0 MiB/s (unthrottled)".to_string();
     }
-    [(1 << 20, "MiB/s"), (1 << 10, "KiB/s"), (1, "B/s")]
-        .into_iter()
-        .find(|(unit, _)| bytes_per_second.is_multiple_of(*unit))
-        .map(|(unit, name)| format!("{} {name}", bytes_per_second / unit))
-        .unwrap_or_default()
+    let text = crate::config::units::format_rate(bytes_per_second);
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    format!("{} {}", &text[..digits], &text[digits..])
 }
 
 /// `khata admin tablestats`: per keyspace, then per table, as `nodetool tablestats`.
