@@ -121,8 +121,17 @@ pub fn droppable_tombstones(st: &SsTableStats, gc_before: LocalTime) -> u64 {
 
 /// Summaries of a table's live SSTables at `now`.
 pub fn summaries(table: &TableStore, now: LocalTime) -> Vec<SsTableSummary> {
+    let compacting = table.compacting.lock();
+    summaries_marked(table, now, &compacting)
+}
+
+/// The summaries, with `compacting` the inputs of running compactions.
+fn summaries_marked(
+    table: &TableStore,
+    now: LocalTime,
+    compacting: &HashSet<u64>,
+) -> Vec<SsTableSummary> {
     let gc_before = now.saturating_sub(table.spec.read().options.gc_grace_seconds);
-    let compacting = table.compacting.lock().clone();
     table
         .view()
         .sstables
@@ -131,11 +140,55 @@ pub fn summaries(table: &TableStore, now: LocalTime) -> Vec<SsTableSummary> {
         .collect()
 }
 
-/// Run one task on `table`. The inputs are marked compacting for the duration. A partition
-/// with more than `wide_over` bytes of rows in an input is merged row by row. How far it is
-/// goes to `progress`. `throttle` is told of the bytes read (as they lie on disk) as the merge
-/// goes, and answers how long to wait to stay within `compaction_throughput` (see
-/// [`Throttle::acquire`]).
+/// A task's inputs marked compacting in their table: no other task takes them, and the
+/// pickers count them as busy, until this is dropped.
+#[derive(Debug)]
+pub struct Marked<'a> {
+    table: &'a TableStore,
+    inputs: HashSet<u64>,
+}
+
+impl Drop for Marked<'_> {
+    fn drop(&mut self) {
+        let mut compacting = self.table.compacting.lock();
+        for g in &self.inputs {
+            compacting.remove(g);
+        }
+    }
+}
+
+/// Pick a task with `pick` from the table's summaries at `now` and mark its inputs
+/// compacting, both under the table's lock of what is compacting: two threads compacting one
+/// table never pick from the same view of what is busy, so neither starts a task that the
+/// other's would have ruled out (a leveled level-0 compaction into level 1 while a level-1
+/// SSTable is compacting, say). Also the summaries the pick saw.
+pub fn pick_and_mark<'a>(
+    table: &'a TableStore,
+    now: LocalTime,
+    pick: impl FnOnce(&[SsTableSummary]) -> Option<CompactionTask>,
+) -> Option<(CompactionTask, Vec<SsTableSummary>, Marked<'a>)> {
+    let mut compacting = table.compacting.lock();
+    let summaries = summaries_marked(table, now, &compacting);
+    let task = pick(&summaries)?;
+    if task.inputs.iter().any(|g| compacting.contains(g)) {
+        return None;
+    }
+    let inputs: HashSet<u64> = task.inputs.iter().copied().collect();
+    compacting.extend(inputs.iter().copied());
+    drop(compacting);
+    Some((task, summaries, Marked { table, inputs }))
+}
+
+/// Whether any compaction of the table is running.
+pub fn any_compacting(table: &TableStore) -> bool {
+    !table.compacting.lock().is_empty()
+}
+
+/// Run one task on `table`. The inputs are marked compacting for the duration (nothing is
+/// done if any already is). A partition with more than `wide_over` bytes of rows in an input
+/// is merged row by row. How far it is goes to `progress`. `throttle` is told of the bytes
+/// read (as they lie on disk) as the merge goes, and answers how long to wait to stay within
+/// `compaction_throughput` (see [`Throttle::acquire`]).
 pub fn run_task(
     table: &TableStore,
     task: &CompactionTask,
@@ -144,20 +197,37 @@ pub fn run_task(
     throttle: &dyn Fn(u64) -> Duration,
     progress: &TaskProgress,
 ) -> Result<CompactionOutcome> {
-    let inputs: HashSet<u64> = task.inputs.iter().copied().collect();
-    {
+    let marked = {
         let mut compacting = table.compacting.lock();
-        if inputs.iter().any(|g| compacting.contains(g)) {
+        if task.inputs.iter().any(|g| compacting.contains(g)) {
             return Ok(CompactionOutcome::default());
         }
+        let inputs: HashSet<u64> = task.inputs.iter().copied().collect();
         compacting.extend(inputs.iter().copied());
-    }
-    let result = run_marked(table, task, &inputs, now, wide_over, throttle, progress);
-    let mut compacting = table.compacting.lock();
-    for g in &inputs {
-        compacting.remove(g);
-    }
-    result
+        Marked { table, inputs }
+    };
+    run_picked(task, &marked, now, wide_over, throttle, progress)
+}
+
+/// Run a task whose inputs are `marked` (see [`run_task`]); they stay marked until `marked`
+/// is dropped.
+pub fn run_picked(
+    task: &CompactionTask,
+    marked: &Marked<'_>,
+    now: LocalTime,
+    wide_over: u64,
+    throttle: &dyn Fn(u64) -> Duration,
+    progress: &TaskProgress,
+) -> Result<CompactionOutcome> {
+    run_marked(
+        marked.table,
+        task,
+        &marked.inputs,
+        now,
+        wide_over,
+        throttle,
+        progress,
+    )
 }
 
 fn run_marked(

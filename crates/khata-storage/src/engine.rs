@@ -71,8 +71,8 @@ pub struct EngineConfig {
     /// `compaction_throughput`, bytes per second compaction reads, counted as they lie on disk
     /// (0 = unthrottled).
     pub compaction_throughput_bytes_per_second: u64,
-    /// `concurrent_compactors`: background compaction threads. Each takes a table no other is
-    /// compacting, so as many tables compact at once (a table's compactions run one at a time).
+    /// `concurrent_compactors`: background compaction threads. Each starts at a table of its
+    /// own; two may compact one table at once when its strategy picks tasks on disjoint inputs.
     pub concurrent_compactors: usize,
     pub tombstone_warn_threshold: usize,
     pub tombstone_failure_threshold: usize,
@@ -422,7 +422,7 @@ impl Engine {
         let _flush = t.flush_lock.lock();
         // A compaction of the table in flight finishes first (the next sees `dropped`); its
         // files would otherwise vanish under it, failing it and poisoning the engine.
-        let _compaction = t.compaction_running.lock();
+        let _compaction = t.compaction_running.write();
         for s in t.view().sstables.iter() {
             s.mark_obsolete();
         }
@@ -814,20 +814,20 @@ impl Engine {
     }
 
     /// A major compaction of a table (`admin compact`).
-    /// A compaction of the table running in the background finishes first, and no other
+    /// The compactions of the table running in the background finish first, and no other
     /// starts until the major one is done: tasks picked while one runs would leave out that
     /// one's inputs (they are marked compacting), and the table would end the major compaction
     /// with that compaction's output beside the major one's.
     pub fn compact_major(&self, table: Uuid) -> Result<Vec<CompactionOutcome>> {
         let t = self.table(table)?;
         self.flush_table(&t)?;
-        let running = t.compaction_running.lock();
+        let _running = t.compaction_running.write();
         let strategy = t.spec.read().options.compaction.clone();
         let now = self.inner.config.clock.now_seconds();
         let tasks = compaction::major_task(&strategy, &compactor::summaries(&t, now));
         let mut out = Vec::new();
         for task in tasks {
-            out.push(run_one_locked(&self.inner, &t, &task, now, &running)?);
+            out.push(run_one(&self.inner, &t, &task, None, now)?);
         }
         Ok(out)
     }
@@ -919,13 +919,15 @@ impl Engine {
     /// strategy would start one now.
     fn pending_compactions(&self, t: &TableStore) -> usize {
         let now = self.inner.config.clock.now_seconds();
-        let spec = t.spec.read();
+        // The options are cloned first: `summaries` reads the spec again, and a read lock
+        // taken twice by one thread can wait forever behind a writer queued in between.
+        let options = t.spec.read().options.clone();
         usize::from(
             compaction::next_task(
-                &spec.options.compaction,
+                &options.compaction,
                 &compactor::summaries(t, now),
                 now,
-                spec.options.gc_grace_seconds,
+                options.gc_grace_seconds,
             )
             .is_some(),
         )
@@ -1326,8 +1328,9 @@ fn flush_worker(inner: Arc<Inner>) {
 }
 
 /// Compaction thread `index`: when woken (or every 5 seconds), run the pending compactions of
-/// each table that no other compaction thread is compacting, starting at a table of its own
-/// so that the threads spread over the tables.
+/// each table, starting at a table of its own so that the threads spread over the tables. Two
+/// threads may compact one table at once, on disjoint inputs, where its strategy picks such
+/// tasks (size-tiered buckets, leveled levels, time windows), as Cassandra's compactors do.
 fn compaction_worker(inner: Arc<Inner>, index: usize) {
     lower_priority();
     loop {
@@ -1362,10 +1365,13 @@ fn compaction_worker(inner: Arc<Inner>, index: usize) {
     }
 }
 
-/// Run the compactions the table's strategy picks, one at a time, until it picks none. Each
-/// is picked and run under the table's `compaction_running` lock, taken for it alone (so a
-/// major compaction asked meanwhile waits for one task, not for them all); `wait`: whether to
-/// wait for the lock or, when another thread holds it, leave the table to that thread.
+/// Run the compactions the table's strategy picks until it picks none. Each task is picked
+/// and its inputs marked in one step ([`compactor::pick_and_mark`]), and run under the
+/// table's `compaction_running` lock held shared, taken for it alone (so a major compaction
+/// or a drop asked meanwhile waits for the running tasks, not for all that would follow).
+/// `wait`: whether to wait for the lock while a major compaction or a drop holds it (or else
+/// leave the table for now), and, when nothing more can be picked while another thread's
+/// tasks run, to wait for those and pick again, so that nothing is pending on return.
 fn run_pending(inner: &Inner, t: &Arc<TableStore>, wait: bool) -> Result<Vec<CompactionOutcome>> {
     let mut out = Vec::new();
     // A bound on rounds keeps a picker that keeps proposing work from spinning forever.
@@ -1374,22 +1380,31 @@ fn run_pending(inner: &Inner, t: &Arc<TableStore>, wait: bool) -> Result<Vec<Com
             break;
         }
         let running = if wait {
-            t.compaction_running.lock()
+            t.compaction_running.read()
         } else {
-            match t.compaction_running.try_lock() {
+            match t.compaction_running.try_read() {
                 Some(running) => running,
                 None => break,
             }
         };
-        let spec = t.spec.read().clone();
+        let options = t.spec.read().options.clone();
         let now = inner.config.clock.now_seconds();
-        let summaries = compactor::summaries(t, now);
-        let Some(task) = compaction::next_task(
-            &spec.options.compaction,
-            &summaries,
-            now,
-            spec.options.gc_grace_seconds,
-        ) else {
+        let picked = compactor::pick_and_mark(t, now, |summaries| {
+            compaction::next_task(
+                &options.compaction,
+                summaries,
+                now,
+                options.gc_grace_seconds,
+            )
+        });
+        let Some((task, summaries, marked)) = picked else {
+            drop(running);
+            if wait && compactor::any_compacting(t) {
+                // Another thread's tasks hold inputs this one might pick after them: taking
+                // the lock exclusively waits for them all to finish.
+                drop(t.compaction_running.write());
+                continue;
+            }
             break;
         };
         // A tombstone compaction rewrites one SSTable alone at its own level (a leveled
@@ -1398,8 +1413,10 @@ fn run_pending(inner: &Inner, t: &Arc<TableStore>, wait: bool) -> Result<Vec<Com
             && matches!(task.inputs[..], [g] if summaries
                 .iter()
                 .any(|s| s.generation == g && s.level == task.output_level));
-        let outcome = run_one_locked(inner, t, &task, now, &running)?;
+        let outcome = run_one(inner, t, &task, Some(&marked), now);
+        drop(marked);
         drop(running);
+        let outcome = outcome?;
         if outcome.inputs.is_empty() {
             break;
         }
@@ -1442,13 +1459,15 @@ pub struct SsTableTask {
     pub unit: &'static str,
 }
 
-/// Run one compaction task; the caller holds the table's `compaction_running` lock.
-fn run_one_locked(
+/// Run one compaction task, listed among the running ones while it runs; the caller holds the
+/// table's `compaction_running` lock. `marked`: its inputs as [`compactor::pick_and_mark`]
+/// marked them, or `None` to mark them here (a major compaction's tasks).
+fn run_one(
     inner: &Inner,
     t: &Arc<TableStore>,
     task: &compaction::CompactionTask,
+    marked: Option<&compactor::Marked<'_>>,
     now: LocalTime,
-    _running: &parking_lot::MutexGuard<'_, ()>,
 ) -> Result<CompactionOutcome> {
     let clock = inner.config.clock.clone();
     if t.dropped.load(Ordering::Acquire) {
@@ -1466,16 +1485,15 @@ fn run_one_locked(
         })
     };
     inner.running_tasks.lock().push(listed.clone());
-    let outcome = compactor::run_task(
-        t,
-        task,
-        now,
-        wide_over,
-        // Locked per acquire, not per compaction: compactions share the rate, as they share
-        // Cassandra's one limiter, and a new rate applies at once.
-        &|bytes| inner.throttle.lock().acquire(bytes, clock.now_micros()),
-        &listed.progress,
-    );
+    // Locked per acquire, not per compaction: compactions share the rate, as they share
+    // Cassandra's one limiter, and a new rate applies at once.
+    let throttle = |bytes| inner.throttle.lock().acquire(bytes, clock.now_micros());
+    let outcome = match marked {
+        Some(marked) => {
+            compactor::run_picked(task, marked, now, wide_over, &throttle, &listed.progress)
+        }
+        None => compactor::run_task(t, task, now, wide_over, &throttle, &listed.progress),
+    };
     inner
         .running_tasks
         .lock()
@@ -1605,7 +1623,7 @@ mod tests {
         let generation = sstables[0].generation();
         let (started, wait_started) = mpsc::channel();
         let running = std::thread::spawn(move || {
-            let _running = t.compaction_running.lock();
+            let _running = t.compaction_running.read();
             t.compacting.lock().insert(generation);
             started.send(()).unwrap();
             std::thread::sleep(Duration::from_millis(100));

@@ -200,10 +200,11 @@ pub struct TableStore {
     pub(crate) flush_lock: Mutex<()>,
     /// Generations being compacted.
     pub(crate) compacting: Mutex<HashSet<u64>>,
-    /// Held while a compaction task of this table runs, so a drop waits for it rather than
-    /// removing the directory under it, and a major compaction picks its inputs only when no
-    /// other compaction of the table runs.
-    pub(crate) compaction_running: Mutex<()>,
+    /// Held shared by each background compaction task of this table while it runs (tasks on
+    /// disjoint inputs run side by side), and exclusively by a drop, which so waits for them
+    /// rather than removing the directory under them, and by a major compaction, which picks
+    /// its inputs only when no other compaction of the table runs.
+    pub(crate) compaction_running: RwLock<()>,
     /// The *replay floor*: commit-log records at or before this position are not replayed
     /// into this table on open, because their data is already in SSTables (a flush moved it
     /// there) or was removed (a truncate). Kept in `table.options` as `truncated_at`, which
@@ -299,7 +300,7 @@ impl TableStore {
             next_generation: AtomicU64::new(next),
             flush_lock: Mutex::new(()),
             compacting: Mutex::new(HashSet::new()),
-            compaction_running: Mutex::new(()),
+            compaction_running: RwLock::new(()),
             replay_floor: Mutex::new(replay_floor),
             flush_requested: AtomicBool::new(false),
             dropped: AtomicBool::new(false),

@@ -263,3 +263,71 @@ fn concurrent_compactors_compact_tables_at_the_same_time() {
     assert_eq!(most_at_once(2), 2, "two threads, two tables at once");
     assert_eq!(most_at_once(1), 1, "one thread, one compaction at a time");
 }
+
+/// Write SSTables of `per_sstable` partitions (~200 bytes each) to `table`, keys from `first`.
+fn fill_from(engine: &khata_storage::Engine, table: uuid::Uuid, first: u32, per_sstable: u32) {
+    for k in first..first + per_sstable {
+        engine
+            .apply(insert(table, k, 0, &value(u64::from(k), 200), 1))
+            .unwrap();
+    }
+    engine.flush(table).unwrap();
+}
+
+/// Two compaction threads compact one table's two size-tiered buckets at the same time (on
+/// disjoint inputs, as Cassandra's compactors do), and the table ends with every row.
+#[test]
+fn two_compaction_threads_compact_one_table_at_the_same_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(RealFs);
+    let mut config = EngineConfig::new(dir.path());
+    config.concurrent_compactors = 2;
+    // Some 1.4 MB of inputs at 384 KiB/s shared: a few seconds in all.
+    config.compaction_throughput_bytes_per_second = 384 << 10;
+    let engine = Arc::new(open(&fs, &config));
+    // Buckets by size (Cassandra's 50 MiB floor would put every SSTable here in one bucket).
+    let strategy = CompactionStrategy::SizeTiered {
+        min_threshold: 4,
+        max_threshold: 32,
+        bucket_low: 0.5,
+        bucket_high: 1.5,
+        min_sstable_size_bytes: 1,
+    };
+    let spec = khata_storage::TableSpec::new("ks", "t", options(strategy, 864_000));
+    engine.create_table(spec.clone()).unwrap();
+    let table = spec.id;
+    // Three small SSTables (300 partitions) and three three times larger (900): no bucket of
+    // four yet. Then the fourth large one (the large bucket starts compacting) and the fourth
+    // small one (the small bucket can start beside it).
+    let (small, large) = (300, 900);
+    let mut next = 0;
+    for _ in 0..3 {
+        fill_from(&engine, table, next, small);
+        next += small;
+        fill_from(&engine, table, next, large);
+        next += large;
+    }
+    assert!(engine.sstable_tasks().is_empty(), "nothing to compact yet");
+    fill_from(&engine, table, next, large);
+    next += large;
+    fill_from(&engine, table, next, small);
+    next += small;
+
+    let mut most = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        let running = engine.sstable_tasks();
+        assert!(running.iter().all(|r| r.table == table));
+        most = most.max(running.len());
+        if running.is_empty() && engine.sstables(table).unwrap().len() == 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(most, 2, "both buckets compacting at once");
+    // The small bucket's output is as large as a large input, but those were compacting.
+    assert_eq!(engine.sstables(table).unwrap().len(), 2);
+    let rows = dump(&engine, table, 1);
+    assert_eq!(rows.len(), next as usize, "every partition is still there");
+    engine.close().unwrap();
+}
