@@ -324,7 +324,7 @@ fn run_marked(
             let opts = table.writer_options(task.output_level, expected);
             SsTableWriter::create(table.fs.clone(), &table.dir, table.next_generation(), opts)
         };
-        for item in MergedPartitions::new(streams) {
+        for item in MergedPartitions::new(streams, false) {
             let (key, scanned) = item?;
             let policy = PurgePolicy::new(now, gc_grace, table.max_purgeable(&view, &key, inputs));
             let w = match scanned {

@@ -27,7 +27,10 @@ use khata_types::token::DecoratedKey;
 use crate::error::{Result, StorageError};
 
 /// A stream of rows from one source.
-pub type RowStream = Box<dyn Iterator<Item = Result<(Bytes, Row)>> + Send>;
+pub type RowStream = SortedStream<Bytes, Row>;
+
+/// A stream of `(key, value)` in key order (or reverse order), one source of a [`KMerge`].
+pub type SortedStream<K, V> = Box<dyn Iterator<Item = Result<(K, V)>> + Send>;
 
 /// One source's view of a partition, restricted to the slice being read.
 pub struct SourcePartition {
@@ -222,28 +225,45 @@ impl ReadResult {
     }
 }
 
-struct Head {
-    clustering: Bytes,
-    row: Row,
+/// What a k-way merge ([`KMerge`]) joins when several sources hold the same key.
+pub trait MergeSources {
+    /// Join another source's version of the same key into `self`.
+    fn join(&mut self, other: Self);
+}
+
+impl MergeSources for Row {
+    fn join(&mut self, other: Row) {
+        self.merge(other);
+    }
+}
+
+/// A [`KMerge`]'s one stream with items left, and its next item.
+type Single<'a, K, V> = ((K, V), &'a mut SortedStream<K, V>);
+
+/// The next item of one source in a [`KMerge`]'s heap.
+struct Head<K, V> {
+    key: K,
+    value: V,
     source: usize,
     reversed: bool,
 }
 
-impl PartialEq for Head {
+impl<K: Ord, V> PartialEq for Head<K, V> {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
 }
-impl Eq for Head {}
-impl PartialOrd for Head {
+impl<K: Ord, V> Eq for Head<K, V> {}
+impl<K: Ord, V> PartialOrd for Head<K, V> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl Ord for Head {
-    /// BinaryHeap is a max-heap: the head to emit next must compare greatest.
+impl<K: Ord, V> Ord for Head<K, V> {
+    /// BinaryHeap is a max-heap: the head to emit next must compare greatest (of equal keys,
+    /// the lowest source's).
     fn cmp(&self, other: &Self) -> Ordering {
-        let by_key = self.clustering.cmp(&other.clustering);
+        let by_key = self.key.cmp(&other.key);
         let by_key = if self.reversed {
             by_key
         } else {
@@ -253,20 +273,30 @@ impl Ord for Head {
     }
 }
 
-/// A k-way merge of the row streams of one partition by clustering key (descending when
-/// `reversed`), joining equal keys: each clustering comes out once, its row joined from every
-/// stream that has it. Compaction merges a wide partition's rows with it; a read's merge
-/// ([`merge_partition`]) keeps its own loop, which also applies the read's limits.
-pub(crate) struct MergedRows {
-    streams: Vec<RowStream>,
-    heap: BinaryHeap<Head>,
+/// A k-way merge of streams sorted by key (descending when `reversed`), joining equal keys:
+/// each key comes out once, its value joined from every stream that has it
+/// ([`MergeSources::join`]). Of one partition's row streams by clustering (a read's,
+/// [`merge_partition`], and compaction's of a wide partition: [`MergedRows`]) and of partition
+/// streams by key (compaction's and a range scan's: [`MergedPartitions`]).
+pub struct KMerge<K, V> {
+    streams: Vec<SortedStream<K, V>>,
+    heap: BinaryHeap<Head<K, V>>,
     reversed: bool,
     primed: bool,
 }
 
-impl MergedRows {
-    pub(crate) fn new(streams: Vec<RowStream>, reversed: bool) -> Self {
-        MergedRows {
+impl<K, V> std::fmt::Debug for KMerge<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KMerge")
+            .field("streams", &self.streams.len())
+            .field("reversed", &self.reversed)
+            .finish()
+    }
+}
+
+impl<K: Ord, V: MergeSources> KMerge<K, V> {
+    pub fn new(streams: Vec<SortedStream<K, V>>, reversed: bool) -> Self {
+        KMerge {
             heap: BinaryHeap::with_capacity(streams.len()),
             streams,
             reversed,
@@ -276,10 +306,10 @@ impl MergedRows {
 
     fn pull(&mut self, source: usize) -> Result<()> {
         if let Some(item) = self.streams[source].next() {
-            let (clustering, row) = item?;
+            let (key, value) = item?;
             self.heap.push(Head {
-                clustering,
-                row,
+                key,
+                value,
                 source,
                 reversed: self.reversed,
             });
@@ -287,39 +317,63 @@ impl MergedRows {
         Ok(())
     }
 
-    fn next_merged(&mut self) -> Result<Option<(Bytes, Row)>> {
+    /// Read the first item of every stream (once; every other call does nothing).
+    fn prime(&mut self) -> Result<()> {
         if !self.primed {
             self.primed = true;
             for i in 0..self.streams.len() {
                 self.pull(i)?;
             }
         }
+        Ok(())
+    }
+
+    /// When exactly one stream has items left: its next item and the stream, to be read
+    /// straight through with nothing to join; the merge is then empty.
+    fn take_single(&mut self) -> Result<Option<Single<'_, K, V>>> {
+        self.prime()?;
+        if self.heap.len() != 1 {
+            return Ok(None);
+        }
+        let head = self.heap.pop().expect("one head");
+        Ok(Some((
+            (head.key, head.value),
+            &mut self.streams[head.source],
+        )))
+    }
+
+    /// Whether any stream may have items left.
+    fn has_more(&self) -> bool {
+        !self.primed || !self.heap.is_empty()
+    }
+
+    fn next_merged(&mut self) -> Result<Option<(K, V)>> {
+        self.prime()?;
         let Some(first) = self.heap.pop() else {
             return Ok(None);
         };
-        let mut row = first.row;
-        // A stream's next row has a later clustering: it cannot join this one.
+        let mut value = first.value;
+        // A stream's next item has a later key: it cannot join this one.
         self.pull(first.source)?;
-        while self
-            .heap
-            .peek()
-            .is_some_and(|h| h.clustering == first.clustering)
-        {
+        while self.heap.peek().is_some_and(|h| h.key == first.key) {
             let h = self.heap.pop().expect("peeked");
-            row.merge(h.row);
+            value.join(h.value);
             self.pull(h.source)?;
         }
-        Ok(Some((first.clustering, row)))
+        Ok(Some((first.key, value)))
     }
 }
 
-impl Iterator for MergedRows {
-    type Item = Result<(Bytes, Row)>;
+impl<K: Ord, V: MergeSources> Iterator for KMerge<K, V> {
+    type Item = Result<(K, V)>;
 
     fn next(&mut self) -> Option<Self::Item> {
         self.next_merged().transpose()
     }
 }
+
+/// The rows of one partition from several sources, by clustering, joined.
+pub(crate) type MergedRows = KMerge<Bytes, Row>;
 
 /// Merge the sources' views of one partition (see the module documentation).
 pub fn merge_partition(
@@ -344,56 +398,28 @@ pub fn merge_partition(
         single_stream(&mut out, &mut result, None, stream, reversed, now, &limits)?;
         return Ok(finish(out, result, &limits));
     }
-
-    let mut heap = BinaryHeap::with_capacity(streams.len());
-    for (i, s) in streams.iter_mut().enumerate() {
-        if let Some(item) = s.next() {
-            let (clustering, row) = item?;
-            heap.push(Head {
-                clustering,
-                row,
-                source: i,
-                reversed,
-            });
-        }
-    }
-    if heap.len() == 1 {
+    let mut merge = MergedRows::new(streams, reversed);
+    if let Some((first, stream)) = merge.take_single()? {
         // Only one source has rows in the slice (common after compaction): stream its rows
         // straight through, with no heap and nothing to join.
-        let first = heap.pop().expect("one head");
-        let stream = &mut streams[first.source];
-        let first = Some((first.clustering, first.row));
-        single_stream(&mut out, &mut result, first, stream, reversed, now, &limits)?;
+        single_stream(
+            &mut out,
+            &mut result,
+            Some(first),
+            stream,
+            reversed,
+            now,
+            &limits,
+        )?;
         return Ok(finish(out, result, &limits));
     }
-    let mut advance = Vec::with_capacity(streams.len());
-    while let Some(first) = heap.pop() {
-        let clustering = first.clustering;
-        let mut row = first.row;
-        advance.clear();
-        advance.push(first.source);
-        while heap.peek().is_some_and(|h| h.clustering == clustering) {
-            let h = heap.pop().expect("peeked");
-            row.merge(h.row);
-            advance.push(h.source);
-        }
-        for &i in &advance {
-            if let Some(item) = streams[i].next() {
-                let (c, r) = item?;
-                heap.push(Head {
-                    clustering: c,
-                    row: r,
-                    source: i,
-                    reversed,
-                });
-            }
-        }
+    while let Some((clustering, row)) = merge.next_merged()? {
         let outer = max_deletion(out.deletion, out.range_tombstones.covering(&clustering));
         let keep = |c, r| {
             out.rows.insert(c, r);
         };
         if accept(&mut result, outer, clustering, row, now, &limits, keep)? {
-            result.limit_reached = !heap.is_empty();
+            result.limit_reached = merge.has_more();
             break;
         }
     }
@@ -564,7 +590,7 @@ fn accept(
 
 /// A stream of partitions (`P`: whole ones, or as a scan gives them) in key order from one
 /// source.
-pub type KeyedStream<P> = Box<dyn Iterator<Item = Result<(DecoratedKey, P)>> + Send>;
+pub type KeyedStream<P> = SortedStream<DecoratedKey, P>;
 
 /// A stream of whole partitions in key order from one source.
 pub type PartitionStream = KeyedStream<Partition>;
@@ -582,12 +608,6 @@ pub enum Scanned {
 
 /// A stream of partitions in key order from one source of a range scan.
 pub type ScanStream = KeyedStream<Scanned>;
-
-/// What [`MergedPartitions`] joins when several sources hold the same key.
-pub trait MergeSources {
-    /// Join another source's version of the same key into `self`.
-    fn join(&mut self, other: Self);
-}
 
 impl MergeSources for Partition {
     fn join(&mut self, other: Partition) {
@@ -608,96 +628,4 @@ impl MergeSources for Scanned {
 
 /// A k-way merge of partition streams by key, joining equal keys: of whole partitions
 /// ([`PartitionStream`], compaction's) or of a range scan's [`ScanStream`]s.
-pub struct MergedPartitions<P = Partition> {
-    streams: Vec<KeyedStream<P>>,
-    heap: BinaryHeap<PartitionHead<P>>,
-    primed: bool,
-}
-
-impl<P> std::fmt::Debug for MergedPartitions<P> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MergedPartitions")
-            .field("streams", &self.streams.len())
-            .finish()
-    }
-}
-
-struct PartitionHead<P> {
-    key: DecoratedKey,
-    partition: P,
-    source: usize,
-}
-
-impl<P> PartialEq for PartitionHead<P> {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl<P> Eq for PartitionHead<P> {}
-impl<P> PartialOrd for PartitionHead<P> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<P> Ord for PartitionHead<P> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .key
-            .cmp(&self.key)
-            .then_with(|| other.source.cmp(&self.source))
-    }
-}
-
-impl<P: MergeSources> MergedPartitions<P> {
-    pub fn new(streams: Vec<KeyedStream<P>>) -> Self {
-        MergedPartitions {
-            heap: BinaryHeap::with_capacity(streams.len()),
-            streams,
-            primed: false,
-        }
-    }
-
-    fn pull(&mut self, i: usize) -> Result<()> {
-        if let Some(item) = self.streams[i].next() {
-            let (key, partition) = item?;
-            self.heap.push(PartitionHead {
-                key,
-                partition,
-                source: i,
-            });
-        }
-        Ok(())
-    }
-
-    fn next_merged(&mut self) -> Result<Option<(DecoratedKey, P)>> {
-        if !self.primed {
-            self.primed = true;
-            for i in 0..self.streams.len() {
-                self.pull(i)?;
-            }
-        }
-        let Some(first) = self.heap.pop() else {
-            return Ok(None);
-        };
-        let key = first.key;
-        let mut partition = first.partition;
-        let mut advance = vec![first.source];
-        while self.heap.peek().is_some_and(|h| h.key == key) {
-            let h = self.heap.pop().expect("peeked");
-            partition.join(h.partition);
-            advance.push(h.source);
-        }
-        for i in advance {
-            self.pull(i)?;
-        }
-        Ok(Some((key, partition)))
-    }
-}
-
-impl<P: MergeSources> Iterator for MergedPartitions<P> {
-    type Item = Result<(DecoratedKey, P)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.next_merged().transpose()
-    }
-}
+pub type MergedPartitions<P = Partition> = KMerge<DecoratedKey, P>;

@@ -701,7 +701,7 @@ impl TableStore {
             (Some(k), None) => Bound::Included(k),
             (None, _) => Bound::Unbounded,
         };
-        let merged = MergedPartitions::new(Self::scan_streams(&view, from, wide));
+        let merged = MergedPartitions::new(Self::scan_streams(&view, from, wide), false);
         for item in merged {
             let (key, scanned) = item?;
             let past_end = match end {
