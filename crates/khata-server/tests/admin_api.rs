@@ -819,3 +819,90 @@ fn parse_sample(line: &str) -> Sample {
         value,
     }
 }
+
+/// A connection with as many requests waiting as it may have (1024) stops reading, and what
+/// it has not read is counted blocked in `Native-Transport-Requests`, as nodetool's tpstats
+/// counts requests a full pool holds back: 2,000 INSERTs sent at once on one connection to a
+/// node whose group commit log holds every write for up to half a second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_at_its_request_limit_counts_blocked_requests() {
+    let mut node = TestNode::start_with(|c| {
+        c.commitlog_sync = khata_server::config::CommitLogSync::Group;
+        c.commitlog_sync_group_window = Duration::from_millis(500);
+    })
+    .await;
+    let admin = Admin::of(&node);
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .pool_size(scylla::client::PoolSize::PerHost(
+            std::num::NonZeroUsize::new(1).unwrap(),
+        ))
+        .build()
+        .await
+        .expect("driver connects");
+    for q in [
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE ks.t (k int PRIMARY KEY, v int)",
+    ] {
+        session.query_unpaged(q, &[]).await.unwrap();
+    }
+    let insert = session
+        .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+        .await
+        .unwrap();
+    let pool = |stats: &TpStats| {
+        stats
+            .pools
+            .iter()
+            .find(|p| p.name == "Native-Transport-Requests")
+            .unwrap()
+            .clone()
+    };
+    let before = pool(&admin.get("/tpstats").await.unwrap());
+    assert_eq!((before.blocked, before.blocked_all_time), (0, 0));
+
+    const WRITES: i32 = 2_000;
+    let writes =
+        futures::future::join_all((0..WRITES).map(|k| session.execute_unpaged(&insert, (k, k))));
+    let watch = async {
+        // While the writes wait for the sync, the connection holds up to 1024 and the rest
+        // queue (the samples may miss the moment).
+        let mut most = (0, 0);
+        for _ in 0..100 {
+            let p = pool(&admin.get("/tpstats").await.unwrap());
+            most = (most.0.max(p.active), most.1.max(p.blocked));
+            if p.blocked_all_time > 0 && p.active == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        most
+    };
+    let (results, (most_active, most_blocked)) = tokio::join!(writes, watch);
+    for r in &results {
+        assert!(r.is_ok(), "every write succeeds: {r:?}");
+    }
+    let after = pool(&admin.get("/tpstats").await.unwrap());
+    assert!(after.blocked_all_time >= 1, "{after:?}");
+    assert_eq!(after.blocked, 0, "nothing blocked once answered: {after:?}");
+    assert!(
+        after.completed >= before.completed + WRITES as u64,
+        "{after:?}"
+    );
+    println!("seen at most: {most_active} active, {most_blocked} blocked; {after:?}");
+    assert!(most_active > 0);
+    assert!(
+        most_blocked <= 1,
+        "one connection, blocked by one request at a time"
+    );
+    let rows = session
+        .query_unpaged("SELECT count(*) FROM ks.t", &[])
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .single_row::<(i64,)>()
+        .unwrap();
+    assert_eq!(rows.0, i64::from(WRITES));
+    node.stop().await;
+}
