@@ -19,6 +19,7 @@ use uuid::Uuid;
 use crate::consistency::Consistency;
 use crate::coordinator::Coordinator;
 use crate::error::{CoordinatorError, Result, WriteType, write_failure};
+use crate::trace;
 
 impl Coordinator {
     /// Read `ranges` of a partition and, if `decide` returns mutations, apply them atomically
@@ -50,17 +51,29 @@ impl Coordinator {
             ));
         }
         let required = self.check_available(table, serial)?;
-        self.serialized(
-            table,
-            key,
-            ranges,
-            now,
-            serial,
-            required,
-            WriteType::Cas,
-            decide,
-        )
-        .await
+        trace::event(|| "Reading existing values for CAS precondition".to_string());
+        let outcome = self
+            .serialized(
+                table,
+                key,
+                ranges,
+                now,
+                serial,
+                required,
+                WriteType::Cas,
+                decide,
+            )
+            .await;
+        if let Ok((_, applied)) = &outcome {
+            trace::event(|| {
+                if *applied {
+                    "CAS successful".to_string()
+                } else {
+                    "CAS precondition does not match current values".to_string()
+                }
+            });
+        }
+        outcome
     }
 
     /// A write that needs the partition's current state: counter increments and list

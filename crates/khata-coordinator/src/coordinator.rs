@@ -28,6 +28,7 @@ use uuid::Uuid;
 use crate::consistency::{Consistency, block_for, is_local, replication_factors};
 use crate::error::{CoordinatorError, Result, WriteType, read_failure, write_failure};
 use crate::metrics::{CoordinatorMetrics, Op};
+use crate::trace;
 
 /// Request timeouts, as `cassandra.yaml` names them.
 #[derive(Clone, Debug)]
@@ -286,6 +287,7 @@ impl Coordinator {
         cl: Consistency,
         write_type: WriteType,
     ) -> Result<()> {
+        trace::event(|| "Determining replicas for mutation".to_string());
         let mut required = 1;
         let mut durable = true;
         let schema = self.schema();
@@ -296,6 +298,9 @@ impl Coordinator {
             {
                 durable &= ks.def.durable_writes;
             }
+        }
+        if trace::is_tracing() {
+            trace_write(&schema, &mutations, durable);
         }
         if self.writes_return_at_once() && !self.replica.engine().writes_would_wait() {
             // Periodic commit log: a write is a memtable insert and a write(2) to the log,
@@ -329,21 +334,49 @@ impl Coordinator {
 
     async fn read_unobserved(&self, command: ReadCommand, cl: Consistency) -> Result<ReadResult> {
         let required = self.check_available(command.table, cl)?;
-        if INLINE_POINT_READS {
-            return read_locally(&self.replica, &command)
-                .map_err(|e| read_failure(e, cl, required));
+        trace::event(|| {
+            format!(
+                "Executing single-partition query on {}",
+                self.table_name(command.table)
+            )
+        });
+        let result = if INLINE_POINT_READS {
+            read_locally(&self.replica, &command).map_err(|e| read_failure(e, cl, required))
+        } else {
+            let replica = self.replica.clone();
+            let work = run_blocking(move || read_locally(&replica, &command));
+            match tokio::time::timeout(self.config.read_request_timeout, work).await {
+                Ok(done) => done?.map_err(|e| read_failure(e, cl, required)),
+                Err(_) => Err(CoordinatorError::ReadTimeout {
+                    consistency: cl,
+                    received: 0,
+                    required,
+                    data_present: false,
+                }),
+            }
+        };
+        if let Ok(r) = &result {
+            trace::event(|| {
+                format!(
+                    "Merged data from memtables and {} sstables",
+                    r.sstables_read
+                )
+            });
+            trace::event(|| {
+                format!(
+                    "Read {} live rows and {} tombstone cells",
+                    r.live_rows, r.tombstones_scanned
+                )
+            });
         }
-        let replica = self.replica.clone();
-        let work = run_blocking(move || read_locally(&replica, &command));
-        match tokio::time::timeout(self.config.read_request_timeout, work).await {
-            Ok(done) => done?.map_err(|e| read_failure(e, cl, required)),
-            Err(_) => Err(CoordinatorError::ReadTimeout {
-                consistency: cl,
-                received: 0,
-                required,
-                data_present: false,
-            }),
-        }
+        result
+    }
+
+    /// A table's name for a trace (its id, if it is gone).
+    fn table_name(&self, table: Uuid) -> String {
+        self.schema()
+            .table_by_id(table)
+            .map_or_else(|| table.to_string(), |t| t.def.name.clone())
     }
 
     /// Read a token range at consistency `cl`.
@@ -355,6 +388,31 @@ impl Coordinator {
 
     async fn scan_unobserved(&self, command: ScanCommand, cl: Consistency) -> Result<ScanResult> {
         let required = self.check_available(command.table, cl)?;
+        trace::event(|| {
+            format!(
+                "Executing seq scan of {} for {}",
+                self.table_name(command.table),
+                describe_range(&command.start, &command.end)
+            )
+        });
+        let result = self.scan_replica(command, cl, required).await;
+        if let Ok(r) = &result {
+            trace::event(|| {
+                format!(
+                    "Read {} live rows and {} tombstone cells",
+                    r.live_rows, r.tombstones_scanned
+                )
+            });
+        }
+        result
+    }
+
+    async fn scan_replica(
+        &self,
+        command: ScanCommand,
+        cl: Consistency,
+        required: u32,
+    ) -> Result<ScanResult> {
         let replica = self.replica.clone();
         let work = run_blocking(move || {
             replica.scan(
@@ -391,6 +449,13 @@ impl Coordinator {
         cl: Consistency,
     ) -> Result<IndexResult> {
         let required = self.check_available(query.table, cl)?;
+        trace::event(|| {
+            format!(
+                "Executing read on {} using index {}",
+                self.table_name(query.table),
+                query.index
+            )
+        });
         let replica = self.replica.clone();
         let work = run_blocking(move || replica.index_query(&query));
         match tokio::time::timeout(self.config.range_request_timeout, work).await {
@@ -447,6 +512,38 @@ pub fn timeuuid_at(micros: i64, host: Uuid) -> Uuid {
     bytes[8..10].copy_from_slice(&(clock_seq | 0x8000).to_be_bytes());
     bytes[10..16].copy_from_slice(&node);
     Uuid::from_bytes(bytes)
+}
+
+/// A write's trace events, as Cassandra's for a local replica: the commit log (unless the
+/// keyspace skips it), then each table's memtable.
+fn trace_write(schema: &Schema, mutations: &[Mutation], durable: bool) {
+    if durable {
+        trace::event(|| "Appending to commitlog".to_string());
+    }
+    let mut tables: Vec<Uuid> = mutations.iter().map(|m| m.table).collect();
+    tables.sort_unstable();
+    tables.dedup();
+    for table in tables {
+        let name = schema
+            .table_by_id(table)
+            .map_or_else(|| table.to_string(), |t| t.def.name.clone());
+        trace::event(|| format!("Adding to {name} memtable"));
+    }
+}
+
+/// A scan's token range as Cassandra's traces write it: `(start, end]`.
+fn describe_range(start: &Bound<Token>, end: &Bound<Token>) -> String {
+    let (open, from) = match start {
+        Bound::Included(t) => ("[", t.0.to_string()),
+        Bound::Excluded(t) => ("(", t.0.to_string()),
+        Bound::Unbounded => ("(", "min".to_string()),
+    };
+    let (to, close) = match end {
+        Bound::Included(t) => (t.0.to_string(), "]"),
+        Bound::Excluded(t) => (t.0.to_string(), ")"),
+        Bound::Unbounded => ("max".to_string(), "]"),
+    };
+    format!("{open}{from}, {to}{close}")
 }
 
 /// Run `command` on this node's replica: a one-row read through `read_row`, anything else

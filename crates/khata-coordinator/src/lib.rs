@@ -10,6 +10,7 @@ pub mod consistency;
 pub mod coordinator;
 pub mod error;
 pub mod metrics;
+pub mod trace;
 
 pub use consistency::Consistency;
 pub use coordinator::{

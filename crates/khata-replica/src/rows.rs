@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use bytes::Bytes;
-use khata_types::cell::{Cell, DeletionTime, LivenessInfo};
+use khata_types::cell::{Cell, DeletionTime, Expiry, LivenessInfo};
 use khata_types::clustering::encode_key;
 use khata_types::partition::Partition;
 use khata_types::row::{CellKey, Row};
@@ -117,6 +117,22 @@ impl<'a> RowWriter<'a> {
     /// every given cell, and a non-frozen collection replaced (deleted just before its new
     /// elements).
     pub fn build(self, timestamp: Timestamp, now: LocalTime) -> Result<(DecoratedKey, Partition)> {
+        self.build_with_ttl(timestamp, now, None)
+    }
+
+    /// [`RowWriter::build`], as `INSERT ... USING TTL ttl` writes it when `ttl` is given: the
+    /// marker and every cell expire `ttl` seconds after `now`.
+    pub fn build_with_ttl(
+        self,
+        timestamp: Timestamp,
+        now: LocalTime,
+        ttl: Option<u32>,
+    ) -> Result<(DecoratedKey, Partition)> {
+        let expiry = ttl.map(|ttl| Expiry::new(ttl, now.saturating_add(ttl)));
+        let cell = |value: Bytes| match expiry {
+            Some(e) => Cell::expiring(timestamp, value, e.ttl, e.local_expiry),
+            None => Cell::live(timestamp, value),
+        };
         let missing = |name: &str| {
             ReplicaError::Invalid(format!(
                 "no value for primary key column {name} of {}.{}",
@@ -149,7 +165,7 @@ impl<'a> RowWriter<'a> {
             .map_err(|e| ReplicaError::Invalid(format!("clustering key: {e}")))?;
 
         let mut row = Row {
-            liveness: Some(LivenessInfo::new(timestamp, None)),
+            liveness: Some(LivenessInfo::new(timestamp, expiry)),
             ..Row::default()
         };
         for column in &self.table.columns {
@@ -184,16 +200,12 @@ impl<'a> RowWriter<'a> {
                     }
                 };
                 for (path, value) in elements {
-                    row.cells.insert(
-                        CellKey::element(column.id, path),
-                        Cell::live(timestamp, value),
-                    );
+                    row.cells
+                        .insert(CellKey::element(column.id, path), cell(value));
                 }
             } else {
-                row.cells.insert(
-                    CellKey::simple(column.id),
-                    Cell::live(timestamp, serialize(value)),
-                );
+                row.cells
+                    .insert(CellKey::simple(column.id), cell(serialize(value)));
             }
         }
         let mut update = Partition::new();

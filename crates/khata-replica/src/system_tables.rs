@@ -16,12 +16,14 @@ use crate::schema::column_id;
 
 pub const SYSTEM: &str = "system";
 pub const SYSTEM_SCHEMA: &str = "system_schema";
+/// Query traces (`TRACING ON`): Cassandra's keyspace, tables and columns.
+pub const SYSTEM_TRACES: &str = "system_traces";
 
 /// Whether a keyspace is one of the node's own (not created, altered or dropped by users).
 pub fn is_system_keyspace(name: &str) -> bool {
     matches!(
         name,
-        SYSTEM | SYSTEM_SCHEMA | "system_auth" | "system_distributed" | "system_traces"
+        SYSTEM | SYSTEM_SCHEMA | SYSTEM_TRACES | "system_auth" | "system_distributed"
     ) || crate::virtual_tables::is_virtual_keyspace(name)
 }
 
@@ -395,6 +397,50 @@ pub fn table_estimates() -> TableDef {
     )
 }
 
+/// `system_traces.sessions`: one row per traced request.
+pub fn trace_sessions() -> TableDef {
+    table(
+        SYSTEM_TRACES,
+        "sessions",
+        &[("session_id", CqlType::Uuid)],
+        &[],
+        &[
+            ("client", CqlType::Inet),
+            ("command", text()),
+            ("coordinator", CqlType::Inet),
+            ("coordinator_port", CqlType::Int),
+            ("duration", CqlType::Int),
+            (
+                "parameters",
+                CqlType::Map {
+                    key: Box::new(text()),
+                    value: Box::new(text()),
+                    frozen: false,
+                },
+            ),
+            ("request", text()),
+            ("started_at", CqlType::Timestamp),
+        ],
+    )
+}
+
+/// `system_traces.events`: what a traced request did, one row per step.
+pub fn trace_events() -> TableDef {
+    table(
+        SYSTEM_TRACES,
+        "events",
+        &[("session_id", CqlType::Uuid)],
+        &[("event_id", CqlType::Timeuuid)],
+        &[
+            ("activity", text()),
+            ("source", CqlType::Inet),
+            ("source_elapsed", CqlType::Int),
+            ("source_port", CqlType::Int),
+            ("thread", text()),
+        ],
+    )
+}
+
 /// Every system table, `system` first.
 pub fn all() -> Vec<TableDef> {
     vec![
@@ -413,16 +459,25 @@ pub fn all() -> Vec<TableDef> {
         indexes(),
         views(),
         triggers(),
+        trace_sessions(),
+        trace_events(),
     ]
 }
 
-/// The definitions of the system keyspaces.
+/// The definitions of the system keyspaces: `system` and `system_schema` node-local,
+/// `system_traces` replicated as Cassandra creates it (SimpleStrategy, two replicas).
 pub fn keyspace_defs() -> Vec<KeyspaceDef> {
-    [SYSTEM, SYSTEM_SCHEMA]
+    [SYSTEM, SYSTEM_SCHEMA, SYSTEM_TRACES]
         .into_iter()
         .map(|name| KeyspaceDef {
             name: name.to_string(),
-            replication: Replication::Local,
+            replication: if name == SYSTEM_TRACES {
+                Replication::Simple {
+                    replication_factor: 2,
+                }
+            } else {
+                Replication::Local
+            },
             durable_writes: true,
         })
         .collect()

@@ -657,6 +657,7 @@ pub(crate) fn read(
         tombstones_scanned: 0,
         limit_reached: total > limit,
         warnings: Vec::new(),
+        sstables_read: 0,
     }
 }
 

@@ -194,6 +194,7 @@ async fn describe_results_through_the_driver() {
             "shop",
             "system",
             "system_schema",
+            "system_traces",
             "system_views",
             "system_virtual_schema"
         ]

@@ -216,6 +216,8 @@ pub struct ReadResult {
     pub limit_reached: bool,
     /// Warnings for the client (too many tombstones).
     pub warnings: Vec<String>,
+    /// SSTables the read looked into (a trace's "Merged data from memtables and N sstables").
+    pub sstables_read: usize,
 }
 
 impl ReadResult {

@@ -574,7 +574,7 @@ impl TableStore {
             // memtable does. Its rows go straight into the answer, read from borrowed ranges
             // (no boxed stream, no shared copy of the ranges).
             self.count_read(1);
-            return match s.read_borrowed(key, checked, reversed)? {
+            let mut result = match s.read_borrowed(key, checked, reversed)? {
                 Some(p) => merge_single_rows(
                     p.deletion,
                     p.static_row,
@@ -585,7 +585,9 @@ impl TableStore {
                     limits,
                 ),
                 None => merge_partition(Vec::new(), reversed, now, limits),
-            };
+            }?;
+            result.sstables_read = 1;
+            return Ok(result);
         }
         // Shared once by every SSTable's lazy row stream.
         let shared_ranges: Option<Arc<[(Bytes, Bytes)]>> = checked.map(|c| Arc::from(&c[..]));
@@ -619,10 +621,12 @@ impl TableStore {
             }
         }
         self.count_read(read);
-        match sources {
+        let mut result = match sources {
             Few::One(source) => merge_single(source, reversed, now, limits),
             sources => merge_partition(sources.into_vec(), reversed, now, limits),
-        }
+        }?;
+        result.sstables_read = read as usize;
+        Ok(result)
     }
 
     /// All sources as partition streams from `from` on (whole partitions).

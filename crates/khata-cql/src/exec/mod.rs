@@ -20,6 +20,7 @@ mod select;
 mod selector;
 mod types;
 
+use khata_coordinator::trace;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -236,10 +237,12 @@ impl Executor {
 
     /// QUERY: parse and run.
     pub async fn query(&self, session: &Session, stream: i16, query: Query) -> ResponseFrame {
+        trace::event(|| format!("Parsing {}", query.query));
         let parsed = match parse_statement(&query.query) {
             Ok(p) => p,
             Err(e) => return error_frame(stream, error::parse_error(&e)),
         };
+        trace::event(|| "Preparing statement".to_string());
         let values = match bind_values(&parsed, &query.parameters.values) {
             Ok(v) => v,
             Err(e) => return error_frame(stream, e.into_body()),
@@ -264,10 +267,12 @@ impl Executor {
     /// PREPARE: parse, check against the schema, and remember.
     pub async fn prepare(&self, session: &Session, stream: i16, prepare: Prepare) -> ResponseFrame {
         let keyspace = prepare.keyspace.clone().or_else(|| session.keyspace());
+        trace::event(|| format!("Parsing {}", prepare.query));
         let parsed = match parse_statement(&prepare.query) {
             Ok(p) => p,
             Err(e) => return error_frame(stream, error::parse_error(&e)),
         };
+        trace::event(|| "Preparing statement".to_string());
         let schema = self.coordinator.schema();
         let described = match bind::describe(&schema, keyspace.as_deref(), &parsed) {
             Ok(d) => d,

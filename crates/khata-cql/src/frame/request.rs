@@ -1,7 +1,7 @@
 //! Requests: what a client sends (spec §4.1), decoded from a [`Frame`] into a [`RequestFrame`].
 //!
 //! The body of a request is `[<custom_payload>]<message>`: a request never carries a tracing id
-//! or warnings (the tracing flag only asks for tracing, which khata accepts and ignores), and
+//! or warnings (the tracing flag only asks for tracing: the answer carries the trace's id), and
 //! the custom payload [bytes map] is present when its flag is set. STARTUP is validated here:
 //! `CQL_VERSION` is mandatory and `COMPRESSION`, if present, must be `lz4` or `snappy`.
 //!
@@ -235,7 +235,7 @@ pub struct RequestFrame {
     pub version: ProtocolVersion,
     /// The stream to answer on.
     pub stream: i16,
-    /// Whether the client asked for tracing (accepted, not performed).
+    /// Whether the client asked for tracing (`khata_coordinator::trace`).
     pub tracing: bool,
     /// The custom payload, if the flag was set.
     pub custom_payload: Option<BytesMap>,

@@ -108,7 +108,7 @@ pub(crate) async fn serve<R, W>(
     let (tx, rx) = mpsc::channel::<Outgoing>(WRITE_QUEUE);
     let writer = tokio::spawn(super::writer::write_loop(rx, write_half));
 
-    let session = Arc::new(Session::new(tx.clone()));
+    let session = Arc::new(Session::new(tx.clone(), peer));
     let mut inbound = Inbound::Frames(FrameDecoder::new(DecoderConfig {
         max_frame_size_bytes: server.config.max_frame_size_bytes,
         accept_v5: true,

@@ -21,7 +21,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::exec::Executor;
 use crate::frame::{
     Compression, DEFAULT_MAX_FRAME_SIZE_BYTES, ErrorBody, ErrorKind, Event, EventType,
-    ProtocolVersion, Request, RequestFrame, Response, ResponseFrame, SchemaChange,
+    ProtocolVersion, QueryParameters, Request, RequestFrame, Response, ResponseFrame, SchemaChange,
     SchemaChangeType, SchemaTarget,
 };
 
@@ -243,11 +243,70 @@ impl CqlServer {
     ) -> ResponseFrame {
         session.count_request();
         let _active = self.requests.start();
-        let mut response = self.answer(session, frame).await;
+        let trace = if frame.tracing {
+            self.begin_trace(session, &frame)
+        } else {
+            None
+        };
+        let mut response = match &trace {
+            None => self.answer(session, frame).await,
+            Some(trace) => Box::pin(trace.run(self.answer(session, frame))).await,
+        };
         if let Response::Error(error) = &mut response.response {
             name_failed_replicas(&mut error.kind, self.config.local_address);
         }
+        if let Some(trace) = trace {
+            // Written before the answer goes, so that the client finds the whole trace when
+            // it reads it (cqlsh and the drivers read it at once). A trace that cannot be
+            // written costs the request its tracing id, not its answer.
+            match self.executor.coordinator().finish_trace(&trace) {
+                Ok(()) => response.tracing_id = Some(trace.id()),
+                Err(e) => tracing::warn!(error = %e, "writing a trace failed"),
+            }
+        }
         response
+    }
+
+    /// A trace session for a request that asked for one: QUERY, EXECUTE, BATCH and PREPARE
+    /// are traced, as in Cassandra (OPTIONS, STARTUP and REGISTER are not).
+    fn begin_trace(
+        &self,
+        session: &Session,
+        frame: &RequestFrame,
+    ) -> Option<Arc<khata_coordinator::trace::TraceSession>> {
+        let mut parameters = Vec::new();
+        let mut add = |name: &str, value: String| parameters.push((name.to_string(), value));
+        let (command, request) = match &frame.request {
+            Request::Query(q) => {
+                add("query", q.query.clone());
+                query_parameters(&mut add, &q.parameters);
+                ("QUERY", "Execute CQL3 query")
+            }
+            Request::Execute(e) => {
+                query_parameters(&mut add, &e.parameters);
+                ("EXECUTE", "Execute CQL3 prepared query")
+            }
+            Request::Batch(b) => {
+                add("consistency_level", b.consistency.name().to_string());
+                if let Some(serial) = b.serial_consistency {
+                    add("serial_consistency_level", serial.name().to_string());
+                }
+                ("BATCH", "Execute batch of CQL3 queries")
+            }
+            Request::Prepare(p) => {
+                add("query", p.query.clone());
+                ("PREPARE", "Preparing CQL3 query")
+            }
+            _ => return None,
+        };
+        let client = session
+            .peer()
+            .map_or(self.config.local_address, |peer| peer.ip());
+        Some(
+            self.executor
+                .coordinator()
+                .begin_trace(client, command, request, parameters),
+        )
     }
 
     /// The statements' futures are boxed: they are several KiB, and every request's task
@@ -353,6 +412,18 @@ impl CqlServer {
                 }
             }
         });
+    }
+}
+
+/// A traced QUERY's or EXECUTE's parameters as Cassandra lists them in
+/// `system_traces.sessions.parameters`.
+fn query_parameters(add: &mut impl FnMut(&str, String), p: &QueryParameters) {
+    add("consistency_level", p.consistency.name().to_string());
+    if let Some(size) = p.page_size {
+        add("page_size", size.to_string());
+    }
+    if let Some(serial) = p.serial_consistency {
+        add("serial_consistency_level", serial.name().to_string());
     }
 }
 

@@ -36,6 +36,8 @@ pub struct Session {
     state: Mutex<State>,
     /// Requests received (`system_views.clients`' `request_count`).
     requests: AtomicU64,
+    /// The client's address (a trace's `client`), when the connection has one.
+    peer: Option<std::net::SocketAddr>,
     pub(crate) tx: mpsc::Sender<Outgoing>,
 }
 
@@ -73,8 +75,9 @@ fn decode_compression(c: u8) -> Option<Compression> {
 }
 
 impl Session {
-    pub(crate) fn new(tx: mpsc::Sender<Outgoing>) -> Self {
+    pub(crate) fn new(tx: mpsc::Sender<Outgoing>, peer: Option<std::net::SocketAddr>) -> Self {
         Session {
+            peer,
             version: AtomicU8::new(0),
             compression: AtomicU8::new(0),
             ready: AtomicBool::new(false),
@@ -83,6 +86,11 @@ impl Session {
             requests: AtomicU64::new(0),
             tx,
         }
+    }
+
+    /// The client's address, when the connection has one.
+    pub fn peer(&self) -> Option<std::net::SocketAddr> {
+        self.peer
     }
 
     /// The protocol version's number (3, 4 or 5), 0 until the first frame.

@@ -64,6 +64,12 @@ impl TestNode {
         self.node.as_ref().expect("running").admin_address()
     }
 
+    /// The running node.
+    #[allow(dead_code)] // not every test binary that includes this module uses it
+    pub fn node(&self) -> &khata_server::node::Node {
+        self.node.as_ref().expect("running")
+    }
+
     pub async fn stop(&mut self) {
         if let Some(node) = self.node.take() {
             node.shutdown().await;
