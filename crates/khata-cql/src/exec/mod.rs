@@ -11,7 +11,7 @@ mod bind;
 mod cells;
 mod ddl;
 mod describe;
-mod error;
+pub(crate) mod error;
 mod functions;
 mod lwt;
 mod modify;

@@ -58,23 +58,6 @@ pub enum Consistency {
 }
 
 impl Consistency {
-    /// Cassandra's name of this level (`LOCAL_QUORUM`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Consistency::Any => "ANY",
-            Consistency::One => "ONE",
-            Consistency::Two => "TWO",
-            Consistency::Three => "THREE",
-            Consistency::Quorum => "QUORUM",
-            Consistency::All => "ALL",
-            Consistency::LocalQuorum => "LOCAL_QUORUM",
-            Consistency::EachQuorum => "EACH_QUORUM",
-            Consistency::Serial => "SERIAL",
-            Consistency::LocalSerial => "LOCAL_SERIAL",
-            Consistency::LocalOne => "LOCAL_ONE",
-        }
-    }
-
     /// The [short] code of this level.
     pub fn code(self) -> u16 {
         match self {

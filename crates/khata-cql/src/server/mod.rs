@@ -287,9 +287,9 @@ impl CqlServer {
                 ("EXECUTE", "Execute CQL3 prepared query")
             }
             Request::Batch(b) => {
-                add("consistency_level", b.consistency.name().to_string());
+                add("consistency_level", level_name(b.consistency));
                 if let Some(serial) = b.serial_consistency {
-                    add("serial_consistency_level", serial.name().to_string());
+                    add("serial_consistency_level", level_name(serial));
                 }
                 ("BATCH", "Execute batch of CQL3 queries")
             }
@@ -418,13 +418,20 @@ impl CqlServer {
 /// A traced QUERY's or EXECUTE's parameters as Cassandra lists them in
 /// `system_traces.sessions.parameters`.
 fn query_parameters(add: &mut impl FnMut(&str, String), p: &QueryParameters) {
-    add("consistency_level", p.consistency.name().to_string());
+    add("consistency_level", level_name(p.consistency));
     if let Some(size) = p.page_size {
         add("page_size", size.to_string());
     }
     if let Some(serial) = p.serial_consistency {
-        add("serial_consistency_level", serial.name().to_string());
+        add("serial_consistency_level", level_name(serial));
     }
+}
+
+/// A consistency level's name as Cassandra writes it (`LOCAL_QUORUM`).
+fn level_name(level: crate::frame::Consistency) -> String {
+    crate::exec::error::coordinator_consistency(level)
+        .name()
+        .to_string()
 }
 
 /// Cassandra's `RequestFailureReason.UNKNOWN`: khata's coordinator reports a failure with a
