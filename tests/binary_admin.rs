@@ -1,7 +1,7 @@
 //! `khata admin` against a `khata server` process: status, info, flush, compact, tablestats,
-//! compactionstats, tpstats and get/setcompactionthroughput print nodetool's layout and exit 0; an
-//! unknown keyspace, a bad rate and an unreachable node exit 1 (2 for a bad argument) with a
-//! message saying why.
+//! compactionstats, tpstats, get/setcompactionthroughput and get/settraceprobability print
+//! nodetool's layout and exit 0; an unknown keyspace, a bad rate or probability and an
+//! unreachable node exit 1 (2 for a bad argument) with a message saying why.
 
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -220,6 +220,19 @@ fn admin_verbs_against_a_running_node() {
         throughput(&server),
         "Current compaction throughput: 512 KiB/s\n"
     );
+
+    let probability = |server: &Server| ok(server.admin(&["gettraceprobability"]));
+    assert_eq!(probability(&server), "Current trace probability: 0.0\n");
+    assert_eq!(ok(server.admin(&["settraceprobability", "0.5"])), "");
+    assert_eq!(probability(&server), "Current trace probability: 0.5\n");
+    let bad = server.admin(&["settraceprobability", "2"]);
+    assert_eq!(bad.status.code(), Some(2), "clap's usage error");
+    assert!(
+        stderr(&bad).contains("Trace probability must be between 0 and 1"),
+        "{}",
+        stderr(&bad)
+    );
+    assert_eq!(probability(&server), "Current trace probability: 0.5\n");
 
     let unknown = server.admin(&["tablestats", "nope"]);
     assert_eq!(unknown.status.code(), Some(1));

@@ -86,6 +86,8 @@ pub struct Coordinator {
     schema_events: broadcast::Sender<SchemaEvent>,
     last_timestamp: Arc<AtomicI64>,
     metrics: Arc<CoordinatorMetrics>,
+    /// `nodetool settraceprobability`: the share of requests traced unasked ([`f64`] bits).
+    pub(crate) trace_probability: std::sync::atomic::AtomicU64,
 }
 
 /// Whether partition reads run on the request's own thread rather than on a blocking thread.
@@ -110,6 +112,7 @@ impl Coordinator {
             schema_events: broadcast::channel(SCHEMA_EVENT_QUEUE).0,
             last_timestamp: Arc::new(AtomicI64::new(0)),
             metrics,
+            trace_probability: std::sync::atomic::AtomicU64::new(0),
         }
     }
 

@@ -14,14 +14,21 @@
 //! the session's id to the client; the client then reads the trace back with ordinary queries
 //! (cqlsh prints it; the drivers' `get_query_trace` / `get_tracing_info`).
 //!
+//! Requests may also be traced unasked, a given share of them at random
+//! ([`Coordinator::set_trace_probability`], `nodetool settraceprobability`): their traces are
+//! written the same way, and their answers carry no tracing id (the client did not ask).
+//!
 //! The events are Cassandra's, as a single node's trace of the same request shows them
 //! ("Parsing ...", "Preparing statement", "Executing single-partition query on t", "Merged data
 //! from memtables and 1 sstables", "Read 1 live rows and 0 tombstone cells", "Determining
 //! replicas for mutation", "Appending to commitlog", "Adding to t memtable", ...).
 
+use std::cell::Cell;
 use std::future::Future;
+use std::hash::BuildHasher;
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use khata_replica::rows::{RowWriter, SysValue};
 use khata_replica::storage::Mutation;
@@ -114,7 +121,52 @@ pub fn is_tracing() -> bool {
     CURRENT.try_with(|_| ()).is_ok()
 }
 
+thread_local! {
+    /// A xorshift64* state per thread for the draws of probabilistic tracing, seeded from the
+    /// standard library's per-thread random hash keys (never zero).
+    static DRAWS: Cell<u64> = Cell::new(
+        std::collections::hash_map::RandomState::new().hash_one(0u64) | 1,
+    );
+}
+
+/// A uniform draw from [0, 1).
+fn draw() -> f64 {
+    DRAWS.with(|state| {
+        let mut x = state.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        state.set(x);
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    })
+}
+
 impl Coordinator {
+    /// The share of requests traced without being asked (0 to 1; 0 unless set).
+    pub fn trace_probability(&self) -> f64 {
+        f64::from_bits(self.trace_probability.load(Ordering::Relaxed))
+    }
+
+    /// Trace this share of requests without being asked, until the node restarts (Cassandra's
+    /// `nodetool settraceprobability`); an error unless 0 <= `probability` <= 1.
+    pub fn set_trace_probability(&self, probability: f64) -> Result<()> {
+        if !(0.0..=1.0).contains(&probability) {
+            return Err(CoordinatorError::Invalid(
+                "Trace probability must be between 0 and 1".to_string(),
+            ));
+        }
+        self.trace_probability
+            .store(probability.to_bits(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Whether to trace a request nobody asked to trace: a draw under the trace probability.
+    /// One atomic load while the probability is 0.
+    pub fn trace_at_random(&self) -> bool {
+        let p = self.trace_probability();
+        p > 0.0 && draw() < p
+    }
+
     /// Start tracing a request from `client`: `command` is the native-protocol message
     /// (`QUERY`, `EXECUTE`, `BATCH`, `PREPARE`), `request` its description, `parameters`
     /// what `system_traces.sessions.parameters` shows (consistency level, page size, query).
@@ -204,5 +256,21 @@ impl Coordinator {
         self.replica()
             .apply(mutations, false)
             .map_err(|e| CoordinatorError::Internal(format!("writing the trace: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::draw;
+
+    #[test]
+    fn draws_are_uniform_in_the_unit_interval() {
+        let n = 100_000;
+        let draws: Vec<f64> = (0..n).map(|_| draw()).collect();
+        assert!(draws.iter().all(|d| (0.0..1.0).contains(d)));
+        let below_tenth = draws.iter().filter(|&&d| d < 0.1).count();
+        assert!((9_000..11_000).contains(&below_tenth), "{below_tenth}");
+        let mean = draws.iter().sum::<f64>() / f64::from(n);
+        assert!((0.49..0.51).contains(&mean), "{mean}");
     }
 }

@@ -9,6 +9,7 @@
 //!                                   | compact [KEYSPACE [TABLE]] | tablestats [KEYSPACE[.TABLE]]
 //!                                   | compactionstats | tpstats | getcompactionthroughput
 //!                                   | setcompactionthroughput MIB_PER_SECOND|RATE
+//!                                   | gettraceprobability | settraceprobability P
 //! ```
 //!
 //! The server flags are exactly DESIGN.md §1's; every other setting is reached with `--set`,
@@ -39,7 +40,7 @@ impl Cli {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
+#[derive(Debug, Clone, PartialEq, Subcommand)]
 pub enum Command {
     /// Run a node (the default when no command is given).
     Server(ServerArgs),
@@ -156,7 +157,7 @@ fn name_arg(arg: &str) -> Result<String, String> {
 }
 
 /// `khata admin`'s connection flags and verb.
-#[derive(Debug, Clone, PartialEq, Eq, Args)]
+#[derive(Debug, Clone, PartialEq, Args)]
 pub struct AdminArgs {
     /// Host of the node's admin API.
     #[arg(long, global = true, value_name = "HOST", default_value = "127.0.0.1")]
@@ -169,7 +170,7 @@ pub struct AdminArgs {
 }
 
 /// What to ask the node.
-#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
+#[derive(Debug, Clone, PartialEq, Subcommand)]
 pub enum AdminVerb {
     /// The cluster's nodes as this node sees them: address, state, load, tokens, DC and rack.
     Status,
@@ -197,6 +198,22 @@ pub enum AdminVerb {
         #[arg(value_name = "MIB_PER_SECOND|RATE", value_parser = throughput_arg)]
         bytes_per_second: u64,
     },
+    /// The share of CQL requests traced without being asked.
+    Gettraceprobability,
+    /// Trace this share of CQL requests (0 to 1) into `system_traces` until the node restarts.
+    Settraceprobability {
+        /// From 0 (none) to 1 (every request).
+        #[arg(value_name = "PROBABILITY", value_parser = probability_arg)]
+        probability: f64,
+    },
+}
+
+/// nodetool's trace probability: a number from 0 to 1.
+fn probability_arg(arg: &str) -> Result<f64, String> {
+    arg.parse::<f64>()
+        .ok()
+        .filter(|p| (0.0..=1.0).contains(p))
+        .ok_or_else(|| "Trace probability must be between 0 and 1".to_string())
 }
 
 /// nodetool's bare number of MiB per second, or a rate as `khata.yaml` writes one.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::admin::api::{
     CompactReport, CompactionStats, CompactionThroughput, FlushReport, Info, Scope, Status,
-    TableStatsReport, TpStats,
+    TableStatsReport, TpStats, TraceProbability,
 };
 use crate::admin::client::{AdminClient, ClientError};
 use crate::admin::report;
@@ -180,6 +180,14 @@ fn admin_verb(client: &AdminClient, verb: &AdminVerb) -> Result<String, ClientEr
         AdminVerb::Setcompactionthroughput { bytes_per_second } => {
             let path = format!("/compactionthroughput?bytes_per_second={bytes_per_second}");
             client.post_json::<CompactionThroughput>(&path, ask)?;
+            String::new()
+        }
+        AdminVerb::Gettraceprobability => report::traceprobability(
+            &client.get_json::<TraceProbability>("/traceprobability", ask)?,
+        ),
+        AdminVerb::Settraceprobability { probability } => {
+            let path = format!("/traceprobability?probability={probability}");
+            client.post_json::<TraceProbability>(&path, ask)?;
             String::new()
         }
     })

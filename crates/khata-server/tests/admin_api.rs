@@ -10,7 +10,7 @@ use std::time::Duration;
 use khata_coordinator::metrics::{Op, Outcome};
 use khata_server::admin::api::{
     CompactReport, CompactionStats, CompactionThroughput, FlushReport, Info, NodeState, Status,
-    TableStats, TableStatsReport, TpStats,
+    TableStats, TableStatsReport, TpStats, TraceProbability,
 };
 use khata_server::admin::client::{AdminClient, ClientError, Response};
 use scylla::client::session::Session;
@@ -904,5 +904,72 @@ async fn a_connection_at_its_request_limit_counts_blocked_requests() {
         .single_row::<(i64,)>()
         .unwrap();
     assert_eq!(rows.0, i64::from(WRITES));
+    node.stop().await;
+}
+
+/// `settraceprobability`: with probability 1 every request is traced into `system_traces`
+/// although none asked (and no answer carries a tracing id); with 0 none is; a probability
+/// outside 0..1 is refused with 400 and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_trace_probability_traces_requests_nobody_asked_to_trace() {
+    let mut node = TestNode::start().await;
+    let admin = Admin::of(&node);
+    let session = connect(&node).await;
+    let at_one = |cql: &str| {
+        let mut s = scylla::statement::unprepared::Statement::new(cql);
+        s.set_consistency(scylla::statement::Consistency::One);
+        s
+    };
+    let traces = || async {
+        session
+            .query_unpaged(at_one("SELECT request FROM system_traces.sessions"), &[])
+            .await
+            .unwrap()
+            .into_rows_result()
+            .unwrap()
+            .rows_num()
+    };
+    for q in [
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE ks.t (k int PRIMARY KEY, v int)",
+    ] {
+        session.query_unpaged(q, &[]).await.unwrap();
+    }
+    let current: TraceProbability = admin.get("/traceprobability").await.unwrap();
+    assert_eq!(current.probability, 0.0);
+    assert_eq!(traces().await, 0, "nothing traced unasked by default");
+
+    let set: TraceProbability = admin.post("/traceprobability?probability=1").await.unwrap();
+    assert_eq!(set.probability, 1.0);
+    let before = traces().await; // counting is a request, traced too
+    let answer = session
+        .query_unpaged("INSERT INTO ks.t (k, v) VALUES (1, 1)", &[])
+        .await
+        .unwrap();
+    assert_eq!(answer.tracing_id(), None, "the client did not ask");
+    // The INSERT, and the count before it, itself traced once it had been answered.
+    assert_eq!(traces().await, before + 2);
+
+    let _: TraceProbability = admin.post("/traceprobability?probability=0").await.unwrap();
+    let after = traces().await;
+    session
+        .query_unpaged("INSERT INTO ks.t (k, v) VALUES (2, 2)", &[])
+        .await
+        .unwrap();
+    assert_eq!(traces().await, after);
+
+    for bad in ["1.5", "-0.1", "often", "NaN"] {
+        let refused = admin
+            .raw("POST", &format!("/traceprobability?probability={bad}"))
+            .await;
+        assert_eq!(refused.status, 400, "{bad}");
+        let body = String::from_utf8_lossy(&refused.body);
+        assert!(
+            body.contains("Trace probability must be between 0 and 1"),
+            "{body}"
+        );
+    }
+    let current: TraceProbability = admin.get("/traceprobability").await.unwrap();
+    assert_eq!(current.probability, 0.0);
     node.stop().await;
 }

@@ -243,7 +243,10 @@ impl CqlServer {
     ) -> ResponseFrame {
         session.count_request();
         let _active = self.requests.start();
-        let trace = if frame.tracing {
+        // Asked for, or drawn under the trace probability (whose traces the client does not
+        // hear of: it did not ask, as in Cassandra).
+        let asked = frame.tracing;
+        let trace = if asked || self.executor.coordinator().trace_at_random() {
             self.begin_trace(session, &frame)
         } else {
             None
@@ -260,7 +263,8 @@ impl CqlServer {
             // it reads it (cqlsh and the drivers read it at once). A trace that cannot be
             // written costs the request its tracing id, not its answer.
             match self.executor.coordinator().finish_trace(&trace) {
-                Ok(()) => response.tracing_id = Some(trace.id()),
+                Ok(()) if asked => response.tracing_id = Some(trace.id()),
+                Ok(()) => {}
                 Err(e) => tracing::warn!(error = %e, "writing a trace failed"),
             }
         }

@@ -141,6 +141,14 @@ pub struct CompactionThroughput {
     pub bytes_per_second: u64,
 }
 
+/// `GET /traceprobability`, and the answer of `POST /traceprobability?probability=P`
+/// (`nodetool gettraceprobability` / `settraceprobability`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceProbability {
+    /// The share of requests traced without being asked, 0 to 1.
+    pub probability: f64,
+}
+
 /// A table's pending compactions in `/compactionstats`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingCompactions {

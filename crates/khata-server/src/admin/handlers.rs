@@ -17,7 +17,7 @@ use super::api::{
     ApiError, CommitLogInfo, CompactReport, CompactionStats, CompactionThroughput, CountSummary,
     FlushReport, Info, LargePartition, LatencySummary, NodeState, NodeStatus, PendingCompactions,
     PoolStats, RunningCompaction, Scope, Status, TableCompaction, TableName, TableStats,
-    TableStatsReport, TpStats,
+    TableStatsReport, TpStats, TraceProbability,
 };
 use super::prometheus::{self, MetricsInput};
 
@@ -379,6 +379,42 @@ pub(super) async fn set_compactionthroughput(
     Ok(Json(CompactionThroughput { bytes_per_second }))
 }
 
+pub(super) async fn traceprobability(
+    State(ctx): State<Arc<AdminContext>>,
+) -> Answer<TraceProbability> {
+    Ok(Json(TraceProbability {
+        probability: ctx.coordinator.trace_probability(),
+    }))
+}
+
+/// The query of `POST /traceprobability`.
+#[derive(Debug, serde::Deserialize)]
+pub(super) struct ProbabilityQuery {
+    probability: Option<String>,
+}
+
+/// `nodetool settraceprobability`: this share of CQL requests is traced from now on, until
+/// the node restarts, into `system_traces` as if asked (their answers carry no tracing id).
+pub(super) async fn set_traceprobability(
+    State(ctx): State<Arc<AdminContext>>,
+    Query(query): Query<ProbabilityQuery>,
+) -> Answer<TraceProbability> {
+    let given = query.probability.ok_or_else(|| {
+        AdminError::BadRequest("POST /traceprobability needs ?probability=P".into())
+    })?;
+    let refused = || {
+        AdminError::BadRequest(format!(
+            "Trace probability must be between 0 and 1, not `{given}`"
+        ))
+    };
+    let probability = given.parse::<f64>().map_err(|_| refused())?;
+    ctx.coordinator
+        .set_trace_probability(probability)
+        .map_err(|_| refused())?;
+    tracing::info!(probability, "trace probability changed");
+    Ok(Json(TraceProbability { probability }))
+}
+
 pub(super) async fn tablestats(
     State(ctx): State<Arc<AdminContext>>,
     Query(scope): Query<Scope>,
@@ -504,8 +540,8 @@ pub(super) async fn metrics(State(ctx): State<Arc<AdminContext>>) -> Result<Resp
 pub(super) async fn unknown_path() -> AdminError {
     AdminError::NotFound(
         "no such endpoint; the admin API serves GET /status, /info, /tablestats, \
-         /compactionstats, /compactionthroughput, /tpstats, /metrics and POST /flush, /compact, \
-         /compactionthroughput"
+         /compactionstats, /compactionthroughput, /traceprobability, /tpstats, /metrics and \
+         POST /flush, /compact, /compactionthroughput, /traceprobability"
             .into(),
     )
 }

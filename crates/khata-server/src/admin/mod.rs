@@ -13,6 +13,8 @@
 //! | `GET /tpstats` | compactions, flushes and CQL requests as Cassandra's thread pools: active, pending, completed, blocked |
 //! | `GET /compactionthroughput` | `compaction_throughput` in force, bytes per second |
 //! | `POST /compactionthroughput?bytes_per_second=N` | change it at once, until restart (0 = unthrottled) |
+//! | `GET /traceprobability` | the share of CQL requests traced unasked (0 to 1) |
+//! | `POST /traceprobability?probability=P` | change it, until restart (`nodetool settraceprobability`) |
 //! | `GET /metrics` | Prometheus text: requests, latency histograms, compactions, tombstones, memory, connections |
 //!
 //! Answers are JSON ([`api`]), errors `{"error": "..."}` with 400 (a table without its
@@ -90,6 +92,10 @@ pub fn router(context: Arc<AdminContext>) -> Router {
         .route(
             "/compactionthroughput",
             get(handlers::compactionthroughput).post(handlers::set_compactionthroughput),
+        )
+        .route(
+            "/traceprobability",
+            get(handlers::traceprobability).post(handlers::set_traceprobability),
         )
         .route("/metrics", get(handlers::metrics))
         .fallback(handlers::unknown_path)

@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use super::api::{
     CompactionStats, CompactionThroughput, Info, NodeStatus, Status, TableStatsReport, TpStats,
+    TraceProbability,
 };
 
 /// `khata admin status`: per data center, one line per node.
@@ -243,6 +244,11 @@ pub fn compactionthroughput(throughput: &CompactionThroughput) -> String {
     )
 }
 
+/// `khata admin gettraceprobability`, as nodetool prints it.
+pub fn traceprobability(p: &TraceProbability) -> String {
+    format!("Current trace probability: {:?}\n", p.probability)
+}
+
 /// A rate as `khata.yaml` writes it (the largest unit that holds it exactly), with the
 /// space nodetool puts before the unit: `64 MiB/s`.
 fn rate(bytes_per_second: u64) -> String {
@@ -462,6 +468,14 @@ mod tests {
             "Pool Name                         Active   Pending      Completed   Blocked  All time blocked\n\
              CompactionExecutor                     1         3             45         0                 0\n"
         );
+    }
+
+    #[test]
+    fn trace_probability_as_nodetool_prints_it() {
+        let say = |probability| traceprobability(&TraceProbability { probability });
+        assert_eq!(say(0.0), "Current trace probability: 0.0\n");
+        assert_eq!(say(0.25), "Current trace probability: 0.25\n");
+        assert_eq!(say(1.0), "Current trace probability: 1.0\n");
     }
 
     #[test]
