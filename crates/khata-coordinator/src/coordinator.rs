@@ -567,7 +567,9 @@ fn read_locally(replica: &Replica, command: &ReadCommand) -> khata_replica::Resu
 }
 
 /// Run storage work off the async threads (the engine blocks on disk and on commit-log sync).
-async fn run_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+pub(crate) async fn run_blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T> {
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| CoordinatorError::Internal(format!("storage task failed: {e}")))

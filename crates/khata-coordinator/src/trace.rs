@@ -195,8 +195,24 @@ impl Coordinator {
     /// Write a finished session and its events to `system_traces`, to expire after
     /// [`TRACE_TTL_SECONDS`]. Written on this node without the commit log (Cassandra writes
     /// traces at consistency ANY: a trace is a debugging aid, not data to keep through a
-    /// crash).
-    pub fn finish_trace(&self, session: &TraceSession) -> Result<()> {
+    /// crash); in the caller's task, as other writes are, unless flushes are behind and the
+    /// write would wait for memory (then on a blocking thread).
+    pub async fn finish_trace(&self, session: &TraceSession) -> Result<()> {
+        let mutations = self.trace_mutations(session)?;
+        let failed = |e: khata_replica::ReplicaError| {
+            CoordinatorError::Internal(format!("writing the trace: {e}"))
+        };
+        if !self.replica().engine().writes_would_wait() {
+            return self.replica().apply(mutations, false).map_err(failed);
+        }
+        let replica = self.replica().clone();
+        crate::coordinator::run_blocking(move || replica.apply(mutations, false))
+            .await?
+            .map_err(failed)
+    }
+
+    /// The rows of a finished session and its events.
+    fn trace_mutations(&self, session: &TraceSession) -> Result<Vec<Mutation>> {
         let duration_micros = self.timestamp_source().next() - session.started_micros;
         let node = self.node();
         let (coordinator, port) = (node.listen_address, i32::from(node.internode_port));
@@ -253,9 +269,7 @@ impl Coordinator {
         if let Some((key, update)) = update_of_events {
             mutations.push(Mutation::new(events.id, key, update));
         }
-        self.replica()
-            .apply(mutations, false)
-            .map_err(|e| CoordinatorError::Internal(format!("writing the trace: {e}")))
+        Ok(mutations)
     }
 }
 

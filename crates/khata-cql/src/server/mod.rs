@@ -262,7 +262,7 @@ impl CqlServer {
             // Written before the answer goes, so that the client finds the whole trace when
             // it reads it (cqlsh and the drivers read it at once). A trace that cannot be
             // written costs the request its tracing id, not its answer.
-            match self.executor.coordinator().finish_trace(&trace) {
+            match self.executor.coordinator().finish_trace(&trace).await {
                 Ok(()) if asked => response.tracing_id = Some(trace.id()),
                 Ok(()) => {}
                 Err(e) => tracing::warn!(error = %e, "writing a trace failed"),
