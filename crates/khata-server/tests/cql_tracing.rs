@@ -181,6 +181,15 @@ async fn traced_writes_batches_and_transactions_record_their_steps() {
         );
     }
 
+    // A traced request that fails is answered with its error and no tracing id, as in
+    // Cassandra; its trace is written all the same.
+    let before = trace_count(&session).await;
+    let failed = session
+        .query_unpaged(traced("SELECT * FROM ks.no_such_table"), &[])
+        .await;
+    assert!(failed.is_err());
+    assert_eq!(trace_count(&session).await, before + 1);
+
     // Untraced requests are not traced.
     let before = trace_count(&session).await;
     let result = session

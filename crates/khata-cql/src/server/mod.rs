@@ -261,9 +261,11 @@ impl CqlServer {
         if let Some(trace) = trace {
             // Written before the answer goes, so that the client finds the whole trace when
             // it reads it (cqlsh and the drivers read it at once). A trace that cannot be
-            // written costs the request its tracing id, not its answer.
+            // written costs the request its tracing id, not its answer. As in Cassandra, an
+            // error answer carries no tracing id (its trace is written all the same).
+            let failed = matches!(response.response, Response::Error(_));
             match self.executor.coordinator().finish_trace(&trace).await {
-                Ok(()) if asked => response.tracing_id = Some(trace.id()),
+                Ok(()) if asked && !failed => response.tracing_id = Some(trace.id()),
                 Ok(()) => {}
                 Err(e) => tracing::warn!(error = %e, "writing a trace failed"),
             }
