@@ -86,7 +86,11 @@ pub(crate) async fn run(
         }
         Statement::Truncate(t) => {
             let table = run.table(&schema, &t.table)?;
-            if system_tables::is_system_keyspace(&table.def.keyspace) {
+            // The traces may be cleared, as in Cassandra (`TRUNCATE system_traces.events`).
+            let keyspace = table.def.keyspace.as_str();
+            if system_tables::is_system_keyspace(keyspace)
+                && keyspace != system_tables::SYSTEM_TRACES
+            {
                 return Err(ExecError::invalid(format!(
                     "Cannot truncate a table of the {} keyspace",
                     table.def.keyspace
