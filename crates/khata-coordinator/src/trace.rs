@@ -99,15 +99,6 @@ impl TraceSession {
             });
         }
     }
-
-    /// The activities recorded so far, in order (tests).
-    pub fn activities(&self) -> Vec<String> {
-        self.events
-            .lock()
-            .iter()
-            .map(|e| e.activity.clone())
-            .collect()
-    }
 }
 
 /// Record an event in the current request's trace, if it is traced (`activity` is only
