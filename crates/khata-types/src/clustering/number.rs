@@ -288,6 +288,10 @@ fn get_exponent_and_digits(r: &mut KeyReader<'_>) -> Result<(i64, Vec<u8>), Faul
     if digits.last().is_none_or(|d| *d == 0) {
         return Err(r.malformed("decimal digits empty or with a trailing zero"));
     }
+    // 0.05e3 is 0.5e2: a leading zero digit would give a value a second encoding.
+    if digits[0] == 0 {
+        return Err(r.malformed("decimal digits with a leading zero"));
+    }
     Ok((exponent, digits))
 }
 
@@ -398,6 +402,31 @@ mod tests {
             assert_eq!(text, n.to_string());
             assert_eq!(from_decimal_digits(&digits), magnitude);
         }
+    }
+
+    /// 5 is 0.5e1: class, exponent 1, the digit pair (5, none), end, scale 0, no padding.
+    /// The same value as 0.05e2 (digits 0 and 5) must not decode: it would be a second
+    /// encoding of one key (found by `only_canonical_encodings_decode`).
+    #[test]
+    fn a_decimal_with_a_leading_zero_digit_does_not_decode() {
+        let encoded = |exponent: i64, digit_bytes: &[u8]| {
+            let mut out = vec![DECIMAL_POSITIVE];
+            put_ordered_i64(&mut out, exponent);
+            out.extend_from_slice(digit_bytes);
+            out.push(0x00);
+            put_ordered_i64(&mut out, 0);
+            put_ordered_u64(&mut out, 0);
+            out
+        };
+        let mut canonical = Vec::new();
+        encode_decimal(&[0, 0, 0, 0, 5], &mut canonical).unwrap();
+        assert_eq!(canonical, encoded(1, &[0x60]));
+        let mut out = Vec::new();
+        decode_decimal(&mut KeyReader::new(&canonical), &mut out).unwrap();
+        assert_eq!(out, [0, 0, 0, 0, 5]);
+        let leading_zero = encoded(2, &[0x16]);
+        let decoded = decode_decimal(&mut KeyReader::new(&leading_zero), &mut Vec::new());
+        assert!(decoded.is_err(), "{decoded:?}");
     }
 
     #[test]
