@@ -303,7 +303,7 @@ impl Coordinator {
             }
         }
         if trace::is_tracing() {
-            trace_write(&schema, &mutations, durable);
+            self.trace_write(&mutations, durable);
         }
         if self.writes_return_at_once() && !self.replica.engine().writes_would_wait() {
             // Periodic commit log: a write is a memtable insert and a write(2) to the log,
@@ -347,16 +347,11 @@ impl Coordinator {
             read_locally(&self.replica, &command).map_err(|e| read_failure(e, cl, required))
         } else {
             let replica = self.replica.clone();
-            let work = run_blocking(move || read_locally(&replica, &command));
-            match tokio::time::timeout(self.config.read_request_timeout, work).await {
-                Ok(done) => done?.map_err(|e| read_failure(e, cl, required)),
-                Err(_) => Err(CoordinatorError::ReadTimeout {
-                    consistency: cl,
-                    received: 0,
-                    required,
-                    data_present: false,
-                }),
-            }
+            let timeout = self.config.read_request_timeout;
+            read_blocking(timeout, cl, required, move || {
+                read_locally(&replica, &command)
+            })
+            .await
         };
         if let Ok(r) = &result {
             trace::event(|| {
@@ -373,6 +368,20 @@ impl Coordinator {
             });
         }
         result
+    }
+
+    /// A write's trace events, as Cassandra's for a local replica: the commit log (unless the
+    /// keyspace skips it), then each table's memtable.
+    fn trace_write(&self, mutations: &[Mutation], durable: bool) {
+        if durable {
+            trace::event(|| "Appending to commitlog".to_string());
+        }
+        let mut tables: Vec<Uuid> = mutations.iter().map(|m| m.table).collect();
+        tables.sort_unstable();
+        tables.dedup();
+        for table in tables {
+            trace::event(|| format!("Adding to {} memtable", self.table_name(table)));
+        }
     }
 
     /// A table's name for a trace (its id, if it is gone).
@@ -398,7 +407,18 @@ impl Coordinator {
                 describe_range(&command.start, &command.end)
             )
         });
-        let result = self.scan_replica(command, cl, required).await;
+        let replica = self.replica.clone();
+        let result = read_blocking(self.config.range_request_timeout, cl, required, move || {
+            replica.scan(
+                command.table,
+                command.start,
+                command.end,
+                command.resume.as_ref(),
+                command.row_limit,
+                command.now,
+            )
+        })
+        .await;
         if let Ok(r) = &result {
             trace::event(|| {
                 format!(
@@ -408,34 +428,6 @@ impl Coordinator {
             });
         }
         result
-    }
-
-    async fn scan_replica(
-        &self,
-        command: ScanCommand,
-        cl: Consistency,
-        required: u32,
-    ) -> Result<ScanResult> {
-        let replica = self.replica.clone();
-        let work = run_blocking(move || {
-            replica.scan(
-                command.table,
-                command.start,
-                command.end,
-                command.resume.as_ref(),
-                command.row_limit,
-                command.now,
-            )
-        });
-        match tokio::time::timeout(self.config.range_request_timeout, work).await {
-            Ok(done) => done?.map_err(|e| read_failure(e, cl, required)),
-            Err(_) => Err(CoordinatorError::ReadTimeout {
-                consistency: cl,
-                received: 0,
-                required,
-                data_present: false,
-            }),
-        }
     }
 
     /// Read a table through a secondary index at consistency `cl`. Indexes are local to each
@@ -460,16 +452,10 @@ impl Coordinator {
             )
         });
         let replica = self.replica.clone();
-        let work = run_blocking(move || replica.index_query(&query));
-        match tokio::time::timeout(self.config.range_request_timeout, work).await {
-            Ok(done) => done?.map_err(|e| read_failure(e, cl, required)),
-            Err(_) => Err(CoordinatorError::ReadTimeout {
-                consistency: cl,
-                received: 0,
-                required,
-                data_present: false,
-            }),
-        }
+        read_blocking(self.config.range_request_timeout, cl, required, move || {
+            replica.index_query(&query)
+        })
+        .await
     }
 
     /// Empty a table on every replica.
@@ -517,23 +503,6 @@ pub fn timeuuid_at(micros: i64, host: Uuid) -> Uuid {
     Uuid::from_bytes(bytes)
 }
 
-/// A write's trace events, as Cassandra's for a local replica: the commit log (unless the
-/// keyspace skips it), then each table's memtable.
-fn trace_write(schema: &Schema, mutations: &[Mutation], durable: bool) {
-    if durable {
-        trace::event(|| "Appending to commitlog".to_string());
-    }
-    let mut tables: Vec<Uuid> = mutations.iter().map(|m| m.table).collect();
-    tables.sort_unstable();
-    tables.dedup();
-    for table in tables {
-        let name = schema
-            .table_by_id(table)
-            .map_or_else(|| table.to_string(), |t| t.def.name.clone());
-        trace::event(|| format!("Adding to {name} memtable"));
-    }
-}
-
 /// A scan's token range as Cassandra's traces write it: `(start, end]`.
 fn describe_range(start: &Bound<Token>, end: &Bound<Token>) -> String {
     let (open, from) = match start {
@@ -563,6 +532,25 @@ fn read_locally(replica: &Replica, command: &ReadCommand) -> khata_replica::Resu
             command.row_limit,
             command.now,
         )
+    }
+}
+
+/// Run a replica's read on a blocking thread within `timeout`: its answer, its failure as the
+/// client sees it, or a `ReadTimeout` (no replica answered in time).
+async fn read_blocking<T: Send + 'static>(
+    timeout: Duration,
+    cl: Consistency,
+    required: u32,
+    read: impl FnOnce() -> khata_replica::Result<T> + Send + 'static,
+) -> Result<T> {
+    match tokio::time::timeout(timeout, run_blocking(read)).await {
+        Ok(done) => done?.map_err(|e| read_failure(e, cl, required)),
+        Err(_) => Err(CoordinatorError::ReadTimeout {
+            consistency: cl,
+            received: 0,
+            required,
+            data_present: false,
+        }),
     }
 }
 

@@ -23,9 +23,7 @@
 //! from memtables and 1 sstables", "Read 1 live rows and 0 tombstone cells", "Determining
 //! replicas for mutation", "Appending to commitlog", "Adding to t memtable", ...).
 
-use std::cell::Cell;
 use std::future::Future;
-use std::hash::BuildHasher;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -112,26 +110,6 @@ pub fn is_tracing() -> bool {
     CURRENT.try_with(|_| ()).is_ok()
 }
 
-thread_local! {
-    /// A xorshift64* state per thread for the draws of probabilistic tracing, seeded from the
-    /// standard library's per-thread random hash keys (never zero).
-    static DRAWS: Cell<u64> = Cell::new(
-        std::collections::hash_map::RandomState::new().hash_one(0u64) | 1,
-    );
-}
-
-/// A uniform draw from [0, 1).
-fn draw() -> f64 {
-    DRAWS.with(|state| {
-        let mut x = state.get();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        state.set(x);
-        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
-    })
-}
-
 impl Coordinator {
     /// The share of requests traced without being asked (0 to 1; 0 unless set).
     pub fn trace_probability(&self) -> f64 {
@@ -151,11 +129,10 @@ impl Coordinator {
         Ok(())
     }
 
-    /// Whether to trace a request nobody asked to trace: a draw under the trace probability.
-    /// One atomic load while the probability is 0.
+    /// Whether to trace a request nobody asked to trace: a draw under the trace probability
+    /// ([`khata_env::chance`]). One atomic load while the probability is 0.
     pub fn trace_at_random(&self) -> bool {
-        let p = self.trace_probability();
-        p > 0.0 && draw() < p
+        khata_env::chance::with_probability(self.trace_probability())
     }
 
     /// Start tracing a request from `client`: `command` is the native-protocol message
@@ -261,21 +238,5 @@ impl Coordinator {
             mutations.push(Mutation::new(events.id, key, update));
         }
         Ok(mutations)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::draw;
-
-    #[test]
-    fn draws_are_uniform_in_the_unit_interval() {
-        let n = 100_000;
-        let draws: Vec<f64> = (0..n).map(|_| draw()).collect();
-        assert!(draws.iter().all(|d| (0.0..1.0).contains(d)));
-        let below_tenth = draws.iter().filter(|&&d| d < 0.1).count();
-        assert!((9_000..11_000).contains(&below_tenth), "{below_tenth}");
-        let mean = draws.iter().sum::<f64>() / f64::from(n);
-        assert!((0.49..0.51).contains(&mean), "{mean}");
     }
 }

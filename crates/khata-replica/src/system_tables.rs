@@ -467,18 +467,19 @@ pub fn all() -> Vec<TableDef> {
 /// The definitions of the system keyspaces: `system` and `system_schema` node-local,
 /// `system_traces` replicated as Cassandra creates it (SimpleStrategy, two replicas).
 pub fn keyspace_defs() -> Vec<KeyspaceDef> {
-    [SYSTEM, SYSTEM_SCHEMA, SYSTEM_TRACES]
-        .into_iter()
-        .map(|name| KeyspaceDef {
-            name: name.to_string(),
-            replication: if name == SYSTEM_TRACES {
-                Replication::Simple {
-                    replication_factor: 2,
-                }
-            } else {
-                Replication::Local
-            },
-            durable_writes: true,
-        })
-        .collect()
+    let traces = Replication::Simple {
+        replication_factor: 2,
+    };
+    [
+        (SYSTEM, Replication::Local),
+        (SYSTEM_SCHEMA, Replication::Local),
+        (SYSTEM_TRACES, traces),
+    ]
+    .into_iter()
+    .map(|(name, replication)| KeyspaceDef {
+        name: name.to_string(),
+        replication,
+        durable_writes: true,
+    })
+    .collect()
 }

@@ -116,7 +116,7 @@ pub(crate) async fn serve<R, W>(
     let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT_PER_CONNECTION));
     let mut buf = BytesMut::with_capacity(READ_CHUNK_BYTES);
     let _connection = server.connections.enter();
-    let _client = peer.map(|peer| server.clients.enter(peer, session.clone()));
+    let _client = peer.map(|_| server.clients.enter(session.clone()));
     let mut stopping = server.stopping.subscribe();
     // When the reader started answering requests inline since it last waited or yielded.
     let mut inline_since: Option<tokio::time::Instant> = None;

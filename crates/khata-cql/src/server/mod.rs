@@ -9,7 +9,7 @@ mod session;
 mod writer;
 
 use std::collections::BTreeMap;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -116,7 +116,8 @@ impl Drop for ActiveRequest<'_> {
 #[derive(Debug, Default)]
 pub(crate) struct Clients {
     next: AtomicU64,
-    by_id: parking_lot::Mutex<BTreeMap<u64, (SocketAddr, Arc<Session>)>>,
+    /// Sessions of connections with a peer address ([`Session::peer`]).
+    by_id: parking_lot::Mutex<BTreeMap<u64, Arc<Session>>>,
 }
 
 /// A client's entry in [`Clients`], removed when dropped.
@@ -126,9 +127,9 @@ pub(crate) struct ClientGuard<'a> {
 }
 
 impl Clients {
-    pub(crate) fn enter(&self, peer: SocketAddr, session: Arc<Session>) -> ClientGuard<'_> {
+    pub(crate) fn enter(&self, session: Arc<Session>) -> ClientGuard<'_> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        self.by_id.lock().insert(id, (peer, session));
+        self.by_id.lock().insert(id, session);
         ClientGuard { clients: self, id }
     }
 }
@@ -193,10 +194,10 @@ impl CqlServer {
 
     /// The connected TCP clients, as `system_views.clients` lists them.
     pub fn clients(&self) -> Vec<ClientInfo> {
-        let sessions: Vec<(SocketAddr, Arc<Session>)> =
-            self.clients.by_id.lock().values().cloned().collect();
+        let sessions: Vec<Arc<Session>> = self.clients.by_id.lock().values().cloned().collect();
         sessions
             .into_iter()
+            .filter_map(|session| Some((session.peer()?, session)))
             .map(|(peer, session)| {
                 let (driver_name, driver_version) = session.driver();
                 ClientInfo {
