@@ -1092,3 +1092,169 @@ async fn scans_past_a_partition_wider_than_a_chunk() {
     drop(session);
     node.stop().await;
 }
+
+/// Element and slice selection of maps and sets (Cassandra 4's `m[k]`, `m[a..b]`, nested
+/// through frozen values and user type fields), with bound keys and bounds; before and after a
+/// flush, as the values come from the memtable's cells or an SSTable's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn element_and_slice_selection() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .unwrap();
+    for cql in [
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TYPE ks.u (s frozen<set<int>>, m frozen<map<text, text>>)",
+        "CREATE TABLE ks.c (k int PRIMARY KEY, m map<int, int>, fm frozen<map<int, int>>, \
+         s set<text>, fs frozen<set<text>>, l list<int>, v text, \
+         n map<text, frozen<map<text, frozen<set<int>>>>>, x frozen<u>)",
+        "INSERT INTO ks.c (k, m, fm, s, fs, l, v, n, x) VALUES (0, {0: 0, 1: 1, 2: 2, 3: 3, 4: 4}, \
+         {0: 0, 1: 1, 2: 2, 3: 3, 4: 4}, {'1', '2', '3'}, {'1', '2', '3'}, [1, 2, 3], 'v', \
+         {'1': {'a': {1, 2, 4}, 'b': {3}}, '2': {'a': {2, 4}}}, \
+         {s: {2, 4, 6}, m: {'a': 'v1', 'd': 'v2'}})",
+        "INSERT INTO ks.c (k) VALUES (1)",
+    ] {
+        session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{cql}: {e}"));
+    }
+    type Map = Option<BTreeMap<i32, i32>>;
+    type Set = Option<BTreeSet<String>>;
+    type Ints = Option<BTreeSet<i32>>;
+    let map = |pairs: &[(i32, i32)]| -> Map { Some(pairs.iter().copied().collect()) };
+    let set = |items: &[&str]| -> Set { Some(items.iter().map(|s| s.to_string()).collect()) };
+    for flushed in [false, true] {
+        if flushed {
+            node.node().replica().engine().flush_all().unwrap();
+        }
+        let got: Vec<(Option<i32>, Map, Map, Map, Map)> = query(
+            &session,
+            "SELECT m[2], m[1..3], m[..1], m[3..], m[7..8] FROM ks.c WHERE k = 0",
+        )
+        .await;
+        assert_eq!(
+            got,
+            vec![(
+                Some(2),
+                map(&[(1, 1), (2, 2), (3, 3)]),
+                map(&[(0, 0), (1, 1)]),
+                map(&[(3, 3), (4, 4)]),
+                None
+            )],
+            "flushed: {flushed}"
+        );
+        // A frozen collection's empty slice is an empty collection, a non-frozen one's null.
+        let got: Vec<(Map, Map, Option<String>, Set, Set, Set)> = query(
+            &session,
+            "SELECT fm[1..2], fm[7..8], s['2'], s['2'..'3'], fs['4'..'5'], s['4'..'5'] \
+             FROM ks.c WHERE k = 0",
+        )
+        .await;
+        assert_eq!(
+            got,
+            vec![(
+                map(&[(1, 1), (2, 2)]),
+                map(&[]),
+                Some("2".into()),
+                set(&["2", "3"]),
+                set(&[]),
+                None
+            )]
+        );
+        let got: Vec<(Ints, Option<i32>, Ints)> = query(
+            &session,
+            "SELECT n['1']['a'], n['1']['a'][2], n['1']['a'][2..3] FROM ks.c WHERE k = 0",
+        )
+        .await;
+        assert_eq!(
+            got,
+            vec![(Some([1, 2, 4].into()), Some(2), Some([2].into()))]
+        );
+        let got: Vec<(Ints, Ints, Option<String>)> = query(
+            &session,
+            "SELECT x.s[2..5], x.s[..3], x.m['d'] FROM ks.c WHERE k = 0",
+        )
+        .await;
+        assert_eq!(
+            got,
+            vec![(Some([2, 4].into()), Some([2].into()), Some("v2".into()))]
+        );
+        let got: Vec<(Option<i32>, Map, Map)> = query(
+            &session,
+            "SELECT m[0], m[0..1], fm[0..1] FROM ks.c WHERE k = 1",
+        )
+        .await;
+        assert_eq!(got, vec![(None, None, None)]);
+    }
+    // Bound keys and bounds: named as Cassandra names them; an unset bound leaves its side open.
+    let prepared = session
+        .prepare("SELECT m[?], m[?..?], s[?..] FROM ks.c WHERE k = ?")
+        .await
+        .unwrap();
+    let names: Vec<(String, String)> = prepared
+        .get_variable_col_specs()
+        .iter()
+        .map(|c| (c.name().to_string(), format!("{:?}", c.typ())))
+        .collect();
+    assert_eq!(
+        names.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        ["key(m)", "key(m)", "key(m)", "value(s)", "k"]
+    );
+    assert!(names[3].1.contains("Text"), "{names:?}");
+    let rows: Vec<(Option<i32>, Map, Set)> = session
+        .execute_unpaged(&prepared, (4, 1, 2, "2", 0))
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        rows,
+        vec![(Some(4), map(&[(1, 1), (2, 2)]), set(&["2", "3"]))]
+    );
+    let rows: Vec<(Option<i32>, Map, Set)> = session
+        .execute_unpaged(
+            &prepared,
+            (4, scylla::value::MaybeUnset::<i32>::Unset, 1, "3", 0),
+        )
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows, vec![(Some(4), map(&[(0, 0), (1, 1)]), set(&["3"]))]);
+    // Refusals, in Cassandra's words.
+    for (cql, message) in [
+        (
+            "SELECT l[0] FROM ks.c",
+            "Element selection is only allowed on sets and maps, but l is a list",
+        ),
+        (
+            "SELECT l[1..2] FROM ks.c",
+            "Slice selection is only allowed on sets and maps, but l is a list",
+        ),
+        (
+            "SELECT v[1..2] FROM ks.c",
+            "Invalid slice selection: v of type text is not a collection",
+        ),
+    ] {
+        let err = session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(message), "{cql}: {err}");
+    }
+    drop(session);
+    node.stop().await;
+}

@@ -480,6 +480,17 @@ pub(crate) fn describe(
                 "[per_partition_limit]",
                 ColumnType::Int,
             );
+            let selectors = match &s.selection {
+                crate::language::ast::Selection::Selectors(v) => v.as_slice(),
+                crate::language::ast::Selection::Wildcard => &[],
+            };
+            for sel in selectors {
+                let mut markers = Vec::new();
+                super::selector::selector_markers(&t.def, &sel.selectable, &mut markers);
+                for (term, name, ty) in markers {
+                    mark(&mut specs, &t.def, &name, &ty, term);
+                }
+            }
             result = Some(select::result_columns(t, s)?);
             table_def = Some(t.def.clone());
         }

@@ -210,9 +210,11 @@ fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecErr
                             Output::Cast(c, to),
                         )
                     }
-                    Selectable::Element { selectable, key } => {
+                    Selectable::Element { selectable, key }
+                        if matches!(selectable.as_ref(), Selectable::Column(_)) =>
+                    {
                         let Selectable::Column(n) = selectable.as_ref() else {
-                            return Err(ExecError::invalid("element selection needs a column"));
+                            unreachable!("matched as a column")
                         };
                         let c = column(&n.0)?;
                         if !matches!(c.ty, CqlType::Map { .. } | CqlType::Set { .. }) {
@@ -948,6 +950,24 @@ pub(crate) async fn run(
             _ => Ok(None),
         })
         .collect::<Result<_, _>>()?;
+    // Computed selectors with element keys or slice bounds, bound once.
+    let bound_computed: Vec<Option<super::selector::Computed>> = outs
+        .iter()
+        .map(|(_, o)| match o {
+            Output::Computed(c) if c.has_args() => c
+                .bind(
+                    &mut |term, ty, receiver| match bind::value(run, term, ty, receiver)? {
+                        bind::Bound::Value(b) => Ok(Some(b)),
+                        bind::Bound::Unset => Ok(None),
+                        bind::Bound::Null => Err(ExecError::invalid(format!(
+                            "Invalid null value for {receiver}"
+                        ))),
+                    },
+                )
+                .map(Some),
+            _ => Ok(None),
+        })
+        .collect::<Result<_, _>>()?;
     let aggregate = aggregator.is_some();
     // With GROUP BY, PER PARTITION LIMIT counts groups, as Cassandra's group-by limits do: the
     // partition is read whole and its rows stop at the first group past the limit.
@@ -1160,6 +1180,7 @@ pub(crate) async fn run(
                                 now,
                             )
                         };
+                        let computed = bound_computed[out.len()].as_ref().unwrap_or(computed);
                         computed.eval(env, &value).unwrap_or_else(|e| {
                             failure = Some(e);
                             None

@@ -1,6 +1,7 @@
-//! Computed selectors: the scalar functions and field selections a SELECT evaluates per row,
-//! nested as the query writes them (`system.blobasint(system.intasblob(v))`,
-//! `toTimestamp(now())`, `addr.street`, `toJson(m)`).
+//! Computed selectors: the scalar functions, field selections and element and slice selections
+//! a SELECT evaluates per row, nested as the query writes them
+//! (`system.blobasint(system.intasblob(v))`, `toTimestamp(now())`, `addr.street`, `toJson(m)`,
+//! `m['k']['a'..'c']`).
 //!
 //! The plain shapes (a column, `WRITETIME`, `TTL`, aggregates, `token()`, `CAST` and element
 //! selection of a column) keep their own outputs in `select.rs`; anything else that is a function
@@ -14,7 +15,7 @@ use khata_coordinator::Coordinator;
 
 use super::error::ExecError;
 use super::functions::{date_millis, days, uuid_millis};
-use crate::language::ast::Selectable;
+use crate::language::ast::{Selectable, Term};
 use crate::value::CqlValue;
 
 /// What the functions of a statement read besides the row: the statement's time and the node's
@@ -40,6 +41,30 @@ enum Node {
     Call(Scalar, Vec<Computed>),
     /// Field `index` of a user type value.
     Field(Box<Computed>, usize),
+    /// `s[key]`: an element of a map (its value) or set (the element, if present).
+    Element(Box<Computed>, Box<Arg>),
+    /// `s[from..to]`: the elements of a map or set between two keys, both inclusive; an
+    /// absent bound is open.
+    Slice(Box<Computed>, Box<[Option<Arg>; 2]>),
+}
+
+/// What binds an element key or slice bound for an execution: its term, key type and receiver
+/// name to its value (`None` for unset).
+pub(super) type BindArg<'a> =
+    dyn FnMut(&Term, &CqlType, &str) -> Result<Option<Bytes>, ExecError> + 'a;
+
+/// The key of an element selection or a bound of a slice: the statement's term, bound to a
+/// value for each execution ([`Computed::bind`]).
+#[derive(Clone, Debug)]
+struct Arg {
+    term: Term,
+    /// The key type of the collection.
+    ty: CqlType,
+    /// The name bind markers and errors give it: `key(m)` for a map, `value(s)` for a set, as
+    /// Cassandra names them.
+    receiver: String,
+    /// The bound value; `None` until bound, or for a slice bound given as unset (open).
+    value: Option<Bytes>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,12 +116,81 @@ fn type_text(ty: &CqlType) -> String {
     khata_types::type_text::type_text(ty)
 }
 
-/// Whether a selector is one this module computes (a function call or a field selection).
+/// Whether a selector is one this module computes: a function call, a field selection, a
+/// slice, or an element selection of anything but a plain column (`select.rs` reads `m[k]` of a
+/// column from its cells).
 pub(super) fn handles(s: &Selectable) -> bool {
-    matches!(
-        s,
-        Selectable::FunctionCall { .. } | Selectable::Field { .. }
-    )
+    match s {
+        Selectable::FunctionCall { .. } | Selectable::Field { .. } | Selectable::Slice { .. } => {
+            true
+        }
+        Selectable::Element { selectable, .. } => {
+            !matches!(selectable.as_ref(), Selectable::Column(_))
+        }
+        _ => false,
+    }
+}
+
+/// The key type of a collection selected by element or slice, and the name Cassandra gives its
+/// bind markers; `what` is "Element" or "Slice" for the refusal of anything else.
+pub(super) fn element_key(
+    of: &Selectable,
+    ty: &CqlType,
+    what: &str,
+) -> Result<(CqlType, String), ExecError> {
+    let name = column_name(of);
+    match ty {
+        CqlType::Map { key, .. } => Ok((key.as_ref().clone(), format!("key({name})"))),
+        CqlType::Set { element, .. } => Ok((element.as_ref().clone(), format!("value({name})"))),
+        CqlType::List { .. } => Err(ExecError::invalid(format!(
+            "{what} selection is only allowed on sets and maps, but {name} is a list"
+        ))),
+        other => Err(ExecError::invalid(format!(
+            "Invalid {} selection: {name} of type {} is not a collection",
+            what.to_ascii_lowercase(),
+            type_text(other)
+        ))),
+    }
+}
+
+/// The bind markers of element keys and slice bounds in a selector, with the name and type of
+/// each, for a prepared statement's metadata.
+pub(super) fn selector_markers<'s>(
+    def: &TableDef,
+    s: &'s Selectable,
+    out: &mut Vec<(&'s Term, String, CqlType)>,
+) {
+    match s {
+        Selectable::Element { selectable, key } => {
+            selector_markers(def, selectable, out);
+            if let Ok(of) = compile(def, selectable)
+                && let Ok((ty, name)) = element_key(selectable, &of.ty, "Element")
+            {
+                out.push((key, name, ty));
+            }
+        }
+        Selectable::Slice {
+            selectable,
+            from,
+            to,
+        } => {
+            selector_markers(def, selectable, out);
+            if let Ok(of) = compile(def, selectable)
+                && let Ok((ty, name)) = element_key(selectable, &of.ty, "Slice")
+            {
+                for bound in [from, to].into_iter().flatten() {
+                    out.push((bound, name.clone(), ty.clone()));
+                }
+            }
+        }
+        Selectable::Field { selectable, .. } => selector_markers(def, selectable, out),
+        Selectable::FunctionCall { args, .. } => {
+            for a in args {
+                selector_markers(def, a, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Compile `s` over the columns of `def`.
@@ -130,6 +224,46 @@ pub(super) fn compile(def: &TableDef, s: &Selectable) -> Result<Computed, ExecEr
             Ok(Computed {
                 ty: fields[index].1.clone(),
                 node: Node::Field(Box::new(of), index),
+            })
+        }
+        Selectable::Element { selectable, key } => {
+            let of = compile(def, selectable)?;
+            let (key_ty, receiver) = element_key(selectable, &of.ty, "Element")?;
+            let ty = match &of.ty {
+                CqlType::Map { value, .. } => value.as_ref().clone(),
+                _ => key_ty.clone(),
+            };
+            Ok(Computed {
+                ty,
+                node: Node::Element(
+                    Box::new(of),
+                    Box::new(Arg {
+                        term: key.clone(),
+                        ty: key_ty,
+                        receiver,
+                        value: None,
+                    }),
+                ),
+            })
+        }
+        Selectable::Slice {
+            selectable,
+            from,
+            to,
+        } => {
+            let of = compile(def, selectable)?;
+            let (key_ty, receiver) = element_key(selectable, &of.ty, "Slice")?;
+            let arg = |t: &Option<Term>| {
+                t.as_ref().map(|term| Arg {
+                    term: term.clone(),
+                    ty: key_ty.clone(),
+                    receiver: receiver.clone(),
+                    value: None,
+                })
+            };
+            Ok(Computed {
+                ty: of.ty.clone(),
+                node: Node::Slice(Box::new(of.clone()), Box::new([arg(from), arg(to)])),
             })
         }
         Selectable::FunctionCall { name, args } => {
@@ -241,6 +375,20 @@ pub(super) fn column_name(s: &Selectable) -> String {
         Selectable::Field { selectable, field } => {
             format!("{}.{}", column_name(selectable), field.0)
         }
+        Selectable::Element { selectable, key } => format!("{}[{key}]", column_name(selectable)),
+        Selectable::Slice {
+            selectable,
+            from,
+            to,
+        } => {
+            let bound = |t: &Option<Term>| t.as_ref().map(|t| t.to_string()).unwrap_or_default();
+            format!(
+                "{}[{}..{}]",
+                column_name(selectable),
+                bound(from),
+                bound(to)
+            )
+        }
         Selectable::FunctionCall { name, args } => {
             let args: Vec<String> = args.iter().map(column_name).collect();
             format!(
@@ -254,6 +402,60 @@ pub(super) fn column_name(s: &Selectable) -> String {
 }
 
 impl Computed {
+    /// Whether the selector has element keys or slice bounds to bind before it is evaluated.
+    pub(super) fn has_args(&self) -> bool {
+        match &self.node {
+            Node::Column(_) => false,
+            Node::Field(of, _) => of.has_args(),
+            Node::Call(_, args) => args.iter().any(Computed::has_args),
+            Node::Element(..) | Node::Slice(..) => true,
+        }
+    }
+
+    /// A copy with its element keys and slice bounds bound for one execution: `bind` gives a
+    /// term's value for a receiver name and type (`None` for an unset value, which opens a
+    /// slice bound and is refused as an element key).
+    pub(super) fn bind(&self, bind: &mut BindArg<'_>) -> Result<Computed, ExecError> {
+        fn bind_arg(a: &Arg, bind: &mut BindArg<'_>) -> Result<Arg, ExecError> {
+            Ok(Arg {
+                value: bind(&a.term, &a.ty, &a.receiver)?,
+                ..a.clone()
+            })
+        }
+        let node = match &self.node {
+            Node::Column(c) => Node::Column(c.clone()),
+            Node::Field(of, i) => Node::Field(Box::new(of.bind(bind)?), *i),
+            Node::Call(f, args) => Node::Call(
+                *f,
+                args.iter()
+                    .map(|a| a.bind(bind))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Node::Element(of, key) => {
+                let of = of.bind(bind)?;
+                let key = bind_arg(key, bind)?;
+                if key.value.is_none() {
+                    return Err(ExecError::invalid(format!(
+                        "Invalid unset value for {}",
+                        key.receiver
+                    )));
+                }
+                Node::Element(Box::new(of), Box::new(key))
+            }
+            Node::Slice(of, bounds) => {
+                let of = of.bind(bind)?;
+                let [from, to] = bounds.as_ref();
+                let from = from.as_ref().map(|a| bind_arg(a, bind)).transpose()?;
+                let to = to.as_ref().map(|a| bind_arg(a, bind)).transpose()?;
+                Node::Slice(Box::new(of), Box::new([from, to]))
+            }
+        };
+        Ok(Computed {
+            node,
+            ty: self.ty.clone(),
+        })
+    }
+
     /// The value for one row; `column` gives a column's value in it (`None` for null).
     pub(super) fn eval(
         &self,
@@ -264,6 +466,19 @@ impl Computed {
             Node::Column(c) => column(c),
             Node::Field(of, index) => match of.eval(env, column)? {
                 Some(value) => udt_field(&value, *index),
+                None => None,
+            },
+            Node::Element(of, key) => match (of.eval(env, column)?, &key.value) {
+                (Some(collection), Some(key)) => element(&of.ty, &collection, key),
+                _ => None,
+            },
+            Node::Slice(of, bounds) => match of.eval(env, column)? {
+                Some(collection) => slice(
+                    &of.ty,
+                    &collection,
+                    bounds[0].as_ref().and_then(|a| a.value.as_ref()),
+                    bounds[1].as_ref().and_then(|a| a.value.as_ref()),
+                ),
                 None => None,
             },
             Node::Call(f, args) => {
@@ -297,6 +512,80 @@ fn udt_field(value: &[u8], index: usize) -> Option<Bytes> {
         }
     }
     None
+}
+
+/// The value of `key` in a serialized map, or `key` itself if a serialized set holds it.
+fn element(ty: &CqlType, collection: &[u8], key: &[u8]) -> Option<Bytes> {
+    match (ty, CqlValue::deserialize(ty, collection).ok()?) {
+        (
+            CqlType::Map {
+                key: kt, value: vt, ..
+            },
+            CqlValue::Map(entries),
+        ) => {
+            let key = CqlValue::deserialize(kt, key).ok()?;
+            entries
+                .into_iter()
+                .find(|(k, _)| crate::value::compare(kt, k, &key).is_eq())
+                .map(|(_, v)| Bytes::from(v.to_bytes(vt)))
+        }
+        (CqlType::Set { element, .. }, CqlValue::Set(items)) => {
+            let key = CqlValue::deserialize(element, key).ok()?;
+            items
+                .iter()
+                .any(|e| crate::value::compare(element, e, &key).is_eq())
+                .then(|| Bytes::copy_from_slice(&key.to_bytes(element)))
+        }
+        _ => None,
+    }
+}
+
+/// The entries of a serialized map or set whose keys lie between `from` and `to`, both
+/// inclusive and either open. Nothing in the slice is null for a non-frozen collection and an
+/// empty collection for a frozen one, as in Cassandra.
+fn slice(
+    ty: &CqlType,
+    collection: &[u8],
+    from: Option<&Bytes>,
+    to: Option<&Bytes>,
+) -> Option<Bytes> {
+    let key_ty = match ty {
+        CqlType::Map { key, .. } => key.as_ref(),
+        CqlType::Set { element, .. } => element.as_ref(),
+        _ => return None,
+    };
+    let from = match from {
+        Some(b) => Some(CqlValue::deserialize(key_ty, b).ok()?),
+        None => None,
+    };
+    let to = match to {
+        Some(b) => Some(CqlValue::deserialize(key_ty, b).ok()?),
+        None => None,
+    };
+    let within = |k: &CqlValue| {
+        from.as_ref()
+            .is_none_or(|f| crate::value::compare(key_ty, k, f).is_ge())
+            && to
+                .as_ref()
+                .is_none_or(|t| crate::value::compare(key_ty, k, t).is_le())
+    };
+    let (value, empty) = match CqlValue::deserialize(ty, collection).ok()? {
+        CqlValue::Map(entries) => {
+            let kept: Vec<_> = entries.into_iter().filter(|(k, _)| within(k)).collect();
+            let empty = kept.is_empty();
+            (CqlValue::Map(kept), empty)
+        }
+        CqlValue::Set(items) => {
+            let kept: Vec<_> = items.into_iter().filter(|k| within(k)).collect();
+            let empty = kept.is_empty();
+            (CqlValue::Set(kept), empty)
+        }
+        _ => return None,
+    };
+    if empty && ty.is_multi_cell() {
+        return None;
+    }
+    Some(Bytes::from(value.to_bytes(ty)))
 }
 
 fn millis_of(ty: &CqlType, value: &[u8]) -> Option<i64> {
