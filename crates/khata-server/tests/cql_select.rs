@@ -553,6 +553,19 @@ async fn filtering_on_key_columns() {
         rows("c3 >= 2 AND c3 < 4").await,
         vec![(1, 2, Some(2)), (1, 2, Some(3))]
     );
+    // Slices of two clustering columns, in either order: the first column's narrows the
+    // range, the other's filters.
+    for filter in [
+        "a = 1 AND b = 2 AND c1 >= 1 AND c2 > 'x'",
+        "a = 1 AND b = 2 AND c2 > 'x' AND c1 >= 1",
+        "a = 1 AND b = 2 AND c2 > 'w' AND c2 < 'z' AND c1 >= 1 AND c1 < 2",
+    ] {
+        assert_eq!(rows(filter).await, vec![(1, 2, Some(2))], "{filter}");
+    }
+    assert_eq!(
+        rows("c1 > 0 AND c2 >= 'x' AND c3 < 4").await,
+        vec![(1, 1, Some(1)), (1, 2, Some(2)), (1, 2, Some(3))]
+    );
     // IN on part of the partition key, or on a clustering column after a gap.
     assert_eq!(
         rows("b IN (1, 3)").await,
@@ -573,6 +586,18 @@ async fn filtering_on_key_columns() {
         (
             "SELECT a FROM ks.p WHERE a = 1 AND b = 2 AND c2 = 'x'",
             "PRIMARY KEY column \"c2\" cannot be restricted as preceding column \"c1\" is not restricted",
+        ),
+        (
+            "SELECT a FROM ks.p WHERE a = 1 AND b = 2 AND c1 > 1 AND c2 = 'x'",
+            "Clustering column \"c2\" cannot be restricted (preceding column \"c1\" is restricted by a non-EQ relation)",
+        ),
+        (
+            "SELECT a FROM ks.p WHERE a = 1 AND b = 2 AND c1 > 1 AND c2 > 'x'",
+            "Clustering column \"c2\" cannot be restricted (preceding column \"c1\" is restricted by a non-EQ relation)",
+        ),
+        (
+            "SELECT a FROM ks.p WHERE a = 1 AND b = 2 AND c2 > 'x' AND c1 > 1",
+            "Clustering column \"c2\" cannot be restricted (preceding column \"c1\" is restricted by a non-EQ relation)",
         ),
     ] {
         let error = session

@@ -537,6 +537,23 @@ async fn conditional_list_operations_and_refusals() {
             "ALTER TABLE cnt ADD v int",
             "Cannot add a non counter column (v) in a counter column family",
         ),
+        // Assignments the column's type does not take, written back as Cassandra does.
+        (
+            "UPDATE lw SET v = v + 1 WHERE k = 1 AND c = 1",
+            "Invalid operation (v = v + 1) for non counter column v",
+        ),
+        (
+            "UPDATE lw SET v = v - 2 WHERE k = 1 AND c = 1",
+            "Invalid operation (v = v - 2) for non counter column v",
+        ),
+        (
+            "UPDATE lw SET v = [1] + v WHERE k = 1 AND c = 1",
+            "Invalid operation (v = [1] + v) for non list column v",
+        ),
+        (
+            "UPDATE lw SET v[0] = 1 WHERE k = 1 AND c = 1",
+            "Invalid operation (v[0] = 1) for non collection column v",
+        ),
     ] {
         let error = session
             .query_unpaged(cql, &[])

@@ -560,10 +560,7 @@ fn update_mutations(
                 if let Bound::Value(bytes) = bind::value(run, term, &c.ty, &c.name)? {
                     let prepend = matches!(a.op, AssignmentOp::Prepend(_));
                     if prepend && !matches!(c.ty, CqlType::List { .. }) {
-                        return Err(ExecError::invalid(format!(
-                            "Invalid operation (prepend) for non-list column {}",
-                            c.name
-                        )));
+                        return Err(invalid_operation(c, &a.op));
                     }
                     add_elements(target_row, c, &bytes, &wt, prepend)?;
                 }
@@ -629,12 +626,7 @@ fn update_mutations(
                         value,
                     });
                 }
-                _ => {
-                    return Err(ExecError::invalid(format!(
-                        "Invalid operation for column {}",
-                        c.name
-                    )));
-                }
+                _ => return Err(invalid_operation(c, &a.op)),
             },
             AssignmentOp::SetField { field, value } => {
                 let CqlType::Udt {
@@ -663,13 +655,7 @@ fn update_mutations(
                     .cells
                     .insert(CellKey::element(c.id, field_path(index)), cell);
             }
-            _ => {
-                return Err(ExecError::invalid(format!(
-                    "Invalid operation for column {} of type {}",
-                    c.name,
-                    khata_types::type_text::type_text(&c.ty)
-                )));
-            }
+            _ => return Err(invalid_operation(c, &a.op)),
         }
     }
     let mut planned = Planned::default();
@@ -1446,4 +1432,50 @@ impl Planned {
         self.mutations.extend(other.mutations);
         self.deferred.extend(other.deferred);
     }
+}
+
+/// Cassandra's refusal of an assignment the column's type does not take, with the assignment
+/// as Cassandra writes it back (`Invalid operation (a = a + 1) for non counter column a`).
+fn invalid_operation(c: &ColumnDef, op: &AssignmentOp) -> ExecError {
+    let n = &c.name;
+    let collection = matches!(
+        c.ty,
+        CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. }
+    );
+    let message = match op {
+        AssignmentOp::Add(v) | AssignmentOp::Subtract(v) => {
+            let sign = if matches!(op, AssignmentOp::Add(_)) {
+                '+'
+            } else {
+                '-'
+            };
+            let what = if collection {
+                "frozen collection"
+            } else {
+                "non counter"
+            };
+            format!("Invalid operation ({n} = {n} {sign} {v}) for {what} column {n}")
+        }
+        AssignmentOp::Prepend(v) => {
+            let what = if matches!(c.ty, CqlType::List { .. }) {
+                "frozen list"
+            } else {
+                "non list"
+            };
+            format!("Invalid operation ({n} = {v} + {n}) for {what} column {n}")
+        }
+        AssignmentOp::SetElement { key, value } => {
+            let what = match &c.ty {
+                CqlType::Set { .. } if c.ty.is_multi_cell() => "set",
+                _ if collection => "frozen collection",
+                _ => "non collection",
+            };
+            format!("Invalid operation ({n}[{key}] = {value}) for {what} column {n}")
+        }
+        _ => format!(
+            "Invalid operation for column {n} of type {}",
+            khata_types::type_text::type_text(&c.ty)
+        ),
+    };
+    ExecError::invalid(message)
 }

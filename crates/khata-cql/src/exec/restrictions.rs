@@ -392,30 +392,10 @@ impl Restrictions {
         }
         if let Some((f, low, high)) = &self.slice
             && *f > n
+            && let Some(filters) = slice_filters(clustering[*f].0, low, high)
         {
-            let single = |e: &Option<SliceEnd>| e.as_ref().is_none_or(|e| e.values.len() == 1);
-            if single(low) && single(high) {
-                let column = clustering[*f].0;
-                for (end, inclusive_op, exclusive_op) in [
-                    (low, ComparisonOp::GreaterEqual, ComparisonOp::Greater),
-                    (high, ComparisonOp::LessEqual, ComparisonOp::Less),
-                ] {
-                    if let Some(end) = end {
-                        self.filters.push(Filter {
-                            column: column.clone(),
-                            op: if end.inclusive {
-                                inclusive_op
-                            } else {
-                                exclusive_op
-                            },
-                            value: end.values[0].clone(),
-                            any_of: None,
-                            element: None,
-                        });
-                    }
-                }
-                self.slice = None;
-            }
+            self.filters.extend(filters);
+            self.slice = None;
         }
     }
 
@@ -443,9 +423,10 @@ impl Restrictions {
                 };
                 let (mut low, mut high) = match r.slice.take() {
                     Some((f, l, h)) if f == first => (l, h),
-                    Some(_) => {
-                        return Err(ExecError::invalid(
-                            "Column slices on different clustering columns cannot be combined",
+                    Some((f, ..)) => {
+                        return Err(after_slice(
+                            &clustering[f.max(first)].0.name,
+                            &clustering[f.min(first)].0.name,
                         ));
                     }
                     None => (None, None),
@@ -539,7 +520,30 @@ impl Restrictions {
                             | ComparisonOp::LessEqual,
                         ) => {
                             let v = required(run, value, c)?;
-                            set_slice(&mut r, position as usize, *op, vec![v])?;
+                            let position = position as usize;
+                            // With ALLOW FILTERING, of slices on two clustering columns the
+                            // first narrows the clustering range and the other filters its rows.
+                            match &r.slice {
+                                Some((f, ..)) if allow_filtering && *f < position => {
+                                    r.filters.push(Filter {
+                                        column: c.clone(),
+                                        op: *op,
+                                        value: v,
+                                        any_of: None,
+                                        element: None,
+                                    });
+                                }
+                                Some((f, low, high)) if allow_filtering && *f > position => {
+                                    let Some(filters) = slice_filters(clustering[*f].0, low, high)
+                                    else {
+                                        return Err(after_slice(&clustering[*f].0.name, &c.name));
+                                    };
+                                    r.filters.extend(filters);
+                                    r.slice = None;
+                                    set_slice(&mut r, position, *op, vec![v])?;
+                                }
+                                _ => set_slice(&mut r, position, *op, vec![v])?,
+                            }
                         }
                         (
                             ColumnKind::Regular | ColumnKind::Static,
@@ -853,6 +857,11 @@ impl Restrictions {
             .map(|(i, _)| i)
             .or(self.slice.as_ref().map(|(f, _, _)| *f).filter(|f| *f > n));
         if let Some(i) = next_restricted {
+            if let Some((f, _, _)) = &self.slice
+                && *f == n
+            {
+                return Err(after_slice(&clustering[i].0.name, &clustering[n].0.name));
+            }
             return Err(ExecError::invalid(format!(
                 "PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{}\" is not restricted",
                 clustering[i].0.name, clustering[n].0.name
@@ -1211,4 +1220,44 @@ impl PointKey {
             Err(e) => Err(ExecError::invalid(format!("Invalid partition key: {e}"))),
         }
     }
+}
+
+/// Cassandra's refusal of a clustering column restricted after one restricted by a slice.
+fn after_slice(column: &str, preceding: &str) -> ExecError {
+    ExecError::invalid(format!(
+        "Clustering column \"{column}\" cannot be restricted (preceding column \"{preceding}\" is restricted by a non-EQ relation)"
+    ))
+}
+
+/// The filters equal to a slice of one clustering column, if its ends are single values (not
+/// multi-column tuples).
+fn slice_filters(
+    column: &ColumnDef,
+    low: &Option<SliceEnd>,
+    high: &Option<SliceEnd>,
+) -> Option<Vec<Filter>> {
+    let single = |e: &Option<SliceEnd>| e.as_ref().is_none_or(|e| e.values.len() == 1);
+    if !(single(low) && single(high)) {
+        return None;
+    }
+    let mut filters = Vec::new();
+    for (end, inclusive_op, exclusive_op) in [
+        (low, ComparisonOp::GreaterEqual, ComparisonOp::Greater),
+        (high, ComparisonOp::LessEqual, ComparisonOp::Less),
+    ] {
+        if let Some(end) = end {
+            filters.push(Filter {
+                column: column.clone(),
+                op: if end.inclusive {
+                    inclusive_op
+                } else {
+                    exclusive_op
+                },
+                value: end.values[0].clone(),
+                any_of: None,
+                element: None,
+            });
+        }
+    }
+    Some(filters)
 }
