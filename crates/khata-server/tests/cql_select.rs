@@ -774,6 +774,59 @@ async fn order_by_merges_partitions_of_an_in() {
         ),
         "{error}"
     );
+    // ORDER BY on a later clustering column once the earlier ones are fixed by `=`; all
+    // columns one way; Cassandra's refusals of the rest.
+    session
+        .query_unpaged(
+            "CREATE TABLE ks.o (k int, a int, b int, v int, PRIMARY KEY (k, a, b))",
+            &[],
+        )
+        .await
+        .unwrap();
+    for (a, b) in [(1, 1), (1, 2), (2, 1)] {
+        session
+            .query_unpaged("INSERT INTO ks.o (k, a, b, v) VALUES (1, ?, ?, 0)", (a, b))
+            .await
+            .unwrap();
+    }
+    let pairs = async |cql: &str| query::<(i32, i32)>(&session, cql).await;
+    assert_eq!(
+        pairs("SELECT a, b FROM ks.o WHERE k = 1 AND a = 1 ORDER BY b DESC").await,
+        vec![(1, 2), (1, 1)]
+    );
+    assert_eq!(
+        pairs("SELECT a, b FROM ks.o WHERE k = 1 ORDER BY a DESC, b DESC").await,
+        vec![(2, 1), (1, 2), (1, 1)]
+    );
+    for (cql, message) in [
+        (
+            "SELECT a FROM ks.o WHERE k = 1 ORDER BY v",
+            "Order by is currently only supported on the clustered columns of the PRIMARY KEY, got v",
+        ),
+        (
+            "SELECT a FROM ks.o WHERE k = 1 ORDER BY b",
+            "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY",
+        ),
+        (
+            "SELECT a FROM ks.o WHERE k = 1 ORDER BY b DESC, a DESC",
+            "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY",
+        ),
+        (
+            "SELECT a FROM ks.o WHERE k = 1 ORDER BY a DESC, b ASC",
+            "Unsupported order by relation",
+        ),
+        (
+            "SELECT a FROM ks.o WHERE k = 1 ORDER BY nope",
+            "Undefined column name nope",
+        ),
+    ] {
+        let error = session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(message), "{cql}: {error}");
+    }
     drop(session);
     node.stop().await;
 }

@@ -620,7 +620,7 @@ fn plan(
         // One row (or one partition) by its whole key: what the general path below gives for
         // such a clause, without its restrictions.
         let (components, range) = point.bind(run)?;
-        let reversed = reversed(t, s)?;
+        let reversed = reversed(t, s, |_| true)?;
         let key = PointKey::partition_key(&components)?;
         return Ok(Plan {
             source: Source::Partitions(vec![key]),
@@ -657,7 +657,10 @@ fn plan(
         return Err(ExecError::invalid(FILTERING));
     }
     let ranges = r.clustering_ranges(t)?;
-    let reversed = reversed(t, s)?;
+    let equalities = r.clustering_equalities();
+    let reversed = reversed(t, s, |position| {
+        equalities.iter().any(|(p, _)| *p == position)
+    })?;
     let source = if r.has_partition_keys() {
         Source::Partitions(r.partition_keys()?)
     } else {
@@ -694,24 +697,46 @@ fn plan(
     })
 }
 
-/// Whether the ORDER BY asks for the reverse of the table's clustering order.
-fn reversed(t: &TableSchema, s: &Select) -> Result<bool, ExecError> {
-    let Some(o) = s.order_by.first() else {
-        return Ok(false);
-    };
+/// Whether the ORDER BY asks for the reverse of the table's clustering order, checked as
+/// Cassandra checks it: clustering columns only, in their declared order, skipping only columns
+/// `restricted_by_eq`, all in the clustering order or all in its reverse.
+fn reversed(
+    t: &TableSchema,
+    s: &Select,
+    restricted_by_eq: impl Fn(usize) -> bool,
+) -> Result<bool, ExecError> {
     let clustering = t.def.clustering();
-    let first = clustering.first().ok_or_else(|| {
-        ExecError::invalid(
-            "Order by is currently only supported on the clustered columns of the PRIMARY KEY",
-        )
-    })?;
-    if o.column.0 != first.0.name {
-        return Err(ExecError::invalid(
-            "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY",
-        ));
+    let mut next = 0;
+    let mut reversed: Option<bool> = None;
+    for o in &s.order_by {
+        let c = t
+            .def
+            .column(&o.column.0)
+            .ok_or_else(|| ExecError::invalid(format!("Undefined column name {}", o.column.0)))?;
+        let ColumnKind::Clustering { position, .. } = c.kind else {
+            return Err(ExecError::invalid(format!(
+                "Order by is currently only supported on the clustered columns of the PRIMARY KEY, got {}",
+                c.name
+            )));
+        };
+        let position = position as usize;
+        while next != position {
+            if next > position || !restricted_by_eq(next) {
+                return Err(ExecError::invalid(
+                    "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY",
+                ));
+            }
+            next += 1;
+        }
+        next = position + 1;
+        let this = (o.direction == OrderDirection::Desc)
+            != (clustering[position].1 == ClusteringOrder::Desc);
+        if reversed.is_some_and(|r| r != this) {
+            return Err(ExecError::invalid("Unsupported order by relation"));
+        }
+        reversed = Some(this);
     }
-    let asked_desc = o.direction == OrderDirection::Desc;
-    Ok(asked_desc != (first.1 == ClusteringOrder::Desc))
+    Ok(reversed.unwrap_or(false))
 }
 
 /// Paging state: which partition (index or scan position) and the last row returned.
