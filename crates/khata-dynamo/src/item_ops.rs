@@ -114,6 +114,9 @@ impl Placeholders {
         match req.get("ExpressionAttributeNames") {
             None | Some(Value::Null) => {}
             Some(Value::Object(m)) => {
+                if m.is_empty() {
+                    return Err(validation("ExpressionAttributeNames must not be empty"));
+                }
                 for (k, v) in m {
                     let Value::String(v) = v else {
                         return Err(OpError::Serialization(
@@ -131,6 +134,9 @@ impl Placeholders {
         }
         let values = match req.get("ExpressionAttributeValues") {
             None | Some(Value::Null) => HashMap::new(),
+            Some(Value::Object(m)) if m.is_empty() => {
+                return Err(validation("ExpressionAttributeValues must not be empty"));
+            }
             Some(v) => values_from_json(v)?,
         };
         Ok(Placeholders { names, values })
@@ -691,6 +697,10 @@ pub async fn update_item(
                 "One or more parameter values were invalid: Cannot update attribute {k}. This attribute is part of the key"
             )));
         }
+        if old.is_none() && decide_update.as_ref().is_some_and(Update::only_removes) {
+            // Nothing to remove from an item that does not exist: it stays absent.
+            return Ok(None);
+        }
         let ts = stamps.next();
         let mut m = vec![decide_layout.update(&decide_key, &new, &changed, ts, now)?];
         let only = old.is_some().then_some(&changed);
@@ -730,6 +740,54 @@ pub async fn update_item(
     capacity::attach_body(&mut answer, table_name(req), &consumed, capacity_mode);
     attach_metrics(&mut answer, layout, &key, out.collection, metrics);
     Ok(answer)
+}
+
+/// DynamoDB's refusal of a Query's start key in another partition than the query's.
+pub(crate) const START_OUTSIDE_QUERY: &str =
+    "The provided starting key is outside query boundaries based on provided conditions";
+
+/// Refuses a Query's start key whose range key the key condition excludes: `clustering`
+/// outside `[low, high)`, the range the condition reads (when it has one).
+pub(crate) fn start_within(
+    has_range_condition: bool,
+    low: &Bytes,
+    high: &Bytes,
+    clustering: &Bytes,
+) -> Result<()> {
+    if has_range_condition && !(low <= clustering && clustering < high) {
+        return Err(validation(
+            "The provided starting key does not match the range key predicate",
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a Query's filter on the key attributes of the table or index it reads, which
+/// belong in the key condition, as DynamoDB does (a Scan may filter on anything).
+pub(crate) fn filter_off_keys(
+    req: &Object,
+    shape: &ReadShape,
+    hash: &str,
+    range: Option<&str>,
+) -> Result<()> {
+    let Some(filter) = &shape.filter else {
+        return Ok(());
+    };
+    let read = filter.attributes();
+    if let Some(key) = std::iter::once(hash)
+        .chain(range)
+        .find(|k| read.contains(k))
+    {
+        let what = if req.get("FilterExpression").is_some_and(|v| !v.is_null()) {
+            "Filter Expression"
+        } else {
+            "QueryFilter"
+        };
+        return Err(validation(format!(
+            "{what} can only contain non-primary key attributes: Primary key attribute: {key}"
+        )));
+    }
+    Ok(())
 }
 
 /// `Select`, `Limit` and the projection of a Query or Scan.
@@ -1009,15 +1067,53 @@ pub(crate) fn key_condition(
     hash: &str,
     range: Option<&str>,
 ) -> Result<KeyCondition> {
-    match string(req, "KeyConditionExpression")? {
-        Some(text) => Ok(ex.key_condition(text, hash, range)?),
+    let condition = match string(req, "KeyConditionExpression")? {
+        Some(text) => ex.key_condition(text, hash, range)?,
         None => match req.get("KeyConditions") {
-            None | Some(Value::Null) => Err(validation(
-                "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
-            )),
-            Some(v) => Ok(expr::key_conditions(v, hash, range)?),
+            None | Some(Value::Null) => {
+                return Err(validation(
+                    "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
+                ));
+            }
+            Some(v) => expr::key_conditions(v, hash, range)?,
         },
+    };
+    let empty = match &condition.hash_value {
+        AttributeValue::S(s) if s.is_empty() => Some("string"),
+        AttributeValue::B(b) if b.is_empty() => Some("binary"),
+        _ => None,
+    };
+    if let Some(what) = empty {
+        return Err(validation(format!(
+            "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty {what} value. Key: {hash}"
+        )));
     }
+    Ok(condition)
+}
+
+/// Refuses `Select: ALL_PROJECTED_ATTRIBUTES` on a table: only an index has a projection.
+fn not_projected(req: &Object) -> Result<()> {
+    if string(req, "Select")? == Some("ALL_PROJECTED_ATTRIBUTES") {
+        return Err(validation(
+            "One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES is not supported for a table",
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a request that gives both legacy parameters and expressions, naming those present.
+fn not_mixed(req: &Object, legacy: &[&'static str], expressions: &[&'static str]) -> Result<()> {
+    let present = |names: &[&'static str]| -> Vec<&'static str> {
+        names
+            .iter()
+            .copied()
+            .filter(|n| req.get(*n).is_some_and(|v| !v.is_null()))
+            .collect()
+    };
+    Ok(expr::check_not_mixed(
+        &present(legacy),
+        &present(expressions),
+    )?)
 }
 
 /// A Query's `ScanIndexForward` (absent: forward).
@@ -1033,15 +1129,31 @@ pub(crate) fn scan_index_forward(req: &Object) -> Result<bool> {
 
 /// Query (on an index: [`crate::indexes::query`]).
 pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Body> {
+    not_mixed(
+        req,
+        &[
+            "KeyConditions",
+            "QueryFilter",
+            "AttributesToGet",
+            "ConditionalOperator",
+        ],
+        &[
+            "KeyConditionExpression",
+            "FilterExpression",
+            "ProjectionExpression",
+        ],
+    )?;
     if let Some(index) = string(req, "IndexName")? {
         return crate::indexes::query::query(coordinator, layout, req, index).await;
     }
+    not_projected(req)?;
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let range_name = layout.range.as_ref().map(|(n, _)| n.as_str());
     let key_condition = key_condition(req, &mut ex, &layout.hash.0, range_name)?;
     let shape = read_shape(req, &mut ex, "QueryFilter")?;
     ex.finish()?;
+    filter_off_keys(req, &shape, &layout.hash.0, range_name)?;
     let forward = scan_index_forward(req)?;
     // The partition, from the hash key's value.
     let mut key_item = crate::value::Map::new();
@@ -1060,10 +1172,9 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
         let k = layout
             .key_of_param(&start)
             .map_err(|_| validation("The provided starting key is invalid: The provided key element does not match the schema"))?;
+        start_within(range_cond.is_some(), &low, &high, &k.clustering)?;
         if k.partition != partition {
-            return Err(validation(
-                "The provided starting key is invalid: The provided key element does not match the schema",
-            ));
+            return Err(validation(START_OUTSIDE_QUERY));
         }
         if forward {
             low = low.max(after_prefix(&k.clustering));
@@ -1178,9 +1289,15 @@ fn unreadable(e: crate::value::DecodeError) -> OpError {
 /// Scan, with parallel `Segment`/`TotalSegments`: segment `i` of `n` is the `i`th of `n`
 /// equal slices of the token ring, so the segments together cover every item once.
 pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Body> {
+    not_mixed(
+        req,
+        &["ScanFilter", "AttributesToGet", "ConditionalOperator"],
+        &["FilterExpression", "ProjectionExpression"],
+    )?;
     if let Some(index) = string(req, "IndexName")? {
         return crate::indexes::query::scan(coordinator, layout, req, index).await;
     }
+    not_projected(req)?;
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let shape = read_shape(req, &mut ex, "ScanFilter")?;
@@ -1195,6 +1312,7 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
             let k = layout
                 .key_of_param(&Item::from_json(start_key)?.0)
                 .map_err(|_| validation("The provided starting key is invalid: The provided key element does not match the schema"))?;
+            start_in_segment(req, k.partition.token, (start, end))?;
             Some(ScanPosition {
                 key: k.partition,
                 last_clustering: layout.range.as_ref().map(|_| k.clustering),
@@ -1254,16 +1372,39 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
 pub(crate) fn segment_range(req: &Object) -> Result<(Bound<Token>, Bound<Token>)> {
     let segment = req.get("Segment").and_then(Value::as_i64);
     let total = req.get("TotalSegments").and_then(Value::as_i64);
+    // The parameters' own limits first, all of them in one message as DynamoDB gives them.
+    let mut errors = Vec::new();
+    if let Some(s) = segment.filter(|s| !(0..=999_999).contains(s)) {
+        let bound = if s < 0 {
+            "greater than or equal to 0"
+        } else {
+            "less than or equal to 999999"
+        };
+        errors.push(format!(
+            "Value '{s}' at 'segment' failed to satisfy constraint: Member must have value {bound}"
+        ));
+    }
+    if let Some(t) = total.filter(|t| !(1..=1_000_000).contains(t)) {
+        let bound = if t < 1 {
+            "greater than or equal to 1"
+        } else {
+            "less than or equal to 1000000"
+        };
+        errors.push(format!(
+            "Value '{t}' at 'totalSegments' failed to satisfy constraint: Member must have value {bound}"
+        ));
+    }
+    if !errors.is_empty() {
+        let n = errors.len();
+        return Err(validation(format!(
+            "{n} validation error{} detected: {}",
+            if n == 1 { "" } else { "s" },
+            errors.join("; ")
+        )));
+    }
     Ok(match (segment, total) {
         (None, None) => (Bound::Unbounded, Bound::Unbounded),
-        (Some(s), Some(t)) if (1..=1_000_000).contains(&t) && (0..t).contains(&s) => {
-            segment_bounds(s as u64, t as u64)
-        }
-        (Some(_), Some(t)) if !(1..=1_000_000).contains(&t) => {
-            return Err(validation(format!(
-                "1 validation error detected: Value '{t}' at 'totalSegments' failed to satisfy constraint: Member must have value less than or equal to 1000000"
-            )));
-        }
+        (Some(s), Some(t)) if (0..t).contains(&s) => segment_bounds(s as u64, t as u64),
         (Some(s), Some(t)) => {
             return Err(validation(format!(
                 "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: {s} is out of bounds for TotalSegments: {t}"
@@ -1280,6 +1421,25 @@ pub(crate) fn segment_range(req: &Object) -> Result<(Bound<Token>, Bound<Token>)
             ));
         }
     })
+}
+
+/// Refuses a Scan's `ExclusiveStartKey` whose partition lies outside the requested segment:
+/// a key from another segment's pages.
+pub(crate) fn start_in_segment(
+    req: &Object,
+    token: Token,
+    segment: (Bound<Token>, Bound<Token>),
+) -> Result<()> {
+    use std::ops::RangeBounds;
+    if segment.contains(&token) {
+        return Ok(());
+    }
+    let value = |name: &str| req.get(name).and_then(Value::as_i64).unwrap_or_default();
+    Err(validation(format!(
+        "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: {} Segment: {}",
+        value("TotalSegments"),
+        value("Segment")
+    )))
 }
 
 /// The token range of scan segment `segment` of `total`.

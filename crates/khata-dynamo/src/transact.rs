@@ -715,9 +715,9 @@ fn update_item(
     ts: i64,
     now: u32,
 ) -> std::result::Result<(Mutation, Option<Item>), String> {
+    let layout = &a.layout;
     let base = old.clone().unwrap_or_else(|| key_item.clone());
     let (new, changed) = update.apply(&base).map_err(|e| e.0)?;
-    let layout = &a.layout;
     let key_names = std::iter::once(&layout.hash.0).chain(layout.range.as_ref().map(|(n, _)| n));
     for k in key_names {
         if changed.contains(k) {
@@ -725,6 +725,10 @@ fn update_item(
                 "One or more parameter values were invalid: Cannot update attribute {k}. This attribute is part of the key"
             ));
         }
+    }
+    if old.is_none() && update.only_removes() {
+        // Nothing to remove from an item that does not exist: it stays absent.
+        return Ok((layout.delete(key, ts, now), None));
     }
     let m = layout
         .update(key, &new, &changed, ts, now)

@@ -178,7 +178,7 @@ fn update_clauses_and_paths() {
     );
     assert_eq!(
         update_err("SET a = size(b)", json!({})),
-        "Invalid UpdateExpression: The function is not allowed in a update expression; function: size"
+        "Invalid UpdateExpression: The function is not allowed in an update expression; function: size"
     );
     assert_eq!(
         update_err("SET a = foo(b)", json!({})),
@@ -244,4 +244,66 @@ fn key_condition_shapes() {
             .contains("Invalid function name; function: dog")
     );
     assert!(kc("", json!({})).unwrap_err().contains("empty"));
+}
+
+/// The checks DynamoDB makes of a condition's operands before reading anything: distinct
+/// operands, orderable values, BETWEEN bounds of one type, grouping and function placement.
+#[test]
+fn operand_checks() {
+    let n1 = json!({":a": {"N": "1"}, ":b": {"S": "x"}});
+    assert_eq!(
+        cond_err("n BETWEEN :a AND :b", &[], n1.clone()),
+        "Invalid ConditionExpression: The BETWEEN operator requires same data type for lower and upper bounds; lower bound operand: AttributeValue: {N:1}, upper bound operand: AttributeValue: {S:x}"
+    );
+    assert_eq!(
+        cond_err("n < :l", &[], json!({":l": {"L": [{"N": "1"}]}})),
+        "Invalid ConditionExpression: Incorrect operand type for operator or function; operator or function: <, operand type: L"
+    );
+    assert_eq!(
+        cond_err(
+            "n BETWEEN :a AND :b",
+            &[],
+            json!({":a": {"BOOL": false}, ":b": {"BOOL": true}})
+        ),
+        "Invalid ConditionExpression: Incorrect operand type for operator or function; operator or function: BETWEEN, operand type: BOOL"
+    );
+    // `=` and `<>` compare any types.
+    parse_condition(
+        "n = :l AND n <> :m",
+        &names(&[]),
+        &values(json!({":l": {"L": []}, ":m": {"M": {}}})),
+    )
+    .unwrap();
+    assert_eq!(
+        cond_err("#n = n", &[("#n", "n")], json!({})),
+        "Invalid ConditionExpression: The first operand must be distinct from the remaining operands for this operator or function; operator: =, first operand: [n]"
+    );
+    assert_eq!(
+        cond_err("contains(a.b, a.b)", &[], json!({})),
+        "Invalid ConditionExpression: The first operand must be distinct from the remaining operands for this operator or function; operator: contains, first operand: [a, b]"
+    );
+    assert_eq!(
+        cond_err("((n = :a))", &[], json!({":a": {"N": "1"}})),
+        "Invalid ConditionExpression: The expression has redundant parentheses;"
+    );
+    // One group around a condition, or groups side by side, are fine.
+    parse_condition(
+        "(n = :a) AND ((m = :a) OR (m = :b))",
+        &names(&[]),
+        &values(n1.clone()),
+    )
+    .unwrap();
+    parse_condition("((n = :a) AND m = :b)", &names(&[]), &values(n1)).unwrap();
+    assert_eq!(
+        cond_err(
+            "begins_with(s, :b) = :a",
+            &[],
+            json!({":a": {"BOOL": true}, ":b": {"S": "x"}})
+        ),
+        "Invalid ConditionExpression: The function is not allowed to be used this way in an expression; function: begins_with"
+    );
+    assert_eq!(
+        cond_err("if_not_exists(n, :v) = :v", &[], json!({":v": {"N": "1"}})),
+        "Invalid ConditionExpression: The function is not allowed in a condition expression; function: if_not_exists"
+    );
 }

@@ -337,3 +337,325 @@ async fn conditional_increments_lose_no_update(sync: CommitLogSync) {
     assert_eq!(item["added"], n(&total));
     node.stop().await;
 }
+
+/// An update that only removes leaves an absent item absent (any other update creates it);
+/// the Query and Scan parameters DynamoDB refuses before reading: filters on key attributes,
+/// start keys outside the query or segment, empty placeholder maps, an empty key value,
+/// legacy parameters beside expressions, a table's ALL_PROJECTED_ATTRIBUTES, bad segments.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removals_of_absent_items_and_refused_reads() {
+    use aws_sdk_dynamodb::types::{
+        AttributeValueUpdate, ComparisonOperator, Condition, Select, TransactWriteItem, Update,
+    };
+    let mut node = TestNode::start().await;
+    let client = dynamo_support::client(node.dynamo_address());
+    create(&client, "refusals").await;
+    let exists = async |pk: &str, sk: &str| {
+        client
+            .get_item()
+            .table_name("refusals")
+            .set_key(Some(key(pk, sk)))
+            .consistent_read(true)
+            .send()
+            .await
+            .unwrap()
+            .item
+            .is_some()
+    };
+    let answer = client
+        .update_item()
+        .table_name("refusals")
+        .set_key(Some(key("ghost", "1")))
+        .update_expression("REMOVE a")
+        .return_values(ReturnValue::AllNew)
+        .send()
+        .await
+        .unwrap();
+    assert!(answer.attributes.is_none());
+    client
+        .update_item()
+        .table_name("refusals")
+        .set_key(Some(key("ghost", "2")))
+        .attribute_updates(
+            "a",
+            AttributeValueUpdate::builder()
+                .action(aws_sdk_dynamodb::types::AttributeAction::Delete)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    client
+        .transact_write_items()
+        .transact_items(
+            TransactWriteItem::builder()
+                .update(
+                    Update::builder()
+                        .table_name("refusals")
+                        .set_key(Some(key("ghost", "3")))
+                        .update_expression("REMOVE a")
+                        .build()
+                        .unwrap(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    for sk in ["1", "2", "3"] {
+        assert!(!exists("ghost", sk).await, "ghost {sk}");
+    }
+    // An update with nothing to set still creates the item, as in DynamoDB.
+    client
+        .update_item()
+        .table_name("refusals")
+        .set_key(Some(key("made", "1")))
+        .send()
+        .await
+        .unwrap();
+    assert!(exists("made", "1").await);
+    // A removal of a key attribute is refused whether the item exists or not.
+    let err = client
+        .update_item()
+        .table_name("refusals")
+        .set_key(Some(key("ghost", "4")))
+        .update_expression("REMOVE SK")
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        err.message()
+            .unwrap_or_default()
+            .contains("This attribute is part of the key"),
+        "{err:?}"
+    );
+
+    for i in 0..3 {
+        client
+            .put_item()
+            .table_name("refusals")
+            .set_item(Some(key("p", &format!("{i}"))))
+            .send()
+            .await
+            .unwrap();
+    }
+    let query = || {
+        client
+            .query()
+            .table_name("refusals")
+            .key_condition_expression("PK = :p")
+            .expression_attribute_values(":p", s("p"))
+    };
+    let refused = async |sent: Result<(), (Option<String>, Option<String>)>, message: &str| {
+        let Err((code, got)) = sent else {
+            panic!("{message}: accepted")
+        };
+        assert_eq!(got.as_deref(), Some(message));
+        assert_eq!(code.as_deref(), Some("ValidationException"));
+    };
+    refused(
+        query()
+            .filter_expression("SK = :z")
+            .expression_attribute_values(":z", s("0"))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        "Filter Expression can only contain non-primary key attributes: Primary key attribute: SK",
+    )
+    .await;
+    refused(
+        client
+            .query()
+            .table_name("refusals")
+            .key_conditions(
+                "PK",
+                Condition::builder()
+                    .comparison_operator(ComparisonOperator::Eq)
+                    .attribute_value_list(s("p"))
+                    .build()
+                    .unwrap(),
+            )
+            .query_filter(
+                "PK",
+                Condition::builder()
+                    .comparison_operator(ComparisonOperator::NotNull)
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        "QueryFilter can only contain non-primary key attributes: Primary key attribute: PK",
+    )
+    .await;
+    refused(
+        query()
+            .set_exclusive_start_key(Some(key("q", "1")))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        "The provided starting key is outside query boundaries based on provided conditions",
+    )
+    .await;
+    refused(
+        client
+            .query()
+            .table_name("refusals")
+            .key_condition_expression("PK = :p AND SK > :s")
+            .expression_attribute_values(":p", s("p"))
+            .expression_attribute_values(":s", s("1"))
+            .set_exclusive_start_key(Some(key("p", "0")))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        "The provided starting key does not match the range key predicate",
+    )
+    .await;
+    refused(
+        client
+            .query()
+            .table_name("refusals")
+            .key_condition_expression("PK = :p")
+            .expression_attribute_values(":p", s(""))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: PK",
+    )
+    .await;
+    refused(
+        query()
+            .query_filter(
+                "x",
+                Condition::builder()
+                    .comparison_operator(ComparisonOperator::Null)
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {QueryFilter} Expression parameters: {KeyConditionExpression}",
+    )
+    .await;
+    refused(
+        query()
+            .select(Select::AllProjectedAttributes)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        "One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES is not supported for a table",
+    )
+    .await;
+    refused(
+        client
+            .update_item()
+            .table_name("refusals")
+            .set_key(Some(key("p", "0")))
+            .update_expression("REMOVE q")
+            .set_expression_attribute_values(Some(HashMap::new()))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        "ExpressionAttributeValues must not be empty",
+    )
+    .await;
+    refused(
+        client
+            .update_item()
+            .table_name("refusals")
+            .set_key(Some(key("p", "0")))
+            .update_expression("REMOVE q")
+            .set_expression_attribute_names(Some(HashMap::new()))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        "ExpressionAttributeNames must not be empty",
+    )
+    .await;
+    refused(
+        client
+            .scan()
+            .table_name("refusals")
+            .segment(0)
+            .total_segments(0)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        "1 validation error detected: Value '0' at 'totalSegments' failed to satisfy constraint: Member must have value greater than or equal to 1",
+    )
+    .await;
+    refused(
+        client
+            .scan()
+            .table_name("refusals")
+            .segment(-1)
+            .total_segments(2_000_000)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        "2 validation errors detected: Value '-1' at 'segment' failed to satisfy constraint: Member must have value greater than or equal to 0; Value '2000000' at 'totalSegments' failed to satisfy constraint: Member must have value less than or equal to 1000000",
+    )
+    .await;
+    // A start key from one segment's pages, given to the other segment.
+    let first = client
+        .scan()
+        .table_name("refusals")
+        .segment(0)
+        .total_segments(2)
+        .limit(1)
+        .send()
+        .await
+        .unwrap();
+    let (start, other) = match first.last_evaluated_key {
+        Some(k) => (k, 1),
+        None => {
+            let second = client
+                .scan()
+                .table_name("refusals")
+                .segment(1)
+                .total_segments(2)
+                .limit(1)
+                .send()
+                .await
+                .unwrap();
+            (second.last_evaluated_key.expect("a page of one"), 0)
+        }
+    };
+    refused(
+        client
+            .scan()
+            .table_name("refusals")
+            .segment(other)
+            .total_segments(2)
+            .set_exclusive_start_key(Some(start))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        &format!(
+            "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: 2 Segment: {other}"
+        ),
+    )
+    .await;
+    node.stop().await;
+}
+
+/// An error's code and message.
+fn meta<E: ProvideErrorMetadata>(e: E) -> (Option<String>, Option<String>) {
+    (
+        e.code().map(str::to_string),
+        e.message().map(str::to_string),
+    )
+}

@@ -82,6 +82,18 @@ pub enum Comparator {
 }
 
 impl Comparator {
+    /// How an expression writes it.
+    pub(crate) fn symbol(self) -> &'static str {
+        match self {
+            Comparator::Eq => "=",
+            Comparator::Ne => "<>",
+            Comparator::Lt => "<",
+            Comparator::Le => "<=",
+            Comparator::Gt => ">",
+            Comparator::Ge => ">=",
+        }
+    }
+
     /// The comparator with its operands swapped (`:v < a` is `a > :v`).
     pub(crate) fn swapped(self) -> Comparator {
         match self {

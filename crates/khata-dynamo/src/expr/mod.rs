@@ -247,6 +247,55 @@ impl Condition {
     pub fn eval(&self, item: &Item) -> bool {
         eval::eval(&self.0, item)
     }
+
+    /// The top-level attributes the condition reads.
+    pub fn attributes(&self) -> BTreeSet<&str> {
+        fn operand<'c>(o: &'c ast::Operand, out: &mut BTreeSet<&'c str>) {
+            match o {
+                ast::Operand::Path(p) | ast::Operand::Size(p) => {
+                    out.insert(p.top());
+                }
+                ast::Operand::Value(_) => {}
+            }
+        }
+        fn walk<'c>(c: &'c ast::Cond, out: &mut BTreeSet<&'c str>) {
+            match c {
+                ast::Cond::True => {}
+                ast::Cond::Compare(_, a, b)
+                | ast::Cond::BeginsWith(a, b)
+                | ast::Cond::Contains(a, b) => {
+                    operand(a, out);
+                    operand(b, out);
+                }
+                ast::Cond::Between(a, b, c) => {
+                    for o in [a, b, c] {
+                        operand(o, out);
+                    }
+                }
+                ast::Cond::In(a, list) => {
+                    operand(a, out);
+                    for o in list {
+                        operand(o, out);
+                    }
+                }
+                ast::Cond::And(a, b) | ast::Cond::Or(a, b) => {
+                    walk(a, out);
+                    walk(b, out);
+                }
+                ast::Cond::Not(a) => walk(a, out),
+                ast::Cond::Exists(p) | ast::Cond::NotExists(p) => {
+                    out.insert(p.top());
+                }
+                ast::Cond::AttributeType(p, o) => {
+                    out.insert(p.top());
+                    operand(o, out);
+                }
+            }
+        }
+        let mut out = BTreeSet::new();
+        walk(&self.0, &mut out);
+        out
+    }
 }
 
 /// A parsed update: its actions in the order written.
@@ -261,6 +310,17 @@ impl Update {
     pub fn apply(&self, item: &Item) -> Result<(Item, BTreeSet<String>), ValidationError> {
         let (new, changed) = update::apply(&self.actions, item)?;
         Ok((Item(new), changed))
+    }
+
+    /// Whether every action removes (REMOVE, or DELETE from a set): such an update of an item
+    /// that does not exist leaves it not existing, as in DynamoDB, where any other update (even
+    /// one with no actions) creates the item.
+    pub fn only_removes(&self) -> bool {
+        !self.actions.is_empty()
+            && self
+                .actions
+                .iter()
+                .all(|a| matches!(a, ast::Action::Remove(_) | ast::Action::Delete(..)))
     }
 
     /// The paths the update writes or removes, as a projection: applied to the old and new

@@ -277,11 +277,18 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
 
     fn primary(&mut self) -> Result<Cond, ValidationError> {
         if *self.peek() == Tok::LParen {
+            let open = self.pos;
             self.advance();
             self.enter()?;
             let inner = self.condition()?;
             self.depth -= 1;
             self.expect(Tok::RParen)?;
+            // `((c))`: DynamoDB refuses a group whose only content is another group.
+            if self.tokens[open + 1].tok == Tok::LParen
+                && self.matching_paren(open + 1) == Some(self.pos - 2)
+            {
+                return Err(self.err("The expression has redundant parentheses;"));
+            }
             return Ok(inner);
         }
         if self.is_function_call() {
@@ -289,22 +296,26 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
                 unreachable!()
             };
             if CONDITION_FUNCTIONS.contains(&name.as_str()) {
-                return self.condition_function(&name);
+                let cond = self.condition_function(&name)?;
+                if self.comparator().is_some()
+                    || self.peek().is_keyword("BETWEEN")
+                    || self.peek().is_keyword("IN")
+                {
+                    return Err(self.misused_function(&name));
+                }
+                return Ok(cond);
             }
         }
         let left = self.operand()?;
-        let comparator = match self.peek() {
-            Tok::Eq => Some(Comparator::Eq),
-            Tok::Ne => Some(Comparator::Ne),
-            Tok::Lt => Some(Comparator::Lt),
-            Tok::Le => Some(Comparator::Le),
-            Tok::Gt => Some(Comparator::Gt),
-            Tok::Ge => Some(Comparator::Ge),
-            _ => None,
-        };
-        if let Some(c) = comparator {
+        if let Some(c) = self.comparator() {
             self.advance();
             let right = self.operand()?;
+            self.distinct(c.symbol(), &left, &right)?;
+            if !matches!(c, Comparator::Eq | Comparator::Ne) {
+                for o in [&left, &right] {
+                    self.orderable(c.symbol(), o)?;
+                }
+            }
             return Ok(Cond::Compare(c, left, right));
         }
         if self.peek().is_keyword("BETWEEN") {
@@ -312,13 +323,22 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
             let low = self.operand()?;
             self.expect_keyword("AND")?;
             let high = self.operand()?;
-            if let (Operand::Value(l), Operand::Value(h)) = (&low, &high)
-                && super::eval::compare_values(l, h) == Some(std::cmp::Ordering::Greater)
-            {
-                return Err(self.err(format_args!(
+            if let (Operand::Value(l), Operand::Value(h)) = (&low, &high) {
+                if l.type_name() != h.type_name() {
+                    return Err(self.err(format_args!(
+                        "The BETWEEN operator requires same data type for lower and upper bounds; lower bound operand: AttributeValue: {{{}:{}}}, upper bound operand: AttributeValue: {{{}:{}}}",
+                        l.type_name(), short(l), h.type_name(), short(h)
+                    )));
+                }
+                if super::eval::compare_values(l, h) == Some(std::cmp::Ordering::Greater) {
+                    return Err(self.err(format_args!(
                         "The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: {{{}:{}}}, upper bound operand: AttributeValue: {{{}:{}}}",
                         l.type_name(), short(l), h.type_name(), short(h)
                     )));
+                }
+            }
+            for o in [&left, &low, &high] {
+                self.orderable("BETWEEN", o)?;
             }
             return Ok(Cond::Between(left, low, high));
         }
@@ -347,6 +367,76 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
         Err(self.syntax_error())
     }
 
+    /// The comparator at the current token, if it is one.
+    fn comparator(&self) -> Option<Comparator> {
+        match self.peek() {
+            Tok::Eq => Some(Comparator::Eq),
+            Tok::Ne => Some(Comparator::Ne),
+            Tok::Lt => Some(Comparator::Lt),
+            Tok::Le => Some(Comparator::Le),
+            Tok::Gt => Some(Comparator::Gt),
+            Tok::Ge => Some(Comparator::Ge),
+            _ => None,
+        }
+    }
+
+    /// The index of the `)` closing the `(` at `open`.
+    fn matching_paren(&self, open: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        for (i, t) in self.tokens.iter().enumerate().skip(open) {
+            match t.tok {
+                Tok::LParen => depth += 1,
+                Tok::RParen => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        return Some(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    fn misused_function(&self, name: &str) -> ValidationError {
+        self.err(format_args!(
+            "The function is not allowed to be used this way in an expression; function: {name}"
+        ))
+    }
+
+    /// Refuses an operator or function whose first operand is the same path as its second
+    /// (`a = a`, `contains(s, s)`), which can only ever give one answer.
+    fn distinct(
+        &self,
+        what: &str,
+        first: &Operand,
+        second: &Operand,
+    ) -> Result<(), ValidationError> {
+        match (first, second) {
+            (Operand::Path(a), Operand::Path(b)) if a == b => Err(self.err(format_args!(
+                "The first operand must be distinct from the remaining operands for this operator or function; operator: {what}, first operand: {a}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Refuses a value operand of an ordering (`<`, BETWEEN) that is not a number, string or
+    /// binary: such a comparison could never hold.
+    fn orderable(&self, what: &str, o: &Operand) -> Result<(), ValidationError> {
+        match o {
+            Operand::Value(
+                v @ (AttributeValue::Bool(_)
+                | AttributeValue::Null
+                | AttributeValue::M(_)
+                | AttributeValue::L(_)
+                | AttributeValue::Ss(_)
+                | AttributeValue::Ns(_)
+                | AttributeValue::Bs(_)),
+            ) => Err(self.operand_type(what, v)),
+            _ => Ok(()),
+        }
+    }
+
     fn operand(&mut self) -> Result<Operand, ValidationError> {
         if self.is_function_call() {
             let Tok::Word(name) = self.peek().clone() else {
@@ -362,8 +452,16 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
                 return Ok(Operand::Size(path));
             }
             if CONDITION_FUNCTIONS.contains(&name.as_str()) {
+                return Err(self.misused_function(&name));
+            }
+            if matches!(name.as_str(), "if_not_exists" | "list_append") {
                 return Err(self.err(format_args!(
-                    "The function is not allowed to be used this way in an expression; function: {name}"
+                    "The function is not allowed in a {} expression; function: {name}",
+                    match self.kind {
+                        Kind::Filter => "filter",
+                        Kind::KeyCondition => "key condition",
+                        _ => "condition",
+                    }
                 )));
             }
             return Err(self.err(format_args!("Invalid function name; function: {name}")));
@@ -442,6 +540,7 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
                 Ok(Cond::AttributeType(p, t))
             }
             ("begins_with", a, Some(b)) => {
+                self.distinct(name, &a, &b)?;
                 for op in [&a, &b] {
                     if let Operand::Value(v) = op
                         && !matches!(v, AttributeValue::S(_) | AttributeValue::B(_))
@@ -451,7 +550,10 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
                 }
                 Ok(Cond::BeginsWith(a, b))
             }
-            ("contains", a, Some(b)) => Ok(Cond::Contains(a, b)),
+            ("contains", a, Some(b)) => {
+                self.distinct(name, &a, &b)?;
+                Ok(Cond::Contains(a, b))
+            }
             _ => Err(self.requires_path(name)),
         }
     }
@@ -572,10 +674,10 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
                     }
                 }
                 "size" => Err(self.err(format_args!(
-                    "The function is not allowed in a update expression; function: {name}"
+                    "The function is not allowed in an update expression; function: {name}"
                 ))),
                 n if CONDITION_FUNCTIONS.contains(&n) => Err(self.err(format_args!(
-                    "The function is not allowed in a update expression; function: {name}"
+                    "The function is not allowed in an update expression; function: {name}"
                 ))),
                 _ => Err(self.err(format_args!("Invalid function name; function: {name}"))),
             };

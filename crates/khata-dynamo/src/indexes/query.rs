@@ -296,6 +296,7 @@ pub async fn query(
     let key_condition = crate::item_ops::key_condition(req, &mut ex, &index.hash.0, range_name)?;
     let shape = read_shape(req, &mut ex, "QueryFilter")?;
     ex.finish()?;
+    crate::item_ops::filter_off_keys(req, &shape, &index.hash.0, range_name)?;
     let view = View::of(index, req, &shape)?;
     let forward = crate::item_ops::scan_index_forward(req)?;
     let hash_value = &key_condition.hash_value;
@@ -306,8 +307,9 @@ pub async fn query(
     let range_cond = key_condition.range.as_ref().map(|(_, c)| c);
     let (mut low, mut high) = range_of(index, range_cond)?;
     if let Some((start_partition, start)) = start_entry(layout, index, req)? {
+        crate::item_ops::start_within(range_cond.is_some(), &low, &high, &start)?;
         if start_partition != partition {
-            return Err(validation(BAD_START_KEY));
+            return Err(validation(crate::item_ops::START_OUTSIDE_QUERY));
         }
         if forward {
             low = low.max(after_prefix(&start));
@@ -400,10 +402,16 @@ pub async fn scan(
     ex.finish()?;
     let view = View::of(index, req, &shape)?;
     let (start, end) = segment_range(req)?;
-    let mut resume = start_entry(layout, index, req)?.map(|(key, clustering)| ScanPosition {
-        key,
-        last_clustering: (!index.clustering.is_empty()).then_some(clustering),
-    });
+    let mut resume = match start_entry(layout, index, req)? {
+        Some((key, clustering)) => {
+            crate::item_ops::start_in_segment(req, key.token, (start, end))?;
+            Some(ScanPosition {
+                key,
+                last_clustering: (!index.clustering.is_empty()).then_some(clustering),
+            })
+        }
+        None => None,
+    };
     let now = coordinator.now_seconds();
     let mut resolver = Resolver {
         coordinator,
