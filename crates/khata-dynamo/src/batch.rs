@@ -163,7 +163,7 @@ fn get_table(ops: &Operations, name: &str, request: &Value) -> Result<GetTable> 
             names.join(", ")
         )));
     }
-    ex.finish().map_err(op)?;
+    table.layout.finish_expressions(ex).map_err(op)?;
     let consistent = item_ops::read_consistency(request).map_err(op)? == Consistency::LocalQuorum;
     let mut parsed = Vec::with_capacity(keys.len());
     for k in keys {

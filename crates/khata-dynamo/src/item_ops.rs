@@ -379,14 +379,14 @@ struct WriteRequest {
     metrics: bool,
 }
 
-fn write_request(req: &Object) -> Result<WriteRequest> {
+fn write_request(req: &Object, layout: &ItemLayout) -> Result<WriteRequest> {
     let p = Placeholders::of(req)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let condition = write_condition(req, &p, &mut ex)?;
     if condition.is_none() {
         expressions_required(&p)?;
     }
-    ex.finish()?;
+    layout.finish_expressions(ex)?;
     let rv = return_values(
         req,
         &["NONE", "ALL_OLD"],
@@ -534,7 +534,7 @@ pub async fn put_item(
     parsed: Option<Item>,
 ) -> Result<Body> {
     let item = parsed_item_param(parsed, req, "Item", "item")?;
-    let w = write_request(req)?;
+    let w = write_request(req, layout)?;
     let key = layout.key_of_item(&item)?;
     write_item(coordinator, layout, &key, Some(item), w, req).await
 }
@@ -564,7 +564,7 @@ pub async fn get_item(
                 + "}",
         ));
     }
-    ex.finish()?;
+    layout.finish_expressions(ex)?;
     let cl = read_consistency(req)?;
     let capacity_mode = ReturnCapacity::of(req)?;
     let now = coordinator.now_seconds();
@@ -633,7 +633,7 @@ pub async fn delete_item(
     parsed: Option<Item>,
 ) -> Result<Body> {
     let key = key_param(layout, req, parsed)?;
-    let w = write_request(req)?;
+    let w = write_request(req, layout)?;
     write_item(coordinator, layout, &key, None, w, req).await
 }
 
@@ -667,7 +667,7 @@ pub async fn update_item(
     if update.is_none() && condition.is_none() {
         expressions_required(&p)?;
     }
-    ex.finish()?;
+    layout.finish_expressions(ex)?;
     let rv = return_values(
         req,
         &["NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"],
@@ -1152,7 +1152,7 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
     let range_name = layout.range.as_ref().map(|(n, _)| n.as_str());
     let key_condition = key_condition(req, &mut ex, &layout.hash.0, range_name)?;
     let shape = read_shape(req, &mut ex, "QueryFilter")?;
-    ex.finish()?;
+    layout.finish_expressions(ex)?;
     filter_off_keys(req, &shape, &layout.hash.0, range_name)?;
     let forward = scan_index_forward(req)?;
     // The partition, from the hash key's value.
@@ -1304,7 +1304,7 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
     if shape.filter.is_none() && shape.projection.is_none() {
         expressions_required(&p)?;
     }
-    ex.finish()?;
+    layout.finish_expressions(ex)?;
     let (start, end) = segment_range(req)?;
     let mut resume = match req.get("ExclusiveStartKey").filter(|v| !v.is_null()) {
         None => None,

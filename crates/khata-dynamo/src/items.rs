@@ -115,6 +115,21 @@ pub(crate) fn clustering_type(t: KeyType) -> CqlType {
 }
 
 impl ItemLayout {
+    /// Refuses the request's document paths that go inside a key attribute of the table or of
+    /// one of its indexes, then names and values that no expression used.
+    pub fn finish_expressions(
+        &self,
+        ex: crate::expr::Expressions<'_>,
+    ) -> Result<(), ValidationError> {
+        let keys = std::iter::once(self.hash.0.as_str())
+            .chain(self.range.as_ref().map(|(n, _)| n.as_str()));
+        let index_keys = self.indexes.iter().flat_map(|i| {
+            std::iter::once(i.hash.0.as_str()).chain(i.range.as_ref().map(|(n, _)| n.as_str()))
+        });
+        ex.scalar_keys(keys, index_keys)?;
+        ex.finish()
+    }
+
     /// The layout of `table`, whose hash (and range) key attributes have these names and types.
     /// `None` if the table lacks the `:attrs` column.
     pub fn new(

@@ -289,7 +289,7 @@ fn write_action(
     } else {
         None
     };
-    ex.finish().map_err(op)?;
+    layout.finish_expressions(ex).map_err(op)?;
     let all_old_on_failure = item_ops::all_old_on_failure(body).map_err(op)?;
     let path = format!("transactItems.{}.member.{member}", index + 1);
     let (write, key, bytes) = match kind {
@@ -771,7 +771,7 @@ fn get_action(ops: &Operations, tables: &mut Tables, index: usize, raw: &Object)
             "ExpressionAttributeValues can only be specified when using expressions: ExpressionAttributeValues is not supported in a Get action",
         ));
     }
-    ex.finish().map_err(op)?;
+    layout.finish_expressions(ex).map_err(op)?;
     let key_item = item_ops::item_param(
         body,
         "Key",

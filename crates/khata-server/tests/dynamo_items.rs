@@ -608,6 +608,30 @@ async fn removals_of_absent_items_and_refused_reads() {
         "2 validation errors detected: Value '-1' at 'segment' failed to satisfy constraint: Member must have value greater than or equal to 0; Value '2000000' at 'totalSegments' failed to satisfy constraint: Member must have value less than or equal to 1000000",
     )
     .await;
+    // A document path inside a key attribute, in any expression.
+    refused(
+        client
+            .put_item()
+            .table_name("refusals")
+            .set_item(Some(key("z", "1")))
+            .condition_expression("attribute_not_exists(PK.x)")
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: PK",
+    )
+    .await;
+    refused(
+        query()
+            .projection_expression("SK[0]")
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(meta),
+        "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: SK",
+    )
+    .await;
     // A start key from one segment's pages, given to the other segment.
     let first = client
         .scan()

@@ -72,6 +72,8 @@ pub(crate) struct Placeholders<'a> {
     values: &'a HashMap<String, AttributeValue>,
     used_names: HashSet<String>,
     used_values: HashSet<String>,
+    /// The top-level attributes of the paths that go inside one (`a.b`, `a[0]`).
+    pub(crate) nested: BTreeSet<String>,
 }
 
 impl Placeholders<'_> {
@@ -106,6 +108,7 @@ impl<'a> Expressions<'a> {
                 values,
                 used_names: HashSet::new(),
                 used_values: HashSet::new(),
+                nested: BTreeSet::new(),
             },
         }
     }
@@ -150,6 +153,27 @@ impl<'a> Expressions<'a> {
         Ok(Update {
             actions: p.update()?,
         })
+    }
+
+    /// Refuses a document path inside a key attribute (`pk.a`, `pk[0]`): `keys` are the
+    /// table's, `index_keys` its indexes', named as DynamoDB names them in its refusal.
+    pub fn scalar_keys<'k>(
+        &self,
+        keys: impl IntoIterator<Item = &'k str>,
+        index_keys: impl IntoIterator<Item = &'k str>,
+    ) -> Result<(), ValidationError> {
+        let nested = &self.placeholders.nested;
+        let found = keys
+            .into_iter()
+            .map(|k| ("Key", k))
+            .chain(index_keys.into_iter().map(|k| ("IndexKey", k)))
+            .find(|(_, k)| nested.contains(*k));
+        match found {
+            Some((what, k)) => Err(ValidationError(format!(
+                "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: {what}: {k}"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Refuses names and values that no expression used.

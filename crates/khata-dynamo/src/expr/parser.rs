@@ -222,6 +222,9 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
                 elements.len()
             )));
         }
+        if let [PathElement::Name(top), _, ..] = elements.as_slice() {
+            self.placeholders.nested.insert(top.clone());
+        }
         Ok(Path(elements))
     }
 

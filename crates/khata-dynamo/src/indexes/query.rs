@@ -295,7 +295,7 @@ pub async fn query(
     let range_name = index.range.as_ref().map(|(n, _)| n.as_str());
     let key_condition = crate::item_ops::key_condition(req, &mut ex, &index.hash.0, range_name)?;
     let shape = read_shape(req, &mut ex, "QueryFilter")?;
-    ex.finish()?;
+    layout.finish_expressions(ex)?;
     crate::item_ops::filter_off_keys(req, &shape, &index.hash.0, range_name)?;
     let view = View::of(index, req, &shape)?;
     let forward = crate::item_ops::scan_index_forward(req)?;
@@ -399,7 +399,7 @@ pub async fn scan(
     if shape.filter.is_none() && shape.projection.is_none() {
         expressions_required(&p)?;
     }
-    ex.finish()?;
+    layout.finish_expressions(ex)?;
     let view = View::of(index, req, &shape)?;
     let (start, end) = segment_range(req)?;
     let mut resume = match start_entry(layout, index, req)? {
