@@ -1336,3 +1336,95 @@ async fn element_and_slice_selection() {
     drop(session);
     node.stop().await;
 }
+
+/// Pages that end exactly where a partition of an `IN` ends resume at the next partition (they
+/// restarted the first one, forever), and every row of a scan carries its partition's static
+/// values, on whichever page it comes (they were null after a page break inside the
+/// partition); before and after a flush.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_end_at_partition_boundaries_and_keep_static_values() {
+    let mut node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .unwrap();
+    for cql in [
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE ks.p (k int, c int, s int STATIC, PRIMARY KEY (k, c))",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    for k in 0..3 {
+        session
+            .query_unpaged("INSERT INTO ks.p (k, s) VALUES (?, ?)", (k, 100 + k))
+            .await
+            .unwrap();
+        for c in 0..3 {
+            session
+                .query_unpaged("INSERT INTO ks.p (k, c) VALUES (?, ?)", (k, c))
+                .await
+                .unwrap();
+        }
+    }
+    // A partition with only its static row is one row.
+    session
+        .query_unpaged("INSERT INTO ks.p (k, s) VALUES (7, 107)", &[])
+        .await
+        .unwrap();
+    type Row = (i32, Option<i32>, Option<i32>);
+    let paged = async |cql: &str, page: i32| -> Vec<Row> {
+        let mut statement = scylla::statement::unprepared::Statement::new(cql);
+        statement.set_page_size(page);
+        let mut rows: Vec<Row> = session
+            .query_iter(statement, &[])
+            .await
+            .unwrap()
+            .rows_stream::<Row>()
+            .unwrap()
+            .take(100)
+            .try_collect()
+            .await
+            .unwrap();
+        rows.sort();
+        rows
+    };
+    let mut all: Vec<Row> = (0..3)
+        .flat_map(|k| (0..3).map(move |c| (k, Some(c), Some(100 + k))))
+        .collect();
+    let in_rows = all.clone();
+    let in_corners: Vec<Row> = in_rows
+        .iter()
+        .filter(|r| r.0 < 2 && r.1 != Some(1))
+        .copied()
+        .collect();
+    all.push((7, None, Some(107)));
+    for flushed in [false, true] {
+        if flushed {
+            node.node().replica().engine().flush_all().unwrap();
+        }
+        for page in 1..=10 {
+            assert_eq!(
+                paged("SELECT k, c, s FROM ks.p WHERE k IN (0, 1, 2)", page).await,
+                in_rows,
+                "IN, pages of {page}, flushed: {flushed}"
+            );
+            assert_eq!(
+                paged(
+                    "SELECT k, c, s FROM ks.p WHERE k IN (0, 1) AND c IN (0, 2)",
+                    page
+                )
+                .await,
+                in_corners,
+                "IN x IN, pages of {page}, flushed: {flushed}"
+            );
+            assert_eq!(
+                paged("SELECT k, c, s FROM ks.p", page).await,
+                all,
+                "scan, pages of {page}, flushed: {flushed}"
+            );
+        }
+    }
+    drop(session);
+    node.stop().await;
+}

@@ -693,8 +693,9 @@ impl TableStore {
             && let Some(c) = &r.last_clustering
         {
             // The rest of the partition the last page ended in: a bounded read of the rows
-            // after `c` (its static row went out with that page), not the whole partition
-            // again, so that paging through a wide partition stays linear.
+            // after `c`, not the whole partition again, so that paging through a wide
+            // partition stays linear. Its static row comes again: a CQL row carries the
+            // partition's static values on every page.
             if self.read_into_page(&r.key, Some(c), row_limit, limits, now, &mut out)? {
                 return Ok(out);
             }
@@ -761,7 +762,7 @@ impl TableStore {
     }
 
     /// Add to the page in `out` the rows of partition `key` (after clustering `after`, if
-    /// given; its static row only when not), as many as the page has room for, read through
+    /// given) with its static row, as many as the page has room for, read through
     /// the point-read path, which reads about that many rows of each source. True when that
     /// filled the page, with `out.resume` set.
     fn read_into_page(
@@ -791,10 +792,7 @@ impl TableStore {
         out.tombstones_scanned += read.tombstones_scanned;
         check_scanned_tombstones(out, limits)?;
         out.live_rows += read.live_rows;
-        let mut partition = read.partition;
-        if after.is_some() {
-            partition.static_row = Default::default();
-        }
+        let partition = read.partition;
         let last = partition.live_rows(now).next_back().map(|(k, _)| k.clone());
         if !partition.is_empty() {
             out.partitions.push((key.clone(), partition));

@@ -1073,7 +1073,10 @@ pub(crate) async fn run(
         } else {
             partition.live_rows(now).collect()
         };
+        // A partition with a live static row and no rows is one row of its static values,
+        // unless rows of it went out already (a page or chunk that resumes inside it).
         let static_only = live.is_empty()
+            && already == 0
             && partition.static_row.is_live(now)
             && !types.is_empty()
             && plan.full_partitions;
@@ -1240,7 +1243,12 @@ pub(crate) async fn run(
             while index < keys.len() {
                 let budget = remaining(&state, rows.len());
                 if budget == Some(0) {
+                    // The page filled with the partitions before this one: the next starts
+                    // at it, from its first row.
                     more = limit.is_none_or(|l| state.returned + (rows.len() as u64) < l);
+                    state.partition_index = index as u32;
+                    state.last_clustering = None;
+                    state.partition_returned = 0;
                     break;
                 }
                 let key = &keys[index];
