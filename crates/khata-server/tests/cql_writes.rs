@@ -180,6 +180,35 @@ async fn collection_operations() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("out of bound"), "{e}");
+    // Appends and prepends at one timestamp (a batch's statements, two in one UPDATE, two
+    // writes USING TIMESTAMP the same) each keep their elements, in the order written.
+    for cql in [
+        "BEGIN BATCH UPDATE t SET l = l + ['1'] WHERE k = 2; UPDATE t SET l = l + ['2'] WHERE k = 2; \
+         UPDATE t SET l = l + ['3'] WHERE k = 2; APPLY BATCH",
+        "UPDATE t SET l = l + ['1'], l = l + ['2'] WHERE k = 3",
+        "BEGIN BATCH UPDATE t SET l = ['1'] + l WHERE k = 4; UPDATE t SET l = ['2'] + l WHERE k = 4; \
+         UPDATE t SET l = ['3', '4'] + l WHERE k = 4; APPLY BATCH",
+        "UPDATE t USING TIMESTAMP 5 SET l = l + ['7'] WHERE k = 5",
+        "UPDATE t USING TIMESTAMP 5 SET l = l + ['8', '9'] WHERE k = 5",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    for (k, expected) in [
+        (2, vec!["1", "2", "3"]),
+        (3, vec!["1", "2"]),
+        (4, vec!["3", "4", "2", "1"]),
+        (5, vec!["7", "8", "9"]),
+    ] {
+        let (l,) = session
+            .query_unpaged("SELECT l FROM t WHERE k = ?", (k,))
+            .await
+            .unwrap()
+            .into_rows_result()
+            .unwrap()
+            .single_row::<(Vec<String>,)>()
+            .unwrap();
+        assert_eq!(l, expected, "k = {k}");
+    }
     drop(session);
     node.stop().await;
 }

@@ -2,8 +2,9 @@
 //!
 //! - A simple column is one cell; `null` is a cell tombstone.
 //! - A non-frozen collection is one cell per element: a set element or map key is its own
-//!   path (the value is empty for sets); a list element's path orders it in the list
-//!   ([`list_path`]); a non-frozen UDT has one cell per field, the path being the field's
+//!   path (the value is empty for sets); a list element's path orders it in the list by
+//!   write timestamp, then by a node-wide sequence ([`list_path`]), so that elements added
+//!   at one timestamp never share a path; a non-frozen UDT has one cell per field, the path being the field's
 //!   position as a big-endian `u16`, as in Cassandra. Writing a whole collection first
 //!   deletes the old one (a collection tombstone at `timestamp - 1`).
 //! - A counter is one `bigint` cell holding the total: on one node, increments are
@@ -204,19 +205,42 @@ fn element_cells(
             .enumerate()
             .map(|(i, v)| (field_path(i), v))
             .collect(),
-        _ => items
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| {
-                let path = if prepend {
-                    prepend_path(wt.timestamp, i as u64)
-                } else {
-                    list_path(wt.timestamp, i as u64)
-                };
-                (path, v)
-            })
-            .collect(),
+        _ => {
+            let n = items.len() as u64;
+            let block = list_sequence(wt.now, n);
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let i = i as u64;
+                    let path = if prepend {
+                        // Later prepends before earlier ones, each in its own order.
+                        prepend_path(wt.timestamp, u64::MAX / 2 - block - n + i)
+                    } else {
+                        list_path(wt.timestamp, block + i)
+                    };
+                    (path, v)
+                })
+                .collect()
+        }
     })
+}
+
+/// The first of `n` numbers for new list elements' paths, increasing with each call, so that
+/// elements added at one timestamp (the statements of a batch, `l = l + [1], l = l + [2]`, two
+/// writes `USING TIMESTAMP` the same) each get their own path, in the order they were added,
+/// as Cassandra's timeuuid paths do. The sequence starts from the first writer's time (2^20 a
+/// second), so it keeps rising across restarts.
+fn list_sequence(now_seconds: u32, n: u64) -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+    let _ = SEQUENCE.compare_exchange(
+        0,
+        u64::from(now_seconds) << 20,
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    );
+    SEQUENCE.fetch_add(n, Ordering::Relaxed)
 }
 
 /// A UDT field's path: its position.
@@ -224,8 +248,9 @@ pub(crate) fn field_path(index: usize) -> Bytes {
     Bytes::copy_from_slice(&(index as u16).to_be_bytes())
 }
 
-/// A list element's path: increasing with the write timestamp and the element's place, so
-/// appended elements sort after the existing ones in list order (Cassandra uses a timeuuid).
+/// A list element's path: increasing with the write timestamp, then with `index` (the
+/// element's number in [`list_sequence`]), so appended elements sort after the existing ones
+/// in list order (Cassandra uses a timeuuid).
 pub(crate) fn list_path(timestamp: Timestamp, index: u64) -> Bytes {
     let mut p = Vec::with_capacity(16);
     p.extend_from_slice(&((timestamp as u64) ^ (1 << 63)).to_be_bytes());
