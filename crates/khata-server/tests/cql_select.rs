@@ -1428,3 +1428,89 @@ async fn pages_end_at_partition_boundaries_and_keep_static_values() {
     drop(session);
     node.stop().await;
 }
+
+/// SELECTs Cassandra refuses, in its words: `token()` of anything but the whole partition key
+/// in order (these gave wrong answers), PER PARTITION LIMIT below one, with DISTINCT or with
+/// aggregates over everything, DISTINCT with a clustering or regular restriction.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_limit_and_distinct_refusals() {
+    let mut node = TestNode::start().await;
+    let session = SessionBuilder::new()
+        .known_node_addr(node.cql_address())
+        .build()
+        .await
+        .unwrap();
+    for cql in [
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE ks.t (a int, b text, c int, v int, s int STATIC, PRIMARY KEY ((a, b), c))",
+        "INSERT INTO ks.t (a, b, c, v, s) VALUES (1, 'x', 1, 1, 1)",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    for (cql, message) in [
+        (
+            "SELECT * FROM ks.t WHERE token(a) > 0",
+            "The token() function must be applied to all partition key components or none of them",
+        ),
+        (
+            "SELECT * FROM ks.t WHERE token(b, a) > 0",
+            "The token function arguments must be in the partition key order: a, b",
+        ),
+        (
+            "SELECT * FROM ks.t WHERE token(a, a, b) > 0",
+            "The token() function contains duplicate partition key components",
+        ),
+        (
+            "SELECT * FROM ks.t WHERE token(a, b, c) > 0",
+            "The token() function must contains only partition key components",
+        ),
+        (
+            "SELECT * FROM ks.t PER PARTITION LIMIT 0",
+            "LIMIT must be strictly positive",
+        ),
+        (
+            "SELECT DISTINCT a, b FROM ks.t PER PARTITION LIMIT 3",
+            "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries",
+        ),
+        (
+            "SELECT count(*) FROM ks.t PER PARTITION LIMIT 3",
+            "PER PARTITION LIMIT is not allowed with aggregate queries.",
+        ),
+        (
+            "SELECT DISTINCT a, b FROM ks.t WHERE c = 1 ALLOW FILTERING",
+            "SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns.",
+        ),
+        (
+            "SELECT DISTINCT a, b FROM ks.t WHERE v = 1 ALLOW FILTERING",
+            "SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns.",
+        ),
+    ] {
+        let err = session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(message), "{cql}: {err}");
+    }
+    // What they may do.
+    let count: Vec<(i64,)> = query(
+        &session,
+        "SELECT count(*) FROM ks.t WHERE token(a, b) >= -9223372036854775807",
+    )
+    .await;
+    assert_eq!(count, vec![(1,)]);
+    let grouped: Vec<(i32, String, i64)> = query(
+        &session,
+        "SELECT a, b, count(*) FROM ks.t GROUP BY a, b PER PARTITION LIMIT 3",
+    )
+    .await;
+    assert_eq!(grouped, vec![(1, "x".to_string(), 1)]);
+    let distinct: Vec<(i32, String)> = query(
+        &session,
+        "SELECT DISTINCT a, b FROM ks.t WHERE s = 1 ALLOW FILTERING",
+    )
+    .await;
+    assert_eq!(distinct, vec![(1, "x".to_string())]);
+    drop(session);
+    node.stop().await;
+}

@@ -737,3 +737,107 @@ async fn altered_user_types_reach_their_columns() {
     drop(session);
     node.stop().await;
 }
+
+/// Writes Cassandra refuses before doing anything, in its words: IN on the key of a
+/// conditional write, conflicting conditions on one row of a batch, a batch's own TTL or
+/// timestamp beside its statements', deleting a key column, setting a column twice; and a
+/// failed condition on a row that does not exist answers `[applied]` alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conditional_batch_and_assignment_refusals() {
+    let (mut node, session) = setup().await;
+    for cql in [
+        "CREATE TABLE w (k int, c int, v int, s int STATIC, PRIMARY KEY (k, c))",
+        "CREATE TABLE cn (k int PRIMARY KEY, n counter)",
+        "INSERT INTO w (k, c, v) VALUES (1, 1, 1)",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    for (cql, message) in [
+        (
+            "UPDATE w SET v = 1 WHERE k = 0 AND c IN (1, 2) IF EXISTS",
+            "IN on the clustering key columns is not supported with conditional updates",
+        ),
+        (
+            "DELETE FROM w WHERE k = 0 AND c IN (1, 2) IF v = 1",
+            "IN on the clustering key columns is not supported with conditional deletions",
+        ),
+        (
+            "UPDATE w SET v = 1 WHERE k IN (0, 1) AND c = 1 IF EXISTS",
+            "IN on the partition key is not supported with conditional updates",
+        ),
+        (
+            "BEGIN BATCH INSERT INTO w (k, c, v) VALUES (1, 1, 1) IF NOT EXISTS; \
+             DELETE FROM w WHERE k = 1 AND c = 1 IF EXISTS; APPLY BATCH",
+            "Cannot mix IF EXISTS and IF NOT EXISTS conditions for the same row",
+        ),
+        (
+            "BEGIN BATCH INSERT INTO w (k, c, v) VALUES (1, 1, 1) IF NOT EXISTS; \
+             UPDATE w SET v = 2 WHERE k = 1 AND c = 1 IF v = 1; APPLY BATCH",
+            "Cannot mix IF conditions and IF NOT EXISTS for the same row",
+        ),
+        (
+            "BEGIN BATCH USING TIMESTAMP 10 INSERT INTO w (k, c, v) VALUES (2, 1, 1) \
+             USING TIMESTAMP 5; APPLY BATCH",
+            "Timestamp must be set either on BATCH or individual statements",
+        ),
+        (
+            "BEGIN BATCH USING TTL 10 INSERT INTO w (k, c, v) VALUES (2, 1, 1); APPLY BATCH",
+            "Global TTL on the BATCH statement is not supported.",
+        ),
+        (
+            "BEGIN COUNTER BATCH USING TIMESTAMP 10 UPDATE cn SET n = n + 1 WHERE k = 1; \
+             APPLY BATCH",
+            "Cannot provide custom timestamp for counter BATCH",
+        ),
+        (
+            "DELETE c FROM w WHERE k = 1 AND c = 1",
+            "Invalid identifier c for deletion (should not be a PRIMARY KEY part)",
+        ),
+        (
+            "UPDATE w SET v = 1, v = 2 WHERE k = 1 AND c = 1",
+            "Multiple incompatible setting of column v",
+        ),
+    ] {
+        let err = session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(message), "{cql}: {err}");
+    }
+    // Nothing of those was written.
+    assert_eq!(rows(&session, "SELECT * FROM w").await.len(), 1);
+    // Conditions on different rows of a batch, and IF EXISTS with IF conditions on one row,
+    // go together.
+    let (flag, _) = applied(
+        &session,
+        "BEGIN BATCH INSERT INTO w (k, c, v) VALUES (1, 2, 1) IF NOT EXISTS; \
+         UPDATE w SET v = 3 WHERE k = 1 AND c = 1 IF EXISTS; \
+         UPDATE w SET v = 3 WHERE k = 1 AND c = 1 IF v = 1; APPLY BATCH",
+    )
+    .await;
+    assert!(flag);
+    // A failed condition on a row that does not exist: `[applied]` alone.
+    for cql in [
+        "UPDATE w SET v = 3 WHERE k = 9 AND c = 1 IF v = 4",
+        "UPDATE w SET v = 3 WHERE k = 9 AND c = 1 IF s = 4",
+        "DELETE v FROM w WHERE k = 9 AND c = 1 IF v = 1",
+    ] {
+        assert_eq!(
+            applied(&session, cql).await,
+            (false, vec!["[applied]".to_string()]),
+            "{cql}"
+        );
+    }
+    // An existing row's values come with the refusal.
+    assert_eq!(
+        applied(
+            &session,
+            "UPDATE w SET v = 3 WHERE k = 1 AND c = 1 IF v = 4"
+        )
+        .await,
+        (false, vec!["[applied]".to_string(), "v".to_string()])
+    );
+    drop(session);
+    node.stop().await;
+}

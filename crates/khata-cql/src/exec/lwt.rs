@@ -600,6 +600,8 @@ fn result(
                     }
                 }
             }
+            // Nothing read (no row, no static row): `[applied]` alone, as in Cassandra.
+            Check::Conditions(_) if existing.is_none() && !partition.static_row.is_live(now) => {}
             Check::Conditions(conditions) => {
                 let r = existing.unwrap_or(&empty);
                 let mut seen = Vec::new();

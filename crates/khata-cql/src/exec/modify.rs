@@ -722,6 +722,15 @@ fn delete_mutations(
                 let c = t.def.column(&target_col.column.0).ok_or_else(|| {
                     ExecError::invalid(format!("Undefined column name {}", target_col.column.0))
                 })?;
+                if matches!(
+                    c.kind,
+                    ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
+                ) {
+                    return Err(ExecError::invalid(format!(
+                        "Invalid identifier {} for deletion (should not be a PRIMARY KEY part)",
+                        c.name
+                    )));
+                }
                 let r = if c.kind == ColumnKind::Static {
                     &mut static_row
                 } else {
@@ -902,7 +911,45 @@ fn condition(
         ));
     }
     let t = run.table(&schema, table)?.clone();
+    let (where_clause, kind): (&[Relation], &str) = match statement {
+        Statement::Update(u) => (&u.where_clause, "updates"),
+        Statement::Delete(d) => (&d.where_clause, "deletions"),
+        _ => (&[], ""),
+    };
+    refuse_conditional_in(&t, where_clause, kind)?;
     Ok(Some((t, check)))
+}
+
+/// A conditional write names one row: Cassandra refuses `IN` on its key.
+fn refuse_conditional_in(
+    t: &TableSchema,
+    where_clause: &[Relation],
+    kind: &str,
+) -> Result<(), ExecError> {
+    for relation in where_clause {
+        let on = match relation {
+            Relation::In { column, .. } => t.def.column(&column.0).map(|c| c.kind),
+            Relation::MultiColumnIn { .. } => Some(ColumnKind::Clustering {
+                position: 0,
+                order: Default::default(),
+            }),
+            _ => None,
+        };
+        match on {
+            Some(ColumnKind::PartitionKey { .. }) => {
+                return Err(ExecError::invalid(format!(
+                    "IN on the partition key is not supported with conditional {kind}"
+                )));
+            }
+            Some(ColumnKind::Clustering { .. }) => {
+                return Err(ExecError::invalid(format!(
+                    "IN on the clustering key columns is not supported with conditional {kind}"
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Run one INSERT, UPDATE or DELETE (`shape`: a prepared INSERT's, for the current schema).
@@ -1251,6 +1298,29 @@ pub(crate) async fn run_text_batch(
     batch: &AstBatch,
     run: &mut Run<'_>,
 ) -> Result<ResultBody, ExecError> {
+    // Cassandra's checks of a batch's own USING (BatchStatement.validate).
+    if batch.using.ttl.is_some() {
+        return Err(ExecError::invalid(
+            "Global TTL on the BATCH statement is not supported.",
+        ));
+    }
+    if batch.using.timestamp.is_some() {
+        if batch.kind == BatchKind::Counter {
+            return Err(ExecError::invalid(
+                "Cannot provide custom timestamp for counter BATCH",
+            ));
+        }
+        let own_timestamp = batch.statements.iter().any(|s| match s {
+            BatchStatement::Insert(i) => i.using.timestamp.is_some(),
+            BatchStatement::Update(u) => u.using.timestamp.is_some(),
+            BatchStatement::Delete(d) => d.timestamp.is_some(),
+        });
+        if own_timestamp {
+            return Err(ExecError::invalid(
+                "Timestamp must be set either on BATCH or individual statements",
+            ));
+        }
+    }
     let ts = match &batch.using.timestamp {
         Some(v) => bind::int_value(run, v, "timestamp")?,
         None => None,
@@ -1335,10 +1405,30 @@ async fn conditional_batch(
                     "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)",
                 ));
             };
-            checks.push((
-                check.clone(),
-                lwt::checked_clustering(t, mutation, &planned.deferred, check)?,
-            ));
+            let clustering = lwt::checked_clustering(t, mutation, &planned.deferred, check)?;
+            // One row's conditions must agree (Cassandra's CQL3CasRequest): IF EXISTS goes
+            // with IF conditions, IF NOT EXISTS with neither.
+            for (other, at) in &checks {
+                if *at != clustering {
+                    continue;
+                }
+                match (check, other) {
+                    (lwt::Check::Exists, lwt::Check::NotExists)
+                    | (lwt::Check::NotExists, lwt::Check::Exists) => {
+                        return Err(ExecError::invalid(
+                            "Cannot mix IF EXISTS and IF NOT EXISTS conditions for the same row",
+                        ));
+                    }
+                    (lwt::Check::NotExists, lwt::Check::Conditions(_))
+                    | (lwt::Check::Conditions(_), lwt::Check::NotExists) => {
+                        return Err(ExecError::invalid(
+                            "Cannot mix IF conditions and IF NOT EXISTS for the same row",
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            checks.push((check.clone(), clustering));
         }
         deferred.extend(planned.deferred);
         for m in planned.mutations {

@@ -199,6 +199,38 @@ fn required(run: &Run<'_>, term: &Term, c: &ColumnDef) -> Result<Bytes, ExecErro
 
 /// The token a `token(...) op value` relation compares with: a bigint (literal or marker), or
 /// `token(v1, ...)` of a partition key's components, as in `token(k) > token('tom')`.
+/// Checks the columns of `token(...)` in a relation are the partition key, in order, with
+/// Cassandra's message for each way they are not.
+fn token_columns(t: &TableSchema, columns: &[crate::language::ast::Name]) -> Result<(), ExecError> {
+    let pk: Vec<&str> = t
+        .def
+        .partition_key()
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    let given: Vec<&str> = columns
+        .iter()
+        .map(|n| column(t, &n.0).map(|c| c.name.as_str()))
+        .collect::<Result<_, _>>()?;
+    if given == pk {
+        return Ok(());
+    }
+    let message = if !pk.iter().all(|c| given.contains(c)) {
+        "The token() function must be applied to all partition key components or none of them"
+            .to_string()
+    } else if (1..given.len()).any(|i| given[..i].contains(&given[i])) {
+        "The token() function contains duplicate partition key components".to_string()
+    } else if !given.iter().all(|c| pk.contains(c)) {
+        "The token() function must contains only partition key components".to_string()
+    } else {
+        format!(
+            "The token function arguments must be in the partition key order: {}",
+            pk.join(", ")
+        )
+    };
+    Err(ExecError::invalid(message))
+}
+
 fn token_value(t: &TableSchema, run: &Run<'_>, value: &Term) -> Result<Token, ExecError> {
     if let Some(args) = token_call(value) {
         let pk = t.def.partition_key();
@@ -642,7 +674,8 @@ impl Restrictions {
                     )?;
                     set_slice(&mut r, position as usize, ComparisonOp::LessEqual, vec![hi])?;
                 }
-                Relation::Token { op, value, .. } => {
+                Relation::Token { columns, op, value } => {
+                    token_columns(t, columns)?;
                     let token = token_value(t, run, value)?;
                     match op {
                         ComparisonOp::Greater => r.token_low = RangeBound::Excluded(token),

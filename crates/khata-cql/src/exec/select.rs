@@ -374,9 +374,7 @@ impl SelectShape {
     ) -> Result<SelectShape, ExecError> {
         let mut shape = SelectShape::unchecked(schema, run, s)?;
         shape.group_by = group_by_columns(&shape.table, s)?;
-        if s.distinct {
-            check_distinct(&shape.outs)?;
-        }
+        check_selection(s, &shape.outs, !shape.group_by.is_empty())?;
         shape.point = PointKey::of(&shape.table, &s.where_clause);
         Ok(shape)
     }
@@ -637,6 +635,19 @@ fn plan(
     }
     if r.partial_partition_key() && !s.allow_filtering {
         return Err(ExecError::invalid(FILTERING));
+    }
+    if s.distinct
+        && (r.has_clustering()
+            || r.filters.iter().any(|f| {
+                matches!(
+                    f.column.kind,
+                    ColumnKind::Clustering { .. } | ColumnKind::Regular
+                )
+            }))
+    {
+        return Err(ExecError::invalid(
+            "SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns.",
+        ));
     }
     let index = usable_index(t, &r);
     let needs_filtering = match &index {
@@ -927,7 +938,11 @@ pub(crate) async fn run(
         None => None,
     };
     let per_partition = match &s.per_partition_limit {
-        Some(v) => bind::int_value(run, v, "per partition limit")?.map(|l| l.max(1) as usize),
+        Some(v) => match bind::int_value(run, v, "per partition limit")? {
+            Some(l) if l <= 0 => return Err(ExecError::invalid("LIMIT must be strictly positive")),
+            Some(l) => Some(l as usize),
+            None => None,
+        },
         None => None,
     };
     let aggregate = outs.iter().any(|(_, o)| matches!(o, Output::Aggregate(..)));
@@ -957,8 +972,8 @@ pub(crate) async fn run(
             grouped,
         )
     });
-    if s.distinct && !checked {
-        check_distinct(outs)?;
+    if !checked {
+        check_selection(s, outs, grouped)?;
     }
     // The keys of element selections, bound once.
     let element_keys: Vec<Option<Bytes>> = outs
@@ -1558,6 +1573,26 @@ fn group_key(group_by: &[ColumnDef], pk: &[Bytes], ck: &[Bytes]) -> Bytes {
 }
 
 /// SELECT DISTINCT takes partition key and static columns only.
+/// What a SELECT's selection and its DISTINCT, GROUP BY and PER PARTITION LIMIT must agree
+/// on, checked as Cassandra checks them when it prepares the statement.
+fn check_selection(s: &Select, outs: &[(String, Output)], grouped: bool) -> Result<(), ExecError> {
+    if s.distinct {
+        if s.per_partition_limit.is_some() {
+            return Err(ExecError::invalid(
+                "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries",
+            ));
+        }
+        check_distinct(outs)?;
+    }
+    let aggregate = outs.iter().any(|(_, o)| matches!(o, Output::Aggregate(..)));
+    if aggregate && !grouped && s.per_partition_limit.is_some() {
+        return Err(ExecError::invalid(
+            "PER PARTITION LIMIT is not allowed with aggregate queries.",
+        ));
+    }
+    Ok(())
+}
+
 fn check_distinct(outs: &[(String, Output)]) -> Result<(), ExecError> {
     for (name, o) in outs {
         match o {

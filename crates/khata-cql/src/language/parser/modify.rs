@@ -115,9 +115,33 @@ impl Parser<'_> {
         let table = self.qualified_name()?;
         let using = self.using()?;
         self.expect_keyword(Keyword::Set)?;
-        let mut assignments = vec![self.assignment()?];
-        while self.eat(&TokenKind::Comma) {
-            assignments.push(self.assignment()?);
+        let mut assignments: Vec<Assignment> = Vec::new();
+        loop {
+            let start = self.pos;
+            let a = self.assignment()?;
+            // As Cassandra's grammar: setting a whole column goes with no other operation on
+            // it, and a field is set once.
+            let clash = assignments.iter().any(|b| {
+                b.column == a.column
+                    && match (&a.op, &b.op) {
+                        (AssignmentOp::Set(_), _) | (_, AssignmentOp::Set(_)) => true,
+                        (
+                            AssignmentOp::SetField { field: f, .. },
+                            AssignmentOp::SetField { field: g, .. },
+                        ) => f == g,
+                        _ => false,
+                    }
+            });
+            if clash {
+                return Err(self.invalid_at(
+                    start,
+                    format!("Multiple incompatible setting of column {}", a.column),
+                ));
+            }
+            assignments.push(a);
+            if !self.eat(&TokenKind::Comma) {
+                break;
+            }
         }
         self.expect_keyword(Keyword::Where)?;
         let where_clause = self.where_clause()?;
