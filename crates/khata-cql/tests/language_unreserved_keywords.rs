@@ -92,7 +92,7 @@ fn unreserved_keywords_name_columns_tables_and_keyspaces() {
         parse(&format!("SELECT {word}, k AS {word} FROM t"));
         parse(&format!("INSERT INTO t (k, {word}) VALUES (1, 2)"));
         let Statement::Update(update) = parse(&format!(
-            "UPDATE t SET {word} = 1, {word} = {word} + 1 WHERE k = 1 IF {word} = 2"
+            "UPDATE t SET {word}[1] = 2, {word} = {word} + 1 WHERE k = 1 IF {word} = 2"
         )) else {
             panic!("not an UPDATE");
         };
