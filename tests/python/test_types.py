@@ -190,6 +190,15 @@ def test_values_bound_by_name(session, all_types):
     session.execute(insert, {"words": "named", "k": key, "number": 7})
     row = session.execute(f"SELECT c_int, c_text FROM {all_types} WHERE k = %s", (key,)).one()
     assert (row.c_int, row.c_text) == (7, "named")
+    # A marker named otherwise than its key column still routes by the key (the prepared
+    # result's partition key indexes), as the driver's token-aware routing needs.
+    assert insert.routing_key_indexes == [0]
+    select = session.prepare(
+        f"SELECT c_int FROM {all_types} WHERE c_int = :n AND k = :key ALLOW FILTERING")
+    assert select.routing_key_indexes == [1]
+    update = session.prepare(f"UPDATE {all_types} SET c_int = :v WHERE k = :which")
+    assert update.routing_key_indexes == [1]
+    assert session.execute(select, {"n": 7, "key": key}).one().c_int == 7
 
 
 def test_result_metadata_types(cluster, session, all_types):

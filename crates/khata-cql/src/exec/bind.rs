@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use khata_coordinator::catalog::{Schema, TableSchema};
-use khata_types::schema::{ColumnDef, ColumnKind, CqlType, TableDef};
+use khata_types::schema::{ColumnDef, CqlType, TableDef};
 
 use super::error::ExecError;
 use super::types::column_type;
@@ -597,14 +597,14 @@ pub(crate) fn describe(
             }
         }
     }
-    // The partition key's markers, in key order, when every key column is bound once.
+    // The partition key's markers, in key order, when every key column is bound by one
+    // (found by the column each marker binds, not by its name: `k = :key` routes too).
     let mut pk_indexes = Vec::new();
     if let Some(def) = &table_def {
+        let bound = key_markers(&parsed.statement);
         for pk in def.partition_key() {
-            if let Some(i) = bind_specs.iter().position(|s| {
-                s.name == pk.name && matches!(pk.kind, ColumnKind::PartitionKey { .. })
-            }) {
-                pk_indexes.push(i as u16);
+            if let Some((_, i)) = bound.iter().find(|(c, _)| *c == pk.name) {
+                pk_indexes.push(*i as u16);
             }
         }
         if pk_indexes.len() != def.partition_key().len() {
@@ -616,4 +616,39 @@ pub(crate) fn describe(
         pk_indexes,
         result,
     })
+}
+
+/// The columns a statement fixes with a lone bind marker (`k = ?` in its WHERE clause, or an
+/// INSERT's value), with the marker's index.
+fn key_markers(statement: &Statement) -> Vec<(String, usize)> {
+    let from_relations = |relations: &[Relation]| -> Vec<(String, usize)> {
+        relations
+            .iter()
+            .filter_map(|r| match r {
+                Relation::Column {
+                    column,
+                    op: crate::language::ast::ComparisonOp::Equal,
+                    value: Term::Marker(m),
+                } => Some((column.0.clone(), m.index)),
+                _ => None,
+            })
+            .collect()
+    };
+    match statement {
+        Statement::Select(s) => from_relations(&s.where_clause),
+        Statement::Update(u) => from_relations(&u.where_clause),
+        Statement::Delete(d) => from_relations(&d.where_clause),
+        Statement::Insert(i) => match &i.values {
+            crate::language::ast::InsertValues::Columns { columns, values } => columns
+                .iter()
+                .zip(values)
+                .filter_map(|(c, v)| match v {
+                    Term::Marker(m) => Some((c.0.clone(), m.index)),
+                    _ => None,
+                })
+                .collect(),
+            crate::language::ast::InsertValues::Json { .. } => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
 }
