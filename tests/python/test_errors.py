@@ -171,3 +171,24 @@ def test_errors_in_flight_do_not_disturb_other_requests(session, table):
         else:
             with pytest.raises(InvalidRequest):
                 future.result()
+
+
+@pytest.mark.parametrize("columns, message", [
+    ("pk int PRIMARY KEY, s set<duration>", "Durations are not allowed inside sets: set<duration>"),
+    ("pk int PRIMARY KEY, m map<duration, text>",
+     "Durations are not allowed as map keys: map<duration, text>"),
+    ("pk frozen<list<duration>> PRIMARY KEY",
+     "duration type is not supported for PRIMARY KEY column 'pk'"),
+    ("pk int, c frozen<tuple<int, duration>>, PRIMARY KEY (pk, c)",
+     "duration type is not supported for PRIMARY KEY column 'c'"),
+    ("pk list<int> PRIMARY KEY", "Invalid non-frozen collection type list<int> for PRIMARY KEY column 'pk'"),
+    ("pk counter PRIMARY KEY", "counter type is not supported for PRIMARY KEY column 'pk'"),
+])
+def test_column_types_refused_as_cassandra_refuses_them(session, keyspace, columns, message):
+    with pytest.raises(InvalidRequest) as error:
+        session.execute(f"CREATE TABLE {keyspace}.refused ({columns})")
+    assert message in str(error.value)
+    # A list or a map value of durations is a column like any other.
+    session.execute(
+        f"CREATE TABLE IF NOT EXISTS {keyspace}.durations "
+        "(pk int PRIMARY KEY, l list<duration>, m map<text, duration>)")

@@ -578,6 +578,62 @@ fn freeze(ty: CqlType) -> CqlType {
     }
 }
 
+/// Refuses a type a primary key column cannot have, in Cassandra's words.
+fn check_key_type(name: &str, ty: &CqlType) -> Result<(), ExecError> {
+    let text = khata_types::type_text::type_text(ty);
+    let message = if ty.is_multi_cell() {
+        if matches!(ty, CqlType::Udt { .. }) {
+            format!("Invalid non-frozen user-defined type {text} for PRIMARY KEY column '{name}'")
+        } else {
+            format!("Invalid non-frozen collection type {text} for PRIMARY KEY column '{name}'")
+        }
+    } else if *ty == CqlType::Counter {
+        format!("counter type is not supported for PRIMARY KEY column '{name}'")
+    } else if references_duration(ty) {
+        format!("duration type is not supported for PRIMARY KEY column '{name}'")
+    } else {
+        return Ok(());
+    };
+    Err(ExecError::invalid(message))
+}
+
+/// Whether a type is or holds a duration anywhere.
+fn references_duration(ty: &CqlType) -> bool {
+    match ty {
+        CqlType::Duration => true,
+        CqlType::List { element, .. }
+        | CqlType::Set { element, .. }
+        | CqlType::Vector { element, .. } => references_duration(element),
+        CqlType::Map { key, value, .. } => references_duration(key) || references_duration(value),
+        CqlType::Tuple(items) => items.iter().any(references_duration),
+        CqlType::Udt { fields, .. } => fields.iter().any(|(_, t)| references_duration(t)),
+        _ => false,
+    }
+}
+
+/// Refuses durations as set elements or map keys (they have no order to sort by), at any depth.
+fn check_duration_placement(ty: &CqlType) -> Result<(), ExecError> {
+    let text = || khata_types::type_text::type_text(ty);
+    match ty {
+        CqlType::Set { element, .. } if **element == CqlType::Duration => Err(ExecError::invalid(
+            format!("Durations are not allowed inside sets: {}", text()),
+        )),
+        CqlType::Map { key, .. } if **key == CqlType::Duration => Err(ExecError::invalid(format!(
+            "Durations are not allowed as map keys: {}",
+            text()
+        ))),
+        CqlType::List { element, .. }
+        | CqlType::Set { element, .. }
+        | CqlType::Vector { element, .. } => check_duration_placement(element),
+        CqlType::Map { key, value, .. } => {
+            check_duration_placement(key)?;
+            check_duration_placement(value)
+        }
+        CqlType::Tuple(items) => items.iter().try_for_each(check_duration_placement),
+        _ => Ok(()),
+    }
+}
+
 /// A type expression resolved against the keyspace's user types.
 fn resolve_type(
     schema: &Schema,
@@ -594,6 +650,7 @@ fn resolve_type(
     let resolved = ty
         .to_cql_type(&resolver)
         .map_err(|e| ExecError::invalid(e.to_string()))?;
+    check_duration_placement(&resolved)?;
     if in_udt && matches!(resolved, CqlType::Udt { frozen: false, .. }) {
         return Err(ExecError::invalid(
             "A user type cannot contain non-frozen UDTs",
@@ -652,20 +709,7 @@ fn create_table(
                 name.0
             ))
         })?;
-        if ty.is_multi_cell() {
-            return Err(ExecError::invalid(format!(
-                "Invalid non-frozen collection type {} for PRIMARY KEY component {}",
-                khata_types::type_text::type_text(ty),
-                name.0
-            )));
-        }
-        if *ty == CqlType::Counter || *ty == CqlType::Duration {
-            return Err(ExecError::invalid(format!(
-                "{} type is not supported for PRIMARY KEY column '{}'",
-                khata_types::type_text::type_text(ty),
-                name.0
-            )));
-        }
+        check_key_type(&name.0, ty)?;
         if !in_key.insert(name.0.clone()) {
             return Err(ExecError::invalid(format!(
                 "Duplicate column '{}' in PRIMARY KEY",
@@ -698,13 +742,7 @@ fn create_table(
                 name.0
             ))
         })?;
-        if ty.is_multi_cell() || *ty == CqlType::Counter || *ty == CqlType::Duration {
-            return Err(ExecError::invalid(format!(
-                "Invalid type {} for PRIMARY KEY component {}",
-                khata_types::type_text::type_text(ty),
-                name.0
-            )));
-        }
+        check_key_type(&name.0, ty)?;
         if !in_key.insert(name.0.clone()) {
             return Err(ExecError::invalid(format!(
                 "Duplicate column '{}' in PRIMARY KEY",
