@@ -797,6 +797,22 @@ async fn conditional_batch_and_assignment_refusals() {
             "UPDATE w SET v = 1, v = 2 WHERE k = 1 AND c = 1",
             "Multiple incompatible setting of column v",
         ),
+        (
+            "INSERT INTO w (k, c, v, v) VALUES (1, 1, 1, 1)",
+            "The column names contains duplicates",
+        ),
+        (
+            "UPDATE w SET v = 1 WHERE k = 1 AND c > 1",
+            "Slice restrictions are not supported on the clustering columns in UPDATE statements",
+        ),
+        (
+            "UPDATE w SET v = 1 WHERE token(k) = token(1) AND c = 1",
+            "The token function cannot be used in WHERE clauses for UPDATE statements",
+        ),
+        (
+            "DELETE FROM w WHERE token(k) = token(1) AND c = 1",
+            "The token function cannot be used in WHERE clauses for DELETE statements",
+        ),
     ] {
         let err = session
             .query_unpaged(cql, &[])

@@ -85,9 +85,24 @@ struct Target {
     rows: Option<Vec<Bytes>>,
     /// Clustering byte ranges of a prefix or slice.
     ranges: Option<Vec<(Bytes, Bytes)>>,
+    /// Whether a clustering column is restricted by a slice.
+    sliced: bool,
 }
 
-fn target(t: &TableSchema, run: &Run<'_>, where_clause: &[Relation]) -> Result<Target, ExecError> {
+fn target(
+    t: &TableSchema,
+    run: &Run<'_>,
+    where_clause: &[Relation],
+    statement: &str,
+) -> Result<Target, ExecError> {
+    if where_clause
+        .iter()
+        .any(|r| matches!(r, Relation::Token { .. }))
+    {
+        return Err(ExecError::invalid(format!(
+            "The token function cannot be used in WHERE clauses for {statement} statements"
+        )));
+    }
     let r = Restrictions::new(t, run, where_clause)?;
     if let Some(super::restrictions::Filter { column: c, .. }) = r.filters.first() {
         return Err(ExecError::invalid(format!(
@@ -115,7 +130,12 @@ fn target(t: &TableSchema, run: &Run<'_>, where_clause: &[Relation]) -> Result<T
     } else {
         (None, None)
     };
-    Ok(Target { keys, rows, ranges })
+    Ok(Target {
+        keys,
+        rows,
+        ranges,
+        sliced: r.has_clustering_slice(),
+    })
 }
 
 fn insert_mutations(
@@ -145,10 +165,7 @@ fn insert_mutations(
                 })?;
                 let value = bind::value(run, term, &c.ty, &c.name)?;
                 if given.insert(c.name.as_str(), (c, value)).is_some() {
-                    return Err(ExecError::invalid(format!(
-                        "Multiple definitions found for column {}",
-                        c.name
-                    )));
+                    return Err(ExecError::invalid("The column names contains duplicates"));
                 }
             }
         }
@@ -471,7 +488,7 @@ fn update_mutations(
     let t = run.table(&schema, &u.table)?;
     refuse_counter_using(t, &u.using)?;
     let wt = write_time(exec, run, t, &u.using, batch_ts)?;
-    let target = target(t, run, &u.where_clause)?;
+    let target = target(t, run, &u.where_clause, "UPDATE")?;
     // An UPDATE that names no clustering column and sets static columns only writes the
     // partition's static row (Cassandra allows it; a regular column needs a row). The empty
     // clustering stands for "no row" below: no row is added, and deferred operations on
@@ -488,6 +505,11 @@ fn update_mutations(
         None if static_only => {
             return Err(ExecError::invalid(
                 "Invalid restrictions on clustering columns since the UPDATE statement modifies only static columns",
+            ));
+        }
+        None if target.sliced => {
+            return Err(ExecError::invalid(
+                "Slice restrictions are not supported on the clustering columns in UPDATE statements",
             ));
         }
         None => {
@@ -697,7 +719,7 @@ fn delete_mutations(
     refuse_counter_using(t, &using)?;
     let wt = write_time(exec, run, t, &using, batch_ts)?;
     let deletion = DeletionTime::new(wt.timestamp, wt.now);
-    let target = target(t, run, &d.where_clause)?;
+    let target = target(t, run, &d.where_clause, "DELETE")?;
     let no_clustering = t.def.clustering().is_empty();
     let mut planned = Planned::default();
     for key in target.keys {

@@ -839,6 +839,11 @@ impl Restrictions {
     }
 
     /// Whether the clustering key is restricted at all.
+    /// Whether a clustering column is restricted by a slice (`>`, `<=`, ...).
+    pub fn has_clustering_slice(&self) -> bool {
+        self.slice.is_some()
+    }
+
     pub fn has_clustering(&self) -> bool {
         self.ck.iter().any(Option::is_some) || self.slice.is_some()
     }
