@@ -854,6 +854,23 @@ async fn conditional_batch_and_assignment_refusals() {
         .await,
         (false, vec!["[applied]".to_string(), "v".to_string()])
     );
+    // A bound IN list of a condition that is null or unset.
+    let in_list = session
+        .prepare("UPDATE w SET v = 3 WHERE k = 1 AND c = 1 IF v IN ?")
+        .await
+        .unwrap();
+    let err = session
+        .execute_unpaged(&in_list, (None::<Vec<i32>>,))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Invalid null list in IN condition"), "{err}");
+    let err = session
+        .execute_unpaged(&in_list, (scylla::value::MaybeUnset::<Vec<i32>>::Unset,))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Invalid 'unset' value in condition"), "{err}");
     drop(session);
     node.stop().await;
 }

@@ -161,12 +161,24 @@ pub(crate) fn bind_check(
             ConditionPredicate::In(InValues::Terms(terms)) => {
                 Predicate::In(terms.iter().map(value).collect::<Result<_, _>>()?)
             }
-            ConditionPredicate::In(values @ InValues::Marker(_)) => Predicate::In(
-                super::restrictions::in_values(run, values, &ty, &check.column.name)?
-                    .into_iter()
-                    .map(Some)
-                    .collect(),
-            ),
+            ConditionPredicate::In(values @ InValues::Marker(m)) => {
+                // A bound list that is null or unset, in Cassandra's words for a condition.
+                match run.values.get(m.index) {
+                    Some(crate::frame::Value::Null) => {
+                        return Err(ExecError::invalid("Invalid null list in IN condition"));
+                    }
+                    Some(crate::frame::Value::NotSet) => {
+                        return Err(ExecError::invalid("Invalid 'unset' value in condition"));
+                    }
+                    _ => {}
+                }
+                Predicate::In(
+                    super::restrictions::in_values(run, values, &ty, &check.column.name)?
+                        .into_iter()
+                        .map(Some)
+                        .collect(),
+                )
+            }
         };
         out.push(check);
     }
