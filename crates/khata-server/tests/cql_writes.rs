@@ -802,6 +802,10 @@ async fn conditional_batch_and_assignment_refusals() {
             "The column names contains duplicates",
         ),
         (
+            "DELETE FROM w WHERE k = 1 IF EXISTS",
+            "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns",
+        ),
+        (
             "UPDATE w SET v = 1 WHERE k = 1 AND c > 1",
             "Slice restrictions are not supported on the clustering columns in UPDATE statements",
         ),

@@ -356,8 +356,10 @@ pub(crate) fn checked_clustering(
             if statics {
                 Bytes::new()
             } else {
+                // Only a DELETE of more than one row gets here (an UPDATE or INSERT without
+                // its whole key is refused before).
                 return Err(ExecError::invalid(
-                    "Some clustering keys are missing (a conditional statement needs the full primary key)",
+                    "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns",
                 ));
             }
         }
