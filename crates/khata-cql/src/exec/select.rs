@@ -1622,32 +1622,7 @@ fn element_value(c: &ColumnDef, row: &Row, key: Option<&Bytes>, now: u32) -> Opt
             _ => cell.live_value(now).cloned(),
         };
     }
-    let whole = cell_value(c, row, now)?;
-    match (
-        crate::value::CqlValue::deserialize(&c.ty, &whole).ok()?,
-        &c.ty,
-    ) {
-        (
-            crate::value::CqlValue::Map(entries),
-            CqlType::Map {
-                key: kt, value: vt, ..
-            },
-        ) => {
-            let k = crate::value::CqlValue::deserialize(kt, key).ok()?;
-            entries
-                .into_iter()
-                .find(|(ek, _)| crate::value::compare(kt, ek, &k).is_eq())
-                .map(|(_, v)| Bytes::from(v.to_bytes(vt)))
-        }
-        (crate::value::CqlValue::Set(items), CqlType::Set { element, .. }) => {
-            let k = crate::value::CqlValue::deserialize(element, key).ok()?;
-            items
-                .into_iter()
-                .any(|e| crate::value::compare(element, &e, &k).is_eq())
-                .then(|| key.clone())
-        }
-        _ => None,
-    }
+    super::selector::element(&c.ty, &cell_value(c, row, now)?, key)
 }
 
 /// `toTimestamp`, `toDate` and `toUnixTimestamp` of a stored value.

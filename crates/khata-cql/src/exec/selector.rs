@@ -515,7 +515,7 @@ fn udt_field(value: &[u8], index: usize) -> Option<Bytes> {
 }
 
 /// The value of `key` in a serialized map, or `key` itself if a serialized set holds it.
-fn element(ty: &CqlType, collection: &[u8], key: &[u8]) -> Option<Bytes> {
+pub(super) fn element(ty: &CqlType, collection: &[u8], key: &[u8]) -> Option<Bytes> {
     match (ty, CqlValue::deserialize(ty, collection).ok()?) {
         (
             CqlType::Map {
