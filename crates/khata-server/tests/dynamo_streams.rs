@@ -491,7 +491,33 @@ async fn errors_for_unknown_streams_expired_iterators_and_trimmed_positions() {
         .await
         .unwrap_err();
     assert_eq!(code(&e), "ResourceNotFoundException");
+    // A stream ARN that is not one is a bad parameter, not a missing stream.
+    let junk = "sdfadfsdfnlfkajakfgjalksfgklasjklasdjfklasdfasdfgasf";
+    let e = streams
+        .describe_stream()
+        .stream_arn(junk)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "ValidationException");
+    let e = streams
+        .list_streams()
+        .table_name("errs")
+        .exclusive_start_stream_arn(junk)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "ValidationException");
     let shard = shard_ids(&streams, &arn).await.remove(0);
+    let e = streams
+        .get_shard_iterator()
+        .stream_arn(junk)
+        .shard_id(&shard)
+        .shard_iterator_type(ShardIteratorType::Latest)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "ValidationException");
     let e = streams
         .get_shard_iterator()
         .stream_arn(&arn)

@@ -41,6 +41,12 @@ fn stream_not_found(arn: &str) -> DynamoError {
     )
 }
 
+/// A stream ARN that is not one (`arn:aws:dynamodb:<region>:<account>:table/<t>/stream/<l>`):
+/// DynamoDB refuses it as a bad parameter, not as a stream it does not have.
+fn invalid_arn(arn: &str) -> DynamoError {
+    DynamoError::validation(format!("Invalid StreamArn: {arn}"))
+}
+
 fn shard_not_found(arn: &str, shard: &str) -> DynamoError {
     DynamoError::new(
         ErrorKind::ResourceNotFound,
@@ -97,7 +103,7 @@ fn limit(v: &mut Violations, value: Option<i64>, max: i64) {
 
 /// The stream an ARN names, or `ResourceNotFoundException`.
 async fn find_stream(ops: &Operations, arn: &str) -> Result<(crate::tables::Table, Arc<Stream>)> {
-    let (table_name, label) = parse_arn(arn).ok_or_else(|| stream_not_found(arn))?;
+    let (table_name, label) = parse_arn(arn).ok_or_else(|| invalid_arn(arn))?;
     let table = match crate::tables::find(&ops.coordinator.schema(), table_name) {
         Ok(Some(t)) => t,
         Ok(None) => return Err(stream_not_found(arn)),
@@ -143,7 +149,11 @@ pub async fn list_streams(ops: &Operations, body: &Object, request: &RequestInfo
     }
     // Streams are in (table, label) order; a page starts after the given one's place in it,
     // which holds even if that stream has gone since.
-    let after: Vec<Value> = match start.map(|s| parse_arn(s).unwrap_or((s, ""))) {
+    let start = match start {
+        Some(s) => Some(parse_arn(s).ok_or_else(|| invalid_arn(s))?),
+        None => None,
+    };
+    let after: Vec<Value> = match start {
         Some((t, l)) => streams
             .into_iter()
             .filter(|x| {
