@@ -694,8 +694,8 @@ impl TableStore {
         {
             // The rest of the partition the last page ended in: a bounded read of the rows
             // after `c`, not the whole partition again, so that paging through a wide
-            // partition stays linear. Its static row comes again: a CQL row carries the
-            // partition's static values on every page.
+            // partition stays linear. Its static row comes again, as with any read of the
+            // partition: rows on later pages carry the static values as the first ones did.
             if self.read_into_page(&r.key, Some(c), row_limit, limits, now, &mut out)? {
                 return Ok(out);
             }

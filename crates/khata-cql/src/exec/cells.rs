@@ -4,8 +4,8 @@
 //! - A non-frozen collection is one cell per element: a set element or map key is its own
 //!   path (the value is empty for sets); a list element's path orders it in the list by
 //!   write timestamp, then by a node-wide sequence ([`list_path`]), so that elements added
-//!   at one timestamp never share a path; a non-frozen UDT has one cell per field, the path being the field's
-//!   position as a big-endian `u16`, as in Cassandra. Writing a whole collection first
+//!   at one timestamp never share a path; a non-frozen UDT has one cell per field, the path
+//!   being the field's position as a big-endian `u16`, as in Cassandra. Writing a whole collection first
 //!   deletes the old one (a collection tombstone at `timestamp - 1`).
 //! - A counter is one `bigint` cell holding the total: on one node, increments are
 //!   read-modify-writes serialized per partition ([`Deferred::CounterAdd`]).

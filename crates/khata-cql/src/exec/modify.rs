@@ -950,26 +950,17 @@ fn refuse_conditional_in(
 ) -> Result<(), ExecError> {
     for relation in where_clause {
         let on = match relation {
-            Relation::In { column, .. } => t.def.column(&column.0).map(|c| c.kind),
-            Relation::MultiColumnIn { .. } => Some(ColumnKind::Clustering {
-                position: 0,
-                order: Default::default(),
-            }),
-            _ => None,
+            Relation::In { column, .. } => match t.def.column(&column.0).map(|c| c.kind) {
+                Some(ColumnKind::PartitionKey { .. }) => "the partition key",
+                Some(ColumnKind::Clustering { .. }) => "the clustering key columns",
+                _ => continue,
+            },
+            Relation::MultiColumnIn { .. } => "the clustering key columns",
+            _ => continue,
         };
-        match on {
-            Some(ColumnKind::PartitionKey { .. }) => {
-                return Err(ExecError::invalid(format!(
-                    "IN on the partition key is not supported with conditional {kind}"
-                )));
-            }
-            Some(ColumnKind::Clustering { .. }) => {
-                return Err(ExecError::invalid(format!(
-                    "IN on the clustering key columns is not supported with conditional {kind}"
-                )));
-            }
-            _ => {}
-        }
+        return Err(ExecError::invalid(format!(
+            "IN on {on} is not supported with conditional {kind}"
+        )));
     }
     Ok(())
 }

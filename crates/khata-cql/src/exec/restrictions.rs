@@ -197,8 +197,6 @@ fn required(run: &Run<'_>, term: &Term, c: &ColumnDef) -> Result<Bytes, ExecErro
     bind::required(run, term, &c.ty, &c.name)
 }
 
-/// The token a `token(...) op value` relation compares with: a bigint (literal or marker), or
-/// `token(v1, ...)` of a partition key's components, as in `token(k) > token('tom')`.
 /// Checks the columns of `token(...)` in a relation are the partition key, in order, with
 /// Cassandra's message for each way they are not.
 fn token_columns(t: &TableSchema, columns: &[crate::language::ast::Name]) -> Result<(), ExecError> {
@@ -231,6 +229,8 @@ fn token_columns(t: &TableSchema, columns: &[crate::language::ast::Name]) -> Res
     Err(ExecError::invalid(message))
 }
 
+/// The token a `token(...) op value` relation compares with: a bigint (literal or marker), or
+/// `token(v1, ...)` of a partition key's components, as in `token(k) > token('tom')`.
 fn token_value(t: &TableSchema, run: &Run<'_>, value: &Term) -> Result<Token, ExecError> {
     if let Some(args) = token_call(value) {
         let pk = t.def.partition_key();
@@ -838,12 +838,12 @@ impl Restrictions {
         self.pk.iter().any(Option::is_some) && !self.has_partition_keys()
     }
 
-    /// Whether the clustering key is restricted at all.
     /// Whether a clustering column is restricted by a slice (`>`, `<=`, ...).
     pub fn has_clustering_slice(&self) -> bool {
         self.slice.is_some()
     }
 
+    /// Whether the clustering key is restricted at all.
     pub fn has_clustering(&self) -> bool {
         self.ck.iter().any(Option::is_some) || self.slice.is_some()
     }

@@ -217,13 +217,7 @@ fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecErr
                             unreachable!("matched as a column")
                         };
                         let c = column(&n.0)?;
-                        if !matches!(c.ty, CqlType::Map { .. } | CqlType::Set { .. }) {
-                            return Err(ExecError::invalid(format!(
-                                "Element selection is only allowed on sets and maps, but {} is a {}",
-                                c.name,
-                                khata_types::type_text::type_text(&c.ty)
-                            )));
-                        }
+                        super::selector::element_key(selectable, &c.ty, "Element")?;
                         (
                             format!("{}[{key}]", c.name),
                             Output::Element(c, key.clone()),
@@ -990,24 +984,31 @@ pub(crate) async fn run(
             _ => Ok(None),
         })
         .collect::<Result<_, _>>()?;
-    // Computed selectors with element keys or slice bounds, bound once.
-    let bound_computed: Vec<Option<super::selector::Computed>> = outs
+    // Computed selectors with element keys or slice bounds, bound once (nothing to allocate
+    // for a statement without them).
+    let has_args = outs
         .iter()
-        .map(|(_, o)| match o {
-            Output::Computed(c) if c.has_args() => c
-                .bind(
-                    &mut |term, ty, receiver| match bind::value(run, term, ty, receiver)? {
-                        bind::Bound::Value(b) => Ok(Some(b)),
-                        bind::Bound::Unset => Ok(None),
-                        bind::Bound::Null => Err(ExecError::invalid(format!(
-                            "Invalid null value for {receiver}"
-                        ))),
-                    },
-                )
-                .map(Some),
-            _ => Ok(None),
-        })
-        .collect::<Result<_, _>>()?;
+        .any(|(_, o)| matches!(o, Output::Computed(c) if c.has_args()));
+    let bound_computed: Vec<Option<super::selector::Computed>> = if has_args {
+        outs.iter()
+            .map(|(_, o)| match o {
+                Output::Computed(c) if c.has_args() => c
+                    .bind(
+                        &mut |term, ty, receiver| match bind::value(run, term, ty, receiver)? {
+                            bind::Bound::Value(b) => Ok(Some(b)),
+                            bind::Bound::Unset => Ok(None),
+                            bind::Bound::Null => Err(ExecError::invalid(format!(
+                                "Invalid null value for {receiver}"
+                            ))),
+                        },
+                    )
+                    .map(Some),
+                _ => Ok(None),
+            })
+            .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
     let aggregate = aggregator.is_some();
     // With GROUP BY, PER PARTITION LIMIT counts groups, as Cassandra's group-by limits do: the
     // partition is read whole and its rows stop at the first group past the limit.
@@ -1223,7 +1224,10 @@ pub(crate) async fn run(
                                 now,
                             )
                         };
-                        let computed = bound_computed[out.len()].as_ref().unwrap_or(computed);
+                        let computed = bound_computed
+                            .get(out.len())
+                            .and_then(Option::as_ref)
+                            .unwrap_or(computed);
                         computed.eval(env, &value).unwrap_or_else(|e| {
                             failure = Some(e);
                             None
@@ -1572,7 +1576,6 @@ fn group_key(group_by: &[ColumnDef], pk: &[Bytes], ck: &[Bytes]) -> Bytes {
     out.freeze()
 }
 
-/// SELECT DISTINCT takes partition key and static columns only.
 /// What a SELECT's selection and its DISTINCT, GROUP BY and PER PARTITION LIMIT must agree
 /// on, checked as Cassandra checks them when it prepares the statement.
 fn check_selection(s: &Select, outs: &[(String, Output)], grouped: bool) -> Result<(), ExecError> {
@@ -1593,6 +1596,7 @@ fn check_selection(s: &Select, outs: &[(String, Output)], grouped: bool) -> Resu
     Ok(())
 }
 
+/// SELECT DISTINCT takes partition key and static columns only.
 fn check_distinct(outs: &[(String, Output)]) -> Result<(), ExecError> {
     for (name, o) in outs {
         match o {

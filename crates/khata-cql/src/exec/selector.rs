@@ -261,9 +261,10 @@ pub(super) fn compile(def: &TableDef, s: &Selectable) -> Result<Computed, ExecEr
                     value: None,
                 })
             };
+            let bounds = Box::new([arg(from), arg(to)]);
             Ok(Computed {
                 ty: of.ty.clone(),
-                node: Node::Slice(Box::new(of.clone()), Box::new([arg(from), arg(to)])),
+                node: Node::Slice(Box::new(of), bounds),
             })
         }
         Selectable::FunctionCall { name, args } => {

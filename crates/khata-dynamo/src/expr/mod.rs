@@ -73,7 +73,7 @@ pub(crate) struct Placeholders<'a> {
     used_names: HashSet<String>,
     used_values: HashSet<String>,
     /// The top-level attributes of the paths that go inside one (`a.b`, `a[0]`).
-    pub(crate) nested: BTreeSet<String>,
+    nested: BTreeSet<String>,
 }
 
 impl Placeholders<'_> {
@@ -163,6 +163,9 @@ impl<'a> Expressions<'a> {
         index_keys: impl IntoIterator<Item = &'k str>,
     ) -> Result<(), ValidationError> {
         let nested = &self.placeholders.nested;
+        if nested.is_empty() {
+            return Ok(());
+        }
         let found = keys
             .into_iter()
             .map(|k| ("Key", k))
