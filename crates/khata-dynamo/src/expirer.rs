@@ -10,6 +10,9 @@
 //! REMOVE record whose `userIdentity` is the service (`{"Type": "Service", "PrincipalId":
 //! "dynamodb.amazonaws.com"}`), so consumers can tell expiries from user deletes.
 //!
+//! The same loop drops the streams kept after a DeleteTable once they have expired
+//! ([`crate::streams::drop_expired_logs`]).
+//!
 //! This is Alternator's approach on one node: a full scan per period, no index of expiry
 //! times; a table of many items costs a scan each period. Items past their time stay
 //! readable until the expirer reaches them, as in DynamoDB (which takes up to a few days).
@@ -69,6 +72,12 @@ async fn run(ops: Arc<Operations>, period: Duration, mut stopped: watch::Receive
             Ok(0) => {}
             Ok(n) => debug!(items = n, "expired items deleted"),
             Err(e) => warn!(error = %e, "TTL sweep failed; it is tried again next period"),
+        }
+        // The streams kept after a DeleteTable expire with their records (crate::streams).
+        match crate::streams::drop_expired_logs(&ops.coordinator, &ops.schema_lock).await {
+            Ok(0) => {}
+            Ok(n) => debug!(tables = n, "expired streams of deleted tables dropped"),
+            Err(e) => warn!(error = %e, "dropping expired streams failed; tried again next period"),
         }
         if *stopped.borrow() {
             return;

@@ -203,7 +203,7 @@ impl TableMeta {
     }
 }
 
-fn key_named<'a>(schema: &'a [KeyElement], key_type: &str) -> Option<&'a str> {
+pub(crate) fn key_named<'a>(schema: &'a [KeyElement], key_type: &str) -> Option<&'a str> {
     schema
         .iter()
         .find(|k| k.key_type == key_type)

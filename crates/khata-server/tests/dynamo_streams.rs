@@ -652,6 +652,196 @@ async fn ttl_expiry_removes_items_with_the_services_identity() {
     node.stop().await;
 }
 
+/// The streams of a deleted table, as `(label, status)` through ListStreams and DescribeStream.
+async fn listed(streams: &StreamsClient, table: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let listed = streams
+        .list_streams()
+        .table_name(table)
+        .send()
+        .await
+        .unwrap();
+    for s in listed.streams() {
+        assert_eq!(s.table_name(), Some(table));
+        let d = streams
+            .describe_stream()
+            .stream_arn(s.stream_arn().unwrap())
+            .send()
+            .await
+            .unwrap();
+        let d = d.stream_description().unwrap();
+        assert_eq!(d.table_name(), Some(table));
+        assert_eq!(d.key_schema()[0].attribute_name(), "pk");
+        out.push((
+            s.stream_arn().unwrap().to_string(),
+            d.stream_status().unwrap().as_str().to_string(),
+        ));
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_deleted_tables_streams_stay_readable_and_disabled_until_they_expire() {
+    let mut node = TestNode::start_with(|c| c.ttl_scan_period_seconds = 1).await;
+    let client = dynamo_support::client(node.dynamo_address());
+    let streams = streams_client(node.dynamo_address());
+    let code = |e: &dyn ProvideErrorMetadata| e.code().unwrap_or_default().to_string();
+    create(&client, "gone", Some(StreamViewType::NewImage)).await;
+    for i in 0..3 {
+        client
+            .put_item()
+            .table_name("gone")
+            .item("pk", s(&format!("k{i}")))
+            .send()
+            .await
+            .unwrap();
+    }
+    let first = latest_arn(&client, "gone").await;
+    client
+        .delete_table()
+        .table_name("gone")
+        .send()
+        .await
+        .unwrap();
+    let e = client
+        .describe_table()
+        .table_name("gone")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "ResourceNotFoundException");
+    let e = client
+        .put_item()
+        .table_name("gone")
+        .item("pk", s("late"))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "ResourceNotFoundException");
+    // DynamoDB: "the corresponding stream on that table goes into the DISABLED state, and the
+    // stream is automatically deleted after 24 hours."
+    assert_eq!(
+        listed(&streams, "gone").await,
+        vec![(first.clone(), "DISABLED".to_string())]
+    );
+    let all = streams.list_streams().send().await.unwrap();
+    assert!(
+        all.streams()
+            .iter()
+            .any(|s| s.stream_arn() == Some(first.as_str()))
+    );
+    let records = read_all(&streams, &first, None).await;
+    assert_eq!(records.len(), 3);
+    assert!(
+        records
+            .iter()
+            .all(|r| r.event_name() == Some(&OperationType::Insert))
+    );
+    let shard = shard_ids(&streams, &first).await.remove(0);
+    let it = iterator(&streams, &first, &shard, ShardIteratorType::Latest).await;
+    let page = streams
+        .get_records()
+        .shard_iterator(it)
+        .send()
+        .await
+        .unwrap();
+    assert!(page.records().is_empty());
+    assert!(page.next_shard_iterator().is_none(), "the shard is closed");
+
+    // A table created again under the name has a stream of its own; the old one stays.
+    create(&client, "gone", Some(StreamViewType::KeysOnly)).await;
+    client
+        .put_item()
+        .table_name("gone")
+        .item("pk", s("new"))
+        .send()
+        .await
+        .unwrap();
+    let second = latest_arn(&client, "gone").await;
+    assert_ne!(first, second);
+    let mut expected = vec![
+        (first.clone(), "DISABLED".to_string()),
+        (second.clone(), "ENABLED".to_string()),
+    ];
+    expected.sort();
+    assert_eq!(listed(&streams, "gone").await, expected);
+    assert_eq!(read_all(&streams, &first, None).await.len(), 3);
+    let fresh = read_all(&streams, &second, None).await;
+    assert_eq!(fresh.iter().map(key_of).collect::<Vec<_>>(), ["new"]);
+    let scanned = client.scan().table_name("gone").send().await.unwrap();
+    assert_eq!(scanned.count(), 1, "the old table's items went with it");
+
+    // Deleted again: both kept, both disabled.
+    client
+        .delete_table()
+        .table_name("gone")
+        .send()
+        .await
+        .unwrap();
+    let statuses: Vec<String> = listed(&streams, "gone")
+        .await
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect();
+    assert_eq!(statuses, ["DISABLED", "DISABLED"]);
+
+    // Once every stream has expired (their entries removed here, as 24 hours would), the
+    // kept log goes with its keyspace.
+    let cql = node.cql_session().await;
+    cql.query_unpaged(
+        "DELETE FROM \"alternator_gone\".\"gone:streams\" WHERE p = 'streams'",
+        (),
+    )
+    .await
+    .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let rows = cql
+            .query_unpaged(
+                "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = 'alternator_gone'",
+                (),
+            )
+            .await
+            .unwrap()
+            .into_rows_result()
+            .unwrap()
+            .rows_num();
+        if rows == 0 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the expired log was not dropped"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let e = streams
+        .list_streams()
+        .table_name("gone")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "ResourceNotFoundException");
+    let e = streams
+        .describe_stream()
+        .stream_arn(&first)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "ResourceNotFoundException");
+
+    // A table without a stream leaves nothing behind, and the name can be used again.
+    create(&client, "plain", None).await;
+    client
+        .delete_table()
+        .table_name("plain")
+        .send()
+        .await
+        .unwrap();
+    create(&client, "plain", None).await;
+    node.stop().await;
+}
+
 #[tokio::test]
 async fn records_and_numbering_survive_a_restart() {
     let mut node = TestNode::start().await;

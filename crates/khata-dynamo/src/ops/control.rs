@@ -553,20 +553,26 @@ pub async fn create_table(ops: &Operations, body: &Object, request: &RequestInfo
     let meta = parse_create(body, coordinator.timestamp())?;
     let name = meta.table_name.clone();
     let _guard = ops.schema_lock.lock().await;
-    if coordinator
-        .schema()
-        .keyspace(&tables::keyspace_name(&name))
-        .is_some()
+    // The keyspace of a table deleted in the last 24 hours holds its streams' log: the new
+    // table joins it ([`crate::streams`]).
+    let reused = crate::streams::deleted_log(coordinator, &name).is_some();
+    if !reused
+        && coordinator
+            .schema()
+            .keyspace(&tables::keyspace_name(&name))
+            .is_some()
     {
         return Err(in_use(&name));
     }
-    match coordinator
-        .change_schema(SchemaChange::CreateKeyspace(tables::keyspace_def(&name)))
-        .await
-    {
-        Ok(_) => {}
-        Err(e) if is_already_exists(&e) => return Err(in_use(&name)),
-        Err(e) => return Err(e.into()),
+    if !reused {
+        match coordinator
+            .change_schema(SchemaChange::CreateKeyspace(tables::keyspace_def(&name)))
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if is_already_exists(&e) => return Err(in_use(&name)),
+            Err(e) => return Err(e.into()),
+        }
     }
     let mut meta = meta;
     let id = coordinator.random_uuid();
@@ -581,9 +587,13 @@ pub async fn create_table(ops: &Operations, body: &Object, request: &RequestInfo
     };
     if let Err(e) = made {
         // Leave nothing half made.
-        let _ = coordinator
-            .change_schema(SchemaChange::DropKeyspace(tables::keyspace_name(&name)))
-            .await;
+        if reused {
+            let _ = drop_tables_but_log(ops, &name).await;
+        } else {
+            let _ = coordinator
+                .change_schema(SchemaChange::DropKeyspace(tables::keyspace_name(&name)))
+                .await;
+        }
         return Err(if is_already_exists(&e) {
             in_use(&name)
         } else {
@@ -607,18 +617,62 @@ pub async fn delete_table(ops: &Operations, body: &Object, request: &RequestInfo
             "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.",
         ));
     }
-    match ops
-        .coordinator
-        .change_schema(SchemaChange::DropKeyspace(tables::keyspace_name(name)))
-        .await
-    {
-        Ok(_) => {}
+    // A table with streams leaves them DISABLED, readable for 24 hours: its keyspace keeps
+    // their log. A failure to mark them only loses that.
+    let kept = match ops.streams.table_deleted(&ops.coordinator, &table).await {
+        Ok(kept) => kept,
+        Err(e) => {
+            tracing::warn!(table = name, error = %e, "the streams of a deleted table are not kept");
+            false
+        }
+    };
+    let dropped = if kept {
+        drop_tables_but_log(ops, name).await
+    } else {
+        ops.coordinator
+            .change_schema(SchemaChange::DropKeyspace(tables::keyspace_name(name)))
+            .await
+            .map(|_| ())
+    };
+    match dropped {
+        Ok(()) => {}
         Err(e) if is_not_found(&e) => return Err(DynamoError::table_not_found(name)),
         Err(e) => return Err(e.into()),
     }
     Ok(json!({
         "TableDescription": table_description(&table.meta, table.schema.def.id, &request.region(), "DELETING")
     }))
+}
+
+/// Drop every table of DynamoDB table `name`'s keyspace but its streams' log: the table first
+/// (so it is gone for every request at once), then its index tables.
+async fn drop_tables_but_log(
+    ops: &Operations,
+    name: &str,
+) -> std::result::Result<(), CoordinatorError> {
+    let keyspace = tables::keyspace_name(name);
+    let log = crate::streams::log::log_table_name(name);
+    let base = tables::storage_name(name);
+    let mut doomed: Vec<String> = match ops.coordinator.schema().keyspace(&keyspace) {
+        Some(ks) => ks.tables.keys().filter(|t| **t != log).cloned().collect(),
+        None => return Err(CoordinatorError::Schema(ReplicaError::NotFound(keyspace))),
+    };
+    doomed.sort_by_key(|t| *t != base);
+    for table in doomed {
+        match ops
+            .coordinator
+            .change_schema(SchemaChange::DropTable {
+                keyspace: keyspace.clone(),
+                table,
+            })
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if is_not_found(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// UpdateTable: billing mode, throughput, streams, deletion protection, and GSI creation and

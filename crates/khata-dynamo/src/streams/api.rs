@@ -101,20 +101,28 @@ fn limit(v: &mut Violations, value: Option<i64>, max: i64) {
     }
 }
 
-/// The stream an ARN names, or `ResourceNotFoundException`.
-async fn find_stream(ops: &Operations, arn: &str) -> Result<(crate::tables::Table, Arc<Stream>)> {
+/// The stream an ARN names, with its table (`None` when the table was deleted and the
+/// stream is kept), or `ResourceNotFoundException`.
+async fn find_stream(
+    ops: &Operations,
+    arn: &str,
+) -> Result<(Option<crate::tables::Table>, Arc<Stream>)> {
     let (table_name, label) = parse_arn(arn).ok_or_else(|| invalid_arn(arn))?;
-    let table = match crate::tables::find(&ops.coordinator.schema(), table_name) {
-        Ok(Some(t)) => t,
-        Ok(None) => return Err(stream_not_found(arn)),
+    let (table, stream) = match crate::tables::find(&ops.coordinator.schema(), table_name) {
+        Ok(Some(t)) => {
+            let stream = ops.streams.stream(&ops.coordinator, &t, label).await?;
+            (Some(t), stream)
+        }
+        Ok(None) => {
+            let stream = ops
+                .streams
+                .deleted(&ops.coordinator, table_name, label)
+                .await?;
+            (None, stream)
+        }
         Err(e) => return Err(DynamoError::internal(e)),
     };
-    let stream = ops
-        .streams
-        .stream(&ops.coordinator, &table, label)
-        .await?
-        .ok_or_else(|| stream_not_found(arn))?;
-    Ok((table, stream))
+    Ok((table, stream.ok_or_else(|| stream_not_found(arn))?))
 }
 
 pub async fn list_streams(ops: &Operations, body: &Object, request: &RequestInfo) -> Result<Value> {
@@ -129,24 +137,47 @@ pub async fn list_streams(ops: &Operations, body: &Object, request: &RequestInfo
     length(&mut v, start, "exclusiveStartStreamArn", 37, 1024);
     v.finish()?;
     let max = max.unwrap_or(MAX_PAGE) as usize;
-    let names = match table_name {
-        Some(n) => vec![ops.table(n)?.meta.table_name],
-        None => crate::tables::names(&ops.coordinator.schema()),
+    let coordinator = &ops.coordinator;
+    // (table, label) of every stream listed: the tables' and those kept after a DeleteTable.
+    let mut found: Vec<(String, String)> = Vec::new();
+    let live = match table_name {
+        Some(n) => match (
+            ops.table(n),
+            ops.streams.deleted_labels(coordinator, n).await?,
+        ) {
+            (Ok(t), _) => vec![t.meta.table_name],
+            (Err(_), Some(labels)) => {
+                found.extend(labels.into_iter().map(|l| (n.to_string(), l)));
+                Vec::new()
+            }
+            (Err(e), None) => return Err(e),
+        },
+        None => {
+            found = ops.streams.all_deleted(coordinator).await?;
+            crate::tables::names(&coordinator.schema())
+        }
     };
-    let mut streams = Vec::new();
-    let region = request.region();
-    for name in names {
-        let Ok(Some(table)) = crate::tables::find(&ops.coordinator.schema(), &name) else {
+    for name in live {
+        let Ok(Some(table)) = crate::tables::find(&coordinator.schema(), &name) else {
             continue;
         };
-        for label in ops.streams.labels(&ops.coordinator, &table).await? {
-            streams.push(json!({
+        for label in ops.streams.labels(coordinator, &table).await? {
+            found.push((name.clone(), label));
+        }
+    }
+    found.sort();
+    found.dedup();
+    let region = request.region();
+    let streams: Vec<Value> = found
+        .into_iter()
+        .map(|(name, label)| {
+            json!({
                 "StreamArn": super::stream_arn(&region, &name, &label),
                 "TableName": name,
                 "StreamLabel": label,
-            }));
-        }
-    }
+            })
+        })
+        .collect();
     // Streams are in (table, label) order; a page starts after the given one's place in it,
     // which holds even if that stream has gone since.
     let start = match start {
@@ -212,15 +243,17 @@ pub async fn describe_stream(ops: &Operations, body: &Object) -> Result<Value> {
         .collect();
     let max = max.unwrap_or(MAX_PAGE) as usize;
     let page: Vec<Value> = shards.iter().take(max).map(|s| shard_json(s)).collect();
-    let enabled = super::enabled_label(&table) == Some(stream.label.as_str());
+    let enabled = table
+        .as_ref()
+        .is_some_and(|t| super::enabled_label(t) == Some(stream.label.as_str()));
     let mut description = json!({
         "StreamArn": arn,
         "StreamLabel": stream.label,
         "StreamStatus": if enabled { "ENABLED" } else { "DISABLED" },
         "StreamViewType": stream.view_type,
         "CreationRequestDateTime": crate::ops::describe::epoch_seconds(stream.created_micros()),
-        "TableName": table.meta.table_name,
-        "KeySchema": table.meta.key_schema,
+        "TableName": stream.table_name,
+        "KeySchema": stream.key_schema,
         "Shards": page,
     });
     if shards.len() > max

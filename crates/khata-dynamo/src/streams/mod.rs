@@ -23,9 +23,16 @@
 //! metadata change ([`Streams::table_changed`]): a crash between a metadata change and the
 //! log's update is repaired on the next load.
 //!
-//! Not done: a stream outliving its table for 24 hours after DeleteTable (the log is dropped
-//! with the table's keyspace); several shards per stream (one open shard per stream, as one
-//! node needs); the in-flight watermark is this node's, as the coordinator is.
+//! **After DeleteTable** the table's streams go DISABLED and stay readable for 24 hours, as
+//! DynamoDB keeps them ([`Streams::table_deleted`]): the table and its index tables are
+//! dropped, but the keyspace keeps the log table, whose stream entries carry the table's name
+//! and key schema so that DescribeStream can still answer. Such a stream is found by its ARN
+//! ([`Streams::deleted`]) and listed by ListStreams; a table created again under the name
+//! reuses the keyspace, and its streams join the old ones in the log. Once every entry has
+//! expired, the keyspace is dropped ([`drop_expired_logs`], from the TTL expirer's loop).
+//!
+//! Not done: several shards per stream (one open shard per stream, as one node needs); the
+//! in-flight watermark is this node's, as the coordinator is.
 
 pub mod api;
 pub mod log;
@@ -44,7 +51,7 @@ use uuid::Uuid;
 
 use crate::error::{DynamoError, Result};
 use crate::items::{ItemKey, ItemLayout};
-use crate::tables::{Table, keyspace_name};
+use crate::tables::{KEYSPACE_PREFIX, KeyElement, Table, key_named, keyspace_name};
 use crate::value::Item;
 use state::{ShardEntry, StreamEntry, StreamState, format_sequence};
 
@@ -79,12 +86,12 @@ pub struct Change {
 pub struct Stream {
     coordinator: Arc<Coordinator>,
     pub table_name: String,
-    /// The DynamoDB table's engine table.
-    pub base_table: Uuid,
     /// The log table ([`log`]).
     pub log_table: Uuid,
     pub label: String,
     pub view_type: String,
+    /// The key schema of the table the stream belongs (or belonged) to.
+    pub key_schema: Vec<KeyElement>,
     key_names: Vec<String>,
     entry: Mutex<StreamEntry>,
     state: Mutex<StreamState>,
@@ -275,6 +282,27 @@ impl Stream {
         }
         self.flush_pending().await
     }
+
+    /// The stream's table is being deleted: close the stream, and write its entry with the
+    /// table's name and key schema, to describe it by for the 24 hours it is kept.
+    async fn retire(&self) -> Result<()> {
+        self.reconcile(false).await?;
+        let entry = {
+            let mut e = self.entry.lock();
+            e.table_name.clone_from(&self.table_name);
+            e.key_schema.clone_from(&self.key_schema);
+            e.clone()
+        };
+        let now = self.coordinator.timestamp();
+        self.coordinator
+            .write(
+                vec![log::stream_row(self.log_table, &entry, now)],
+                Consistency::LocalQuorum,
+                WriteType::Simple,
+            )
+            .await?;
+        Ok(())
+    }
 }
 
 /// `arn:aws:dynamodb:<region>:000000000000:table/<table>/stream/<label>`.
@@ -337,7 +365,7 @@ impl Streams {
         if let Some(s) = self.cached(table.schema.def.id, label) {
             return Ok(Some(s));
         }
-        let Some(stream) = load(coordinator, table, label).await? else {
+        let Some(stream) = load(coordinator, Owner::Live(table), label).await? else {
             return Ok(None);
         };
         let stream = Arc::new(stream);
@@ -364,6 +392,89 @@ impl Streams {
         }
         labels.sort();
         Ok(labels)
+    }
+
+    /// Stream `label` of deleted table `name`, while it is kept ([`Streams::table_deleted`]).
+    pub async fn deleted(
+        &self,
+        coordinator: &Arc<Coordinator>,
+        name: &str,
+        label: &str,
+    ) -> Result<Option<Arc<Stream>>> {
+        let Some(log) = deleted_log(coordinator, name) else {
+            return Ok(None);
+        };
+        // Cached under the log table's id: the table's is gone.
+        if let Some(s) = self.cached(log, label) {
+            return Ok(Some(s));
+        }
+        let _guard = self.load_lock.lock().await;
+        if let Some(s) = self.cached(log, label) {
+            return Ok(Some(s));
+        }
+        let Some(stream) = load(coordinator, Owner::Deleted { name, log }, label).await? else {
+            return Ok(None);
+        };
+        let stream = Arc::new(stream);
+        self.loaded
+            .lock()
+            .entry(log)
+            .or_default()
+            .push(stream.clone());
+        Ok(Some(stream))
+    }
+
+    /// The labels of the streams kept after deleted table `name` (`None`: no such table was
+    /// deleted with streams in the last 24 hours).
+    pub async fn deleted_labels(
+        &self,
+        coordinator: &Coordinator,
+        name: &str,
+    ) -> Result<Option<Vec<String>>> {
+        let Some(log) = deleted_log(coordinator, name) else {
+            return Ok(None);
+        };
+        let entries = log::streams(coordinator, log).await?;
+        Ok(Some(
+            entries
+                .into_values()
+                .filter(|e| e.table_name == name)
+                .map(|e| e.label)
+                .collect(),
+        ))
+    }
+
+    /// Every stream kept after a DeleteTable: (table name, label), in that order.
+    pub async fn all_deleted(&self, coordinator: &Coordinator) -> Result<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        for log in deleted_logs(coordinator) {
+            for e in log::streams(coordinator, log).await?.into_values() {
+                if !e.table_name.is_empty() {
+                    out.push((e.table_name, e.label));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// DeleteTable of `table`: its streams are closed and marked DISABLED, to be kept for 24
+    /// hours. Returns whether any is kept (the caller then keeps the log table).
+    pub async fn table_deleted(
+        &self,
+        coordinator: &Arc<Coordinator>,
+        table: &Table,
+    ) -> Result<bool> {
+        let Some(log) = log_table(coordinator, &table.meta.table_name) else {
+            return Ok(false);
+        };
+        for label in self.labels(coordinator, table).await? {
+            if let Some(s) = self.stream(coordinator, table, &label).await? {
+                s.retire().await?;
+            }
+        }
+        self.loaded.lock().remove(&table.schema.def.id);
+        Ok(!log::streams(coordinator, log).await?.is_empty())
     }
 
     /// `table`'s metadata changed (created with a stream, stream enabled or disabled): bring
@@ -399,6 +510,73 @@ pub fn log_table(coordinator: &Coordinator, name: &str) -> Option<Uuid> {
         .map(|t| t.def.id)
 }
 
+/// The log table kept after DynamoDB table `name` was deleted, if there is one: its keyspace
+/// holds the log and no table.
+pub fn deleted_log(coordinator: &Coordinator, name: &str) -> Option<Uuid> {
+    let schema = coordinator.schema();
+    let keyspace = schema.keyspace(&keyspace_name(name))?;
+    let log_name = log::log_table_name(name);
+    if keyspace.tables.keys().any(|t| *t != log_name) {
+        return None;
+    }
+    keyspace.tables.get(&log_name).map(|t| t.def.id)
+}
+
+/// The log tables kept after DeleteTable: those alone in a DynamoDB table's keyspace.
+fn deleted_logs(coordinator: &Coordinator) -> Vec<Uuid> {
+    let schema = coordinator.schema();
+    schema
+        .keyspaces
+        .iter()
+        .filter(|(name, _)| name.starts_with(KEYSPACE_PREFIX))
+        .filter_map(|(_, ks)| {
+            let mut tables = ks.tables.iter();
+            match (tables.next(), tables.next()) {
+                (Some((name, t)), None) if name.ends_with(log::LOG_SUFFIX) => Some(t.def.id),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Drop the keyspaces of deleted tables whose kept streams have all expired (24 hours after
+/// DeleteTable). `schema_lock` is the DynamoDB front end's lock of table creation and
+/// deletion, so that a table created again under the name meanwhile keeps its keyspace.
+/// Returns how many were dropped.
+pub async fn drop_expired_logs(
+    coordinator: &Coordinator,
+    schema_lock: &tokio::sync::Mutex<()>,
+) -> Result<usize> {
+    let mut dropped = 0;
+    for log in deleted_logs(coordinator) {
+        if !log::streams(coordinator, log).await?.is_empty() {
+            continue;
+        }
+        let _guard = schema_lock.lock().await;
+        // Still alone in its keyspace (no table created again under the name meanwhile)?
+        let keyspace = {
+            let schema = coordinator.schema();
+            schema
+                .keyspaces
+                .iter()
+                .find(|(_, ks)| ks.tables.len() == 1 && ks.tables.values().any(|t| t.def.id == log))
+                .map(|(name, _)| name.clone())
+        };
+        let Some(keyspace) = keyspace else {
+            continue;
+        };
+        match coordinator
+            .change_schema(SchemaChange::DropKeyspace(keyspace))
+            .await
+        {
+            Ok(_) => dropped += 1,
+            Err(CoordinatorError::Schema(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(dropped)
+}
+
 /// Create the log table of `name` (or find it, if another request just did).
 async fn create_log(coordinator: &Coordinator, name: &str) -> Result<Uuid> {
     let schema = log::log_schema(name, coordinator.random_uuid());
@@ -414,21 +592,34 @@ async fn create_log(coordinator: &Coordinator, name: &str) -> Result<Uuid> {
         .ok_or_else(|| DynamoError::internal(format!("the stream log of {name} was not created")))
 }
 
-/// Load stream `label` of `table` from its log; `None` if there is no such stream.
+/// Whose stream is loaded: a table's, or a deleted table's, kept in log table `log`.
+#[derive(Clone, Copy)]
+enum Owner<'a> {
+    Live(&'a Table),
+    Deleted { name: &'a str, log: Uuid },
+}
+
+/// Load stream `label` of `owner` from its log; `None` if there is no such stream.
 async fn load(
     coordinator: &Arc<Coordinator>,
-    table: &Table,
+    owner: Owner<'_>,
     label: &str,
 ) -> Result<Option<Stream>> {
-    let name = &table.meta.table_name;
-    let current = table.meta.stream.as_ref().filter(|s| s.label == label);
-    let log = match (log_table(coordinator, name), current) {
+    let (name, current, log) = match owner {
+        Owner::Live(table) => (
+            table.meta.table_name.as_str(),
+            table.meta.stream.as_ref().filter(|s| s.label == label),
+            log_table(coordinator, &table.meta.table_name),
+        ),
+        Owner::Deleted { name, log } => (name, None, Some(log)),
+    };
+    let log = match (log, current) {
         (Some(id), _) => id,
         (None, Some(_)) => create_log(coordinator, name).await?,
         (None, None) => return Ok(None),
     };
     let entries = log::streams(coordinator, log).await?;
-    let entry = match (entries.get(label), current) {
+    let mut entry = match (entries.get(label), current) {
         (Some(e), _) => e.clone(),
         (None, Some(c)) => {
             let now = coordinator.timestamp();
@@ -437,6 +628,11 @@ async fn load(
                 view_type: c.view_type.clone(),
                 created_micros: now,
                 disabled_micros: None,
+                table_name: name.to_string(),
+                key_schema: match owner {
+                    Owner::Live(t) => t.meta.key_schema.clone(),
+                    Owner::Deleted { .. } => Vec::new(),
+                },
             };
             coordinator
                 .write(
@@ -472,18 +668,25 @@ async fn load(
             });
         last_record = last_record.max(seq);
     }
-    let key_names = std::iter::once(table.meta.hash_key())
-        .chain(std::iter::once(table.meta.range_key()))
-        .flatten()
+    // Entries written before they carried the key schema take the table's.
+    if let Owner::Live(t) = owner
+        && entry.key_schema.is_empty()
+    {
+        entry.key_schema.clone_from(&t.meta.key_schema);
+    }
+    let key_schema = entry.key_schema.clone();
+    let key_names = ["HASH", "RANGE"]
+        .iter()
+        .filter_map(|k| key_named(&key_schema, k))
         .map(str::to_string)
         .collect();
     Ok(Some(Stream {
         coordinator: coordinator.clone(),
-        table_name: name.clone(),
-        base_table: table.schema.def.id,
+        table_name: name.to_string(),
         log_table: log,
         label: label.to_string(),
         view_type: entry.view_type.clone(),
+        key_schema,
         key_names,
         state: Mutex::new(StreamState::new(label, shards, last_record)),
         entry: Mutex::new(entry),

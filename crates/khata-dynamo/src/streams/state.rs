@@ -63,6 +63,12 @@ pub struct StreamEntry {
     pub created_micros: i64,
     #[serde(default)]
     pub disabled_micros: Option<i64>,
+    /// The table's name and key schema, so that the stream can still be described after
+    /// DeleteTable (empty in entries written before they were kept).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub table_name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub key_schema: Vec<crate::tables::KeyElement>,
 }
 
 /// The text form of a sequence number.
