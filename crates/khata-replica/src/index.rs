@@ -648,6 +648,9 @@ pub struct IndexQuery {
     /// the partition that `resume` names: the clustering of the last row it returned
     /// ([`IndexResult::resume_within`]). That partition's rows are then read from the next one.
     pub resume_within: Option<Bytes>,
+    /// The reader is done with the partition `resume` names (DISTINCT took its row, or its
+    /// PER PARTITION LIMIT is reached): resume after every entry of that partition.
+    pub skip_partition: bool,
     /// At most this many rows.
     pub row_limit: usize,
     pub now: LocalTime,
@@ -695,9 +698,16 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
         .as_ref()
         .zip(q.resume_within.as_ref())
         .filter(|_| indexed.names_partitions());
+    let within = within.filter(|_| !q.skip_partition);
     if let Some(r) = &q.resume {
         low = low.max(match within {
             Some(_) => r.clone(),
+            None if q.skip_partition => match decode_key(&types, r) {
+                Ok(v) if v.len() >= 2 => {
+                    after_prefix(&entry_prefix(&DecoratedKey::new(v[1].clone()))?)
+                }
+                _ => after_prefix(r),
+            },
             None => after_prefix(r),
         });
     }

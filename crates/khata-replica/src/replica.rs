@@ -648,7 +648,14 @@ impl Replica {
         let table = schema
             .table_by_id(query.table)
             .ok_or_else(|| ReplicaError::NotFound(format!("unknown table {}", query.table)))?;
-        index::query(&self.engine, table, query)
+        let mut found = index::query(&self.engine, table, query)?;
+        if !table.dropped.is_empty() {
+            let dropped = table.dropped_cells();
+            for (_, p) in &mut found.partitions {
+                crate::schema::hide_dropped(p, &dropped);
+            }
+        }
+        Ok(found)
     }
 
     /// Read one partition (see [`Engine::read`]).
@@ -667,9 +674,28 @@ impl Replica {
                 partitions, key, ranges, reversed, row_limit,
             ));
         }
-        Ok(self
+        let mut read = self
             .engine
-            .read(table, key, ranges, reversed, row_limit, now)?)
+            .read(table, key, ranges, reversed, row_limit, now)?;
+        self.hide_dropped(table, std::slice::from_mut(&mut read.partition));
+        Ok(read)
+    }
+
+    /// Hide the cells of `table`'s dropped columns written before their drop
+    /// ([`crate::schema::hide_dropped`]) in `partitions`.
+    pub(crate) fn hide_dropped<'a>(
+        &self,
+        table: Uuid,
+        partitions: impl IntoIterator<Item = &'a mut khata_types::partition::Partition>,
+    ) {
+        let schema = self.schema();
+        let Some(t) = schema.table_by_id(table).filter(|t| !t.dropped.is_empty()) else {
+            return;
+        };
+        let dropped = t.dropped_cells();
+        for p in partitions {
+            crate::schema::hide_dropped(p, &dropped);
+        }
     }
 
     /// Read one row: `ranges` select at most one (a full clustering key, or the whole
@@ -695,7 +721,11 @@ impl Replica {
                     .iter()
                     .filter(|c| c.kind == ColumnKind::Regular)
                     .map(|c| c.id);
-                Ok(self.engine.read_row(table, key, ranges, regular, now)?)
+                let mut read = self.engine.read_row(table, key, ranges, regular, now)?;
+                if let Some(t) = schema.table_by_id(table).filter(|t| !t.dropped.is_empty()) {
+                    crate::schema::hide_dropped(&mut read.partition, &t.dropped_cells());
+                }
+                Ok(read)
             }
             _ => self.read(table, key, ranges, false, None, now),
         }
@@ -717,9 +747,11 @@ impl Replica {
                 partitions, start, end, resume, row_limit,
             ));
         }
-        Ok(self
+        let mut page = self
             .engine
-            .scan(table, start, end, resume, row_limit, now)?)
+            .scan(table, start, end, resume, row_limit, now)?;
+        self.hide_dropped(table, page.partitions.iter_mut().map(|(_, p)| p));
+        Ok(page)
     }
 
     /// Compare-and-set on one partition: read it, let `decide` look at what was read and
@@ -741,7 +773,8 @@ impl Replica {
             return Err(self.not_supported("Conditional modification", table));
         }
         let _serial = self.cas_locks[cas_stripe(table, key)].lock();
-        let read = self.engine.read(table, key, ranges, false, None, now)?;
+        let mut read = self.engine.read(table, key, ranges, false, None, now)?;
+        self.hide_dropped(table, std::slice::from_mut(&mut read.partition));
         match decide(&read) {
             Some(mutations) => {
                 let mutations = self.with_index_entries(mutations)?;

@@ -48,6 +48,8 @@ pub struct DroppedColumn {
     pub ty: CqlType,
     /// Microseconds since the epoch.
     pub dropped_time: i64,
+    /// A static column (`kind` `static` in `system_schema.dropped_columns`), else regular.
+    pub is_static: bool,
 }
 
 /// A secondary index on a regular column.
@@ -64,6 +66,40 @@ pub struct TableSchema {
     pub def: TableDef,
     pub dropped: Vec<DroppedColumn>,
     pub indexes: Vec<IndexDef>,
+}
+
+impl TableSchema {
+    /// The ids and drop times of the dropped columns, whose cells written at or before the
+    /// drop are gone (even once a column of the name is added again).
+    pub fn dropped_cells(&self) -> Vec<(ColumnId, i64)> {
+        self.dropped
+            .iter()
+            .map(|d| (column_id(&d.name), d.dropped_time))
+            .collect()
+    }
+}
+
+/// Remove from `partition` the cells of dropped columns written at or before their drop
+/// (`dropped`, from [`TableSchema::dropped_cells`]): a row left with nothing live is no row,
+/// as in Cassandra, where a row an UPDATE made of a dropped column alone disappears.
+pub fn hide_dropped(
+    partition: &mut khata_types::partition::Partition,
+    dropped: &[(ColumnId, i64)],
+) {
+    if dropped.is_empty() {
+        return;
+    }
+    let hide = |row: &mut khata_types::row::Row| {
+        row.cells.retain(|k, c| {
+            !dropped
+                .iter()
+                .any(|(id, at)| k.column == *id && c.timestamp <= *at)
+        });
+    };
+    hide(&mut partition.static_row);
+    for row in partition.rows.values_mut() {
+        hide(row);
+    }
 }
 
 /// A keyspace and everything in it.
@@ -191,6 +227,9 @@ fn digest(keyspaces: &BTreeMap<String, KeyspaceSchema>) -> Uuid {
             }
             for d in &t.dropped {
                 text.push_str(&format!("D {} {}\n", d.name, d.dropped_time));
+                if d.is_static {
+                    text.push_str("DS\n");
+                }
             }
             for i in &t.indexes {
                 text.push_str(&format!("I {} {}\n", i.name, i.target));

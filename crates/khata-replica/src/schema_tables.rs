@@ -277,7 +277,10 @@ pub fn table_writes(t: &TableSchema, ts: Timestamp, now: LocalTime) -> Result<Ve
                 .set("table_name", name.clone())
                 .set("column_name", SysValue::Text(d.name.clone()))
                 .set("dropped_time", SysValue::Timestamp(d.dropped_time / 1000))
-                .set("kind", SysValue::Text("regular".into()))
+                .set(
+                    "kind",
+                    SysValue::Text(if d.is_static { "static" } else { "regular" }.into()),
+                )
                 .set("type", SysValue::Text(type_text(&d.ty)))
                 .build(ts, now)?,
         ));
@@ -543,6 +546,7 @@ fn load_table(stored: &StoredRows, ks: &KeyspaceSchema, row: &ReadRow) -> Result
             })
             .map_err(|e| ReplicaError::CorruptSchema(e.to_string()))?,
             dropped_time: d.timestamp_opt("dropped_time")?.unwrap_or(0) * 1000,
+            is_static: d.text_opt("kind")?.as_deref() == Some("static"),
         });
     }
     let mut indexes = Vec::new();

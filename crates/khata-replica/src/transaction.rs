@@ -90,10 +90,11 @@ impl Replica {
         }
         let mut results = Vec::with_capacity(reads.len());
         for r in reads {
-            results.push(
-                self.engine
-                    .read(r.table, &r.key, &r.ranges, false, None, now)?,
-            );
+            let mut read = self
+                .engine
+                .read(r.table, &r.key, &r.ranges, false, None, now)?;
+            self.hide_dropped(r.table, std::slice::from_mut(&mut read.partition));
+            results.push(read);
         }
         let applied = match decide(&results) {
             Some(mutations) if !mutations.is_empty() => {

@@ -134,6 +134,7 @@ fn query(replica: &Replica, table: &TableSchema, v: &str, limit: usize) -> Vec<(
                 end: Bound::Unbounded,
                 resume: resume.clone(),
                 resume_within: None,
+                skip_partition: false,
                 row_limit: limit,
                 now: 0,
             })

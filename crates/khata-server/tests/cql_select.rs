@@ -612,8 +612,8 @@ async fn filtering_on_key_columns() {
 }
 
 /// Pages of every size return what one unpaged answer does, for the queries that count per
-/// partition (PER PARTITION LIMIT, DISTINCT) or filter, over a scan and over IN, with pages
-/// ending inside partitions.
+/// partition (PER PARTITION LIMIT, DISTINCT) or filter, over a scan, over IN, within one
+/// partition and through an index, with pages ending inside partitions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paging_keeps_per_partition_counts() {
     let mut node = TestNode::start().await;
@@ -645,11 +645,42 @@ async fn paging_keeps_per_partition_counts() {
         .await
         .unwrap();
     for cql in [
+        "CREATE TABLE ks.i (k int, c int, v int, s int STATIC, PRIMARY KEY (k, c))",
+        "CREATE INDEX ON ks.i (v)",
+        "CREATE INDEX ON ks.i (s)",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    let insert = session
+        .prepare("INSERT INTO ks.i (k, c, v, s) VALUES (?, ?, ?, 7)")
+        .await
+        .unwrap();
+    for k in 0..8i32 {
+        for c in 0..15i32 {
+            session
+                .execute_unpaged(&insert, (k, c, c % 3))
+                .await
+                .unwrap();
+        }
+    }
+    for cql in [
         "SELECT k, c FROM ks.t PER PARTITION LIMIT 2",
         "SELECT k, c FROM ks.t WHERE k IN (1, 3, 5) PER PARTITION LIMIT 3",
         "SELECT k, c FROM ks.t WHERE v = 1 PER PARTITION LIMIT 1 ALLOW FILTERING",
         "SELECT k, c FROM ks.t WHERE v = 2 ALLOW FILTERING",
         "SELECT k, c FROM ks.t PER PARTITION LIMIT 2 LIMIT 7",
+        // Filters inside named partitions (cassandra-dtest paging_test's
+        // test_paging_with_filtering): a full page must not end the query.
+        "SELECT k, c FROM ks.t WHERE k = 5 AND v = 1 ALLOW FILTERING",
+        "SELECT k, c FROM ks.t WHERE k = 5 AND c > 1 AND v = 2 ALLOW FILTERING",
+        "SELECT k, c FROM ks.t WHERE k = 5 AND v = 1 ORDER BY c DESC ALLOW FILTERING",
+        "SELECT k, c FROM ks.t WHERE k IN (3, 4, 5) AND v = 1 ALLOW FILTERING",
+        "SELECT k, c FROM ks.t WHERE k IN (3, 4, 5) AND v = 0 PER PARTITION LIMIT 2 ALLOW FILTERING",
+        // Through an index (ks.i, below), with chunks and pages ending inside partitions.
+        "SELECT k, c FROM ks.i WHERE v = 1 PER PARTITION LIMIT 2",
+        "SELECT k, c FROM ks.i WHERE v = 1",
+        "SELECT k, c FROM ks.i WHERE k = 3 AND v = 1",
+        "SELECT k, c FROM ks.i WHERE s = 7 PER PARTITION LIMIT 3",
     ] {
         let whole: Vec<(i32, Option<i32>)> = query(&session, cql).await;
         assert!(!whole.is_empty(), "{cql}");
@@ -671,6 +702,7 @@ async fn paging_keeps_per_partition_counts() {
     for cql in [
         "SELECT DISTINCT k FROM ks.t",
         "SELECT DISTINCT k FROM ks.t WHERE k IN (0, 2, 4, 9)",
+        "SELECT DISTINCT k FROM ks.i WHERE s = 7",
     ] {
         let whole: Vec<(i32,)> = query(&session, cql).await;
         for page in 1..=4 {

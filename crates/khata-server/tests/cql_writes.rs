@@ -878,3 +878,166 @@ async fn conditional_batch_and_assignment_refusals() {
     drop(session);
     node.stop().await;
 }
+
+/// Data of a dropped column stays dropped: a column added again under its name starts empty
+/// (Cassandra's `AlterTest.testDropListAndAddListWithSameName`), cells written after a drop
+/// `USING TIMESTAMP` stay (`testDropWithTimestamp`), a row made by an UPDATE of the dropped
+/// column alone goes, and a re-add of another type or kind is refused in Cassandra's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_columns_stay_dropped() {
+    let (mut node, session) = setup().await;
+    let refusal = |cql: &'static str| {
+        let session = &session;
+        async move {
+            session
+                .query_unpaged(cql, &[])
+                .await
+                .err()
+                .unwrap_or_else(|| panic!("{cql} was accepted"))
+                .to_string()
+        }
+    };
+    for cql in [
+        "CREATE TABLE b (pk int PRIMARY KEY, v int, w int, l list<int>)",
+        "INSERT INTO b (pk, v, w, l) VALUES (1, 1, 1, [1, 2])",
+        "ALTER TABLE b DROP v",
+        "ALTER TABLE b ADD v int",
+        "ALTER TABLE b DROP l",
+        "ALTER TABLE b ADD l list<int>",
+        "UPDATE b SET l = l + [3] WHERE pk = 1",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    type BRow = (i32, Option<i32>, Option<i32>, Option<Vec<i32>>);
+    let got: Vec<BRow> = session
+        .query_unpaged("SELECT pk, v, w, l FROM b", &[])
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(got, vec![(1, None, Some(1), Some(vec![3]))]);
+    session
+        .query_unpaged("ALTER TABLE b DROP w", &[])
+        .await
+        .unwrap();
+    let e = refusal("ALTER TABLE b ADD w text").await;
+    assert!(
+        e.contains(
+            "Cannot re-add previously dropped column 'w' of type text, incompatible with previous type int"
+        ),
+        "{e}"
+    );
+    session
+        .query_unpaged("ALTER TABLE b ADD w blob", &[])
+        .await
+        .unwrap();
+
+    session
+        .query_unpaged(
+            "CREATE TABLE d (id int, c1 int, v1 int, todrop int, s int STATIC, PRIMARY KEY (id, c1))",
+            &[],
+        )
+        .await
+        .unwrap();
+    for i in 0..5i32 {
+        session
+            .query_unpaged(
+                "INSERT INTO d (id, c1, v1, todrop) VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+                (1, i, i, i, 10_000i64 * i64::from(i)),
+            )
+            .await
+            .unwrap();
+    }
+    for cql in [
+        "ALTER TABLE d DROP todrop USING TIMESTAMP 20000",
+        "ALTER TABLE d ADD todrop int",
+        "INSERT INTO d (id, c1, v1, todrop) VALUES (1, 100, 100, 100) USING TIMESTAMP 30000",
+        "ALTER TABLE d DROP s",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    let got: Vec<(i32, i32, i32, Option<i32>)> = session
+        .query_unpaged("SELECT id, c1, v1, todrop FROM d", &[])
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        got,
+        vec![
+            (1, 0, 0, None),
+            (1, 1, 1, None),
+            (1, 2, 2, None),
+            (1, 3, 3, Some(3)),
+            (1, 4, 4, Some(4)),
+            (1, 100, 100, Some(100)),
+        ]
+    );
+    let e = refusal("ALTER TABLE d ADD s int").await;
+    assert!(
+        e.contains(
+            "Cannot re-add previously dropped column 's' of kind REGULAR, incompatible with previous kind STATIC"
+        ),
+        "{e}"
+    );
+    let kinds: Vec<(String, String)> = session
+        .query_unpaged(
+            "SELECT column_name, kind FROM system_schema.dropped_columns WHERE keyspace_name = 'ks' AND table_name = 'd'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        kinds,
+        vec![
+            ("s".to_string(), "static".to_string()),
+            ("todrop".to_string(), "regular".to_string()),
+        ]
+    );
+
+    // A row an UPDATE made holds only its cells: with the column dropped, no row is left.
+    for cql in [
+        "CREATE TABLE u (k int, c int, v int, w int, PRIMARY KEY (k, c))",
+        "UPDATE u SET v = 1 WHERE k = 1 AND c = 1",
+        "UPDATE u SET v = 2, w = 2 WHERE k = 1 AND c = 2",
+        "ALTER TABLE u DROP v",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    assert_eq!(rows(&session, "SELECT * FROM u").await.len(), 1);
+    assert_eq!(
+        rows(&session, "SELECT * FROM u WHERE k = 1 AND c = 1")
+            .await
+            .len(),
+        0
+    );
+
+    for cql in [
+        "CREATE TYPE addr (street text)",
+        "CREATE TABLE n (k int PRIMARY KEY, a addr, f frozen<addr>)",
+        "ALTER TABLE n DROP f",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    let e = refusal("ALTER TABLE n DROP a").await;
+    assert!(
+        e.contains("Cannot drop non-frozen column a of user type addr"),
+        "{e}"
+    );
+    drop(session);
+    node.stop().await;
+}

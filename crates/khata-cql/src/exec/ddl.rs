@@ -820,6 +820,56 @@ fn create_table(
     }))
 }
 
+/// A column added under the name of a dropped one must read the dropped one's values (which
+/// stay, hidden by the drop's time, until compaction removes them) and be of its kind, as
+/// Cassandra's `AlterTableStatement.AddColumns` requires.
+fn check_readd(
+    dropped: &khata_coordinator::catalog::DroppedColumn,
+    name: &str,
+    ty: &CqlType,
+    is_static: bool,
+    counter_table: bool,
+) -> Result<(), ExecError> {
+    if !value_compatible(ty, &dropped.ty) {
+        return Err(ExecError::invalid(format!(
+            "Cannot re-add previously dropped column '{name}' of type {}, incompatible with previous type {}",
+            khata_types::type_text::type_text(ty),
+            khata_types::type_text::type_text(&dropped.ty),
+        )));
+    }
+    if dropped.is_static != is_static {
+        let kind = |s: bool| if s { "STATIC" } else { "REGULAR" };
+        return Err(ExecError::invalid(format!(
+            "Cannot re-add previously dropped column '{name}' of kind {}, incompatible with previous kind {}",
+            kind(is_static),
+            kind(dropped.is_static),
+        )));
+    }
+    if counter_table {
+        return Err(ExecError::invalid(format!(
+            "Cannot re-add previously dropped counter column {name}"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether values of `old` read as values of `new` (Cassandra's `isValueCompatibleWith`):
+/// the same type, a blob for any single-cell type, text for ascii, uuid for timeuuid, varint
+/// for the fixed-width integers.
+fn value_compatible(new: &CqlType, old: &CqlType) -> bool {
+    new == old
+        || matches!(
+            (new, old),
+            (CqlType::Text, CqlType::Ascii)
+                | (CqlType::Uuid, CqlType::Timeuuid)
+                | (
+                    CqlType::Varint,
+                    CqlType::Int | CqlType::Bigint | CqlType::Smallint | CqlType::Tinyint
+                )
+        )
+        || (*new == CqlType::Blob && !old.is_multi_cell())
+}
+
 fn alter_table(
     schema: &Schema,
     t: &TableSchema,
@@ -855,6 +905,9 @@ fn alter_table(
                 }
                 let ty = resolve_type(schema, &keyspace, &col.ty, false)?;
                 let counter_table = t.def.columns.iter().any(|c| c.ty == CqlType::Counter);
+                if let Some(d) = t.dropped.iter().find(|d| d.name == col.name.0) {
+                    check_readd(d, &col.name.0, &ty, col.is_static, counter_table)?;
+                }
                 if (ty == CqlType::Counter) != counter_table {
                     return Err(ExecError::invalid(format!(
                         "Cannot add a {}counter column ({}) in a {}counter column family",
@@ -899,6 +952,17 @@ fn alter_table(
                         c.name
                     )));
                 }
+                if let CqlType::Udt {
+                    name: type_name,
+                    frozen: false,
+                    ..
+                } = &c.ty
+                {
+                    return Err(ExecError::invalid(format!(
+                        "Cannot drop non-frozen column {} of user type {}",
+                        c.name, type_name
+                    )));
+                }
                 next.def.columns.retain(|x| x.name != c.name);
                 next.dropped.retain(|d| d.name != c.name);
                 next.dropped
@@ -906,6 +970,7 @@ fn alter_table(
                         name: c.name.clone(),
                         ty: c.ty.clone(),
                         dropped_time: timestamp.unwrap_or(ts),
+                        is_static: c.kind == ColumnKind::Static,
                     });
             }
         }

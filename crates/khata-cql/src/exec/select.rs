@@ -755,6 +755,9 @@ struct PagingState {
     /// and DISTINCT, which count per partition across pages). Absent (0) in states written
     /// before it was added.
     partition_returned: u32,
+    /// A query through an index: the key of the partition `partition_returned` counts
+    /// (its scans carry the key in `key`). Absent in states written before it was added.
+    counted_key: Option<Bytes>,
 }
 
 fn encode_paging(p: &PagingState) -> Bytes {
@@ -773,6 +776,10 @@ fn encode_paging(p: &PagingState) -> Bytes {
     }
     b.put_u64(p.returned);
     b.put_u32(p.partition_returned);
+    if let Some(k) = &p.counted_key {
+        b.put_u32(k.len() as u32);
+        b.put_slice(k);
+    }
     b.freeze()
 }
 
@@ -804,6 +811,15 @@ fn decode_paging(bytes: &[u8]) -> Result<PagingState, ExecError> {
     } else {
         u32::from_be_bytes(take(&mut r, 4)?.try_into().map_err(|_| bad())?)
     };
+    let counted_key = if r.is_empty() {
+        None
+    } else {
+        let len = u32::from_be_bytes(take(&mut r, 4)?.try_into().map_err(|_| bad())?);
+        Some(Bytes::from(take(&mut r, len as usize)?))
+    };
+    if !r.is_empty() {
+        return Err(bad());
+    }
     let [key, last_clustering] = parts;
     Ok(PagingState {
         partition_index: index,
@@ -811,6 +827,7 @@ fn decode_paging(bytes: &[u8]) -> Result<PagingState, ExecError> {
         last_clustering,
         returned,
         partition_returned,
+        counted_key,
     })
 }
 
@@ -1320,10 +1337,24 @@ pub(crate) async fn run(
                     )
                     .await?;
                 run.warnings.extend(result.warnings.iter().cloned());
-                let before = rows.len();
                 let (emitted, last) = emit(key, &result.partition, &mut rows, budget, already);
-                let _ = before;
-                if budget.is_some_and(|b| emitted as u64 >= b) && result.limit_reached {
+                // The page is full and rows of the partition may be left: read up to the row
+                // limit, or (with filters, which read the whole partition) live rows after
+                // the last one returned, which later pages filter.
+                let rows_left = result.limit_reached
+                    || (!plan.filters.is_empty()
+                        && last.as_ref().is_some_and(|l| {
+                            let mut after = if plan.reversed {
+                                result.partition.rows.range(..l.clone())
+                            } else {
+                                result
+                                    .partition
+                                    .rows
+                                    .range((RangeBound::Excluded(l.clone()), RangeBound::Unbounded))
+                            };
+                            after.any(|(_, r)| r.is_live(now))
+                        }));
+                if budget.is_some_and(|b| emitted as u64 >= b) && rows_left {
                     state.partition_index = index as u32;
                     state.last_clustering = last;
                     state.partition_returned = (already + emitted) as u32;
@@ -1416,6 +1447,18 @@ pub(crate) async fn run(
             // partition that entry names when the page ended inside it.
             let mut resume = state.last_clustering.take();
             let mut resume_within = state.key.take();
+            // The partition of the last rows returned and how many went out from it: the
+            // entries of one partition are together in the index, but a chunk or a page may
+            // end among them.
+            let mut carried: Option<(Bytes, usize)> = state
+                .counted_key
+                .take()
+                .map(|k| (k, state.partition_returned as usize));
+            let done_with = |carried: &Option<(Bytes, usize)>| {
+                carried.as_ref().is_some_and(|(_, n)| {
+                    (s.distinct && *n > 0) || per_partition.is_some_and(|p| *n >= p)
+                })
+            };
             loop {
                 let budget = remaining(&state, rows.len());
                 if budget == Some(0) {
@@ -1434,6 +1477,8 @@ pub(crate) async fn run(
                             end: *high,
                             resume: resume.clone(),
                             resume_within: resume_within.clone(),
+                            // The last entry consumed is in the carried partition.
+                            skip_partition: resume.is_some() && done_with(&carried),
                             row_limit: chunk,
                             now,
                         },
@@ -1446,7 +1491,12 @@ pub(crate) async fn run(
                     p.rows
                         .retain(|k, _| plan.ranges.iter().any(|(lo, hi)| k >= lo && k < hi));
                     let left = limit.map(|l| l.saturating_sub(state.returned + rows.len() as u64));
-                    emit(key, &p, &mut rows, left, 0);
+                    let already = match &carried {
+                        Some((k, n)) if *k == key.key => *n,
+                        _ => 0,
+                    };
+                    let (emitted, _) = emit(key, &p, &mut rows, left, already);
+                    carried = Some((key.key.clone(), already + emitted));
                 }
                 resume_within = found.resume_within;
                 match found.resume {
@@ -1457,6 +1507,10 @@ pub(crate) async fn run(
             if more {
                 state.last_clustering = resume;
                 state.key = resume_within;
+                if let Some((k, n)) = carried {
+                    state.partition_returned = n as u32;
+                    state.counted_key = Some(k);
+                }
             }
         }
     }

@@ -279,7 +279,7 @@ pub(super) fn table(table: &TableSchema, internals: bool) -> String {
         out.push_str(&column_definition(
             &d.name,
             &without_user_types(&d.ty),
-            false,
+            d.is_static,
         ));
         // Cassandra's condition here looks at the exhausted column iterator, so the last
         // dropped column of a table keyed by one column gets no comma; kept as printed.

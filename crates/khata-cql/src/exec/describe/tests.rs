@@ -235,11 +235,13 @@ fn with_internals_shows_the_id_and_dropped_columns() {
             name: "old".into(),
             ty: line_type(true),
             dropped_time: 1_700_000_000_000_000,
+            is_static: false,
         },
         DroppedColumn {
             name: "v".into(),
             ty: CqlType::Int,
             dropped_time: 1_600_000_000_000_000,
+            is_static: false,
         },
     ];
     // In a HashMap of two ByteBuffer keys (table size 4, then 16), "v" (hash 149) iterates
