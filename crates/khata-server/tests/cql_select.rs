@@ -1027,9 +1027,45 @@ async fn tuples_map_elements_and_bound_functions() {
         vec![(2, 2), (0, 1)]
     );
     assert_eq!(
-        pairs("SELECT a, b FROM ks.mc WHERE k = 1 AND m['x'] >= 2 ALLOW FILTERING").await,
+        pairs("SELECT a, b FROM ks.mc WHERE k = 1 AND m['x'] = 2 ALLOW FILTERING").await,
         vec![(0, 2), (1, 2), (2, 2)]
     );
+    // Cassandra 4.1's SingleColumnRelation.toReceivers.
+    run("CREATE TABLE ks.me (k int PRIMARY KEY, fm frozen<map<text, int>>, l list<int>, s set<text>, v int)")
+        .await;
+    for (cql, expected) in [
+        (
+            "SELECT * FROM ks.mc WHERE k = 1 AND m['x'] >= 2 ALLOW FILTERING",
+            "Only EQ relations are supported on map entries",
+        ),
+        (
+            "SELECT * FROM ks.me WHERE fm['a'] = 1 ALLOW FILTERING",
+            "Map-entry equality predicates on frozen map column fm are not supported",
+        ),
+        (
+            "SELECT * FROM ks.me WHERE l[0] = 7 ALLOW FILTERING",
+            "Indexes on list entries (l[index] = value) are not currently supported.",
+        ),
+        (
+            "SELECT * FROM ks.me WHERE v['a'] = 7 ALLOW FILTERING",
+            "Column v cannot be used as a map",
+        ),
+        (
+            "SELECT * FROM ks.me WHERE s CONTAINS KEY 'y' ALLOW FILTERING",
+            "Cannot use CONTAINS KEY on non-map column s",
+        ),
+        (
+            "SELECT * FROM ks.me WHERE v CONTAINS 1 ALLOW FILTERING",
+            "Cannot use CONTAINS on non-collection column v",
+        ),
+    ] {
+        let error = session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(expected), "{cql}: {error}");
+    }
     let bound = async |cql: &str, values: &[(i32, i32)]| -> (Vec<String>, Vec<(i32, i32)>) {
         let prepared = session
             .prepare(cql)

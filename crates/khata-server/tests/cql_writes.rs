@@ -1041,3 +1041,121 @@ async fn dropped_columns_stay_dropped() {
     drop(session);
     node.stop().await;
 }
+
+/// ALTER TYPE and ALTER TABLE renames as Cassandra 4.1 applies them: positions taken from
+/// the type or table as it was (so two fields may swap; two columns may not), duplicates and
+/// renamed indexed columns refused, `IF EXISTS` skipping what is missing, and the messages of
+/// `AlterTypeStatement`, `AlterTableStatement` and `IndexAttributes`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alter_type_and_table_renames() {
+    let (mut node, session) = setup().await;
+    for cql in [
+        "CREATE TYPE sw (x int, y text)",
+        "ALTER TYPE sw RENAME x TO y AND y TO x",
+        "ALTER TYPE sw RENAME IF EXISTS nope TO z",
+        "CREATE TYPE addr (street text, zip int)",
+        "CREATE TABLE r (a int, b int, c int, v int, PRIMARY KEY (a, b))",
+        "CREATE INDEX ON r (b)",
+        "ALTER TABLE r RENAME IF EXISTS nope TO x",
+        "CREATE TABLE keyed (k frozen<addr> PRIMARY KEY, v int)",
+    ] {
+        session
+            .query_unpaged(cql, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{cql}: {e}"));
+    }
+    let fields: Vec<(Vec<String>, Vec<String>)> = session
+        .query_unpaged(
+            "SELECT field_names, field_types FROM system_schema.types WHERE keyspace_name = 'ks' AND type_name = 'sw'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        fields,
+        vec![(
+            vec!["y".to_string(), "x".to_string()],
+            vec!["int".to_string(), "text".to_string()]
+        )]
+    );
+    for (cql, expected) in [
+        (
+            "ALTER TYPE addr RENAME street TO zip",
+            "Duplicate field name zip in type ks",
+        ),
+        (
+            "ALTER TYPE addr RENAME nope TO x",
+            "Unkown field nope in user type ks.addr",
+        ),
+        (
+            "ALTER TYPE addr ADD zip int",
+            "Cannot add field zip to type ks.addr: a field with name zip already exists",
+        ),
+        (
+            "ALTER TYPE addr ADD self frozen<addr>",
+            "Cannot add new field self of type frozen<addr> to user type ks.addr as it would create a circular reference",
+        ),
+        (
+            "ALTER TYPE addr ADD city text",
+            "Cannot add new field city of type text to user type ks.addr as the type is being used in partition key by the following tables: ks.keyed",
+        ),
+        ("ALTER TYPE nope ADD x int", "Type ks.nope doesn't exist"),
+        (
+            "ALTER TABLE r RENAME a TO b AND b TO a",
+            "Cannot rename column a to b in table 'ks.r'; another column with that name already exists",
+        ),
+        (
+            "ALTER TABLE r RENAME b TO c",
+            "Cannot rename column b to c in table 'ks.r'; another column with that name already exists",
+        ),
+        (
+            "ALTER TABLE r RENAME b TO b2",
+            "Cannot rename column b because it has dependent secondary indexes (r_b_idx)",
+        ),
+        (
+            "ALTER TABLE r RENAME nope TO x",
+            "Column nope was not found in table ks.r",
+        ),
+        (
+            "ALTER TABLE r DROP nope",
+            "Column nope was not found in table 'ks.r'",
+        ),
+        ("ALTER TABLE r DROP b", "Cannot drop PRIMARY KEY column b"),
+        (
+            "ALTER TABLE r ADD (n int, n text)",
+            "Column with name 'n' already exists",
+        ),
+        (
+            "CREATE INDEX ON r (v) WITH OPTIONS = {'a': 'b'}",
+            "Cannot specify options for a non-CUSTOM index",
+        ),
+    ] {
+        let error = session
+            .query_unpaged(cql, &[])
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{cql} was accepted"))
+            .to_string();
+        assert!(error.contains(expected), "{cql}: {error}");
+    }
+    session
+        .query_unpaged("ALTER TABLE r RENAME a TO a2", &[])
+        .await
+        .unwrap();
+    session
+        .query_unpaged("INSERT INTO r (a2, b, c) VALUES (1, 2, 3)", &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        rows(&session, "SELECT * FROM r WHERE a2 = 1").await.len(),
+        1
+    );
+    drop(session);
+    node.stop().await;
+}

@@ -128,11 +128,17 @@ pub(crate) async fn run(
                     return Ok(ResultBody::Void);
                 }
                 return Err(ExecError::invalid(format!(
-                    "No user type named {} exists.",
-                    a.name.name.0
+                    "Type {}.{} doesn't exist",
+                    keyspace, a.name.name.0
                 )));
             };
             let mut ty = existing.clone();
+            // `UserType.getCqlTypeName()`.
+            let type_name = format!(
+                "{}.{}",
+                khata_types::type_text::quote_identifier(&keyspace),
+                khata_types::type_text::quote_identifier(&ty.name)
+            );
             match &a.action {
                 AlterTypeAction::Add {
                     if_not_exists,
@@ -144,24 +150,70 @@ pub(crate) async fn run(
                             return Ok(ResultBody::Void);
                         }
                         return Err(ExecError::invalid(format!(
-                            "Cannot add new field {} to type {}: a field with name {} already exists",
-                            field.0, a.name.name.0, field.0
+                            "Cannot add field {} to type {type_name}: a field with name {} already exists",
+                            field.0, field.0
                         )));
                     }
-                    ty.fields.push((
-                        field.0.clone(),
-                        resolve_type(&schema, &keyspace, field_ty, true)?,
-                    ));
+                    let field_type = resolve_type(&schema, &keyspace, field_ty, true)?;
+                    let shown = khata_types::type_text::type_text(&field_type);
+                    if references_type(&field_type, &keyspace, &ty.name) {
+                        return Err(ExecError::invalid(format!(
+                            "Cannot add new field {} of type {shown} to user type {type_name} as it would create a circular reference",
+                            field.0
+                        )));
+                    }
+                    let keyed: Vec<String> = schema
+                        .keyspace(&keyspace)
+                        .map(|k| {
+                            k.tables
+                                .values()
+                                .filter(|t| {
+                                    t.def
+                                        .partition_key()
+                                        .iter()
+                                        .any(|c| references_type(&c.ty, &keyspace, &ty.name))
+                                })
+                                .map(|t| {
+                                    format!(
+                                        "{}.{}",
+                                        khata_types::type_text::quote_identifier(&keyspace),
+                                        khata_types::type_text::quote_identifier(&t.def.name)
+                                    )
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    if !keyed.is_empty() {
+                        return Err(ExecError::invalid(format!(
+                            "Cannot add new field {} of type {shown} to user type {type_name} as the type is being used in partition key by the following tables: {}",
+                            field.0,
+                            keyed.join(", ")
+                        )));
+                    }
+                    ty.fields.push((field.0.clone(), field_type));
                 }
-                AlterTypeAction::Rename { renames, .. } => {
+                AlterTypeAction::Rename { renames, if_exists } => {
+                    // Positions come from the type as it was, so renames may swap names.
+                    let original = ty.fields.clone();
                     for (from, to) in renames {
-                        let Some(f) = ty.fields.iter_mut().find(|(n, _)| *n == from.0) else {
+                        let Some(i) = original.iter().position(|(n, _)| *n == from.0) else {
+                            if *if_exists {
+                                continue;
+                            }
                             return Err(ExecError::invalid(format!(
-                                "Unknown field {} in user type {}",
-                                from.0, a.name.name.0
+                                "Unkown field {} in user type {type_name}",
+                                from.0
                             )));
                         };
-                        f.0 = to.0.clone();
+                        ty.fields[i].0 = to.0.clone();
+                    }
+                    for (i, (name, _)) in ty.fields.iter().enumerate() {
+                        if ty.fields[..i].iter().any(|(n, _)| n == name) {
+                            // Cassandra's message, whose format takes the keyspace for the type.
+                            return Err(ExecError::invalid(format!(
+                                "Duplicate field name {name} in type {keyspace}"
+                            )));
+                        }
                     }
                 }
                 AlterTypeAction::AlterField { .. } => {
@@ -246,6 +298,18 @@ fn create_index(
     if c.custom || c.using.is_some() {
         return Err(ExecError::invalid(
             "CUSTOM indexes (USING 'class') are not supported by khata; create a regular index",
+        ));
+    }
+    // Cassandra's IndexAttributes.validate: `options` is the one property, for CUSTOM indexes.
+    if let Some(p) = c.properties.iter().find(|p| p.name.0 != "options") {
+        return Err(ExecError::Body(crate::frame::ErrorBody::new(
+            crate::frame::ErrorKind::SyntaxError,
+            format!("Unknown property '{}'", p.name.0),
+        )));
+    }
+    if !c.properties.is_empty() {
+        return Err(ExecError::invalid(
+            "Cannot specify options for a non-CUSTOM index",
         ));
     }
     let target = match c.targets.as_slice() {
@@ -820,6 +884,40 @@ fn create_table(
     }))
 }
 
+/// A table as Cassandra's `TableMetadata.toString()` shows it: `ks.t`, quoted where needed.
+fn table_display(t: &TableSchema) -> String {
+    format!(
+        "{}.{}",
+        khata_types::type_text::quote_identifier(&t.def.keyspace),
+        khata_types::type_text::quote_identifier(&t.def.name)
+    )
+}
+
+/// Whether `ty` is, or holds anywhere inside it, user type `keyspace.name`.
+fn references_type(ty: &CqlType, keyspace: &str, name: &str) -> bool {
+    match ty {
+        CqlType::Udt {
+            keyspace: k,
+            name: n,
+            fields,
+            ..
+        } => {
+            (k == keyspace && n == name)
+                || fields
+                    .iter()
+                    .any(|(_, f)| references_type(f, keyspace, name))
+        }
+        CqlType::List { element, .. }
+        | CqlType::Set { element, .. }
+        | CqlType::Vector { element, .. } => references_type(element, keyspace, name),
+        CqlType::Map { key, value, .. } => {
+            references_type(key, keyspace, name) || references_type(value, keyspace, name)
+        }
+        CqlType::Tuple(items) => items.iter().any(|i| references_type(i, keyspace, name)),
+        _ => false,
+    }
+}
+
 /// A column added under the name of a dropped one must read the dropped one's values (which
 /// stay, hidden by the drop's time, until compaction removes them) and be of its kind, as
 /// Cassandra's `AlterTableStatement.AddColumns` requires.
@@ -889,7 +987,7 @@ fn alter_table(
             columns,
         } => {
             for col in columns {
-                if t.def.column(&col.name.0).is_some() {
+                if next.def.column(&col.name.0).is_some() {
                     if *if_not_exists {
                         continue;
                     }
@@ -939,8 +1037,9 @@ fn alter_table(
                         continue;
                     }
                     return Err(ExecError::invalid(format!(
-                        "Column {} was not found in table {}",
-                        name.0, t.def.name
+                        "Column {} was not found in table '{}'",
+                        name.0,
+                        table_display(t)
                     )));
                 };
                 if matches!(
@@ -948,7 +1047,7 @@ fn alter_table(
                     ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
                 ) {
                     return Err(ExecError::invalid(format!(
-                        "Cannot drop PRIMARY KEY part {}",
+                        "Cannot drop PRIMARY KEY column {}",
                         c.name
                     )));
                 }
@@ -977,12 +1076,18 @@ fn alter_table(
         AlterTableAction::With(properties) => {
             next.def.options = table_options(next.def.options.clone(), properties)?;
         }
-        AlterTableAction::Rename { renames, .. } => {
+        AlterTableAction::Rename { renames, if_exists } => {
             for (from, to) in renames {
-                let Some(c) = next.def.columns.iter_mut().find(|c| c.name == from.0) else {
+                // Checked against the table as it was (Cassandra's RenameColumns), so two
+                // columns cannot swap names.
+                let Some(c) = t.def.column(&from.0) else {
+                    if *if_exists {
+                        continue;
+                    }
                     return Err(ExecError::invalid(format!(
                         "Column {} was not found in table {}",
-                        from.0, t.def.name
+                        from.0,
+                        table_display(t)
                     )));
                 };
                 if !matches!(
@@ -994,8 +1099,31 @@ fn alter_table(
                         from.0
                     )));
                 }
-                c.name = to.0.clone();
-                c.id = column_id(&to.0);
+                if t.def.column(&to.0).is_some() || next.def.column(&to.0).is_some() {
+                    return Err(ExecError::invalid(format!(
+                        "Cannot rename column {} to {} in table '{}'; another column with that name already exists",
+                        from.0,
+                        to.0,
+                        table_display(t)
+                    )));
+                }
+                let dependent: Vec<&str> = t
+                    .indexes
+                    .iter()
+                    .filter(|i| i.column().0 == from.0)
+                    .map(|i| i.name.as_str())
+                    .collect();
+                if !dependent.is_empty() {
+                    return Err(ExecError::invalid(format!(
+                        "Cannot rename column {} because it has dependent secondary indexes ({})",
+                        from.0,
+                        dependent.join(", ")
+                    )));
+                }
+                if let Some(c) = next.def.columns.iter_mut().find(|c| c.name == from.0) {
+                    c.name = to.0.clone();
+                    c.id = column_id(&to.0);
+                }
             }
         }
         AlterTableAction::AlterColumnType { .. } => {

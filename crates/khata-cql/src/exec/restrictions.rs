@@ -610,8 +610,13 @@ impl Restrictions {
                         ) => {
                             let Some(element_ty) = contained_type(&c.ty, *op) else {
                                 return Err(ExecError::invalid(format!(
-                                    "Cannot use {} on non-collection column {}",
+                                    "Cannot use {} on non-{} column {}",
                                     op.symbol(),
+                                    if *op == ComparisonOp::ContainsKey {
+                                        "map"
+                                    } else {
+                                        "collection"
+                                    },
                                     c.name
                                 )));
                             };
@@ -747,17 +752,35 @@ impl Restrictions {
                     value,
                 } => {
                     let c = column(t, &name.0)?;
+                    // Cassandra's SingleColumnRelation.toReceivers, in its order.
+                    if matches!(c.ty, CqlType::List { .. }) {
+                        return Err(ExecError::invalid(format!(
+                            "Indexes on list entries ({}[index] = value) are not currently supported.",
+                            c.name
+                        )));
+                    }
                     let CqlType::Map {
                         key: key_ty,
                         value: value_ty,
-                        ..
+                        frozen,
                     } = &c.ty
                     else {
                         return Err(ExecError::invalid(format!(
-                            "Invalid element access on column {}: not a map",
+                            "Column {} cannot be used as a map",
                             c.name
                         )));
                     };
+                    if *frozen {
+                        return Err(ExecError::invalid(format!(
+                            "Map-entry equality predicates on frozen map column {} are not supported",
+                            c.name
+                        )));
+                    }
+                    if *op != ComparisonOp::Equal {
+                        return Err(ExecError::invalid(
+                            "Only EQ relations are supported on map entries",
+                        ));
+                    }
                     if !matches!(c.kind, ColumnKind::Regular | ColumnKind::Static) {
                         return Err(ExecError::invalid(format!(
                             "Unsupported relation on column {}",
