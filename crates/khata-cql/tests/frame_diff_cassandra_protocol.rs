@@ -1,6 +1,7 @@
 //! Differential test against `cassandra-protocol` 4.x: its `Envelope` encoding (v4 and v5,
 //! with lz4/snappy body compression) decodes with ours, our responses parse with its envelope
-//! and body parsers, and v5 segments cross in both directions, uncompressed and LZ4.
+//! and body parsers (a prepared result in v3 and v4, whose metadata differ), and v5 segments
+//! cross in both directions, uncompressed and LZ4.
 
 use bytes::BytesMut;
 use cassandra_protocol::compression::Compression as CCompression;
@@ -13,9 +14,9 @@ use cassandra_protocol::frame::frame_encoder::{
 };
 use cassandra_protocol::frame::{Envelope, Flags, Version};
 use khata_cql::frame::{
-    Compression, Consistency, DecoderConfig, ErrorBody, ErrorKind, FrameDecoder, FramedDecoder,
-    ProtocolVersion, Request, RequestFrame, Response, ResponseFrame, ResultBody, SegmentWriter,
-    WriteType,
+    ColumnSpec, ColumnType, Compression, Consistency, DecoderConfig, ErrorBody, ErrorKind,
+    FrameDecoder, FramedDecoder, Prepared, PreparedMetadata, ProtocolVersion, Request,
+    RequestFrame, Response, ResponseFrame, ResultBody, RowsMetadata, SegmentWriter, WriteType,
 };
 
 fn query_envelope(version: Version, stream: i16) -> Envelope {
@@ -238,5 +239,48 @@ fn our_v5_segments_parse_with_their_frame_decoders() {
             assert_eq!(envelope.version, Version::V5);
             check_their_parse(envelope);
         }
+    }
+}
+
+/// A prepared result: v4 carries the partition key indexes, v3 has no such field (a v3
+/// driver reading one took the count for a column's type and failed).
+#[test]
+fn our_prepared_results_parse_with_their_body_parser_in_v3_and_v4() {
+    let spec = |name: &str| ColumnSpec {
+        keyspace: "ks".into(),
+        table: "t".into(),
+        name: name.into(),
+        column_type: ColumnType::Int,
+    };
+    for (ours, theirs) in [
+        (ProtocolVersion::V3, Version::V3),
+        (ProtocolVersion::V4, Version::V4),
+    ] {
+        let frame = ResponseFrame::new(
+            7,
+            Response::Result(ResultBody::Prepared(Prepared {
+                id: bytes::Bytes::from_static(&[9; 16]),
+                result_metadata_id: None,
+                metadata: PreparedMetadata {
+                    pk_indexes: vec![0],
+                    columns: vec![spec("k"), spec("c")],
+                },
+                result_metadata: RowsMetadata::new(vec![spec("k"), spec("c"), spec("v")]),
+            })),
+        );
+        let mut buf = BytesMut::new();
+        frame.encode(ours, None, &mut buf).unwrap();
+        let parsed = Envelope::from_buffer(&buf, CCompression::None).unwrap();
+        assert_eq!(parsed.envelope.version, theirs);
+        let body = parsed.envelope.response_body().unwrap();
+        let debug = format!("{body:?}");
+        let pk = if ours == ProtocolVersion::V4 {
+            "pk_indexes: [0]"
+        } else {
+            "pk_indexes: []"
+        };
+        assert!(debug.contains(pk), "{ours:?}: {debug}");
+        assert!(debug.contains("name: \"c\""), "{ours:?}: {debug}");
+        assert!(debug.contains("columns_count: 3"), "{ours:?}: {debug}");
     }
 }

@@ -201,7 +201,12 @@ fn responses(version: ProtocolVersion) -> Vec<Response> {
             result_metadata_id: (version >= ProtocolVersion::V5)
                 .then(|| Bytes::from_static(&[8; 16])),
             metadata: PreparedMetadata {
-                pk_indexes: vec![1, 0],
+                // v3's prepared metadata has no partition key indexes.
+                pk_indexes: if version >= ProtocolVersion::V4 {
+                    vec![1, 0]
+                } else {
+                    vec![]
+                },
                 columns: vec![
                     spec("t", "b", ColumnType::Int),
                     spec("t", "a", ColumnType::Int),

@@ -331,9 +331,12 @@ impl ResultBody {
                     0
                 });
                 put_int_count(out, "bind marker count", p.metadata.columns.len())?;
-                put_int_count(out, "pk count", p.metadata.pk_indexes.len())?;
-                for i in &p.metadata.pk_indexes {
-                    out.put_u16(*i);
+                // The partition key indexes came with v4.
+                if version >= ProtocolVersion::V4 {
+                    put_int_count(out, "pk count", p.metadata.pk_indexes.len())?;
+                    for i in &p.metadata.pk_indexes {
+                        out.put_u16(*i);
+                    }
                 }
                 write_specs(out, &p.metadata.columns, global)?;
                 p.result_metadata.write(out, version)?;
@@ -368,7 +371,11 @@ impl ResultBody {
                     .transpose()?;
                 let flags = r.int("prepared flags")?;
                 let count = read_count(r, "bind marker count")?;
-                let pk_count = read_count(r, "pk count")?;
+                let pk_count = if version >= ProtocolVersion::V4 {
+                    read_count(r, "pk count")?
+                } else {
+                    0
+                };
                 let mut pk_indexes = Vec::with_capacity(pk_count.min(r.remaining() / 2));
                 for _ in 0..pk_count {
                     pk_indexes.push(r.short("pk index")?);
