@@ -192,3 +192,82 @@ def test_column_types_refused_as_cassandra_refuses_them(session, keyspace, colum
     session.execute(
         f"CREATE TABLE IF NOT EXISTS {keyspace}.durations "
         "(pk int PRIMARY KEY, l list<duration>, m map<text, duration>)")
+
+
+def test_consistency_levels_refused_as_cassandra_refuses_them(session, keyspace):
+    """ConsistencyLevel.validateForRead, validateCounterForWrite and validateForCasCommit, and
+    StorageProxy.readWithPaxos's one partition."""
+    from cassandra import ConsistencyLevel
+    from cassandra.query import SimpleStatement
+
+    session.execute(f"CREATE TABLE {keyspace}.cl_counts (k int PRIMARY KEY, c counter)")
+    session.execute(f"CREATE TABLE {keyspace}.cl_rows (k int PRIMARY KEY, v int)")
+    cases = [
+        (f"SELECT * FROM {keyspace}.cl_rows WHERE k = 1", ConsistencyLevel.ANY, None,
+         "ANY ConsistencyLevel is only supported for writes"),
+        (f"UPDATE {keyspace}.cl_counts SET c = c + 1 WHERE k = 1", ConsistencyLevel.ANY, None,
+         "Consistency level ANY is not yet supported for counter table cl_counts"),
+        (f"UPDATE {keyspace}.cl_counts SET c = c + 1 WHERE k = 1", ConsistencyLevel.SERIAL, None,
+         "Counter operations are inherently non-serializable"),
+        (f"INSERT INTO {keyspace}.cl_rows (k, v) VALUES (1, 1) IF NOT EXISTS",
+         ConsistencyLevel.SERIAL, None,
+         "SERIAL is not supported as conditional update commit consistency"),
+        (f"INSERT INTO {keyspace}.cl_rows (k, v) VALUES (1, 1) IF NOT EXISTS",
+         ConsistencyLevel.EACH_QUORUM, None,
+         "consistency level EACH_QUORUM not compatible with replication strategy "
+         r"\(org.apache.cassandra.locator.SimpleStrategy\)"),
+        (f"SELECT * FROM {keyspace}.cl_rows WHERE k IN (1, 2)", ConsistencyLevel.SERIAL, None,
+         "SERIAL/LOCAL_SERIAL consistency may only be requested for one partition at a time"),
+    ]
+    for cql, level, _, message in cases:
+        with pytest.raises(InvalidRequest, match=message):
+            session.execute(SimpleStatement(cql, consistency_level=level))
+    # What these levels do allow.
+    session.execute(SimpleStatement(f"INSERT INTO {keyspace}.cl_rows (k, v) VALUES (2, 2)",
+                                    consistency_level=ConsistencyLevel.ANY))
+    row = session.execute(SimpleStatement(f"SELECT v FROM {keyspace}.cl_rows WHERE k = 2",
+                                          consistency_level=ConsistencyLevel.SERIAL)).one()
+    assert row.v == 2
+
+
+def test_aggregates_over_many_partitions_warn(session, keyspace):
+    session.execute(f"CREATE TABLE {keyspace}.agg_warn (p int, c int, PRIMARY KEY (p, c))")
+    for p in range(3):
+        session.execute(f"INSERT INTO {keyspace}.agg_warn (p, c) VALUES ({p}, 1)")
+    for cql, warning in [
+        (f"SELECT count(*) FROM {keyspace}.agg_warn",
+         "Aggregation query used without partition key"),
+        (f"SELECT max(c) FROM {keyspace}.agg_warn WHERE p IN (1, 2)",
+         "Aggregation query used on multiple partition keys (IN restriction)"),
+        (f"SELECT count(*) FROM {keyspace}.agg_warn WHERE p = 1", None),
+    ]:
+        future = session.execute_async(cql)
+        future.result()
+        assert (future.warnings or []) == ([warning] if warning else []), cql
+
+
+def test_alter_that_changes_nothing_is_void(session, keyspace):
+    """ADD IF NOT EXISTS of a column there, DROP IF EXISTS of one that is not: no schema change
+    (Cassandra answers Void, so drivers wait for no agreement)."""
+    session.execute(f"CREATE TABLE {keyspace}.noop_alter (k int PRIMARY KEY, v int)")
+    control = session.cluster.control_connection
+    refreshes = []
+    original = control._refresh_schema
+
+    def counting(*args, **kwargs):
+        refreshes.append(kwargs)
+        return original(*args, **kwargs)
+
+    control._refresh_schema = counting
+    try:
+        for cql in [f"ALTER TABLE {keyspace}.noop_alter ADD IF NOT EXISTS v int",
+                    f"ALTER TABLE {keyspace}.noop_alter DROP IF EXISTS zz"]:
+            session.execute(cql)
+        assert refreshes == []
+        # A real change is a SCHEMA_CHANGE result: the driver refreshes its metadata.
+        session.execute(f"ALTER TABLE {keyspace}.noop_alter ADD w int")
+        assert refreshes
+    finally:
+        control._refresh_schema = original
+    local = session.execute("SELECT native_protocol_version FROM system.local").one()
+    assert local.native_protocol_version == "5"

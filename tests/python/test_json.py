@@ -53,3 +53,50 @@ def test_bad_json_is_invalid(session, table):
         session.execute(f"INSERT INTO {table} JSON '{{\"k\": 4, \"c\": \"d\", \"nope\": 1}}'")
     with pytest.raises(InvalidRequest):
         session.execute(f"INSERT INTO {table} JSON 'not json'")
+
+
+@pytest.fixture(scope="module")
+def edges(session, keyspace):
+    session.execute(
+        f"CREATE TABLE {keyspace}.edges (k int PRIMARY KEY, dec decimal, dt date, du duration, "
+        "vi varint)")
+    return f"{keyspace}.edges"
+
+
+def test_decimals_dates_and_durations_in_text_and_json(session, edges):
+    """Java's text forms: BigDecimal.toString() in JSON (an exponent once the scale is negative
+    or the number small), toPlainString() for CAST to text, ISO dates with a sign beyond years
+    0-9999; a duration's string form is accepted from JSON."""
+    for k, dec, dt in [(1, "1e2", "'-0001-01-01'"), (2, "123456789.123e5", "'+5881580-07-11'"),
+                       (3, "-1.5E-10", "0"), (4, "0.0000001", "'2024-02-29'")]:
+        session.execute(f"INSERT INTO {edges} (k, dec, dt) VALUES ({k}, {dec}, {dt})")
+    rows = {r.k: r for r in session.execute(
+        f"SELECT k, toJson(dec) AS j, CAST(dec AS text) AS t, toJson(dt) AS d FROM {edges}")}
+    assert {k: (float(r.j), r.t, json.loads(r.d)) for k, r in rows.items()} == {
+        1: (100.0, "100", "-0001-01-01"),
+        2: (12345678912300.0, "12345678912300", "+5881580-07-11"),
+        3: (-1.5e-10, "-0.00000000015", "-5877641-06-23"),
+        4: (1e-7, "0.0000001", "2024-02-29"),
+    }
+    # JSON writes the exponent form (serde_json spells it `1e+2` for Java's `1E+2`).
+    assert rows[1].j.lower() == "1e+2" and rows[4].j.lower() == "1e-7"
+    for k, text in [(5, "1h"), (6, "P1W"), (7, "-2d3h")]:
+        session.execute(f"INSERT INTO {edges} JSON '{{\"k\": {k}, \"du\": \"{text}\"}}'")
+    durations = {r.k: r.d for r in session.execute(
+        f"SELECT k, CAST(du AS text) AS d FROM {edges} WHERE k IN (5, 6, 7)")}
+    assert durations == {5: "1h", 6: "7d", 7: "-2d3h"}
+
+
+@pytest.mark.parametrize("doc,message", [
+    ('{"k": 9, "dt": 16630}',
+     "Error decoding JSON value for dt: Expected a string representation of a date value, "
+     "but got a Integer: 16630"),
+    ('{"k": 9, "dec": ""}',
+     "Error decoding JSON value for dec: Value '' is not a valid representation of a decimal value"),
+    ('{"k": 9, "vi": "x"}',
+     "Error decoding JSON value for vi: Value 'x' is not a valid representation of a varint value"),
+])
+def test_json_values_refused_in_cassandras_words(session, edges, doc, message):
+    from cassandra import InvalidRequest
+    with pytest.raises(InvalidRequest, match=message.replace("(", r"\(")):
+        session.execute(f"INSERT INTO {edges} JSON '{doc}'")

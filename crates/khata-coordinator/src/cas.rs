@@ -45,10 +45,29 @@ impl Coordinator {
                 serial.name()
             )));
         }
+        // Cassandra's ConsistencyLevel.validateForCasCommit.
         if commit.is_serial() {
-            return Err(CoordinatorError::Invalid(
-                "Cannot use a serial consistency level as the commit consistency".into(),
-            ));
+            return Err(CoordinatorError::Invalid(format!(
+                "{} is not supported as conditional update commit consistency. Use ANY if you mean \"make sure it is accepted but I don't care how many replicas commit it for non-SERIAL reads\"",
+                commit.name()
+            )));
+        }
+        if commit == Consistency::EachQuorum {
+            let schema = self.schema();
+            let simple = schema
+                .table_by_id(table)
+                .and_then(|t| schema.keyspace(&t.def.keyspace))
+                .is_some_and(|k| {
+                    !matches!(
+                        k.def.replication,
+                        khata_types::schema::Replication::NetworkTopology { .. }
+                    )
+                });
+            if simple {
+                return Err(CoordinatorError::Invalid(
+                    "consistency level EACH_QUORUM not compatible with replication strategy (org.apache.cassandra.locator.SimpleStrategy)".into(),
+                ));
+            }
         }
         let required = self.check_available(table, serial)?;
         trace::event(|| "Reading existing values for CAS precondition".to_string());

@@ -78,7 +78,8 @@ fn literal_forms() {
         (CqlValue::Double(-0.0), "-0.0"),
         (CqlValue::Float(f32::NEG_INFINITY), "-Infinity"),
         (CqlValue::Date(1 << 31), "'1970-01-01'"),
-        (CqlValue::Date(0), "0"),
+        (CqlValue::Date(0), "'-5877641-06-23'"),
+        (CqlValue::Date(u32::MAX), "'+5881580-07-11'"),
         (CqlValue::Time(29_574_123_000_000), "'08:12:54.123000000'"),
         (
             CqlValue::Timestamp(1_706_688_774_123),

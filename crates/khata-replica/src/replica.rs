@@ -423,7 +423,7 @@ impl Replica {
             .set("host_id", SysValue::Uuid(self.host_id))
             .set("listen_address", SysValue::Inet(n.listen_address))
             .set("listen_port", SysValue::Int(i32::from(n.internode_port)))
-            .set("native_protocol_version", SysValue::Text("4".into()))
+            .set("native_protocol_version", SysValue::Text("5".into()))
             .set("partitioner", SysValue::Text(PARTITIONER.into()))
             .set("rack", SysValue::Text(n.rack.clone()))
             .set("release_version", SysValue::Text(RELEASE_VERSION.into()))

@@ -806,6 +806,25 @@ async fn order_by_merges_partitions_of_an_in() {
         ),
         "{error}"
     );
+    // Refused with paging on however few rows there are (Cassandra decides before reading),
+    // unless a LIMIT fits in the page.
+    for (cql, refused) in [
+        (
+            "SELECT id FROM ks.m WHERE channel = 1 AND bucket IN (0, 1) ORDER BY id DESC",
+            true,
+        ),
+        (
+            "SELECT id FROM ks.m WHERE channel = 1 AND bucket IN (0, 1, 2) ORDER BY id DESC LIMIT 4",
+            false,
+        ),
+    ] {
+        let mut paged = scylla::statement::Statement::new(cql);
+        paged.set_page_size(4);
+        let answer = session
+            .query_single_page(paged, &[], scylla::response::PagingState::start())
+            .await;
+        assert_eq!(answer.is_err(), refused, "{cql}");
+    }
     // ORDER BY on a later clustering column once the earlier ones are fixed by `=`; all
     // columns one way; Cassandra's refusals of the rest.
     session

@@ -72,7 +72,13 @@ pub(crate) async fn run(
                 )));
             };
             let ts = exec.coordinator().timestamp();
-            (alter_table(&schema, t, &a.action, ts)?, false)
+            let change = alter_table(&schema, t, &a.action, ts)?;
+            // `ADD IF NOT EXISTS` of a column there, `DROP IF EXISTS` or `RENAME IF EXISTS` of
+            // one that is not: nothing changes, and Cassandra answers Void.
+            if matches!(&change, SchemaChange::AlterTable(next) if *next == **t) {
+                return Ok(ResultBody::Void);
+            }
+            (change, false)
         }
         Statement::DropTable(d) => {
             let keyspace = run.keyspace_of(&d.table)?;

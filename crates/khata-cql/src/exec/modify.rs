@@ -1011,6 +1011,33 @@ fn refuse_serial_write(consistency: frame::Consistency) -> Result<(), ExecError>
     Ok(())
 }
 
+/// Counter writes at ANY or a serial level, refused as Cassandra's
+/// `ConsistencyLevel.validateCounterForWrite` refuses them.
+fn refuse_counter_consistency(
+    exec: &Executor,
+    planned: &Planned,
+    consistency: frame::Consistency,
+) -> Result<(), ExecError> {
+    match consistency {
+        frame::Consistency::Any => {
+            let schema = exec.coordinator().schema();
+            let name = planned
+                .mutations
+                .first()
+                .and_then(|m| schema.table_by_id(m.table))
+                .map(|t| t.def.name.clone())
+                .unwrap_or_default();
+            Err(ExecError::invalid(format!(
+                "Consistency level ANY is not yet supported for counter table {name}"
+            )))
+        }
+        frame::Consistency::Serial | frame::Consistency::LocalSerial => Err(ExecError::invalid(
+            "Counter operations are inherently non-serializable",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Write what a statement (or an unlogged batch) planned: the plain mutations at once, and
 /// each row with deferred operations as a read-modify-write of its partition.
 async fn write_planned(
@@ -1019,6 +1046,9 @@ async fn write_planned(
     consistency: frame::Consistency,
     write_type: WriteType,
 ) -> Result<(), ExecError> {
+    if write_type == WriteType::Counter {
+        refuse_counter_consistency(exec, &planned, consistency)?;
+    }
     refuse_serial_write(consistency)?;
     let cl = coordinator_consistency(consistency);
     let Planned {

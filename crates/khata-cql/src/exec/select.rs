@@ -460,8 +460,12 @@ fn cast(from: &CqlType, to: &CqlType, value: &Bytes) -> Option<Bytes> {
     let v = V::deserialize(from, value).ok()?;
     let out = match to {
         CqlType::Text | CqlType::Ascii => {
-            // The value's text without the quotes of its literal form.
-            let literal = v.to_string();
+            // The value's text without the quotes of its literal form; a decimal's plain
+            // digits (Cassandra's CastAsTextFunction reads `BigDecimal.toPlainString()`).
+            let literal = match &v {
+                V::Decimal(d) => crate::value::decimal_plain_string(d),
+                _ => v.to_string(),
+            };
             let text = match literal
                 .strip_prefix('\'')
                 .and_then(|t| t.strip_suffix('\''))
@@ -934,7 +938,22 @@ pub(crate) async fn run(
     };
     let t = &shape.table;
     let outs = &shape.outs;
+    // Cassandra's ConsistencyLevel.validateForRead, and StorageProxy.readWithPaxos.
+    if run.params.consistency == crate::frame::Consistency::Any {
+        return Err(ExecError::invalid(
+            "ANY ConsistencyLevel is only supported for writes",
+        ));
+    }
     let plan = plan(t, s, run, shape.point.as_ref())?;
+    if matches!(
+        run.params.consistency,
+        crate::frame::Consistency::Serial | crate::frame::Consistency::LocalSerial
+    ) && !matches!(&plan.source, Source::Partitions(keys) if keys.len() <= 1)
+    {
+        return Err(ExecError::invalid(
+            "SERIAL/LOCAL_SERIAL consistency may only be requested for one partition at a time",
+        ));
+    }
     let cl = coordinator_consistency(run.params.consistency);
     let now = match run.params.now_in_seconds {
         Some(n) if n > 0 => n as u32,
@@ -966,6 +985,18 @@ pub(crate) async fn run(
         &unchecked_group_by
     };
     let grouped = !group_by.is_empty();
+    // Cassandra's warnings for aggregates that read many partitions.
+    if aggregate || grouped {
+        match &plan.source {
+            Source::Partitions(keys) if keys.len() > 1 => run.warnings.push(
+                "Aggregation query used on multiple partition keys (IN restriction)".to_string(),
+            ),
+            Source::Partitions(_) => {}
+            _ => run
+                .warnings
+                .push("Aggregation query used without partition key".to_string()),
+        }
+    }
     let mut aggregator = (aggregate || grouped).then(|| {
         Aggregator::new(
             outs.iter()
@@ -1037,18 +1068,26 @@ pub(crate) async fn run(
     // ORDER BY over several partitions (`IN` on the partition key) orders the rows of all of
     // them after they are read, as Cassandra's post-query ordering does: each partition is read
     // up to LIMIT rows, the rows are merged by clustering and cut at LIMIT. Such a result has
-    // no paging state to resume from; one that does not fit in a page gets Cassandra's refusal.
+    // no paging state to resume from: as in Cassandra, the query is refused when paging is on
+    // and its LIMIT (if any) does not fit in one page, however few rows there are.
     let post_order = !s.order_by.is_empty()
         && !aggregate
         && matches!(&plan.source, Source::Partitions(keys) if keys.len() > 1);
-    let (per_partition, post_limit, asked_page) = if post_order {
+    let (per_partition, post_limit) = if post_order {
+        if let Some(p) = run.params.page_size.filter(|p| *p > 0)
+            && limit.is_none_or(|l| l > p as u64)
+        {
+            return Err(ExecError::invalid(
+                "Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query",
+            ));
+        }
         let per = match (per_partition, limit) {
             (Some(p), Some(l)) => Some(p.min(usize::try_from(l).unwrap_or(usize::MAX))),
             (p, l) => p.or(l.map(|l| usize::try_from(l).unwrap_or(usize::MAX))),
         };
-        (per, limit.take(), run.params.page_size.filter(|p| *p > 0))
+        (per, limit.take())
     } else {
-        (per_partition, None, None)
+        (per_partition, None)
     };
     // With aggregates, LIMIT counts result rows (groups), not the rows read.
     let (limit, result_limit) = if aggregate {
@@ -1528,11 +1567,6 @@ pub(crate) async fn run(
         rows = keyed.into_iter().map(|(_, r)| r).collect();
         if let Some(l) = post_limit {
             rows.truncate(usize::try_from(l).unwrap_or(usize::MAX));
-        }
-        if asked_page.is_some_and(|p| rows.len() > p as usize) {
-            return Err(ExecError::invalid(
-                "Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query",
-            ));
         }
     }
     if let Some(agg) = aggregator {

@@ -40,10 +40,7 @@ impl Display for CqlValue {
             V::Double(x) => write_float(f, x.is_nan(), x.is_infinite(), *x < 0.0, || {
                 format!("{x:?}")
             }),
-            V::Date(d) => match temporal::format_date(*d) {
-                Some(text) => write_quoted(f, &text),
-                None => write!(f, "{d}"),
-            },
+            V::Date(d) => write_quoted(f, &temporal::format_date(*d)),
             V::Time(t) => write_quoted(f, &temporal::format_time(*t)),
             V::Timestamp(ms) => match temporal::format_timestamp(*ms) {
                 Some(text) => write_quoted(f, &text),

@@ -147,7 +147,7 @@ pub fn to_json(ty: &CqlType, v: &CqlValue) -> Json {
             serde_json::from_str(&i.to_string()).unwrap_or(Json::String(i.to_string()))
         }
         CqlValue::Decimal(d) => {
-            let text = numeric::format_decimal(d);
+            let text = numeric::decimal_java_string(d);
             serde_json::from_str(&text).unwrap_or(Json::String(text))
         }
         CqlValue::Blob(b) => Json::String(format!(
@@ -156,9 +156,7 @@ pub fn to_json(ty: &CqlType, v: &CqlValue) -> Json {
         )),
         CqlValue::Uuid(u) | CqlValue::Timeuuid(u) => Json::String(u.to_string()),
         CqlValue::Inet(ip) => Json::String(ip.to_string()),
-        CqlValue::Date(d) => {
-            Json::String(temporal::format_date(*d).unwrap_or_else(|| d.to_string()))
-        }
+        CqlValue::Date(d) => Json::String(temporal::format_date(*d)),
         CqlValue::Time(t) => Json::String(temporal::format_time(*t)),
         CqlValue::Timestamp(ms) => Json::String(
             temporal::format_timestamp(*ms)
@@ -267,6 +265,29 @@ fn to_term(ty: &CqlType, json: &Json, receiver: &str) -> Result<Term, LiteralErr
                 Term::Literal(Literal::Integer(text))
             }
         }
+        // DecimalType's and IntegerType's fromJSONObject.
+        (Json::String(s), CqlType::Decimal | CqlType::Varint)
+            if (*ty == CqlType::Decimal && super::numeric::parse_decimal(s).is_none())
+                || (*ty == CqlType::Varint && super::numeric::parse_varint(s).is_none()) =>
+        {
+            return Err(LiteralError::InvalidLiteral(format!(
+                "Error decoding JSON value for {receiver}: Value '{s}' is not a valid representation of a {} value",
+                khata_types::type_text::type_text(ty)
+            )));
+        }
+        // SimpleDateType.fromJSONObject takes a string only.
+        (Json::Number(n), CqlType::Date) => {
+            let kind = match n.as_i64() {
+                Some(v) if i32::try_from(v).is_ok() => "Integer",
+                Some(_) => "Long",
+                None => "Double",
+            };
+            return Err(LiteralError::InvalidLiteral(format!(
+                "Error decoding JSON value for {receiver}: Expected a string representation of a date value, but got a {kind}: {n}"
+            )));
+        }
+        // DurationType.fromJSONObject: the string form of a duration.
+        (Json::String(s), CqlType::Duration) => Term::Literal(Literal::Duration(s.clone())),
         (Json::String(s), t) if is_number_type(t) => match s.as_str() {
             "NaN" => Term::Literal(Literal::NaN),
             "Infinity" => Term::Literal(Literal::Infinity),

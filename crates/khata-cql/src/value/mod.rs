@@ -58,7 +58,7 @@ pub mod json;
 mod literal;
 mod nested;
 mod numeric;
-pub(crate) use numeric::cast_number;
+pub(crate) use numeric::{cast_number, decimal_plain_string};
 mod temporal;
 mod vint;
 mod wire;

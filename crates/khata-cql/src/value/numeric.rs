@@ -92,6 +92,52 @@ pub(super) fn format_decimal(d: &Decimal) -> String {
     }
 }
 
+/// A decimal as Java's `BigDecimal.toString()` writes it (Cassandra's JSON of a decimal):
+/// plain when the scale is not negative and the adjusted exponent is -6 or more, else one
+/// digit, a point, the rest, and `E+n`/`E-n`.
+pub(crate) fn decimal_java_string(d: &Decimal) -> String {
+    let digits = d.unscaled.magnitude().to_string();
+    let sign = if d.unscaled.sign() == Sign::Minus {
+        "-"
+    } else {
+        ""
+    };
+    let adjusted = -i64::from(d.scale) + (digits.len() as i64 - 1);
+    if d.scale >= 0 && adjusted >= -6 {
+        return decimal_plain_string(d);
+    }
+    let (first, rest) = digits.split_at(1);
+    let point = if rest.is_empty() { "" } else { "." };
+    let exp_sign = if adjusted >= 0 { "+" } else { "" };
+    format!("{sign}{first}{point}{rest}E{exp_sign}{adjusted}")
+}
+
+/// A decimal as Java's `BigDecimal.toPlainString()` writes it (Cassandra's CAST to text): no
+/// exponent, zeros written out.
+pub(crate) fn decimal_plain_string(d: &Decimal) -> String {
+    let digits = d.unscaled.magnitude().to_string();
+    let sign = if d.unscaled.sign() == Sign::Minus {
+        "-"
+    } else {
+        ""
+    };
+    if d.scale <= 0 {
+        let zeros = if d.unscaled.sign() == Sign::NoSign {
+            0
+        } else {
+            d.scale.unsigned_abs() as usize
+        };
+        return format!("{sign}{digits}{}", "0".repeat(zeros));
+    }
+    let scale = d.scale as usize;
+    if digits.len() > scale {
+        let (int, frac) = digits.split_at(digits.len() - scale);
+        format!("{sign}{int}.{frac}")
+    } else {
+        format!("{sign}0.{}{digits}", "0".repeat(scale - digits.len()))
+    }
+}
+
 /// The low 128 bits of an integer, two's complement (Java's `intValue`/`longValue` keep the
 /// low bits the same way).
 fn low_bits(x: &BigInt) -> i128 {

@@ -100,11 +100,15 @@ fn parse_iso_date(text: &str) -> Option<i64> {
 }
 
 /// A `date` as `'yyyy-mm-dd'` for years 0 to 9999, else `None` (write the raw day count).
-pub(super) fn format_date(date: u32) -> Option<String> {
+pub(super) fn format_date(date: u32) -> String {
     let (year, month, day) = civil_from_days(i64::from(date) - i64::from(super::EPOCH_DATE));
-    (0..=9999)
-        .contains(&year)
-        .then(|| format!("{year:04}-{month:02}-{day:02}"))
+    // `DateTimeFormatter.ISO_LOCAL_DATE`: four digits at least, a sign beyond 9999 or below 0.
+    let year = match year {
+        0..=9999 => format!("{year:04}"),
+        10000.. => format!("+{year}"),
+        _ => format!("-{:04}", year.unsigned_abs()),
+    };
+    format!("{year}-{month:02}-{day:02}")
 }
 
 /// A `time` literal (`TimeSerializer.timeStringToLong`).
@@ -330,8 +334,9 @@ mod tests {
             parse_date("+9999999-01-01").unwrap_err().to_string(),
             "Input date +9999999-01-01 is greater than max supported date 5881580-07-11T00:00Z"
         );
-        assert_eq!(format_date(1 << 31).as_deref(), Some("1970-01-01"));
-        assert_eq!(format_date(0), None);
+        assert_eq!(format_date(1 << 31), "1970-01-01");
+        assert_eq!(format_date(0), "-5877641-06-23");
+        assert_eq!(format_date(u32::MAX), "+5881580-07-11");
     }
 
     #[test]
