@@ -514,13 +514,41 @@ fn finish_swap(table: &TableStore, inputs: &HashSet<u64>, outputs: Vec<Arc<SsTab
         v.sstables.extend(outputs.take().unwrap_or_default());
         installed = true;
     });
-    for s in removed {
-        s.mark_obsolete();
-    }
+    retire(table, removed, false);
     for s in outputs.into_iter().flatten() {
         s.mark_obsolete();
     }
     installed
+}
+
+/// Mark SSTables that outputs replaced (or a truncate removed) obsolete, named first in a
+/// durable obsolescence log so that a crash among their deletions cannot leave some of them
+/// ([`crate::sstable::ObsoleteLog`]). If the log cannot be written, a compaction's inputs
+/// are kept (their data is in the outputs too) until the next start, which finds both and
+/// reads them together; a truncate's (`anyway`) are deleted regardless, as before logs.
+pub(crate) fn retire(table: &TableStore, sstables: Vec<Arc<SsTable>>, anyway: bool) {
+    if sstables.is_empty() {
+        return;
+    }
+    let generations: Vec<u64> = sstables.iter().map(|s| s.generation()).collect();
+    match crate::sstable::ObsoleteLog::write(table.fs.clone(), &table.dir, &generations) {
+        Ok(log) => {
+            for s in sstables {
+                s.mark_obsolete_logged(&log);
+            }
+        }
+        Err(e) if anyway => {
+            tracing::warn!(dir = %table.dir.display(), error = %e,
+                "could not log removed SSTables; deleting them unlogged");
+            for s in sstables {
+                s.mark_obsolete();
+            }
+        }
+        Err(e) => {
+            tracing::warn!(dir = %table.dir.display(), error = %e,
+                "could not log replaced SSTables; their files stay until the next start");
+        }
+    }
 }
 
 #[cfg(test)]

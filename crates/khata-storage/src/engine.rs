@@ -463,9 +463,7 @@ impl Engine {
             ));
         });
         self.inner.recheck_memory();
-        for s in old {
-            s.mark_obsolete();
-        }
+        crate::compactor::retire(&t, old, true);
         Ok(())
     }
 
@@ -1126,6 +1124,9 @@ fn load_tables(
                 replay_floor = None;
                 write_file_durably(fs.as_ref(), &opts_path, encode_spec(&spec, None).as_bytes())
                     .map_err(|e| StorageError::io(&opts_path, e))?;
+            }
+            for generation in crate::sstable::finish_obsolete(fs.as_ref(), &dir)? {
+                info!(dir = %dir.display(), generation, "removed an SSTable a compaction or truncate replaced before a crash");
             }
             for leftover in SsTable::remove_incomplete(fs.as_ref(), &dir)? {
                 warn!(path = %leftover.display(), "removed an incomplete SSTable file left by a crash");

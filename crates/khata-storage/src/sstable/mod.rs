@@ -41,6 +41,7 @@ mod format;
 mod hash;
 mod index;
 mod layout;
+mod obsolete;
 mod partition_reader;
 mod reader;
 mod row_index;
@@ -52,6 +53,7 @@ mod writer;
 pub use cache::{BlockCache, BlockCacheStats};
 pub use format::FORMAT_VERSION;
 pub use layout::PartitionRef;
+pub use obsolete::{ObsoleteLog, finish_pending as finish_obsolete};
 pub use partition_reader::{
     BorrowedPartition, BorrowedRows, PartitionReader, check_ranges, validate_ranges,
 };

@@ -63,6 +63,9 @@ pub struct SsTable {
     bloom: BloomFilter,
     stats: SsTableStats,
     obsolete: AtomicBool,
+    /// The obsolescence log naming this SSTable among others replaced with it; dropped (after
+    /// the files are deleted) with the SSTable.
+    obsolete_log: OnceLock<Arc<super::ObsoleteLog>>,
 }
 
 fn read_whole(file: &dyn ReadableFile, path: &Path) -> Result<Bytes> {
@@ -198,6 +201,7 @@ impl SsTable {
             bloom,
             stats,
             obsolete: AtomicBool::new(false),
+            obsolete_log: OnceLock::new(),
         }))
     }
 
@@ -486,6 +490,13 @@ impl SsTable {
         self.obsolete.store(true, Ordering::Release);
     }
 
+    /// Mark obsolete as one of the SSTables `log` names (written before this call): the log
+    /// stays until the last of them has deleted its files.
+    pub fn mark_obsolete_logged(&self, log: &Arc<super::ObsoleteLog>) {
+        let _ = self.obsolete_log.set(log.clone());
+        self.mark_obsolete();
+    }
+
     pub fn is_obsolete(&self) -> bool {
         self.obsolete.load(Ordering::Acquire)
     }
@@ -504,6 +515,9 @@ impl Drop for SsTable {
                 && e.kind() != std::io::ErrorKind::NotFound
             {
                 tracing::warn!(path = %path.display(), error = %e, "could not delete an obsolete SSTable file");
+                if let Some(log) = self.obsolete_log.get() {
+                    log.keep();
+                }
             }
         }
         if let Err(e) = self.fs.sync_dir(&self.dir) {
