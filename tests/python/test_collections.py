@@ -344,3 +344,13 @@ def test_list_operations_by_index_in_a_logged_batch(session, tables, k):
             "APPLY BATCH")
     # The failed batch wrote nothing.
     assert read(session, tables, other, "s") is None
+
+
+def test_prepared_map_key_removal_binds_a_set_of_keys(session, tables, k):
+    """`m = m - ?` takes the keys to remove: the prepared marker is a set<text> (a driver
+    binding a set to a map<text, int> marker could not serialize it)."""
+    session.execute(f"UPDATE {tables}.c SET m = {{'a': 1, 'b': 2, 'c': 3}} WHERE k = {k}")
+    remove = session.prepare(f"UPDATE {tables}.c SET m = m - ? WHERE k = ?")
+    assert remove.column_metadata[0].type.typename == "set"
+    session.execute(remove, ({"a", "c"}, k))
+    assert read(session, tables, k, "m") == {"b": 2}

@@ -532,6 +532,18 @@ pub(crate) fn describe(
                 if let Some(col) = t.def.column(&a.column.0) {
                     use crate::language::ast::AssignmentOp;
                     match &a.op {
+                        // `m = m - ?` binds the set of keys to remove (Cassandra's
+                        // Maps.DiscarderByKey receiver).
+                        AssignmentOp::Subtract(v) if col.ty.is_multi_cell() => {
+                            let ty = match &col.ty {
+                                CqlType::Map { key, .. } => CqlType::Set {
+                                    element: key.clone(),
+                                    frozen: false,
+                                },
+                                other => other.clone(),
+                            };
+                            mark(&mut specs, &t.def, &col.name, &ty, v)
+                        }
                         AssignmentOp::Set(v)
                         | AssignmentOp::Add(v)
                         | AssignmentOp::Subtract(v)
