@@ -824,10 +824,22 @@ pub(crate) fn read_shape(
             )));
         }
     };
-    if projection.is_some() && matches!(select, Some("ALL_ATTRIBUTES") | Some("COUNT")) {
-        return Err(validation(
-            "Cannot specify the ProjectionExpression or AttributesToGet when choosing to get ALL_ATTRIBUTES or COUNT",
-        ));
+    if projection.is_some()
+        && let Some(chosen @ ("ALL_ATTRIBUTES" | "ALL_PROJECTED_ATTRIBUTES" | "COUNT")) = select
+    {
+        let given = if req.get("AttributesToGet").is_some_and(|v| !v.is_null()) {
+            "AttributesToGet"
+        } else {
+            "ProjectionExpression"
+        };
+        let what = if chosen == "COUNT" {
+            "only the Count"
+        } else {
+            chosen
+        };
+        return Err(validation(format!(
+            "Cannot specify the {given} when choosing to get {what}"
+        )));
     }
     let limit = match req.get("Limit") {
         None | Some(Value::Null) => None,

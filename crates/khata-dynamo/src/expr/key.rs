@@ -139,6 +139,7 @@ pub(crate) fn from_condition(
     flatten(cond, &mut parts)?;
     let mut hash_value = None;
     let mut range = None;
+    let mut other_attribute = false;
     for part in parts {
         let (path, condition) = match part {
             Cond::Compare(c, a, b) => {
@@ -206,12 +207,9 @@ pub(crate) fn from_condition(
             }
             range = Some((name.to_owned(), condition));
         } else {
-            return Err(error(format!(
-                "Query condition missed key schema element: {}",
-                hash_value
-                    .as_ref()
-                    .map_or(hash_key, |_| range_key.unwrap_or(hash_key))
-            )));
+            // Named once every condition is seen: the hash key if it has none, else the
+            // range key (DynamoDB names the sort key when the hash key is there).
+            other_attribute = true;
         }
     }
     let Some(hash_value) = hash_value else {
@@ -219,6 +217,12 @@ pub(crate) fn from_condition(
             "Query condition missed key schema element: {hash_key}"
         )));
     };
+    if other_attribute {
+        return Err(error(format!(
+            "Query condition missed key schema element: {}",
+            range_key.unwrap_or(hash_key)
+        )));
+    }
     Ok(KeyCondition {
         hash_key: hash_key.to_owned(),
         hash_value,

@@ -238,7 +238,14 @@ pub fn key_conditions(
     range_key: Option<&str>,
 ) -> Result<KeyCondition, ValueError> {
     let mut conds = Vec::new();
-    for (name, entry) in object(json)? {
+    let entries = object(json)?;
+    // dynalite's Query validation, checked against DynamoDB.
+    if entries.len() > 2 {
+        return Err(ValueError::Validation(ValidationError(
+            "Conditions can be of length 1 or 2 only".to_string(),
+        )));
+    }
+    for (name, entry) in entries {
         let entry = object(entry)?;
         let operator = entry
             .get("ComparisonOperator")

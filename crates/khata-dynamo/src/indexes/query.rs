@@ -267,10 +267,20 @@ fn start_entry(
         return Ok(None);
     };
     let start = Item::from_json(start)?;
-    let needed = index
+    let needed: Vec<_> = index
         .key_names()
         .chain(std::iter::once(&layout.hash))
-        .chain(layout.range.as_ref());
+        .chain(layout.range.as_ref())
+        .collect();
+    // An index's start key is exactly the index's and the table's key attributes: one more
+    // or one fewer is refused before their types are looked at (dynalite's query and scan
+    // validation, checked against DynamoDB).
+    let mut names: Vec<&str> = needed.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    if start.len() != names.len() || names.iter().any(|n| start.get(*n).is_none()) {
+        return Err(validation("The provided starting key is invalid"));
+    }
     for (name, t) in needed {
         if start.get(name).and_then(key_type_of) != Some(*t) {
             return Err(validation(BAD_START_KEY));

@@ -355,7 +355,10 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
             .iter()
             .any(|b| b.attribute_name == a.attribute_name)
         {
-            return Err(invalid("Duplicate AttributeName in AttributeDefinitions"));
+            return Err(invalid(format!(
+                "Duplicate AttributeName in AttributeDefinitions: {}",
+                a.attribute_name
+            )));
         }
     }
     check_defined(&keys, &defs)?;
@@ -718,7 +721,31 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
                 "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
             ));
         }
-        ("PROVISIONED", Some(t)) => meta.provisioned_throughput = t,
+        ("PROVISIONED", Some(t)) => {
+            // Leaving on-demand, every global index needs a throughput of its own, given by
+            // an `Update` of it in the same request (unless it is being deleted).
+            if table.meta.billing_mode != "PROVISIONED" {
+                let given = |action: &str, name: &str| {
+                    index_updates.into_iter().flatten().any(|u| {
+                        u.get(action)
+                            .and_then(|a| a.get("IndexName"))
+                            .and_then(Value::as_str)
+                            == Some(name)
+                    })
+                };
+                if let Some(g) =
+                    table.meta.global_secondary_indexes.iter().find(|g| {
+                        !given("Update", &g.index_name) && !given("Delete", &g.index_name)
+                    })
+                {
+                    return Err(invalid(format!(
+                        "ProvisionedThroughput must be specified for index: {}",
+                        g.index_name
+                    )));
+                }
+            }
+            meta.provisioned_throughput = t;
+        }
         ("PROVISIONED", None) if table.meta.billing_mode != "PROVISIONED" => {
             return Err(invalid(
                 "ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED",
@@ -747,7 +774,7 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
             Some(s) => meta.stream = Some(s),
             None if !enabled_now => {
                 return Err(DynamoError::validation(format!(
-                    "Table already has no enabled stream: TableName: {name}"
+                    "Table has no stream to disable: TableName: {name}"
                 )));
             }
             None => {

@@ -302,7 +302,7 @@ fn merge_definitions(meta: &mut TableMeta, defs: &[&Object]) -> Result<()> {
         match meta.attribute_type(name) {
             Some(existing) if existing != t => {
                 return Err(invalid(format!(
-                    "Cannot change the type of attribute {name} from {existing} to {t}"
+                    "Attributes cannot be redefined. Please check that your attribute has the same type as previously defined. Existing schema: AttributeDefinition(attributeName={name}, attributeType={existing}), New schema: AttributeDefinition(attributeName={name}, attributeType={t})"
                 )));
             }
             Some(_) => {}

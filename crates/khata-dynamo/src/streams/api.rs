@@ -332,6 +332,13 @@ pub async fn get_shard_iterator(ops: &Operations, body: &Object) -> Result<Value
             };
             Some(n)
         }
+        // DynamoDB refuses a sequence number with the iterator types that take none
+        // (Alternator's test_get_shard_iterator, run against DynamoDB).
+        _ if seq.is_some() => {
+            return Err(DynamoError::validation(format!(
+                "SequenceNumber may only be given with ShardIteratorType AT_SEQUENCE_NUMBER or AFTER_SEQUENCE_NUMBER, not {kind}"
+            )));
+        }
         _ => None,
     };
     let (_, stream) = find_stream(ops, arn).await?;
