@@ -1159,3 +1159,42 @@ async fn alter_type_and_table_renames() {
     drop(session);
     node.stop().await;
 }
+
+/// A counter deleted at cell level stays deleted: Cassandra's counter tombstone wins over any
+/// later increment (`Cells.resolveCounter`); a row deletion does not stop later increments.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleted_counters_stay_deleted() {
+    let (mut node, session) = setup().await;
+    for cql in [
+        "CREATE TABLE c (k int, ck int, a counter, b counter, PRIMARY KEY (k, ck))",
+        "UPDATE c SET a = a + 5, b = b + 1 WHERE k = 1 AND ck = 1",
+        "DELETE a FROM c WHERE k = 1 AND ck = 1",
+        "UPDATE c SET a = a + 3, b = b + 1 WHERE k = 1 AND ck = 1",
+        "UPDATE c SET a = a + 5 WHERE k = 2 AND ck = 1",
+        "DELETE FROM c WHERE k = 2 AND ck = 1",
+        "UPDATE c SET a = a + 2 WHERE k = 2 AND ck = 1",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    let got: Vec<(i32, Option<i64>, Option<i64>)> = session
+        .query_unpaged("SELECT k, a, b FROM c", &[])
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows::<(
+            i32,
+            Option<scylla::value::Counter>,
+            Option<scylla::value::Counter>,
+        )>()
+        .unwrap()
+        .map(|r| {
+            let (k, a, b) = r.unwrap();
+            (k, a.map(|c| c.0), b.map(|c| c.0))
+        })
+        .collect();
+    assert!(got.contains(&(1, None, Some(2))), "{got:?}");
+    assert!(got.contains(&(2, Some(2), None)), "{got:?}");
+    drop(session);
+    node.stop().await;
+}

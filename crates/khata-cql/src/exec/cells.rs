@@ -302,6 +302,11 @@ impl Deferred {
         match self {
             Deferred::CounterAdd { column, delta } => {
                 let cell = current.cells.get(&CellKey::simple(column.id));
+                // A deleted counter stays deleted: Cassandra's counter tombstone wins over any
+                // later increment (`Cells.resolveCounter`, CASSANDRA-7346), until it is purged.
+                if cell.is_some_and(Cell::is_tombstone) {
+                    return Ok(());
+                }
                 let stored = cell
                     .and_then(|c| c.live_value(now))
                     .and_then(|v| <[u8; 8]>::try_from(&v[..]).ok())

@@ -45,6 +45,9 @@ pub(crate) struct Restrictions {
     tuples: Option<(usize, Vec<Vec<Bytes>>)>,
     /// Regular and static columns compared with a value (ALLOW FILTERING, or an index).
     pub filters: Vec<Filter>,
+    /// A partition key column is restricted by `IN` (even of one value): Cassandra's
+    /// `keyIsInRelation`, which makes an ORDER BY a post-query ordering.
+    pub key_in: bool,
 }
 
 /// A restriction on a regular or static column, checked on each row read.
@@ -446,6 +449,7 @@ impl Restrictions {
             slice: None,
             tuples: None,
             filters: Vec::new(),
+            key_in: false,
         };
         let set_slice =
             |r: &mut Restrictions, first: usize, op: ComparisonOp, values: Vec<Bytes>| {
@@ -848,6 +852,7 @@ impl Restrictions {
                 }
             }
         }
+        r.key_in = by_in.iter().any(|(partition_key, _)| *partition_key);
         Ok(r)
     }
 

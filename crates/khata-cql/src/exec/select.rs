@@ -604,6 +604,8 @@ struct Plan {
     /// No clustering or regular column is restricted: a partition with only static content
     /// is one row (Cassandra's `queriesFullPartitions`); otherwise such a partition has none.
     full_partitions: bool,
+    /// A partition key column is restricted by `IN` ([`Restrictions::key_in`]).
+    key_in: bool,
 }
 
 fn plan(
@@ -625,6 +627,7 @@ fn plan(
             one_row: true,
             filters: Vec::new(),
             full_partitions: point.names_partition(),
+            key_in: false,
         });
     }
     let mut r = Restrictions::for_select(t, run, &s.where_clause, s.allow_filtering)?;
@@ -671,7 +674,7 @@ fn plan(
         equalities.iter().any(|(p, _)| *p == position)
     })?;
     let source = if r.has_partition_keys() {
-        Source::Partitions(r.partition_keys()?)
+        Source::Partitions(in_key_order(t, r.partition_keys()?))
     } else {
         if reversed {
             return Err(ExecError::invalid(
@@ -703,6 +706,7 @@ fn plan(
         one_row,
         filters: r.filters,
         full_partitions,
+        key_in: r.key_in,
     })
 }
 
@@ -833,6 +837,44 @@ fn decode_paging(bytes: &[u8]) -> Result<PagingState, ExecError> {
         partition_returned,
         counted_key,
     })
+}
+
+/// The partitions of an `IN` in the order Cassandra reads them: sorted by the partition key's
+/// values (its `MultiCBuilder` builds a set ordered by the key's type), not as written nor by
+/// token, so `LIMIT` keeps the rows of the smallest keys.
+fn in_key_order(t: &TableSchema, keys: Vec<DecoratedKey>) -> Vec<DecoratedKey> {
+    if keys.len() < 2 {
+        return keys;
+    }
+    use crate::value::CqlValue as V;
+    let types: Vec<CqlType> = t.def.partition_key().iter().map(|c| c.ty.clone()).collect();
+    let mut decoded: Vec<(Vec<(Bytes, Option<V>)>, DecoratedKey)> = keys
+        .into_iter()
+        .map(|k| {
+            let parts = split_key(t, &k)
+                .into_iter()
+                .zip(&types)
+                .map(|(b, ty)| {
+                    let v = V::deserialize(ty, &b).ok();
+                    (b, v)
+                })
+                .collect();
+            (parts, k)
+        })
+        .collect();
+    decoded.sort_by(|(a, _), (b, _)| {
+        for ((ab, av), ((bb, bv), ty)) in a.iter().zip(b.iter().zip(&types)) {
+            let order = match (av, bv) {
+                (Some(x), Some(y)) => crate::value::compare(ty, x, y),
+                _ => ab.cmp(bb),
+            };
+            if order.is_ne() {
+                return order;
+            }
+        }
+        std::cmp::Ordering::Equal
+    });
+    decoded.into_iter().map(|(_, k)| k).collect()
 }
 
 fn split_key(t: &TableSchema, key: &DecoratedKey) -> Vec<Bytes> {
@@ -1068,15 +1110,12 @@ pub(crate) async fn run(
     // ORDER BY over several partitions (`IN` on the partition key) orders the rows of all of
     // them after they are read, as Cassandra's post-query ordering does: each partition is read
     // up to LIMIT rows, the rows are merged by clustering and cut at LIMIT. Such a result has
-    // no paging state to resume from: as in Cassandra, the query is refused when paging is on
-    // and its LIMIT (if any) does not fit in one page, however few rows there are.
-    let post_order = !s.order_by.is_empty()
-        && !aggregate
-        && matches!(&plan.source, Source::Partitions(keys) if keys.len() > 1);
+    // no paging state to resume from: as in Cassandra 4.1, an ORDER BY with `IN` on the
+    // partition key (even of one value) is refused whenever paging is on, LIMIT or not (its
+    // `getDataLimits` leaves the user's limit out of a post-ordered query, which then pages).
+    let post_order = !s.order_by.is_empty() && !aggregate && plan.key_in;
     let (per_partition, post_limit) = if post_order {
-        if let Some(p) = run.params.page_size.filter(|p| *p > 0)
-            && limit.is_none_or(|l| l > p as u64)
-        {
+        if run.params.page_size.is_some_and(|p| p > 0) {
             return Err(ExecError::invalid(
                 "Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query",
             ));
