@@ -847,8 +847,10 @@ fn in_key_order(t: &TableSchema, keys: Vec<DecoratedKey>) -> Vec<DecoratedKey> {
         return keys;
     }
     use crate::value::CqlValue as V;
+    /// A key's components: their bytes, and their values when they decode.
+    type Components = Vec<(Bytes, Option<V>)>;
     let types: Vec<CqlType> = t.def.partition_key().iter().map(|c| c.ty.clone()).collect();
-    let mut decoded: Vec<(Vec<(Bytes, Option<V>)>, DecoratedKey)> = keys
+    let mut decoded: Vec<(Components, DecoratedKey)> = keys
         .into_iter()
         .map(|k| {
             let parts = split_key(t, &k)
