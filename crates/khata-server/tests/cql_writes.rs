@@ -1198,3 +1198,60 @@ async fn deleted_counters_stay_deleted() {
     drop(session);
     node.stop().await;
 }
+
+/// An UPDATE or DELETE of static columns alone names the partition, not a row: a clustering
+/// restriction is refused (Cassandra's `UpdateTest.testUpdateWithAStaticColumn`), unless a
+/// condition on a regular column needs the row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_only_writes_refuse_a_clustering_key() {
+    let (mut node, session) = setup().await;
+    for cql in [
+        "CREATE TABLE st (pk int, ck int, s int static, v int, PRIMARY KEY (pk, ck))",
+        "INSERT INTO st (pk, ck, v) VALUES (1, 1, 2)",
+        "INSERT INTO st (pk, s) VALUES (1, 1)",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    for (cql, kind) in [
+        ("UPDATE st SET s = 3 WHERE pk = 1 AND ck = 1", "UPDATE"),
+        ("DELETE s FROM st WHERE pk = 1 AND ck = 1", "DELETE"),
+        (
+            "UPDATE st SET s = 3 WHERE pk = 1 AND ck = 1 IF s = 1",
+            "UPDATE",
+        ),
+        (
+            "DELETE s FROM st WHERE pk = 1 AND ck = 1 IF s = 1",
+            "DELETE",
+        ),
+    ] {
+        let error = session
+            .query_unpaged(cql, &[])
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{cql} was accepted"))
+            .to_string();
+        assert!(
+            error.contains(&format!(
+                "Invalid restrictions on clustering columns since the {kind} statement modifies only static columns"
+            )),
+            "{cql}: {error}"
+        );
+    }
+    let s: Vec<(Option<i32>,)> = session
+        .query_unpaged("SELECT s FROM st WHERE pk = 1", &[])
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(s, vec![(Some(1),)], "nothing was written");
+    session
+        .query_unpaged("UPDATE st SET s = 4 WHERE pk = 1", &[])
+        .await
+        .unwrap();
+    drop(session);
+    node.stop().await;
+}

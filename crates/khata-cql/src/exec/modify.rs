@@ -499,6 +499,14 @@ fn update_mutations(
                 .column(&a.column.0)
                 .is_some_and(|c| c.kind == ColumnKind::Static)
         });
+    if static_only
+        && (target.rows.is_some() || target.ranges.is_some())
+        && conditions_static_only(t, u.if_clause.as_ref())
+    {
+        return Err(ExecError::invalid(
+            "Invalid restrictions on clustering columns since the UPDATE statement modifies only static columns",
+        ));
+    }
     let target_rows = match target.rows.clone() {
         Some(rows) => rows,
         None if static_only && target.ranges.is_none() => vec![Bytes::new()],
@@ -704,6 +712,25 @@ fn update_mutations(
     Ok(planned)
 }
 
+/// Whether a statement's conditions leave it about static columns only (Cassandra's
+/// `appliesOnlyToStaticColumns` over its conditions): none, or each on a static column.
+/// `IF EXISTS` is taken as about the row.
+fn conditions_static_only(
+    t: &TableSchema,
+    clause: Option<&crate::language::ast::IfClause>,
+) -> bool {
+    use crate::language::ast::IfClause;
+    match clause {
+        None => true,
+        Some(IfClause::Exists) => false,
+        Some(IfClause::Conditions(conditions)) => conditions.iter().all(|c| {
+            t.def
+                .column(&c.column.0)
+                .is_some_and(|c| c.kind == ColumnKind::Static)
+        }),
+    }
+}
+
 fn delete_mutations(
     exec: &Executor,
     run: &Run<'_>,
@@ -731,7 +758,17 @@ fn delete_mutations(
                     .column(&tc.column.0)
                     .is_some_and(|c| c.kind == ColumnKind::Static)
             });
-            // Static columns belong to the partition: the partition key is enough.
+            // Static columns belong to the partition: the partition key is enough, and a
+            // clustering restriction is refused (unless a condition needs the row).
+            if statics_only
+                && !no_clustering
+                && (target.rows.is_some() || target.ranges.is_some())
+                && conditions_static_only(t, d.if_clause.as_ref())
+            {
+                return Err(ExecError::invalid(
+                    "Invalid restrictions on clustering columns since the DELETE statement modifies only static columns",
+                ));
+            }
             let static_ok = statics_only && target.rows.is_none() && target.ranges.is_none();
             if target.rows.is_none() && !static_ok && !no_clustering {
                 return Err(ExecError::invalid(
