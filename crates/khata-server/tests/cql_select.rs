@@ -1580,6 +1580,23 @@ async fn token_limit_and_distinct_refusals() {
             "SELECT DISTINCT a, b FROM ks.t WHERE v = 1 ALLOW FILTERING",
             "SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns.",
         ),
+        // Cassandra's validateDistinctSelection: the columns every selector reads.
+        (
+            "SELECT DISTINCT s FROM ks.t",
+            "SELECT DISTINCT queries must request all the partition key columns (missing a)",
+        ),
+        (
+            "SELECT DISTINCT a, s FROM ks.t",
+            "SELECT DISTINCT queries must request all the partition key columns (missing b)",
+        ),
+        (
+            "SELECT DISTINCT a, b, max(v) FROM ks.t",
+            "SELECT DISTINCT queries must only request partition key columns and/or static columns (not v)",
+        ),
+        (
+            "SELECT DISTINCT a, b, writetime(v) FROM ks.t",
+            "SELECT DISTINCT queries must only request partition key columns and/or static columns (not v)",
+        ),
     ] {
         let err = session
             .query_unpaged(cql, &[])
@@ -1588,7 +1605,20 @@ async fn token_limit_and_distinct_refusals() {
             .to_string();
         assert!(err.contains(message), "{cql}: {err}");
     }
-    // What they may do.
+    // What they may do: functions, casts and WRITETIME of key and static columns; a
+    // statics-only DISTINCT of named partitions.
+    let statics: Vec<(i32, String, Option<String>, Option<i64>)> = query(
+        &session,
+        "SELECT DISTINCT a, b, CAST(s AS text), writetime(s) FROM ks.t",
+    )
+    .await;
+    assert_eq!(statics.len(), 1);
+    let named: Vec<(Option<i32>,)> = query(
+        &session,
+        "SELECT DISTINCT s FROM ks.t WHERE a = 1 AND b = 'x'",
+    )
+    .await;
+    assert!(named.len() <= 1);
     let count: Vec<(i64,)> = query(
         &session,
         "SELECT count(*) FROM ks.t WHERE token(a, b) >= -9223372036854775807",

@@ -368,7 +368,7 @@ impl SelectShape {
     ) -> Result<SelectShape, ExecError> {
         let mut shape = SelectShape::unchecked(schema, run, s)?;
         shape.group_by = group_by_columns(&shape.table, s)?;
-        check_selection(s, &shape.outs, !shape.group_by.is_empty())?;
+        check_selection(&shape.table, s, &shape.outs, !shape.group_by.is_empty())?;
         shape.point = PointKey::of(&shape.table, &s.where_clause);
         Ok(shape)
     }
@@ -1059,7 +1059,7 @@ pub(crate) async fn run(
         )
     });
     if !checked {
-        check_selection(s, outs, grouped)?;
+        check_selection(t, s, outs, grouped)?;
     }
     // The keys of element selections, bound once.
     let element_keys: Vec<Option<Bytes>> = outs
@@ -1707,14 +1707,19 @@ fn group_key(group_by: &[ColumnDef], pk: &[Bytes], ck: &[Bytes]) -> Bytes {
 
 /// What a SELECT's selection and its DISTINCT, GROUP BY and PER PARTITION LIMIT must agree
 /// on, checked as Cassandra checks them when it prepares the statement.
-fn check_selection(s: &Select, outs: &[(String, Output)], grouped: bool) -> Result<(), ExecError> {
+fn check_selection(
+    t: &TableSchema,
+    s: &Select,
+    outs: &[(String, Output)],
+    grouped: bool,
+) -> Result<(), ExecError> {
     if s.distinct {
         if s.per_partition_limit.is_some() {
             return Err(ExecError::invalid(
                 "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries",
             ));
         }
-        check_distinct(outs)?;
+        check_distinct(t, s, outs)?;
     }
     let aggregate = outs.iter().any(|(_, o)| matches!(o, Output::Aggregate(..)));
     if aggregate && !grouped && s.per_partition_limit.is_some() {
@@ -1726,18 +1731,52 @@ fn check_selection(s: &Select, outs: &[(String, Output)], grouped: bool) -> Resu
 }
 
 /// SELECT DISTINCT takes partition key and static columns only.
-fn check_distinct(outs: &[(String, Output)]) -> Result<(), ExecError> {
-    for (name, o) in outs {
+/// Cassandra's `validateDistinctSelection`: every column the selectors read (through
+/// functions, casts, WRITETIME/TTL or aggregates too) is a partition key or static column, and
+/// a query over a key range (no partition key restricted) reads every partition key column.
+fn check_distinct(t: &TableSchema, s: &Select, outs: &[(String, Output)]) -> Result<(), ExecError> {
+    let mut read: Vec<&ColumnDef> = Vec::new();
+    for (_, o) in outs {
         match o {
             Output::Column(c)
-                if matches!(c.kind, ColumnKind::PartitionKey { .. } | ColumnKind::Static) => {}
-            Output::Token | Output::Aggregate(..) => {}
-            _ => {
-                return Err(ExecError::invalid(format!(
-                    "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {name})"
-                )));
-            }
+            | Output::Writetime(c)
+            | Output::Ttl(c)
+            | Output::Aggregate(_, Some(c))
+            | Output::Time(_, c)
+            | Output::Element(c, _)
+            | Output::Cast(c, _) => read.push(c),
+            Output::Computed(computed) => computed.columns(&mut read),
+            Output::Aggregate(_, None) => {}
+            Output::Token => read.extend(t.def.partition_key()),
         }
+    }
+    if let Some(c) = read
+        .iter()
+        .find(|c| !matches!(c.kind, ColumnKind::PartitionKey { .. } | ColumnKind::Static))
+    {
+        return Err(ExecError::invalid(format!(
+            "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
+            c.name
+        )));
+    }
+    let key_range = !s.where_clause.iter().any(|r| match r {
+        Relation::Column { column, .. } | Relation::In { column, .. } => t
+            .def
+            .column(&column.0)
+            .is_some_and(|c| matches!(c.kind, ColumnKind::PartitionKey { .. })),
+        _ => false,
+    });
+    if key_range
+        && let Some(missing) = t
+            .def
+            .partition_key()
+            .into_iter()
+            .find(|k| !read.iter().any(|c| c.name == k.name))
+    {
+        return Err(ExecError::invalid(format!(
+            "SELECT DISTINCT queries must request all the partition key columns (missing {})",
+            missing.name
+        )));
     }
     Ok(())
 }

@@ -403,6 +403,15 @@ pub(super) fn column_name(s: &Selectable) -> String {
 }
 
 impl Computed {
+    /// The columns the selector reads (Cassandra's `Selector.addColumnMapping`), in order.
+    pub(super) fn columns<'a>(&'a self, out: &mut Vec<&'a ColumnDef>) {
+        match &self.node {
+            Node::Column(c) => out.push(c),
+            Node::Field(of, _) | Node::Element(of, _) | Node::Slice(of, _) => of.columns(out),
+            Node::Call(_, args) => args.iter().for_each(|a| a.columns(out)),
+        }
+    }
+
     /// Whether the selector has element keys or slice bounds to bind before it is evaluated.
     pub(super) fn has_args(&self) -> bool {
         match &self.node {
