@@ -1252,6 +1252,53 @@ async fn static_only_writes_refuse_a_clustering_key() {
         .query_unpaged("UPDATE st SET s = 4 WHERE pk = 1", &[])
         .await
         .unwrap();
+    // A condition on a regular column checks the row the whole key names; the write is the
+    // partition's static row (InsertUpdateIfConditionStaticsTest).
+    let (done, _) = applied(
+        &session,
+        "UPDATE st SET s = 5 WHERE pk = 1 AND ck = 1 IF v = 2",
+    )
+    .await;
+    assert!(done);
+    let (done, _) = applied(
+        &session,
+        "DELETE s FROM st WHERE pk = 1 AND ck = 1 IF v = 3",
+    )
+    .await;
+    assert!(!done);
+    let s: Vec<(Option<i32>,)> = session
+        .query_unpaged("SELECT s FROM st WHERE pk = 1", &[])
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(s, vec![(Some(5),)]);
+    for (cql, message) in [
+        (
+            "DELETE s, v FROM st WHERE pk = 1 IF s = 1",
+            "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns",
+        ),
+        (
+            "DELETE s FROM st WHERE pk = 1 IF v = 2 AND s = 1",
+            "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF condition on non static columns",
+        ),
+        (
+            "UPDATE st SET s = 3 WHERE pk = 1 IF v = 4 AND s = 2",
+            "Some clustering keys are missing: ck",
+        ),
+    ] {
+        let error = session
+            .query_unpaged(cql, &[])
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{cql} was accepted"))
+            .to_string();
+        assert!(error.contains(message), "{cql}: {error}");
+    }
     drop(session);
     node.stop().await;
 }

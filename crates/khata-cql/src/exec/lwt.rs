@@ -334,9 +334,13 @@ fn check_holds(
 pub(crate) fn checked_clustering(
     t: &TableSchema,
     mutation: &Mutation,
-    deferred: &[DeferredWrite],
+    planned: &super::modify::Planned,
     check: &Check,
 ) -> Result<Bytes, ExecError> {
+    let deferred = &planned.deferred;
+    if let Some(row) = &planned.named_row {
+        return Ok(row.clone());
+    }
     // The row written, or the row whose lists are changed by index or value.
     let row = mutation.update.rows.keys().next().or_else(|| {
         deferred
@@ -355,6 +359,26 @@ pub(crate) fn checked_clustering(
             };
             if statics {
                 Bytes::new()
+            } else if planned.statement == "UPDATE" {
+                // A static-only UPDATE with a condition on a regular column needs its row.
+                let names: Vec<&str> = t
+                    .def
+                    .clustering()
+                    .iter()
+                    .map(|(c, _)| c.name.as_str())
+                    .collect();
+                return Err(ExecError::invalid(format!(
+                    "Some clustering keys are missing: {}",
+                    names.join(", ")
+                )));
+            } else if mutation.update.rows.is_empty()
+                && mutation.update.range_tombstones.is_empty()
+                && mutation.update.deletion.is_none()
+            {
+                // A DELETE of static columns alone, with a condition on a regular column.
+                return Err(ExecError::invalid(
+                    "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF condition on non static columns",
+                ));
             } else {
                 // Only a DELETE of more than one row gets here (an UPDATE or INSERT without
                 // its whole key is refused before).
@@ -374,10 +398,12 @@ pub(crate) async fn run(
     planned: Planned,
     check: Check,
 ) -> Result<ResultBody, ExecError> {
-    let [mutation] = <[Mutation; 1]>::try_from(planned.mutations).map_err(|_| {
-        ExecError::invalid("IN on the partition key is not supported with conditional updates")
-    })?;
-    let clustering = checked_clustering(t, &mutation, &planned.deferred, &check)?;
+    let mut planned = planned;
+    let [mutation] =
+        <[Mutation; 1]>::try_from(std::mem::take(&mut planned.mutations)).map_err(|_| {
+            ExecError::invalid("IN on the partition key is not supported with conditional updates")
+        })?;
+    let clustering = checked_clustering(t, &mutation, &planned, &check)?;
     run_checks(
         exec,
         t,

@@ -688,7 +688,13 @@ fn update_mutations(
             _ => return Err(invalid_operation(c, &a.op)),
         }
     }
-    let mut planned = Planned::default();
+    let mut planned = Planned {
+        statement: "UPDATE",
+        ..Planned::default()
+    };
+    if static_only && !conditions_static_only(t, u.if_clause.as_ref()) {
+        planned.named_row = target_rows.first().filter(|c| !c.is_empty()).cloned();
+    }
     for key in target.keys {
         let mut update = Partition::new();
         if !static_row.is_empty() {
@@ -748,7 +754,22 @@ fn delete_mutations(
     let deletion = DeletionTime::new(wt.timestamp, wt.now);
     let target = target(t, run, &d.where_clause, "DELETE")?;
     let no_clustering = t.def.clustering().is_empty();
-    let mut planned = Planned::default();
+    let mut planned = Planned {
+        statement: "DELETE",
+        ..Planned::default()
+    };
+    let statics_only_targets = !d.targets.is_empty()
+        && d.targets.iter().all(|tc| {
+            t.def
+                .column(&tc.column.0)
+                .is_some_and(|c| c.kind == ColumnKind::Static)
+        });
+    if statics_only_targets
+        && !conditions_static_only(t, d.if_clause.as_ref())
+        && let Some(rows) = &target.rows
+    {
+        planned.named_row = rows.first().cloned();
+    }
     for key in target.keys {
         let mut update = Partition::new();
         let mut deferred = Vec::new();
@@ -771,9 +792,11 @@ fn delete_mutations(
             }
             let static_ok = statics_only && target.rows.is_none() && target.ranges.is_none();
             if target.rows.is_none() && !static_ok && !no_clustering {
-                return Err(ExecError::invalid(
-                    "Range deletions are not supported for specific columns",
-                ));
+                return Err(ExecError::invalid(if target.ranges.is_none() {
+                    "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns"
+                } else {
+                    "Range deletions are not supported for specific columns"
+                }));
             }
             let mut row = Row::default();
             let mut static_row = Row::default();
@@ -903,6 +926,12 @@ fn delete_mutations(
 pub(crate) struct Planned {
     pub mutations: Vec<Mutation>,
     pub deferred: Vec<DeferredWrite>,
+    /// The row a statement names by its whole key but writes nothing to (it changes static
+    /// columns only): what a condition on a regular column checks.
+    pub named_row: Option<Bytes>,
+    /// The statement writes only what a table's static row holds (an UPDATE or DELETE of
+    /// static columns alone), for the refusal of conditions that need a row.
+    pub statement: &'static str,
 }
 
 /// Operations on one row that run on the row as stored.
@@ -922,8 +951,9 @@ fn mutations_of(
 ) -> Result<Planned, ExecError> {
     match statement {
         Statement::Insert(i) => insert_mutations(exec, run, i, batch_ts).map(|mutations| Planned {
+            statement: "INSERT",
             mutations,
-            deferred: Vec::new(),
+            ..Planned::default()
         }),
         Statement::Update(u) => update_mutations(exec, run, u, batch_ts),
         Statement::Delete(d) => delete_mutations(exec, run, d, batch_ts),
@@ -1017,8 +1047,9 @@ pub(crate) async fn run_single(
     }
     let planned = match (statement, shape) {
         (Statement::Insert(i), Some(shape)) => Planned {
+            statement: "INSERT",
             mutations: shaped_insert_mutations(exec, run, i, shape, None)?,
-            deferred: Vec::new(),
+            ..Planned::default()
         },
         _ => mutations_of(exec, run, statement, None)?,
     };
@@ -1091,6 +1122,7 @@ async fn write_planned(
     let Planned {
         mut mutations,
         deferred,
+        ..
     } = planned;
     let mut rmw = Vec::new();
     for d in deferred {
@@ -1188,6 +1220,7 @@ async fn resolve_by_reads(
     let Planned {
         mut mutations,
         deferred,
+        ..
     } = planned;
     for d in deferred {
         let Some(i) = mutations.iter().position(|m| m.key == d.key) else {
@@ -1223,7 +1256,7 @@ async fn resolve_by_reads(
     }
     Ok(Planned {
         mutations,
-        deferred: Vec::new(),
+        ..Planned::default()
     })
 }
 
@@ -1485,7 +1518,7 @@ async fn conditional_batch(
                     "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)",
                 ));
             };
-            let clustering = lwt::checked_clustering(t, mutation, &planned.deferred, check)?;
+            let clustering = lwt::checked_clustering(t, mutation, &planned, check)?;
             // One row's conditions must agree (Cassandra's CQL3CasRequest): IF EXISTS goes
             // with IF conditions, IF NOT EXISTS with neither.
             for (other, at) in &checks {
