@@ -1000,7 +1000,7 @@ fn plan(
                     t.def
                         .columns
                         .iter()
-                        .any(|c| mentions_type(&c.ty, &ty.keyspace, &ty.name))
+                        .any(|c| c.ty.mentions_udt(&ty.keyspace, &ty.name))
                 })
                 .map(|(name, _)| name.clone())
                 .collect();
@@ -1027,7 +1027,7 @@ fn plan(
                 t.def
                     .columns
                     .iter()
-                    .any(|c| mentions_type(&c.ty, &keyspace, &name))
+                    .any(|c| c.ty.mentions_udt(&keyspace, &name))
             });
             if let Some(t) = used_by {
                 return Err(ReplicaError::Invalid(format!(
@@ -1144,29 +1144,6 @@ fn replace_type(
             }
         }
         _ => {}
-    }
-}
-
-fn mentions_type(ty: &khata_types::schema::CqlType, keyspace: &str, name: &str) -> bool {
-    use khata_types::schema::CqlType;
-    match ty {
-        CqlType::Udt {
-            keyspace: k,
-            name: n,
-            fields,
-            ..
-        } => {
-            (k == keyspace && n == name)
-                || fields.iter().any(|(_, t)| mentions_type(t, keyspace, name))
-        }
-        CqlType::List { element, .. }
-        | CqlType::Set { element, .. }
-        | CqlType::Vector { element, .. } => mentions_type(element, keyspace, name),
-        CqlType::Map { key, value, .. } => {
-            mentions_type(key, keyspace, name) || mentions_type(value, keyspace, name)
-        }
-        CqlType::Tuple(elements) => elements.iter().any(|t| mentions_type(t, keyspace, name)),
-        _ => false,
     }
 }
 

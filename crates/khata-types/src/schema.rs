@@ -60,6 +60,29 @@ pub enum CqlType {
 }
 
 impl CqlType {
+    /// Whether the type is, or holds anywhere inside it, user type `keyspace.name`.
+    pub fn mentions_udt(&self, keyspace: &str, name: &str) -> bool {
+        match self {
+            CqlType::Udt {
+                keyspace: k,
+                name: n,
+                fields,
+                ..
+            } => {
+                (k == keyspace && n == name)
+                    || fields.iter().any(|(_, t)| t.mentions_udt(keyspace, name))
+            }
+            CqlType::List { element, .. }
+            | CqlType::Set { element, .. }
+            | CqlType::Vector { element, .. } => element.mentions_udt(keyspace, name),
+            CqlType::Map { key, value, .. } => {
+                key.mentions_udt(keyspace, name) || value.mentions_udt(keyspace, name)
+            }
+            CqlType::Tuple(elements) => elements.iter().any(|t| t.mentions_udt(keyspace, name)),
+            _ => false,
+        }
+    }
+
     /// Whether values of this type are stored as one cell per element (non-frozen collections
     /// and UDTs).
     pub fn is_multi_cell(&self) -> bool {

@@ -162,7 +162,7 @@ pub(crate) async fn run(
                     }
                     let field_type = resolve_type(&schema, &keyspace, field_ty, true)?;
                     let shown = khata_types::type_text::type_text(&field_type);
-                    if references_type(&field_type, &keyspace, &ty.name) {
+                    if field_type.mentions_udt(&keyspace, &ty.name) {
                         return Err(ExecError::invalid(format!(
                             "Cannot add new field {} of type {shown} to user type {type_name} as it would create a circular reference",
                             field.0
@@ -177,7 +177,7 @@ pub(crate) async fn run(
                                     t.def
                                         .partition_key()
                                         .iter()
-                                        .any(|c| references_type(&c.ty, &keyspace, &ty.name))
+                                        .any(|c| c.ty.mentions_udt(&keyspace, &ty.name))
                                 })
                                 .map(|t| {
                                     format!(
@@ -897,31 +897,6 @@ fn table_display(t: &TableSchema) -> String {
         khata_types::type_text::quote_identifier(&t.def.keyspace),
         khata_types::type_text::quote_identifier(&t.def.name)
     )
-}
-
-/// Whether `ty` is, or holds anywhere inside it, user type `keyspace.name`.
-fn references_type(ty: &CqlType, keyspace: &str, name: &str) -> bool {
-    match ty {
-        CqlType::Udt {
-            keyspace: k,
-            name: n,
-            fields,
-            ..
-        } => {
-            (k == keyspace && n == name)
-                || fields
-                    .iter()
-                    .any(|(_, f)| references_type(f, keyspace, name))
-        }
-        CqlType::List { element, .. }
-        | CqlType::Set { element, .. }
-        | CqlType::Vector { element, .. } => references_type(element, keyspace, name),
-        CqlType::Map { key, value, .. } => {
-            references_type(key, keyspace, name) || references_type(value, keyspace, name)
-        }
-        CqlType::Tuple(items) => items.iter().any(|i| references_type(i, keyspace, name)),
-        _ => false,
-    }
 }
 
 /// A column added under the name of a dropped one must read the dropped one's values (which

@@ -361,16 +361,7 @@ pub(crate) fn checked_clustering(
                 Bytes::new()
             } else if planned.statement == "UPDATE" {
                 // A static-only UPDATE with a condition on a regular column needs its row.
-                let names: Vec<&str> = t
-                    .def
-                    .clustering()
-                    .iter()
-                    .map(|(c, _)| c.name.as_str())
-                    .collect();
-                return Err(ExecError::invalid(format!(
-                    "Some clustering keys are missing: {}",
-                    names.join(", ")
-                )));
+                return Err(super::modify::missing_clustering(t));
             } else if mutation.update.rows.is_empty()
                 && mutation.update.range_tombstones.is_empty()
                 && mutation.update.deletion.is_none()

@@ -520,18 +520,7 @@ fn update_mutations(
                 "Slice restrictions are not supported on the clustering columns in UPDATE statements",
             ));
         }
-        None => {
-            let names: Vec<&str> = t
-                .def
-                .clustering()
-                .iter()
-                .map(|(c, _)| c.name.as_str())
-                .collect();
-            return Err(ExecError::invalid(format!(
-                "Some clustering keys are missing: {}",
-                names.join(", ")
-            )));
-        }
+        None => return Err(missing_clustering(t)),
     };
     let mut row = Row::default();
     let mut static_row = Row::default();
@@ -716,6 +705,20 @@ fn update_mutations(
         planned.mutations.push(Mutation::new(t.def.id, key, update));
     }
     Ok(planned)
+}
+
+/// An UPDATE that names no row: Cassandra's refusal, naming every clustering column.
+pub(crate) fn missing_clustering(t: &TableSchema) -> ExecError {
+    let names: Vec<&str> = t
+        .def
+        .clustering()
+        .iter()
+        .map(|(c, _)| c.name.as_str())
+        .collect();
+    ExecError::invalid(format!(
+        "Some clustering keys are missing: {}",
+        names.join(", ")
+    ))
 }
 
 /// Whether a statement's conditions leave it about static columns only (Cassandra's
@@ -929,8 +932,8 @@ pub(crate) struct Planned {
     /// The row a statement names by its whole key but writes nothing to (it changes static
     /// columns only): what a condition on a regular column checks.
     pub named_row: Option<Bytes>,
-    /// The statement writes only what a table's static row holds (an UPDATE or DELETE of
-    /// static columns alone), for the refusal of conditions that need a row.
+    /// The statement's kind (`INSERT`, `UPDATE`, `DELETE`; empty for a batch's whole), for the
+    /// refusals of conditions on a row it does not name.
     pub statement: &'static str,
 }
 
