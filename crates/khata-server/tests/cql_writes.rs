@@ -1302,3 +1302,76 @@ async fn static_only_writes_refuse_a_clustering_key() {
     drop(session);
     node.stop().await;
 }
+
+/// A conditional batch that fails on a static condition shows CQL rows with the static values
+/// (Cassandra's `InsertUpdateIfConditionStaticsTest.testStaticColumnsCas`): the partition's
+/// first row when the static condition is alone, no row of its own beside row conditions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_static_batch_conditions_show_cql_rows() {
+    let (mut node, session) = setup().await;
+    for cql in [
+        "CREATE TABLE sc (id int, k text, version int static, v text, PRIMARY KEY (id, k))",
+        "INSERT INTO sc (id, k, version, v) VALUES (0, 'k1', 2, 'foo')",
+        "INSERT INTO sc (id, k, v) VALUES (0, 'k2', 'bar')",
+    ] {
+        session.query_unpaged(cql, &[]).await.unwrap();
+    }
+    let rows_of = |cql: &'static str| {
+        let session = &session;
+        async move {
+            session
+                .query_unpaged(cql, &[])
+                .await
+                .unwrap()
+                .into_rows_result()
+                .unwrap()
+                .rows::<(bool, i32, Option<String>, Option<i32>)>()
+                .unwrap()
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap()
+        }
+    };
+    let alone = rows_of(
+        "BEGIN BATCH UPDATE sc SET v = 'foobar' WHERE id = 0 AND k = 'k1'; \
+         UPDATE sc SET v = 'barfoo' WHERE id = 0 AND k = 'k2'; \
+         UPDATE sc SET version = 3 WHERE id = 0 IF version = 1; APPLY BATCH",
+    )
+    .await;
+    assert_eq!(alone, vec![(false, 0, Some("k1".to_string()), Some(2))]);
+    let beside: Vec<(bool, i32, Option<String>, Option<i32>, Option<String>)> = session
+        .query_unpaged(
+            "BEGIN BATCH UPDATE sc SET version = 4 WHERE id = 0 IF version = 3; \
+             UPDATE sc SET v = 'row1' WHERE id = 0 AND k = 'k1' IF v = 'x'; \
+             UPDATE sc SET v = 'row2' WHERE id = 0 AND k = 'k2' IF v = 'y'; APPLY BATCH",
+            &[],
+        )
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        beside,
+        vec![
+            (
+                false,
+                0,
+                Some("k1".to_string()),
+                Some(2),
+                Some("foo".to_string())
+            ),
+            (
+                false,
+                0,
+                Some("k2".to_string()),
+                Some(2),
+                Some("bar".to_string())
+            ),
+        ]
+    );
+    drop(session);
+    node.stop().await;
+}
