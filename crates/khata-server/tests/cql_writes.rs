@@ -1338,7 +1338,8 @@ async fn failed_static_batch_conditions_show_cql_rows() {
     )
     .await;
     assert_eq!(alone, vec![(false, 0, Some("k1".to_string()), Some(2))]);
-    let beside: Vec<(bool, i32, Option<String>, Option<i32>, Option<String>)> = session
+    type Shown = (bool, i32, Option<String>, Option<i32>, Option<String>);
+    let beside: Vec<Shown> = session
         .query_unpaged(
             "BEGIN BATCH UPDATE sc SET version = 4 WHERE id = 0 IF version = 3; \
              UPDATE sc SET v = 'row1' WHERE id = 0 AND k = 'k1' IF v = 'x'; \
