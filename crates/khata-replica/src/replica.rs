@@ -649,12 +649,7 @@ impl Replica {
             .table_by_id(query.table)
             .ok_or_else(|| ReplicaError::NotFound(format!("unknown table {}", query.table)))?;
         let mut found = index::query(&self.engine, table, query)?;
-        if !table.dropped.is_empty() {
-            let dropped = table.dropped_cells();
-            for (_, p) in &mut found.partitions {
-                crate::schema::hide_dropped(p, &dropped);
-            }
-        }
+        table.hide_dropped(found.partitions.iter_mut().map(|(_, p)| p));
         Ok(found)
     }
 
@@ -682,19 +677,15 @@ impl Replica {
     }
 
     /// Hide the cells of `table`'s dropped columns written before their drop
-    /// ([`crate::schema::hide_dropped`]) in `partitions`.
+    /// ([`TableSchema::hide_dropped`]) in `partitions`; looked up under the schema's lock,
+    /// without taking a reference to the snapshot.
     pub(crate) fn hide_dropped<'a>(
         &self,
         table: Uuid,
         partitions: impl IntoIterator<Item = &'a mut khata_types::partition::Partition>,
     ) {
-        let schema = self.schema();
-        let Some(t) = schema.table_by_id(table).filter(|t| !t.dropped.is_empty()) else {
-            return;
-        };
-        let dropped = t.dropped_cells();
-        for p in partitions {
-            crate::schema::hide_dropped(p, &dropped);
+        if let Some(t) = self.schema.read().table_by_id(table) {
+            t.hide_dropped(partitions);
         }
     }
 
@@ -722,8 +713,8 @@ impl Replica {
                     .filter(|c| c.kind == ColumnKind::Regular)
                     .map(|c| c.id);
                 let mut read = self.engine.read_row(table, key, ranges, regular, now)?;
-                if let Some(t) = schema.table_by_id(table).filter(|t| !t.dropped.is_empty()) {
-                    crate::schema::hide_dropped(&mut read.partition, &t.dropped_cells());
+                if let Some(t) = schema.table_by_id(table) {
+                    t.hide_dropped(std::iter::once(&mut read.partition));
                 }
                 Ok(read)
             }

@@ -69,26 +69,29 @@ pub struct TableSchema {
 }
 
 impl TableSchema {
-    /// The ids and drop times of the dropped columns, whose cells written at or before the
-    /// drop are gone (even once a column of the name is added again).
-    pub fn dropped_cells(&self) -> Vec<(ColumnId, i64)> {
-        self.dropped
+    /// Remove from `partitions` the cells of dropped columns written at or before their drop
+    /// (even once a column of the name is added again): a row left with nothing live is no
+    /// row, as in Cassandra, where a row an UPDATE made of a dropped column alone disappears.
+    /// Nothing to do (and nothing allocated) for a table without dropped columns.
+    pub fn hide_dropped<'a>(
+        &self,
+        partitions: impl IntoIterator<Item = &'a mut khata_types::partition::Partition>,
+    ) {
+        if self.dropped.is_empty() {
+            return;
+        }
+        let dropped: Vec<(ColumnId, i64)> = self
+            .dropped
             .iter()
             .map(|d| (column_id(&d.name), d.dropped_time))
-            .collect()
+            .collect();
+        for p in partitions {
+            hide_cells(p, &dropped);
+        }
     }
 }
 
-/// Remove from `partition` the cells of dropped columns written at or before their drop
-/// (`dropped`, from [`TableSchema::dropped_cells`]): a row left with nothing live is no row,
-/// as in Cassandra, where a row an UPDATE made of a dropped column alone disappears.
-pub fn hide_dropped(
-    partition: &mut khata_types::partition::Partition,
-    dropped: &[(ColumnId, i64)],
-) {
-    if dropped.is_empty() {
-        return;
-    }
+fn hide_cells(partition: &mut khata_types::partition::Partition, dropped: &[(ColumnId, i64)]) {
     let hide = |row: &mut khata_types::row::Row| {
         row.cells.retain(|k, c| {
             !dropped

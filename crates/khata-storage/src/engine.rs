@@ -1152,7 +1152,7 @@ fn load_tables(
     Ok(tables)
 }
 
-fn read_all(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn read_all(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
     let f = fs.open_read(path).map_err(|e| StorageError::io(path, e))?;
     let len =
         usize::try_from(f.len()).map_err(|_| StorageError::corrupt(path, 0, "file too large"))?;

@@ -359,17 +359,6 @@ pub(crate) fn checked_clustering(
             };
             if statics {
                 Bytes::new()
-            } else if planned.statement == "UPDATE" {
-                // A static-only UPDATE with a condition on a regular column needs its row.
-                return Err(super::modify::missing_clustering(t));
-            } else if mutation.update.rows.is_empty()
-                && mutation.update.range_tombstones.is_empty()
-                && mutation.update.deletion.is_none()
-            {
-                // A DELETE of static columns alone, with a condition on a regular column.
-                return Err(ExecError::invalid(
-                    "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF condition on non static columns",
-                ));
             } else {
                 // Only a DELETE of more than one row gets here (an UPDATE or INSERT without
                 // its whole key is refused before).

@@ -27,8 +27,8 @@ use super::restrictions::{self, Restrictions};
 use super::{Executor, Run, lwt};
 use crate::frame::{self, BatchType, ResultBody, Value};
 use crate::language::ast::{
-    AssignmentOp, Batch as AstBatch, BatchKind, BatchStatement, Delete, ElementSelector, Insert,
-    InsertValues, Relation, Statement, Update, Using,
+    AssignmentOp, Batch as AstBatch, BatchKind, BatchStatement, Delete, ElementSelector, IfClause,
+    Insert, InsertValues, Relation, Statement, Update, Using,
 };
 use crate::server::Session;
 
@@ -499,13 +499,15 @@ fn update_mutations(
                 .column(&a.column.0)
                 .is_some_and(|c| c.kind == ColumnKind::Static)
         });
-    if static_only
-        && (target.rows.is_some() || target.ranges.is_some())
-        && conditions_static_only(t, u.if_clause.as_ref())
-    {
+    let names_clustering = target.rows.is_some() || target.ranges.is_some();
+    if static_only && names_clustering && conditions_static_only(t, u.if_clause.as_ref()) {
         return Err(ExecError::invalid(
             "Invalid restrictions on clustering columns since the UPDATE statement modifies only static columns",
         ));
+    }
+    // A condition on a regular column needs the row the whole key names.
+    if static_only && !names_clustering && conditions_on_regular(t, u.if_clause.as_ref()) {
+        return Err(missing_clustering(t));
     }
     let target_rows = match target.rows.clone() {
         Some(rows) => rows,
@@ -677,10 +679,7 @@ fn update_mutations(
             _ => return Err(invalid_operation(c, &a.op)),
         }
     }
-    let mut planned = Planned {
-        statement: "UPDATE",
-        ..Planned::default()
-    };
+    let mut planned = Planned::default();
     if static_only && !conditions_static_only(t, u.if_clause.as_ref()) {
         planned.named_row = target_rows.first().filter(|c| !c.is_empty()).cloned();
     }
@@ -724,20 +723,17 @@ pub(crate) fn missing_clustering(t: &TableSchema) -> ExecError {
 /// Whether a statement's conditions leave it about static columns only (Cassandra's
 /// `appliesOnlyToStaticColumns` over its conditions): none, or each on a static column.
 /// `IF EXISTS` is taken as about the row.
-fn conditions_static_only(
-    t: &TableSchema,
-    clause: Option<&crate::language::ast::IfClause>,
-) -> bool {
-    use crate::language::ast::IfClause;
-    match clause {
-        None => true,
-        Some(IfClause::Exists) => false,
-        Some(IfClause::Conditions(conditions)) => conditions.iter().all(|c| {
-            t.def
-                .column(&c.column.0)
-                .is_some_and(|c| c.kind == ColumnKind::Static)
-        }),
-    }
+fn conditions_static_only(t: &TableSchema, clause: Option<&IfClause>) -> bool {
+    !matches!(clause, Some(IfClause::Exists)) && !conditions_on_regular(t, clause)
+}
+
+/// Whether a statement has a condition on a column that is not static.
+fn conditions_on_regular(t: &TableSchema, clause: Option<&IfClause>) -> bool {
+    matches!(clause, Some(IfClause::Conditions(conditions)) if conditions.iter().any(|c| {
+        t.def
+            .column(&c.column.0)
+            .is_none_or(|c| c.kind != ColumnKind::Static)
+    }))
 }
 
 fn delete_mutations(
@@ -757,10 +753,7 @@ fn delete_mutations(
     let deletion = DeletionTime::new(wt.timestamp, wt.now);
     let target = target(t, run, &d.where_clause, "DELETE")?;
     let no_clustering = t.def.clustering().is_empty();
-    let mut planned = Planned {
-        statement: "DELETE",
-        ..Planned::default()
-    };
+    let mut planned = Planned::default();
     let statics_only_targets = !d.targets.is_empty()
         && d.targets.iter().all(|tc| {
             t.def
@@ -773,34 +766,40 @@ fn delete_mutations(
     {
         planned.named_row = rows.first().cloned();
     }
+    if !d.targets.is_empty() && !no_clustering {
+        // Static columns belong to the partition: the partition key is enough, and a
+        // clustering restriction is refused (unless a condition needs the row, which then
+        // must be named).
+        let names_clustering = target.rows.is_some() || target.ranges.is_some();
+        if statics_only_targets
+            && names_clustering
+            && conditions_static_only(t, d.if_clause.as_ref())
+        {
+            return Err(ExecError::invalid(
+                "Invalid restrictions on clustering columns since the DELETE statement modifies only static columns",
+            ));
+        }
+        if statics_only_targets
+            && !names_clustering
+            && conditions_on_regular(t, d.if_clause.as_ref())
+        {
+            return Err(ExecError::invalid(
+                "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF condition on non static columns",
+            ));
+        }
+        let static_ok = statics_only_targets && !names_clustering;
+        if target.rows.is_none() && !static_ok {
+            return Err(ExecError::invalid(if target.ranges.is_none() {
+                "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns"
+            } else {
+                "Range deletions are not supported for specific columns"
+            }));
+        }
+    }
     for key in target.keys {
         let mut update = Partition::new();
         let mut deferred = Vec::new();
         if !d.targets.is_empty() {
-            let statics_only = d.targets.iter().all(|tc| {
-                t.def
-                    .column(&tc.column.0)
-                    .is_some_and(|c| c.kind == ColumnKind::Static)
-            });
-            // Static columns belong to the partition: the partition key is enough, and a
-            // clustering restriction is refused (unless a condition needs the row).
-            if statics_only
-                && !no_clustering
-                && (target.rows.is_some() || target.ranges.is_some())
-                && conditions_static_only(t, d.if_clause.as_ref())
-            {
-                return Err(ExecError::invalid(
-                    "Invalid restrictions on clustering columns since the DELETE statement modifies only static columns",
-                ));
-            }
-            let static_ok = statics_only && target.rows.is_none() && target.ranges.is_none();
-            if target.rows.is_none() && !static_ok && !no_clustering {
-                return Err(ExecError::invalid(if target.ranges.is_none() {
-                    "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns"
-                } else {
-                    "Range deletions are not supported for specific columns"
-                }));
-            }
             let mut row = Row::default();
             let mut static_row = Row::default();
             for target_col in &d.targets {
@@ -932,9 +931,6 @@ pub(crate) struct Planned {
     /// The row a statement names by its whole key but writes nothing to (it changes static
     /// columns only): what a condition on a regular column checks.
     pub named_row: Option<Bytes>,
-    /// The statement's kind (`INSERT`, `UPDATE`, `DELETE`; empty for a batch's whole), for the
-    /// refusals of conditions on a row it does not name.
-    pub statement: &'static str,
 }
 
 /// Operations on one row that run on the row as stored.
@@ -954,7 +950,6 @@ fn mutations_of(
 ) -> Result<Planned, ExecError> {
     match statement {
         Statement::Insert(i) => insert_mutations(exec, run, i, batch_ts).map(|mutations| Planned {
-            statement: "INSERT",
             mutations,
             ..Planned::default()
         }),
@@ -1050,7 +1045,6 @@ pub(crate) async fn run_single(
     }
     let planned = match (statement, shape) {
         (Statement::Insert(i), Some(shape)) => Planned {
-            statement: "INSERT",
             mutations: shaped_insert_mutations(exec, run, i, shape, None)?,
             ..Planned::default()
         },

@@ -841,42 +841,23 @@ fn decode_paging(bytes: &[u8]) -> Result<PagingState, ExecError> {
 
 /// The partitions of an `IN` in the order Cassandra reads them: sorted by the partition key's
 /// values (its `MultiCBuilder` builds a set ordered by the key's type), not as written nor by
-/// token, so `LIMIT` keeps the rows of the smallest keys.
-fn in_key_order(t: &TableSchema, keys: Vec<DecoratedKey>) -> Vec<DecoratedKey> {
-    if keys.len() < 2 {
-        return keys;
+/// token, so `LIMIT` keeps the rows of the smallest keys. The components are compared as
+/// clustering keys are, through their order-preserving encoding.
+fn in_key_order(t: &TableSchema, mut keys: Vec<DecoratedKey>) -> Vec<DecoratedKey> {
+    if keys.len() > 1 {
+        let types: Vec<(CqlType, ClusteringOrder)> = t
+            .def
+            .partition_key()
+            .iter()
+            .map(|c| (c.ty.clone(), ClusteringOrder::Asc))
+            .collect();
+        keys.sort_by_cached_key(|k| {
+            let parts = split_key(t, k);
+            let parts: Vec<&[u8]> = parts.iter().map(|b| &b[..]).collect();
+            khata_types::clustering::encode_key(&types, &parts).unwrap_or_else(|_| k.key.clone())
+        });
     }
-    use crate::value::CqlValue as V;
-    /// A key's components: their bytes, and their values when they decode.
-    type Components = Vec<(Bytes, Option<V>)>;
-    let types: Vec<CqlType> = t.def.partition_key().iter().map(|c| c.ty.clone()).collect();
-    let mut decoded: Vec<(Components, DecoratedKey)> = keys
-        .into_iter()
-        .map(|k| {
-            let parts = split_key(t, &k)
-                .into_iter()
-                .zip(&types)
-                .map(|(b, ty)| {
-                    let v = V::deserialize(ty, &b).ok();
-                    (b, v)
-                })
-                .collect();
-            (parts, k)
-        })
-        .collect();
-    decoded.sort_by(|(a, _), (b, _)| {
-        for ((ab, av), ((bb, bv), ty)) in a.iter().zip(b.iter().zip(&types)) {
-            let order = match (av, bv) {
-                (Some(x), Some(y)) => crate::value::compare(ty, x, y),
-                _ => ab.cmp(bb),
-            };
-            if order.is_ne() {
-                return order;
-            }
-        }
-        std::cmp::Ordering::Equal
-    });
-    decoded.into_iter().map(|(_, k)| k).collect()
+    keys
 }
 
 fn split_key(t: &TableSchema, key: &DecoratedKey) -> Vec<Bytes> {
@@ -1032,7 +1013,7 @@ pub(crate) async fn run(
     // Cassandra's warnings for aggregates that read many partitions.
     if aggregate || grouped {
         match &plan.source {
-            Source::Partitions(keys) if keys.len() > 1 => run.warnings.push(
+            Source::Partitions(_) if plan.key_in => run.warnings.push(
                 "Aggregation query used on multiple partition keys (IN restriction)".to_string(),
             ),
             Source::Partitions(_) => {}
@@ -1730,8 +1711,8 @@ fn check_selection(
     Ok(())
 }
 
-/// SELECT DISTINCT takes partition key and static columns only.
-/// Cassandra's `validateDistinctSelection`: every column the selectors read (through
+/// SELECT DISTINCT takes partition key and static columns only (Cassandra's
+/// `validateDistinctSelection`): every column the selectors read (through
 /// functions, casts, WRITETIME/TTL or aggregates too) is a partition key or static column, and
 /// a query over a key range (no partition key restricted) reads every partition key column.
 fn check_distinct(t: &TableSchema, s: &Select, outs: &[(String, Output)]) -> Result<(), ExecError> {

@@ -559,15 +559,14 @@ pub async fn create_table(ops: &Operations, body: &Object, request: &RequestInfo
     // The keyspace of a table deleted in the last 24 hours holds its streams' log: the new
     // table joins it ([`crate::streams`]).
     let reused = crate::streams::deleted_log(coordinator, &name).is_some();
-    if !reused
-        && coordinator
+    if !reused {
+        if coordinator
             .schema()
             .keyspace(&tables::keyspace_name(&name))
             .is_some()
-    {
-        return Err(in_use(&name));
-    }
-    if !reused {
+        {
+            return Err(in_use(&name));
+        }
         match coordinator
             .change_schema(SchemaChange::CreateKeyspace(tables::keyspace_def(&name)))
             .await

@@ -141,16 +141,13 @@ pub async fn list_streams(ops: &Operations, body: &Object, request: &RequestInfo
     // (table, label) of every stream listed: the tables' and those kept after a DeleteTable.
     let mut found: Vec<(String, String)> = Vec::new();
     let live = match table_name {
-        Some(n) => match (
-            ops.table(n),
-            ops.streams.deleted_labels(coordinator, n).await?,
-        ) {
-            (Ok(t), _) => vec![t.meta.table_name],
-            (Err(_), Some(labels)) => {
-                found.extend(labels.into_iter().map(|l| (n.to_string(), l)));
+        Some(n) => match ops.table(n) {
+            Ok(t) => vec![t.meta.table_name],
+            Err(e) => {
+                let labels = ops.streams.deleted_labels(coordinator, n).await?;
+                found.extend(labels.ok_or(e)?.into_iter().map(|l| (n.to_string(), l)));
                 Vec::new()
             }
-            (Err(e), None) => return Err(e),
         },
         None => {
             found = ops.streams.all_deleted(coordinator).await?;

@@ -95,9 +95,9 @@ fn decode(text: &str) -> Option<Vec<u64>> {
     lines.map(|l| l.parse().ok()).collect()
 }
 
-/// Delete the files of every SSTable the logs in `dir` name (the TOC first, so a crash here
-/// leaves an incomplete SSTable, which start-up removes too), then the logs. Call it at
-/// start-up, before the directory's SSTables are listed. Returns the generations deleted.
+/// Delete the TOC of every SSTable the logs in `dir` name, then the logs. Call it at start-up
+/// before [`super::SsTable::remove_incomplete`], which removes the rest of their files as it
+/// removes any SSTable without a TOC. Returns the generations whose TOC was there.
 pub fn finish_pending(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<u64>> {
     let entries = match fs.list_dir(dir) {
         Ok(entries) => entries,
@@ -122,39 +122,17 @@ pub fn finish_pending(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<u64>> {
         if !name.ends_with(SUFFIX) {
             continue;
         }
-        let file = fs
-            .open_read(&path)
-            .map_err(|e| StorageError::io(&path, e))?;
-        let len = usize::try_from(file.len())
-            .map_err(|_| StorageError::corrupt(&path, 0, "obsolescence log too large"))?;
-        let bytes = file
-            .read_vec(0, len)
-            .map_err(|e| StorageError::io(&path, e))?;
+        let bytes = crate::engine::read_all(fs, &path)?;
         let generations = std::str::from_utf8(&bytes)
             .ok()
             .and_then(decode)
             .ok_or_else(|| StorageError::corrupt(&path, 0, "damaged obsolescence log"))?;
         for g in generations {
-            let mut paths: Vec<PathBuf> = std::iter::once(Component::Toc)
-                .chain(Component::CONTENTS)
-                .chain([Component::Rows])
-                .map(|c| component_path(dir, g, c))
-                .collect();
-            let tmps: Vec<PathBuf> = paths
-                .iter()
-                .map(|p| PathBuf::from(format!("{}.tmp", p.display())))
-                .collect();
-            paths.extend(tmps);
-            let mut any = false;
-            for p in paths {
-                match fs.remove_file(&p) {
-                    Ok(()) => any = true,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(StorageError::io(&p, e)),
-                }
-            }
-            if any {
-                deleted.push(g);
+            let toc = component_path(dir, g, Component::Toc);
+            match fs.remove_file(&toc) {
+                Ok(()) => deleted.push(g),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(StorageError::io(&toc, e)),
             }
         }
         // The deletions are durable before the log that asked for them goes.
