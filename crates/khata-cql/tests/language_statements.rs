@@ -841,3 +841,31 @@ fn statement_sources_and_empty_statements() {
     assert_eq!(statements[2].bind_markers, vec![None]);
     assert!(parse_statements("  -- nothing here\n").unwrap().is_empty());
 }
+
+/// Cassandra's lexer reads `-1` as one negative number, so `(int) -1` is a type hint of -1
+/// while `(int) - 1` subtracts 1 from a column named `int` in parentheses.
+#[test]
+fn a_type_hint_takes_an_adjacent_negative_number() {
+    let selection = |text: &str| match parse(text).statement {
+        Statement::Select(s) => match s.selection {
+            Selection::Selectors(mut v) => v.remove(0).selectable,
+            Selection::Wildcard => panic!("{text}"),
+        },
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        selection("SELECT (int) -1 FROM t"),
+        Selectable::TypeHint {
+            ty: native(NativeType::Int),
+            selectable: Box::new(Selectable::Term(int("-1"))),
+        }
+    );
+    assert_eq!(
+        selection("SELECT (int) - 1 FROM t"),
+        Selectable::Arithmetic {
+            op: ArithmeticOp::Subtract,
+            left: Box::new(Selectable::Tuple(vec![Selectable::Column(n("int"))])),
+            right: Box::new(Selectable::Term(int("1"))),
+        }
+    );
+}

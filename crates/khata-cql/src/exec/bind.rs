@@ -8,7 +8,7 @@ use khata_types::schema::{ColumnDef, CqlType, TableDef};
 use super::error::ExecError;
 use super::types::column_type;
 use super::{Run, select};
-use crate::frame::{ColumnSpec, ColumnType, Value};
+use crate::frame::{ColumnSpec, ColumnType, ErrorBody, ErrorKind, Value};
 use crate::language::ast::{
     ConditionPredicate, ElementSelector, IfClause, InValues, IntValue, Literal, ParsedStatement,
     Relation, Statement, Term,
@@ -114,6 +114,36 @@ pub(crate) fn int_value(run: &Run<'_>, v: &IntValue, what: &str) -> Result<Optio
 
 /// A literal (possibly with markers inside, as in `[?, ?]`) as the serialized value of `ty`.
 fn literal(run: &Run<'_>, term: &Term, ty: &CqlType, column: &str) -> Result<Bound, ExecError> {
+    match term_value(run, term, column, ty) {
+        Ok(Some(v)) => Ok(Bound::Value(Bytes::from(v.to_bytes(ty)))),
+        Ok(None) => Ok(Bound::Null),
+        Err(LiteralError::OperationFailed(message)) => Err(ExecError::Body(ErrorBody::new(
+            ErrorKind::FunctionFailure {
+                keyspace: "system".into(),
+                function: "operation".into(),
+                arg_types: Vec::new(),
+            },
+            message,
+        ))),
+        Err(e) => Err(ExecError::invalid(e.to_string())),
+    }
+}
+
+/// The value of any term for a receiver named `receiver` of type `ty` (`None`: null): literals,
+/// bind markers inside them, function calls and arithmetic.
+pub(crate) fn term_value(
+    run: &Run<'_>,
+    term: &Term,
+    receiver: &str,
+    ty: &CqlType,
+) -> Result<Option<CqlValue>, LiteralError> {
+    // `(a + b)`: parentheses around one term, unless the receiver is a tuple.
+    if let Term::Tuple(items) = term
+        && items.len() == 1
+        && !matches!(ty, CqlType::Tuple(_))
+    {
+        return term_value(run, &items[0], receiver, ty);
+    }
     let now_millis = run.now_micros / 1000;
     let mut evaluate = |t: &Term,
                         receiver: &str,
@@ -131,14 +161,11 @@ fn literal(run: &Run<'_>, term: &Term, ty: &CqlType, column: &str) -> Result<Bou
                     "Invalid unset value for {receiver}"
                 ))),
             },
+            Term::Arithmetic { .. } | Term::Negation(_) => super::arith::evaluate_term(run, t, ty),
             other => super::functions::evaluate(run, other, receiver, ty),
         }
     };
-    match from_term_with(term, column, ty, now_millis, &mut evaluate) {
-        Ok(Some(v)) => Ok(Bound::Value(Bytes::from(v.to_bytes(ty)))),
-        Ok(None) => Ok(Bound::Null),
-        Err(e) => Err(ExecError::invalid(e.to_string())),
-    }
+    from_term_with(term, receiver, ty, now_millis, &mut evaluate)
 }
 
 /// What PREPARE tells the client about a statement.
@@ -181,6 +208,39 @@ fn find_table<'s>(
         .ok_or_else(|| ExecError::invalid(format!("table {} does not exist", name.name.0)))
 }
 
+/// The first character of the name of a marker's spec that stands for a refusal of the
+/// statement (no column name holds it).
+const REFUSAL: char = '\u{0}';
+
+/// A marker's spec that makes PREPARE refuse the statement with `message`.
+fn refused_spec(def: &TableDef, message: &str) -> ColumnSpec {
+    spec(def, &format!("{REFUSAL}{message}"), ColumnType::Blob)
+}
+
+/// The bind markers anywhere in a term.
+fn markers_of<'t>(term: &'t Term, out: &mut Vec<&'t crate::language::ast::BindMarker>) {
+    match term {
+        Term::Marker(m) => out.push(m),
+        Term::List(items) | Term::Set(items) | Term::Tuple(items) => {
+            items.iter().for_each(|t| markers_of(t, out))
+        }
+        Term::Map(entries) => entries.iter().for_each(|(k, v)| {
+            markers_of(k, out);
+            markers_of(v, out);
+        }),
+        Term::UserType(fields) => fields.iter().for_each(|(_, t)| markers_of(t, out)),
+        Term::FunctionCall { args, .. } => args.iter().for_each(|t| markers_of(t, out)),
+        Term::TypeHint { term, .. } | Term::Cast { term, .. } | Term::Negation(term) => {
+            markers_of(term, out)
+        }
+        Term::Arithmetic { left, right, .. } => {
+            markers_of(left, out);
+            markers_of(right, out);
+        }
+        Term::Literal(_) => {}
+    }
+}
+
 /// Record the column a term's markers bind.
 fn mark(specs: &mut [Option<ColumnSpec>], def: &TableDef, column: &str, ty: &CqlType, term: &Term) {
     match term {
@@ -212,6 +272,10 @@ fn mark(specs: &mut [Option<ColumnSpec>], def: &TableDef, column: &str, ty: &Cql
                 }
             }
         }
+        // `(a)`: a parenthesized term.
+        Term::Tuple(items) if items.len() == 1 && !matches!(ty, CqlType::Tuple(_)) => {
+            mark(specs, def, column, ty, &items[0]);
+        }
         Term::Tuple(items) => {
             if let CqlType::Tuple(types) = ty {
                 for (i, (t, item_ty)) in items.iter().zip(types).enumerate() {
@@ -227,6 +291,33 @@ fn mark(specs: &mut [Option<ColumnSpec>], def: &TableDef, column: &str, ty: &Cql
                     }
                 }
             }
+        }
+        Term::Arithmetic { .. } | Term::Negation(_) => {
+            match super::arith::operand_types(term, ty) {
+                Ok(operands) => {
+                    for (operand, name, operand_ty) in operands {
+                        mark(specs, def, &name, &operand_ty, operand);
+                    }
+                }
+                // The markers of an operation that does not resolve carry its refusal, which
+                // PREPARE answers with (`Ambiguous '+' operation ...`).
+                Err(refusal) => {
+                    let mut markers = Vec::new();
+                    markers_of(term, &mut markers);
+                    for m in markers {
+                        if let Some(slot) = specs.get_mut(m.index) {
+                            *slot = Some(refused_spec(def, &refusal));
+                        }
+                    }
+                }
+            }
+        }
+        Term::TypeHint {
+            ty: hint,
+            term: inner,
+        } => {
+            let name = format!("({hint}){inner}");
+            mark(specs, def, &name, ty, inner);
         }
         // `fromJson(?)` binds the JSON text; `minTimeuuid(?)`/`maxTimeuuid(?)` a timestamp.
         Term::FunctionCall { name, args } => {
@@ -488,7 +579,7 @@ pub(crate) fn describe(
                 let mut markers = Vec::new();
                 super::selector::selector_markers(&t.def, &sel.selectable, &mut markers);
                 for (term, name, ty) in markers {
-                    mark(&mut specs, &t.def, &name, &ty, term);
+                    mark(&mut specs, &t.def, &name, &ty, &term);
                 }
             }
             result = Some(select::result_columns(t, s)?);
@@ -600,6 +691,9 @@ pub(crate) fn describe(
     let mut bind_specs = Vec::with_capacity(specs.len());
     for (i, s) in specs.into_iter().enumerate() {
         match s {
+            Some(s) if s.name.starts_with(REFUSAL) => {
+                return Err(ExecError::invalid(&s.name[REFUSAL.len_utf8()..]));
+            }
             Some(s) => bind_specs.push(s),
             None => {
                 return Err(ExecError::invalid(format!(

@@ -7,6 +7,7 @@
 //! message ([`error::to_error_body`]); nothing here ends the connection.
 
 mod aggregate;
+mod arith;
 mod bind;
 mod cells;
 mod ddl;

@@ -1066,15 +1066,7 @@ pub(crate) async fn run(
         outs.iter()
             .map(|(_, o)| match o {
                 Output::Computed(c) if c.has_args() => c
-                    .bind(
-                        &mut |term, ty, receiver| match bind::value(run, term, ty, receiver)? {
-                            bind::Bound::Value(b) => Ok(Some(b)),
-                            bind::Bound::Unset => Ok(None),
-                            bind::Bound::Null => Err(ExecError::invalid(format!(
-                                "Invalid null value for {receiver}"
-                            ))),
-                        },
-                    )
+                    .bind(&mut |term, ty, receiver| bind::value(run, term, ty, receiver))
                     .map(Some),
                 _ => Ok(None),
             })

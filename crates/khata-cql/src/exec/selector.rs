@@ -13,10 +13,13 @@ use khata_types::schema::{ColumnDef, CqlType, TableDef};
 
 use khata_coordinator::Coordinator;
 
+use super::arith::{Fit, Side, failure, hint_type, literal_fit, resolve, resolve_negation};
+use super::bind::Bound;
 use super::error::ExecError;
 use super::functions::{date_millis, days, uuid_millis};
-use crate::language::ast::{Selectable, Term};
-use crate::value::CqlValue;
+use crate::frame::{ErrorBody, ErrorKind};
+use crate::language::ast::{ArithmeticOp, Selectable, Term};
+use crate::value::{CqlValue, apply_arithmetic, negate_number};
 
 /// What the functions of a statement read besides the row: the statement's time and the node's
 /// generators of time-based and random UUIDs.
@@ -46,12 +49,21 @@ enum Node {
     /// `s[from..to]`: the elements of a map or set between two keys, both inclusive; an
     /// absent bound is open.
     Slice(Box<Computed>, Box<[Option<Arg>; 2]>),
+    /// A literal or bind marker of the selector's type (`(int) 1`, the `1` of `a + 1`): its
+    /// value, bound per execution, `None` for null.
+    Term(Box<Arg>),
+    /// `left op right`, the operands of the overload's types (`exec::arith`).
+    Op(ArithmeticOp, Box<[Computed; 2]>),
+    /// `-s`
+    Negate(Box<Computed>),
 }
 
-/// What binds an element key or slice bound for an execution: its term, key type and receiver
-/// name to its value (`None` for unset).
-pub(super) type BindArg<'a> =
-    dyn FnMut(&Term, &CqlType, &str) -> Result<Option<Bytes>, ExecError> + 'a;
+/// The name Cassandra gives the bind markers of a selection (`SELECT (int) ? ...`).
+const SELECTION_MARKER: &str = "[selection]";
+
+/// What binds an element key, slice bound or term for an execution: its term, type and
+/// receiver name to its value.
+pub(super) type BindArg<'a> = dyn FnMut(&Term, &CqlType, &str) -> Result<Bound, ExecError> + 'a;
 
 /// The key of an element selection or a bound of a slice: the statement's term, bound to a
 /// value for each execution ([`Computed::bind`]).
@@ -63,7 +75,8 @@ struct Arg {
     /// The name bind markers and errors give it: `key(m)` for a map, `value(s)` for a set, as
     /// Cassandra names them.
     receiver: String,
-    /// The bound value; `None` until bound, or for a slice bound given as unset (open).
+    /// The bound value; `None` until bound, for a slice bound given as unset (open), or for a
+    /// term bound to null.
     value: Option<Bytes>,
 }
 
@@ -121,9 +134,14 @@ fn type_text(ty: &CqlType) -> String {
 /// column from its cells).
 pub(super) fn handles(s: &Selectable) -> bool {
     match s {
-        Selectable::FunctionCall { .. } | Selectable::Field { .. } | Selectable::Slice { .. } => {
-            true
-        }
+        Selectable::FunctionCall { .. }
+        | Selectable::Field { .. }
+        | Selectable::Slice { .. }
+        | Selectable::Term(_)
+        | Selectable::TypeHint { .. }
+        | Selectable::Arithmetic { .. }
+        | Selectable::Negation(_) => true,
+        Selectable::Tuple(items) => items.len() == 1,
         Selectable::Element { selectable, .. } => {
             !matches!(selectable.as_ref(), Selectable::Column(_))
         }
@@ -155,10 +173,10 @@ pub(super) fn element_key(
 
 /// The bind markers of element keys and slice bounds in a selector, with the name and type of
 /// each, for a prepared statement's metadata.
-pub(super) fn selector_markers<'s>(
+pub(super) fn selector_markers(
     def: &TableDef,
-    s: &'s Selectable,
-    out: &mut Vec<(&'s Term, String, CqlType)>,
+    s: &Selectable,
+    out: &mut Vec<(Term, String, CqlType)>,
 ) {
     match s {
         Selectable::Element { selectable, key } => {
@@ -166,7 +184,7 @@ pub(super) fn selector_markers<'s>(
             if let Ok(of) = compile(def, selectable)
                 && let Ok((ty, name)) = element_key(selectable, &of.ty, "Element")
             {
-                out.push((key, name, ty));
+                out.push((key.clone(), name, ty));
             }
         }
         Selectable::Slice {
@@ -179,7 +197,7 @@ pub(super) fn selector_markers<'s>(
                 && let Ok((ty, name)) = element_key(selectable, &of.ty, "Slice")
             {
                 for bound in [from, to].into_iter().flatten() {
-                    out.push((bound, name.clone(), ty.clone()));
+                    out.push((bound.clone(), name.clone(), ty.clone()));
                 }
             }
         }
@@ -189,13 +207,135 @@ pub(super) fn selector_markers<'s>(
                 selector_markers(def, a, out);
             }
         }
+        Selectable::Term(_)
+        | Selectable::TypeHint { .. }
+        | Selectable::Arithmetic { .. }
+        | Selectable::Negation(_)
+        | Selectable::Tuple(_) => {
+            if let Ok(c) = compile(def, s) {
+                c.term_markers(out);
+            }
+        }
         _ => {}
     }
 }
 
+/// A selector as an operand of an operation: how it fits a parameter type. Literals, bind
+/// markers and `null` fit as terms do; anything else has the type it computes.
+fn side<'s>(def: &TableDef, s: &'s Selectable) -> Result<Side<'s>, ExecError> {
+    Ok(match s {
+        Selectable::Term(Term::Literal(lit)) => Side {
+            text: s.to_string(),
+            marker: false,
+            fit: Box::new(move |p| literal_fit(lit, p)),
+        },
+        Selectable::Term(Term::Marker(_)) => Side {
+            text: s.to_string(),
+            marker: true,
+            fit: Box::new(|_| Fit::Weak),
+        },
+        Selectable::Tuple(items) if items.len() == 1 => {
+            let inner = side(def, &items[0])?;
+            Side {
+                text: s.to_string(),
+                ..inner
+            }
+        }
+        other => {
+            let ty = compile(def, other)?.ty;
+            Side::typed(column_name(other), ty)
+        }
+    })
+}
+
+/// An operation's failure on its values, as Cassandra's `OperationExecutionException` reaches
+/// the client: a function failure.
+fn operation_failed(message: String) -> ExecError {
+    ExecError::Body(ErrorBody::new(
+        ErrorKind::FunctionFailure {
+            keyspace: "system".into(),
+            function: "operation".into(),
+            arg_types: Vec::new(),
+        },
+        message,
+    ))
+}
+
 /// Compile `s` over the columns of `def`.
 pub(super) fn compile(def: &TableDef, s: &Selectable) -> Result<Computed, ExecError> {
+    compile_as(def, s, None)
+}
+
+/// Compile `s` where a value of type `expected` is wanted (an operand of an operation, a type
+/// hint): a literal or bind marker takes that type; without one it has none.
+fn compile_as(
+    def: &TableDef,
+    s: &Selectable,
+    expected: Option<&CqlType>,
+) -> Result<Computed, ExecError> {
     match s {
+        Selectable::Term(term) => {
+            let Some(ty) = expected else {
+                return Err(ExecError::invalid(format!(
+                    "Cannot infer type for term {term} in selection clause (try using a cast to force a type)"
+                )));
+            };
+            let fits = match term {
+                Term::Literal(lit) => literal_fit(lit, ty) != Fit::No,
+                Term::Marker(_) => true,
+                _ => false,
+            };
+            if !fits {
+                return Err(ExecError::invalid(format!(
+                    "{term} is not of the expected type: {}",
+                    type_text(ty)
+                )));
+            }
+            Ok(Computed {
+                ty: ty.clone(),
+                node: Node::Term(Box::new(Arg {
+                    term: term.clone(),
+                    ty: ty.clone(),
+                    receiver: SELECTION_MARKER.to_string(),
+                    value: None,
+                })),
+            })
+        }
+        Selectable::TypeHint { ty, selectable } => {
+            let Some(hinted) = hint_type(ty) else {
+                return Err(ExecError::invalid(format!(
+                    "selector {s} is not supported by khata yet"
+                )));
+            };
+            let inner = compile_as(def, selectable, Some(&hinted))?;
+            if inner.ty != hinted {
+                return Err(ExecError::invalid(format!(
+                    "{selectable} is not of the expected type: {}",
+                    type_text(&hinted)
+                )));
+            }
+            Ok(inner)
+        }
+        Selectable::Tuple(items) if items.len() == 1 => compile_as(def, &items[0], expected),
+        Selectable::Arithmetic { op, left, right } => {
+            let sig = resolve(*op, &side(def, left)?, &side(def, right)?, None)
+                .map_err(ExecError::invalid)?;
+            let l = compile_as(def, left, Some(&sig.left))?;
+            let r = compile_as(def, right, Some(&sig.right))?;
+            Ok(Computed {
+                ty: sig.result,
+                node: Node::Op(*op, Box::new([l, r])),
+            })
+        }
+        Selectable::Negation(inner) => {
+            let (p, result) =
+                resolve_negation(&side(def, inner)?, None).map_err(ExecError::invalid)?;
+            let inner = compile_as(def, inner, Some(&p))?;
+            Ok(Computed {
+                ty: result,
+                node: Node::Negate(Box::new(inner)),
+            })
+        }
         Selectable::Column(n) => {
             let c = def
                 .column(&n.0)
@@ -269,9 +409,20 @@ pub(super) fn compile(def: &TableDef, s: &Selectable) -> Result<Computed, ExecEr
         }
         Selectable::FunctionCall { name, args } => {
             let lower = name.name.0.to_ascii_lowercase();
+            // The parameter type of the functions that have one overload, which a literal or
+            // bind marker argument takes (`intAsBlob(5)`, `blobAsInt(?)`).
+            let parameter = if let Some(ty) = lower.strip_suffix("asblob").and_then(native) {
+                Some(ty)
+            } else if lower.starts_with("blobas") {
+                Some(CqlType::Blob)
+            } else if lower == "mintimeuuid" || lower == "maxtimeuuid" {
+                Some(CqlType::Timestamp)
+            } else {
+                None
+            };
             let args = args
                 .iter()
-                .map(|a| compile(def, a))
+                .map(|a| compile_as(def, a, parameter.as_ref()))
                 .collect::<Result<Vec<_>, _>>()?;
             let arity = |n: usize| -> Result<(), ExecError> {
                 if args.len() == n {
@@ -398,6 +549,18 @@ pub(super) fn column_name(s: &Selectable) -> String {
                 args.join(", ")
             )
         }
+        Selectable::Arithmetic { op, left, right } => format!(
+            "{} {} {}",
+            column_name(left),
+            op.symbol(),
+            column_name(right)
+        ),
+        Selectable::Negation(inner) => format!("-{}", column_name(inner)),
+        Selectable::TypeHint { ty, selectable } => format!("({ty}){}", column_name(selectable)),
+        Selectable::Tuple(items) => {
+            let items: Vec<String> = items.iter().map(column_name).collect();
+            format!("({})", items.join(", "))
+        }
         other => other.to_string(),
     }
 }
@@ -407,8 +570,12 @@ impl Computed {
     pub(super) fn columns<'a>(&'a self, out: &mut Vec<&'a ColumnDef>) {
         match &self.node {
             Node::Column(c) => out.push(c),
-            Node::Field(of, _) | Node::Element(of, _) | Node::Slice(of, _) => of.columns(out),
+            Node::Field(of, _) | Node::Element(of, _) | Node::Slice(of, _) | Node::Negate(of) => {
+                of.columns(out)
+            }
             Node::Call(_, args) => args.iter().for_each(|a| a.columns(out)),
+            Node::Op(_, operands) => operands.iter().for_each(|a| a.columns(out)),
+            Node::Term(_) => {}
         }
     }
 
@@ -418,7 +585,20 @@ impl Computed {
             Node::Column(_) => false,
             Node::Field(of, _) => of.has_args(),
             Node::Call(_, args) => args.iter().any(Computed::has_args),
-            Node::Element(..) | Node::Slice(..) => true,
+            Node::Op(_, operands) => operands.iter().any(Computed::has_args),
+            Node::Negate(of) => of.has_args(),
+            Node::Element(..) | Node::Slice(..) | Node::Term(_) => true,
+        }
+    }
+
+    /// The bind markers of the selector's terms, with the name and type of each.
+    fn term_markers(&self, out: &mut Vec<(Term, String, CqlType)>) {
+        match &self.node {
+            Node::Term(arg) => out.push((arg.term.clone(), arg.receiver.clone(), arg.ty.clone())),
+            Node::Op(_, operands) => operands.iter().for_each(|o| o.term_markers(out)),
+            Node::Negate(of) | Node::Field(of, _) => of.term_markers(out),
+            Node::Call(_, args) => args.iter().for_each(|a| a.term_markers(out)),
+            _ => {}
         }
     }
 
@@ -426,11 +606,19 @@ impl Computed {
     /// term's value for a receiver name and type (`None` for an unset value, which opens a
     /// slice bound and is refused as an element key).
     pub(super) fn bind(&self, bind: &mut BindArg<'_>) -> Result<Computed, ExecError> {
+        // An element key or slice bound: never null, unset opens a slice bound.
         fn bind_arg(a: &Arg, bind: &mut BindArg<'_>) -> Result<Arg, ExecError> {
-            Ok(Arg {
-                value: bind(&a.term, &a.ty, &a.receiver)?,
-                ..a.clone()
-            })
+            let value = match bind(&a.term, &a.ty, &a.receiver)? {
+                Bound::Value(b) => Some(b),
+                Bound::Unset => None,
+                Bound::Null => {
+                    return Err(ExecError::invalid(format!(
+                        "Invalid null value for {}",
+                        a.receiver
+                    )));
+                }
+            };
+            Ok(Arg { value, ..a.clone() })
         }
         let node = match &self.node {
             Node::Column(c) => Node::Column(c.clone()),
@@ -459,6 +647,27 @@ impl Computed {
                 let to = to.as_ref().map(|a| bind_arg(a, bind)).transpose()?;
                 Node::Slice(Box::new(of), Box::new([from, to]))
             }
+            Node::Term(arg) => {
+                let value = match bind(&arg.term, &arg.ty, &arg.receiver)? {
+                    Bound::Value(b) => Some(b),
+                    Bound::Null => None,
+                    Bound::Unset => {
+                        return Err(ExecError::invalid(format!(
+                            "Invalid unset value for {}",
+                            arg.receiver
+                        )));
+                    }
+                };
+                Node::Term(Box::new(Arg {
+                    value,
+                    ..arg.as_ref().clone()
+                }))
+            }
+            Node::Op(op, operands) => {
+                let [l, r] = operands.as_ref();
+                Node::Op(*op, Box::new([l.bind(bind)?, r.bind(bind)?]))
+            }
+            Node::Negate(of) => Node::Negate(Box::new(of.bind(bind)?)),
         };
         Ok(Computed {
             node,
@@ -498,6 +707,36 @@ impl Computed {
                 }
                 call(env, *f, args, values, &self.ty)?
             }
+            Node::Term(arg) => arg.value.clone(),
+            Node::Op(op, operands) => {
+                let [l, r] = operands.as_ref();
+                let (Some(lv), Some(rv)) = (l.eval(env, column)?, r.eval(env, column)?) else {
+                    return Ok(None);
+                };
+                let decode = |c: &Computed, b: &[u8]| {
+                    CqlValue::deserialize(&c.ty, b).map_err(|e| {
+                        ExecError::invalid(format!("Invalid value for {}: {e}", type_text(&c.ty)))
+                    })
+                };
+                let (lv, rv) = (decode(l, &lv)?, decode(r, &rv)?);
+                let sig = super::arith::Signature {
+                    left: l.ty.clone(),
+                    right: r.ty.clone(),
+                    result: self.ty.clone(),
+                };
+                let value = apply_arithmetic(*op, &lv, &rv, &self.ty)
+                    .map_err(|reason| operation_failed(failure(*op, &sig, &reason)))?;
+                Some(Bytes::from(value.to_bytes(&self.ty)))
+            }
+            Node::Negate(of) => match of.eval(env, column)? {
+                Some(b) => {
+                    let v = CqlValue::deserialize(&of.ty, &b)
+                        .map_err(|e| ExecError::invalid(e.to_string()))?;
+                    let value = negate_number(&v).map_err(ExecError::invalid)?;
+                    Some(Bytes::from(value.to_bytes(&self.ty)))
+                }
+                None => None,
+            },
         })
     }
 }

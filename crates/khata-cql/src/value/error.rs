@@ -141,6 +141,10 @@ pub enum LiteralError {
     /// evaluates those.
     #[error("{0} is not a literal")]
     NotALiteral(String),
+    /// An arithmetic operation that failed on its values (`the operation 'int / int' failed:
+    /// / by zero`): Cassandra's `OperationExecutionException`, a function failure.
+    #[error("{0}")]
+    OperationFailed(String),
 }
 
 impl LiteralError {

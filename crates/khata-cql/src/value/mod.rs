@@ -49,6 +49,7 @@
 //! conversion are fuzzed (`tests/value_wire_fuzz.rs`, `tests/value_literal_fuzz.rs`). Serializing a value against a type it does not conform to is a
 //! bug in the caller, and is an assertion failure.
 
+mod arith;
 mod compare;
 mod constant;
 mod display;
@@ -57,6 +58,10 @@ mod error;
 pub mod json;
 mod literal;
 mod nested;
+pub(crate) use arith::{
+    NUMBER_TYPES, apply as apply_arithmetic, float_literal_type, negate as negate_number,
+    negation_type, result_type as arithmetic_type, signature as arithmetic_signature,
+};
 mod numeric;
 pub(crate) use numeric::{cast_number, decimal_plain_string};
 mod temporal;

@@ -97,7 +97,7 @@ impl Display for Selectable {
                 }
                 f.write_str("]")
             }
-            Selectable::TypeHint { ty, selectable } => write!(f, "({ty}) {selectable}"),
+            Selectable::TypeHint { ty, selectable } => write!(f, "({ty}){selectable}"),
             Selectable::Tuple(items) => {
                 f.write_str("(")?;
                 comma_separated(f, items)?;

@@ -230,7 +230,13 @@ impl Parser<'_> {
         }
         match self.peek().kind {
             TokenKind::LeftParen | TokenKind::LeftBracket | TokenKind::LeftBrace => true,
-            TokenKind::Minus => false,
+            // Cassandra's lexer reads `-1` (no space) as one negative number, which a type
+            // hint takes (`(int) -1`); `(a) - 1` subtracts.
+            TokenKind::Minus => {
+                let next = &self.tokens[(self.pos + 1).min(self.tokens.len() - 1)];
+                matches!(next.kind, TokenKind::Integer(_) | TokenKind::Float(_))
+                    && next.span.start == self.peek().span.end
+            }
             _ => self.is_name_at(0, NameRole::Any) || self.at_term(0),
         }
     }
@@ -259,7 +265,15 @@ impl Parser<'_> {
             && self.eat(&TokenKind::RightParen)
             && self.at_selectable_without_field()
         {
-            let selectable = self.selectable_without_field()?;
+            let selectable = if self.at(&TokenKind::Minus) {
+                self.advance();
+                match self.simple_selectable()? {
+                    Selectable::Term(term) => Selectable::Term(super::term::negate(term)),
+                    _ => return Err(self.no_viable()),
+                }
+            } else {
+                self.selectable_without_field()?
+            };
             return Ok(Selectable::TypeHint {
                 ty,
                 selectable: Box::new(selectable),
