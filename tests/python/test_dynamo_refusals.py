@@ -1,6 +1,8 @@
 """DynamoDB requests refused as DynamoDB refuses them (messages from DynamoDB-validated test
 suites: dynalite's and Alternator's): index start keys, Select with a projection, Query key
-conditions, table definitions, stream settings, billing mode switches, shard iterators.
+conditions, table definitions, stream settings, billing mode switches, shard iterators, update
+expressions through missing paths, function operands, key updates, and placeholders given without
+an expression to use them.
 """
 
 from __future__ import annotations
@@ -145,3 +147,130 @@ def test_shard_iterators_take_a_sequence_number_only_where_they_use_one(dynamodb
                                            SequenceNumber=seq)
     finally:
         dynamodb.delete_table(TableName=name)
+
+
+BAD_PATH = "The document path provided in the update expression is invalid for update"
+
+
+def test_remove_through_a_missing_attribute_applies_nothing(dynamodb, indexed):
+    # Alternator's test_nested_attribute_update_bad_path_dot and _array, and
+    # test_nested_attribute_remove_from_missing_item, all checked against DynamoDB.
+    key = {"a": {"S": "bp"}, "b": {"S": "1"}}
+    item = {**key, "v": {"S": "hello"}, "l": {"L": [{"S": "hi"}]},
+            "m": {"M": {"k": {"N": "1"}}}, "ss": {"SS": ["x", "y"]}}
+    dynamodb.put_item(TableName=indexed, Item=item)
+    update = lambda expr, **kw: dynamodb.update_item(  # noqa: E731
+        TableName=indexed, Key=key, UpdateExpression=expr, **kw)
+    ss = {":ss": {"SS": ["x"]}}
+    for expr, values in [("REMOVE q.c, v", {}), ("REMOVE q[0], v", {}), ("REMOVE v.c", {}),
+                         ("REMOVE v[0]", {}), ("REMOVE l.c", {}), ("REMOVE m[0]", {}),
+                         ("REMOVE m.q.c", {}), ("DELETE q.c :ss REMOVE v", ss),
+                         ("DELETE ss :ss REMOVE q.c", ss)]:
+        kw = {"ExpressionAttributeValues": values} if values else {}
+        assert refused(update, expr=expr, **kw) == BAD_PATH, expr
+    stored = dynamodb.get_item(TableName=indexed, Key=key, ConsistentRead=True)["Item"]
+    assert stored == item
+    # A key or index the parent lacks is no error: there is nothing to remove.
+    update("REMOVE m.q, l[17]")
+    stored = dynamodb.get_item(TableName=indexed, Key=key, ConsistentRead=True)["Item"]
+    assert stored == item
+    # On an item that does not exist, DynamoDB removes nothing and creates nothing.
+    missing = {"a": {"S": "bp"}, "b": {"S": "missing"}}
+    for expr in ["REMOVE x.y", "REMOVE x[0]"]:
+        dynamodb.update_item(TableName=indexed, Key=missing, UpdateExpression=expr)
+    dynamodb.update_item(TableName=indexed, Key=missing, UpdateExpression="DELETE x.y :ss",
+                         ExpressionAttributeValues=ss)
+    assert "Item" not in dynamodb.get_item(TableName=indexed, Key=missing, ConsistentRead=True)
+
+
+def test_function_operands(dynamodb, indexed):
+    key = {"a": {"S": "fn"}, "b": {"S": "1"}}
+    n = lambda x: {"N": str(x)}  # noqa: E731
+    # attribute_type takes a value first (Alternator's test_update_condition_attribute_type),
+    dynamodb.update_item(TableName=indexed, Key=key, UpdateExpression="SET t = :v",
+                         ConditionExpression="attribute_type(:v, :t)",
+                         ExpressionAttributeValues={":v": n(0), ":t": {"S": "N"}})
+    # but not a path second (..._second_arg).
+    assert refused(dynamodb.update_item, TableName=indexed, Key=key,
+                   UpdateExpression="SET t = :v", ConditionExpression="attribute_type(t, d)",
+                   ExpressionAttributeValues={":v": n(1)}) == \
+        "Invalid ConditionExpression: Incorrect operand type for operator or function; " \
+        "operator or function: attribute_type, operand type: {NS,SS,L,BS,N,M,B,BOOL,NULL,S}"
+    # A function's arguments are operands, not sums (..._function_plus_nesting).
+    dynamodb.update_item(TableName=indexed, Key=key,
+                         UpdateExpression="SET n = if_not_exists(n, :v)+:w",
+                         ExpressionAttributeValues={":v": n(2), ":w": n(3)})
+    assert refused(dynamodb.update_item, TableName=indexed, Key=key,
+                   UpdateExpression="SET n = if_not_exists(n, :v+:w)",
+                   ExpressionAttributeValues={":v": n(2), ":w": n(3)}) == \
+        'Invalid UpdateExpression: Syntax error; token: "+", near: ":v+:w"'
+    # No list_append inside another; an if_not_exists inside one is fine
+    # (..._function_nesting).
+    w = {":w": {"L": [{"S": "x"}]}}
+    assert refused(dynamodb.update_item, TableName=indexed, Key=key,
+                   UpdateExpression="SET l = list_append(list_append(:w, :w), :w)",
+                   ExpressionAttributeValues=w) == \
+        "Invalid UpdateExpression: The function is not allowed to be used this way in an " \
+        "expression; function: list_append"
+    dynamodb.update_item(TableName=indexed, Key=key,
+                         UpdateExpression="SET l = list_append(if_not_exists(l, :w), :w)",
+                         ExpressionAttributeValues=w)
+    stored = dynamodb.get_item(TableName=indexed, Key=key, ConsistentRead=True)["Item"]
+    assert stored["n"] == n(5) and stored["l"] == {"L": [{"S": "x"}, {"S": "x"}]}
+
+
+def test_add_or_delete_on_a_key_names_the_key(dynamodb, indexed):
+    # Alternator's test_update_expression_cannot_modify_key, on an item that does not exist:
+    # the key is refused before the operand's type is checked against it.
+    key = {"a": {"S": "key"}, "b": {"S": "none"}}
+    for expr, value in [("ADD a :v", {"N": "4"}), ("ADD b :v", {"N": "4"}),
+                        ("DELETE a :v", {"SS": ["cat", "mouse"]}),
+                        ("DELETE b :v", {"SS": ["cat", "mouse"]})]:
+        assert refused(dynamodb.update_item, TableName=indexed, Key=key, UpdateExpression=expr,
+                       ExpressionAttributeValues={":v": value}) == \
+            f"One or more parameter values were invalid: Cannot update attribute {expr[-4]}. " \
+            "This attribute is part of the key", expr
+    assert "Item" not in dynamodb.get_item(TableName=indexed, Key=key, ConsistentRead=True)
+
+
+def test_placeholders_without_expressions(dynamodb, indexed):
+    # dynalite's getItem, batchGetItem, query, scan, putItem and updateItem tests: names given
+    # (even empty) to a request with no expression, before "must not be empty"; values given
+    # to one with no expression that takes values, naming those expressions.
+    only_names = "ExpressionAttributeNames can only be specified when using expressions"
+    key = {"a": {"S": "x"}, "b": {"S": "1"}}
+    eq = {"a": {"AttributeValueList": [{"S": "x"}], "ComparisonOperator": "EQ"}}
+    for names in [{}, {"#a": "a"}]:
+        assert refused(dynamodb.get_item, TableName=indexed, Key=key, AttributesToGet=["a"],
+                       ExpressionAttributeNames=names) == only_names
+        assert refused(dynamodb.batch_get_item, RequestItems={indexed: {
+            "Keys": [key], "AttributesToGet": ["a"], "ExpressionAttributeNames": names}}) == \
+            only_names
+        assert refused(dynamodb.transact_get_items, TransactItems=[{"Get": {
+            "TableName": indexed, "Key": key, "ExpressionAttributeNames": names}}]) == only_names
+        assert refused(dynamodb.query, TableName=indexed, KeyConditions=eq,
+                       ExpressionAttributeNames=names) == only_names
+        assert refused(dynamodb.scan, TableName=indexed, ExpressionAttributeNames=names) == \
+            only_names
+        assert refused(dynamodb.transact_write_items, TransactItems=[{"Put": {
+            "TableName": indexed, "Item": key, "ExpressionAttributeNames": names}}]) == \
+            only_names
+        assert refused(dynamodb.update_item, TableName=indexed, Key=key,
+                       AttributeUpdates={"c": {"Value": {"S": "v"}, "Action": "PUT"}},
+                       ExpressionAttributeNames=names, ExpressionAttributeValues={}) == \
+            only_names
+    only_values = "ExpressionAttributeValues can only be specified when using expressions: "
+    for values in [{}, {":v": {"S": "v"}}]:
+        assert refused(dynamodb.query, TableName=indexed, KeyConditions=eq,
+                       ExpressionAttributeValues=values) == \
+            only_values + "FilterExpression and KeyConditionExpression are null"
+        assert refused(dynamodb.scan, TableName=indexed, ProjectionExpression="a",
+                       ExpressionAttributeValues=values) == \
+            only_values + "FilterExpression is null"
+        assert refused(dynamodb.put_item, TableName=indexed, Item=key,
+                       ExpressionAttributeValues=values) == \
+            only_values + "ConditionExpression is null"
+        assert refused(dynamodb.update_item, TableName=indexed, Key=key,
+                       AttributeUpdates={"c": {"Value": {"S": "v"}, "Action": "PUT"}},
+                       ExpressionAttributeValues=values) == \
+            only_values + "UpdateExpression and ConditionExpression are null"

@@ -151,7 +151,7 @@ fn get_table(ops: &Operations, name: &str, request: &Value) -> Result<GetTable> 
         )));
     }
     let table = resolve(ops, name)?;
-    let p = Placeholders::of(request).map_err(op)?;
+    let p = Placeholders::of(request, item_ops::GET_EXPRESSIONS).map_err(op)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let projection = item_ops::projection(request, &mut ex).map_err(op)?;
     if !p.values.is_empty() {

@@ -102,6 +102,22 @@ pub(crate) fn string<'a>(req: &'a Object, name: &str) -> Result<Option<&'a str>>
     }
 }
 
+/// The expression parameters of each item operation, in the order DynamoDB lists them when it
+/// refuses placeholders given without them ([`Placeholders::of`]).
+pub(crate) const WRITE_EXPRESSIONS: &[&str] = &["ConditionExpression"];
+/// UpdateItem's (and a transaction's Update's).
+pub(crate) const UPDATE_EXPRESSIONS: &[&str] = &["UpdateExpression", "ConditionExpression"];
+/// GetItem's, BatchGetItem's and TransactGetItems'.
+pub(crate) const GET_EXPRESSIONS: &[&str] = &["ProjectionExpression"];
+/// Query's.
+pub(crate) const QUERY_EXPRESSIONS: &[&str] = &[
+    "FilterExpression",
+    "KeyConditionExpression",
+    "ProjectionExpression",
+];
+/// Scan's.
+pub(crate) const SCAN_EXPRESSIONS: &[&str] = &["FilterExpression", "ProjectionExpression"];
+
 /// The request's `ExpressionAttributeNames` and `ExpressionAttributeValues`.
 pub(crate) struct Placeholders {
     pub(crate) names: HashMap<String, String>,
@@ -109,7 +125,10 @@ pub(crate) struct Placeholders {
 }
 
 impl Placeholders {
-    pub(crate) fn of(req: &Object) -> Result<Placeholders> {
+    /// The placeholders of a request whose operation takes the expression parameters
+    /// `expressions`, in the order DynamoDB names them in its refusal.
+    pub(crate) fn of(req: &Object, expressions: &[&str]) -> Result<Placeholders> {
+        only_with_expressions(req, expressions)?;
         let mut names = HashMap::new();
         match req.get("ExpressionAttributeNames") {
             None | Some(Value::Null) => {}
@@ -147,6 +166,36 @@ impl Placeholders {
     }
 }
 
+/// Refuses `ExpressionAttributeNames` in a request without any of the operation's
+/// `expressions`, and `ExpressionAttributeValues` without one that can use values (a
+/// projection cannot), as DynamoDB does: given at all, even empty (so before it says "must not
+/// be empty"), and names first.
+fn only_with_expressions(req: &Object, expressions: &[&str]) -> Result<()> {
+    let given = |name: &&str| req.get(*name).is_some_and(|v| !v.is_null());
+    if given(&"ExpressionAttributeNames") && !expressions.iter().any(given) {
+        return Err(validation(
+            "ExpressionAttributeNames can only be specified when using expressions",
+        ));
+    }
+    let with_values: Vec<&str> = expressions
+        .iter()
+        .copied()
+        .filter(|e| *e != "ProjectionExpression")
+        .collect();
+    if given(&"ExpressionAttributeValues")
+        && !with_values.is_empty()
+        && !with_values.iter().any(given)
+    {
+        return Err(validation(format!(
+            "ExpressionAttributeValues can only be specified when using expressions: {} {} null",
+            with_values.join(" and "),
+            if with_values.len() > 1 { "are" } else { "is" }
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses placeholders that no expression of the request parsed.
 pub(crate) fn expressions_required(p: &Placeholders) -> Result<()> {
     if !p.values.is_empty() {
         return Err(validation(
@@ -369,6 +418,25 @@ fn attributes(item: Option<&Item>) -> Body {
     out
 }
 
+/// Refuses an update that writes or removes a key attribute of the table. DynamoDB knows this
+/// from the update alone, so it says so before any operand's type is checked against the item
+/// (`ADD pk :n` on a string key is refused for the key, not for the type).
+pub(crate) fn refuse_key_updates(
+    layout: &ItemLayout,
+    update: &Update,
+) -> std::result::Result<(), ValidationError> {
+    let touched = update.attributes();
+    let key = std::iter::once(layout.hash.0.as_str())
+        .chain(layout.range.as_ref().map(|(n, _)| n.as_str()))
+        .find(|k| touched.contains(k));
+    match key {
+        Some(k) => Err(ValidationError(format!(
+            "One or more parameter values were invalid: Cannot update attribute {k}. This attribute is part of the key"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The condition a write checks and what it answers (PutItem and DeleteItem take the same).
 struct WriteRequest {
     condition: Option<Condition>,
@@ -380,12 +448,9 @@ struct WriteRequest {
 }
 
 fn write_request(req: &Object, layout: &ItemLayout) -> Result<WriteRequest> {
-    let p = Placeholders::of(req)?;
+    let p = Placeholders::of(req, WRITE_EXPRESSIONS)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let condition = write_condition(req, &p, &mut ex)?;
-    if condition.is_none() {
-        expressions_required(&p)?;
-    }
     layout.finish_expressions(ex)?;
     let rv = return_values(
         req,
@@ -553,7 +618,7 @@ pub async fn get_item(
     parsed: Option<Item>,
 ) -> Result<Body> {
     let key = key_param(layout, req, parsed)?;
-    let p = Placeholders::of(req)?;
+    let p = Placeholders::of(req, GET_EXPRESSIONS)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let projection = projection(req, &mut ex)?;
     if !p.values.is_empty() {
@@ -647,7 +712,7 @@ pub async fn update_item(
 ) -> Result<Body> {
     let key_item = parsed_item_param(parsed, req, "Key", "key")?;
     let key = layout.key_of_param(&key_item)?;
-    let p = Placeholders::of(req)?;
+    let p = Placeholders::of(req, UPDATE_EXPRESSIONS)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let update: Option<Update> = match string(req, "UpdateExpression")? {
         Some(text) => {
@@ -664,10 +729,10 @@ pub async fn update_item(
         },
     };
     let condition = write_condition(req, &p, &mut ex)?;
-    if update.is_none() && condition.is_none() {
-        expressions_required(&p)?;
-    }
     layout.finish_expressions(ex)?;
+    if let Some(u) = &update {
+        refuse_key_updates(layout, u)?;
+    }
     let rv = return_values(
         req,
         &["NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"],
@@ -681,22 +746,14 @@ pub async fn update_item(
     let now = coordinator.now_seconds();
     let decide_layout = layout.clone();
     let decide_key = key.clone();
-    let key_names: Vec<String> = std::iter::once(layout.hash.0.clone())
-        .chain(layout.range.as_ref().map(|(n, _)| n.clone()))
-        .collect();
     let decide_update = update.clone();
     let out = cas_item(coordinator, layout, &key, move |old, out| {
         check_condition(condition.as_ref(), &old, on_failure)?;
         let base = old.clone().unwrap_or_else(|| key_item.clone());
         let (new, changed) = match &decide_update {
-            Some(u) => u.apply(&base)?,
+            Some(u) => u.apply(&base, old.is_some())?,
             None => (base, BTreeSet::new()),
         };
-        if let Some(k) = changed.iter().find(|c| key_names.contains(c)) {
-            return Err(validation(format!(
-                "One or more parameter values were invalid: Cannot update attribute {k}. This attribute is part of the key"
-            )));
-        }
         if old.is_none() && decide_update.as_ref().is_some_and(Update::only_removes) {
             // Nothing to remove from an item that does not exist: it stays absent.
             return Ok(None);
@@ -704,7 +761,12 @@ pub async fn update_item(
         let ts = stamps.next();
         let mut m = vec![decide_layout.update(&decide_key, &new, &changed, ts, now)?];
         let only = old.is_some().then_some(&changed);
-        m.extend(crate::indexes::index_entries(&decide_layout, &new, only, ts)?);
+        m.extend(crate::indexes::index_entries(
+            &decide_layout,
+            &new,
+            only,
+            ts,
+        )?);
         if let Some(old) = &old {
             m.extend(crate::indexes::obsolete_entries(
                 &decide_layout,
@@ -1159,7 +1221,7 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
         return crate::indexes::query::query(coordinator, layout, req, index).await;
     }
     not_projected(req)?;
-    let p = Placeholders::of(req)?;
+    let p = Placeholders::of(req, QUERY_EXPRESSIONS)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let range_name = layout.range.as_ref().map(|(n, _)| n.as_str());
     let key_condition = key_condition(req, &mut ex, &layout.hash.0, range_name)?;
@@ -1310,12 +1372,9 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
         return crate::indexes::query::scan(coordinator, layout, req, index).await;
     }
     not_projected(req)?;
-    let p = Placeholders::of(req)?;
+    let p = Placeholders::of(req, SCAN_EXPRESSIONS)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let shape = read_shape(req, &mut ex, "ScanFilter")?;
-    if shape.filter.is_none() && shape.projection.is_none() {
-        expressions_required(&p)?;
-    }
     layout.finish_expressions(ex)?;
     let (start, end) = segment_range(req)?;
     let mut resume = match req.get("ExclusiveStartKey").filter(|v| !v.is_null()) {

@@ -258,36 +258,45 @@ fn write_action(
 ) -> Result<Action> {
     let (kind, body) = action_kind(raw)?;
     let (table, layout) = tables.get(ops, body)?;
-    let p = Placeholders::of(body).map_err(op)?;
-    let mut ex = Expressions::new(&p.names, &p.values);
     let member = match kind {
         "ConditionCheck" => "conditionCheck",
         "Put" => "put",
         "Delete" => "delete",
         _ => "update",
     };
-    let condition = match item_ops::string(body, "ConditionExpression").map_err(op)? {
+    // The members the action must have come first: their absence is a constraint of the
+    // request's shape, which DynamoDB checks before what the placeholders are for.
+    let condition_text = item_ops::string(body, "ConditionExpression").map_err(op)?;
+    if condition_text.is_none() && kind == "ConditionCheck" {
+        return Err(DynamoError::validation(format!(
+            "1 validation error detected: Value null at 'transactItems.{}.member.conditionCheck.conditionExpression' failed to satisfy constraint: Member must not be null",
+            index + 1
+        )));
+    }
+    let update_text = match kind {
+        "Update" => item_ops::string(body, "UpdateExpression").map_err(op)?,
+        _ => None,
+    };
+    if update_text.is_none() && kind == "Update" {
+        return Err(DynamoError::validation(format!(
+            "1 validation error detected: Value null at 'transactItems.{}.member.update.updateExpression' failed to satisfy constraint: Member must not be null",
+            index + 1
+        )));
+    }
+    let expressions = if kind == "Update" {
+        item_ops::UPDATE_EXPRESSIONS
+    } else {
+        item_ops::WRITE_EXPRESSIONS
+    };
+    let p = Placeholders::of(body, expressions).map_err(op)?;
+    let mut ex = Expressions::new(&p.names, &p.values);
+    let condition = match condition_text {
         Some(text) => Some(ex.condition(text).map_err(op)?),
-        None if kind == "ConditionCheck" => {
-            return Err(DynamoError::validation(format!(
-                "1 validation error detected: Value null at 'transactItems.{}.member.conditionCheck.conditionExpression' failed to satisfy constraint: Member must not be null",
-                index + 1
-            )));
-        }
         None => None,
     };
-    let update = if kind == "Update" {
-        match item_ops::string(body, "UpdateExpression").map_err(op)? {
-            Some(text) => Some(ex.update(text).map_err(op)?),
-            None => {
-                return Err(DynamoError::validation(format!(
-                    "1 validation error detected: Value null at 'transactItems.{}.member.update.updateExpression' failed to satisfy constraint: Member must not be null",
-                    index + 1
-                )));
-            }
-        }
-    } else {
-        None
+    let update = match update_text {
+        Some(text) => Some(ex.update(text).map_err(op)?),
+        None => None,
     };
     layout.finish_expressions(ex).map_err(op)?;
     let all_old_on_failure = item_ops::all_old_on_failure(body).map_err(op)?;
@@ -716,16 +725,11 @@ fn update_item(
     now: u32,
 ) -> std::result::Result<(Mutation, Option<Item>), String> {
     let layout = &a.layout;
+    // The key first: DynamoDB refuses an update of a key attribute before it checks operand
+    // types against the item.
+    item_ops::refuse_key_updates(layout, update).map_err(|e| e.0)?;
     let base = old.clone().unwrap_or_else(|| key_item.clone());
-    let (new, changed) = update.apply(&base).map_err(|e| e.0)?;
-    let key_names = std::iter::once(&layout.hash.0).chain(layout.range.as_ref().map(|(n, _)| n));
-    for k in key_names {
-        if changed.contains(k) {
-            return Err(format!(
-                "One or more parameter values were invalid: Cannot update attribute {k}. This attribute is part of the key"
-            ));
-        }
-    }
+    let (new, changed) = update.apply(&base, old.is_some()).map_err(|e| e.0)?;
     if old.is_none() && update.only_removes() {
         // Nothing to remove from an item that does not exist: it stays absent.
         return Ok((layout.delete(key, ts, now), None));
@@ -760,7 +764,7 @@ fn get_action(ops: &Operations, tables: &mut Tables, index: usize, raw: &Object)
         }
     };
     let (table, layout) = tables.get(ops, body)?;
-    let p = Placeholders::of(body).map_err(op)?;
+    let p = Placeholders::of(body, item_ops::GET_EXPRESSIONS).map_err(op)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let projection = match item_ops::string(body, "ProjectionExpression").map_err(op)? {
         Some(text) => Some(ex.projection(text).map_err(op)?),

@@ -86,6 +86,22 @@ fn functions() {
     check("attribute_type(ns, :t)", json!({":t": {"S": "NS"}}), true);
     check("attribute_type(z, :t)", json!({":t": {"S": "NULL"}}), true);
     check("attribute_type(t, :t)", json!({":t": {"S": "S"}}), false);
+    // A value first, as DynamoDB allows (Alternator's test_update_condition_attribute_type).
+    check(
+        "attribute_type(:v, :t)",
+        json!({":v": {"N": "0"}, ":t": {"S": "N"}}),
+        true,
+    );
+    check(
+        "attribute_type(:v, :t)",
+        json!({":v": {"N": "0"}, ":t": {"S": "S"}}),
+        false,
+    );
+    check(
+        "attribute_type(size(s), :t)",
+        json!({":t": {"S": "N"}}),
+        true,
+    );
     check("begins_with(pk, :p)", json!({":p": {"S": "USER#"}}), true);
     check("begins_with(b, :p)", json!({":p": {"B": "AAE="}}), true);
     check("begins_with(n, :p)", json!({":p": {"S": "1"}}), false);

@@ -100,6 +100,20 @@ fn functions_and_operands() {
         cond_err("attribute_type(a, :t)", &[], json!({":t": {"S": "X"}})),
         "Invalid ConditionExpression: Invalid attribute type name found; type: X, valid types: { B,NULL,SS,BOOL,L,BS,N,NS,S,M }"
     );
+    // The type must be a value (Alternator's test_update_condition_attribute_type_second_arg;
+    // the operand types as dynalite gives them).
+    assert_eq!(
+        cond_err("attribute_type(a, b)", &[], json!({})),
+        "Invalid ConditionExpression: Incorrect operand type for operator or function; operator or function: attribute_type, operand type: {NS,SS,L,BS,N,M,B,BOOL,NULL,S}"
+    );
+    assert_eq!(
+        cond_err("attribute_type(a, size(b))", &[], json!({})),
+        "Invalid ConditionExpression: Incorrect operand type for operator or function; operator or function: attribute_type, operand type: N"
+    );
+    assert_eq!(
+        cond_err("attribute_type(a.b[1], a.b[1])", &[], json!({})),
+        "Invalid ConditionExpression: The first operand must be distinct from the remaining operands for this operator or function; operator: attribute_type, first operand: [a, b, [1]]"
+    );
     assert_eq!(
         cond_err("size(a)", &[], json!({})),
         "Invalid ConditionExpression: The function is not allowed to be used this way in an expression; function: size"
@@ -184,7 +198,30 @@ fn update_clauses_and_paths() {
         update_err("SET a = foo(b)", json!({})),
         "Invalid UpdateExpression: Invalid function name; function: foo"
     );
-    assert!(update_err("SET a = :v + :v + :v", v).contains("Syntax error"));
+    assert!(update_err("SET a = :v + :v + :v", v.clone()).contains("Syntax error"));
+    // A function's arguments are operands, never sums
+    // (Alternator's test_update_expression_function_plus_nesting).
+    assert_eq!(
+        update_err("SET c = if_not_exists(c, :v+:v)", v.clone()),
+        "Invalid UpdateExpression: Syntax error; token: \"+\", near: \":v+:v\""
+    );
+    assert!(
+        update_err("SET c = list_append(:l, :l - :l)", json!({":l": {"L": []}}))
+            .contains("Syntax error; token: \"-\"")
+    );
+    // No list_append inside another (Alternator's test_update_expression_function_nesting).
+    let l = json!({":l": {"L": []}});
+    for expr in [
+        "SET a = list_append(list_append(:l, :l), :l)",
+        "SET a = list_append(:l, list_append(:l, :l))",
+        "SET a = list_append(list_append(list_append(:l, :l), :l), :l)",
+    ] {
+        assert_eq!(
+            update_err(expr, l.clone()),
+            "Invalid UpdateExpression: The function is not allowed to be used this way in an expression; function: list_append",
+            "{expr}"
+        );
+    }
 }
 
 #[test]

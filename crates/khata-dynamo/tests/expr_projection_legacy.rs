@@ -96,7 +96,7 @@ fn legacy_filters_keys_updates_and_attributes() {
     .unwrap();
     assert!(k.matches(&it));
     let u = attribute_updates(&json!({"a": {"Action": "ADD", "Value": {"N": "2"}}, "b": {"Action": "DELETE"}, "l": {"Action": "ADD", "Value": {"L": [{"N": "3"}]}}, "n": {"Value": {"S": "new"}}})).unwrap();
-    let (new, _) = u.apply(&it).unwrap();
+    let (new, _) = u.apply(&it, true).unwrap();
     let j = new.to_json();
     assert_eq!(j["a"], json!({"N": "3"}));
     assert!(j.get("b").is_none());

@@ -20,7 +20,7 @@ fn base() -> Item {
 
 fn apply(expr: &str, vals: serde_json::Value) -> Result<(serde_json::Value, Vec<String>), String> {
     let u = parse_update(expr, &names(&[]), &values(vals)).map_err(|e| e.0)?;
-    let (new, changed) = u.apply(&base()).map_err(|e| e.0)?;
+    let (new, changed) = u.apply(&base(), true).map_err(|e| e.0)?;
     Ok((new.to_json(), changed.into_iter().collect()))
 }
 
@@ -77,8 +77,65 @@ fn lists_and_maps() {
         apply("SET s[0] = :v", json!({":v": {"S": "w"}})).unwrap_err(),
         "The document path provided in the update expression is invalid for update"
     );
-    let (j, _) = apply("REMOVE nothing, m.nothing.deeper", json!({})).unwrap();
+    let (j, _) = apply("REMOVE nothing, m.nothing, l[17]", json!({})).unwrap();
     assert_eq!(j, base().to_json());
+}
+
+/// A REMOVE or DELETE through a path the item lacks is refused, and nothing of the update is
+/// applied, unless the item does not exist (Alternator's test_nested_attribute_update_bad_path_dot
+/// and _array, test_nested_attribute_remove_from_missing_item, checked against DynamoDB).
+#[test]
+fn remove_and_delete_through_missing_paths() {
+    let bad_path = "The document path provided in the update expression is invalid for update";
+    let ss = json!({":ss": {"SS": ["x"]}});
+    for (expr, vals) in [
+        ("REMOVE nothing.c, s", json!({})),
+        ("REMOVE nothing[0]", json!({})),
+        ("REMOVE m.nothing.deeper", json!({})),
+        ("REMOVE s.c", json!({})),
+        ("REMOVE s[0]", json!({})),
+        ("REMOVE l.c", json!({})),
+        ("REMOVE m[0]", json!({})),
+        ("DELETE nothing.c :ss", ss.clone()),
+        ("DELETE s[0] :ss", ss.clone()),
+    ] {
+        assert_eq!(apply(expr, vals).unwrap_err(), bad_path, "{expr}");
+    }
+    // On an item that does not exist (only its key is known) they remove nothing.
+    let key = item(json!({"pk": {"S": "k"}}));
+    for (expr, vals) in [
+        ("REMOVE x.y", json!({})),
+        ("REMOVE x[0]", json!({})),
+        ("DELETE x.y :ss", ss.clone()),
+    ] {
+        let u = parse_update(expr, &names(&[]), &values(vals)).unwrap();
+        let (new, _) = u.apply(&key, false).unwrap();
+        assert_eq!(new, key, "{expr}");
+        assert_eq!(
+            u.apply(&key, true).unwrap_err().0,
+            bad_path,
+            "{expr} on an existing item"
+        );
+    }
+    // A SET through a missing path is refused on a missing item too.
+    let u = parse_update(
+        "SET x.y = :v",
+        &names(&[]),
+        &values(json!({":v": {"N": "1"}})),
+    )
+    .unwrap();
+    assert_eq!(u.apply(&key, false).unwrap_err().0, bad_path);
+}
+
+#[test]
+fn nested_functions() {
+    let (j, _) = apply(
+        "SET l = list_append(if_not_exists(nothing, :v), :v), c = if_not_exists(c, if_not_exists(n, :z))",
+        json!({":v": {"L": [{"S": "x"}]}, ":z": {"N": "0"}}),
+    )
+    .unwrap();
+    assert_eq!(j["l"], json!({"L": [{"S": "x"}, {"S": "x"}]}));
+    assert_eq!(j["c"], json!({"N": "10"}));
 }
 
 #[test]
@@ -151,7 +208,7 @@ fn updated_paths_projection() {
         &values(json!({":v": {"N": "1"}})),
     )
     .unwrap();
-    let (new, _) = u.apply(&base()).unwrap();
+    let (new, _) = u.apply(&base(), true).unwrap();
     let updated_new = u.updated_paths().apply(&new).to_json();
     assert_eq!(
         updated_new,

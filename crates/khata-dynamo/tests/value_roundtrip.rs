@@ -98,7 +98,7 @@ proptest! {
         let values: HashMap<String, AttributeValue> = [(":v".to_string(), AttributeValue::N(Number::from(1)))].into_iter().collect();
         let item = Item::new();
         if let Ok(c) = parse_condition(&text, &names, &values) { c.eval(&item); }
-        if let Ok(u) = parse_update(&text, &names, &values) { let _ = u.apply(&item); }
+        if let Ok(u) = parse_update(&text, &names, &values) { let _ = u.apply(&item, false); let _ = u.apply(&item, true); }
         let _ = parse_projection(&text, &names);
     }
 }

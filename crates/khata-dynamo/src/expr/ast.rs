@@ -118,7 +118,8 @@ pub(crate) enum Cond {
     Not(Box<Cond>),
     Exists(Path),
     NotExists(Path),
-    AttributeType(Path, Operand),
+    /// `attribute_type(operand, :type)`: DynamoDB takes a value as well as a path first.
+    AttributeType(Operand, Operand),
     BeginsWith(Operand, Operand),
     Contains(Operand, Operand),
 }

@@ -134,7 +134,7 @@ pub(crate) fn eval(cond: &Cond, item: &Map) -> bool {
         Cond::Not(a) => !eval(a, item),
         Cond::Exists(p) => resolve(item, p).is_some(),
         Cond::NotExists(p) => resolve(item, p).is_none(),
-        Cond::AttributeType(p, t) => match (resolve(item, p), operand(item, t).as_deref()) {
+        Cond::AttributeType(a, t) => match (operand(item, a), operand(item, t).as_deref()) {
             (Some(v), Some(AttributeValue::S(t))) => v.type_name() == t,
             _ => false,
         },

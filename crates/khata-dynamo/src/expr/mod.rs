@@ -313,9 +313,9 @@ impl Condition {
                 ast::Cond::Exists(p) | ast::Cond::NotExists(p) => {
                     out.insert(p.top());
                 }
-                ast::Cond::AttributeType(p, o) => {
-                    out.insert(p.top());
-                    operand(o, out);
+                ast::Cond::AttributeType(a, t) => {
+                    operand(a, out);
+                    operand(t, out);
                 }
             }
         }
@@ -332,11 +332,24 @@ pub struct Update {
 }
 
 impl Update {
-    /// Applies the update to `item` (empty for an item that does not exist yet), returning
-    /// the new item and the names of the top-level attributes the update touched.
-    pub fn apply(&self, item: &Item) -> Result<(Item, BTreeSet<String>), ValidationError> {
-        let (new, changed) = update::apply(&self.actions, item)?;
+    /// Applies the update to `item`, returning the new item and the names of the top-level
+    /// attributes the update touched. `exists` is false for an item that does not exist yet
+    /// (`item` then holds at most its key): a REMOVE or DELETE through a path the item lacks
+    /// (`REMOVE a.b` without a map `a`) is refused on an item that exists and removes nothing
+    /// on one that does not, as in DynamoDB.
+    pub fn apply(
+        &self,
+        item: &Item,
+        exists: bool,
+    ) -> Result<(Item, BTreeSet<String>), ValidationError> {
+        let (new, changed) = update::apply(&self.actions, item, exists)?;
         Ok((Item(new), changed))
+    }
+
+    /// The top-level attributes the update writes or removes, known before any item is read:
+    /// DynamoDB refuses an update of a key attribute by these, before it looks at values.
+    pub fn attributes(&self) -> BTreeSet<&str> {
+        self.actions.iter().map(|a| a.path().top()).collect()
     }
 
     /// Whether every action removes (REMOVE, or DELETE from a set): such an update of an item

@@ -20,7 +20,8 @@
 //! Update grammar: `(SET set (',' set)* | REMOVE path (',' path)* | ADD path :value (',' ...)*
 //! | DELETE path :value (',' ...)*)+`, each clause at most once, where `set := path '='
 //! value (('+' | '-') value)?` and `value := path | :value | if_not_exists '(' path ',' value
-//! ')' | list_append '(' value ',' value ')'`.
+//! ')' | list_append '(' value ',' value ')'`: a function's arguments are values, never sums,
+//! and a list_append directly inside another is refused (as DynamoDB does).
 
 use super::ast::{Action, Comparator, Cond, Operand, Path, PathElement, SetValue};
 use super::lexer::{Tok, Token, near, near_bad_char, tokenize};
@@ -507,9 +508,12 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
     }
 
     fn operand_type(&self, name: &str, v: &AttributeValue) -> ValidationError {
+        self.operand_type_named(name, v.type_name())
+    }
+
+    fn operand_type_named(&self, name: &str, type_name: &str) -> ValidationError {
         self.err(format_args!(
-            "Incorrect operand type for operator or function; operator or function: {name}, operand type: {}",
-            v.type_name()
+            "Incorrect operand type for operator or function; operator or function: {name}, operand type: {type_name}"
         ))
     }
 
@@ -528,19 +532,31 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
         match (name, first, second) {
             ("attribute_exists", Operand::Path(p), None) => Ok(Cond::Exists(p)),
             ("attribute_not_exists", Operand::Path(p), None) => Ok(Cond::NotExists(p)),
-            ("attribute_type", Operand::Path(p), Some(t)) => {
-                if let Operand::Value(v) = &t {
-                    match v {
-                        AttributeValue::S(s) if !ATTRIBUTE_TYPES.contains(&s.as_str()) => {
-                            return Err(self.err(format_args!(
-                                "Invalid attribute type name found; type: {s}, valid types: {{ B,NULL,SS,BOOL,L,BS,N,NS,S,M }}"
-                            )))
-                        }
-                        AttributeValue::S(_) => {}
-                        other => return Err(self.operand_type(name, other)),
+            // The first operand may be a value as well as a path (`attribute_type(:v, :t)`, which
+            // DynamoDB accepts though its guide shows a path); the type must be a value, so that
+            // it is known before any item is read.
+            ("attribute_type", a, Some(t)) => {
+                self.distinct(name, &a, &t)?;
+                match &t {
+                    Operand::Value(AttributeValue::S(s))
+                        if !ATTRIBUTE_TYPES.contains(&s.as_str()) =>
+                    {
+                        return Err(self.err(format_args!(
+                            "Invalid attribute type name found; type: {s}, valid types: {{ B,NULL,SS,BOOL,L,BS,N,NS,S,M }}"
+                        )));
+                    }
+                    Operand::Value(AttributeValue::S(_)) => {}
+                    Operand::Value(other) => return Err(self.operand_type(name, other)),
+                    // size() is a number; a path's type is any of them until the item is read,
+                    // which DynamoDB writes as the set of every type.
+                    Operand::Size(_) => {
+                        return Err(self.operand_type_named(name, "N"));
+                    }
+                    Operand::Path(_) => {
+                        return Err(self.operand_type_named(name, "{NS,SS,L,BS,N,M,B,BOOL,NULL,S}"));
                     }
                 }
-                Ok(Cond::AttributeType(p, t))
+                Ok(Cond::AttributeType(a, t))
             }
             ("begins_with", a, Some(b)) => {
                 self.distinct(name, &a, &b)?;
@@ -657,7 +673,9 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
             };
             return match name.as_str() {
                 "if_not_exists" | "list_append" => {
-                    let args = self.function_arguments(&name, |p| p.set_value())?;
+                    // A function's arguments are operands, not sums: `if_not_exists(a, :v + :w)` is
+                    // a syntax error at the `+` in DynamoDB, which only has `f(x) + :y`.
+                    let args = self.function_arguments(&name, |p| p.set_operand())?;
                     let [a, b] = <[SetValue; 2]>::try_from(args)
                         .map_err(|a| self.operand_count(&name, a.len()))?;
                     if name == "if_not_exists" {
@@ -667,10 +685,16 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
                         Ok(SetValue::IfNotExists(p, Box::new(b)))
                     } else {
                         for v in [&a, &b] {
-                            if let SetValue::Value(v) = v
-                                && !matches!(v, AttributeValue::L(_))
-                            {
-                                return Err(self.operand_type(&name, v));
+                            match v {
+                                SetValue::Value(v) if !matches!(v, AttributeValue::L(_)) => {
+                                    return Err(self.operand_type(&name, v));
+                                }
+                                // DynamoDB refuses a list_append inside another (an
+                                // if_not_exists inside one is fine), though it parses it.
+                                SetValue::ListAppend(..) => {
+                                    return Err(self.misused_function(&name));
+                                }
+                                _ => {}
                             }
                         }
                         Ok(SetValue::ListAppend(Box::new(a), Box::new(b)))

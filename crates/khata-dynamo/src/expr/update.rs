@@ -3,7 +3,9 @@
 //! As DynamoDB does: every right-hand side is evaluated on the item as it was before the
 //! update; then the actions are applied. REMOVEs of list elements use the old indexes (they
 //! are applied from the highest index down). SET past the end of a list appends. A SET whose
-//! parent path does not exist, or crosses a value of the wrong type, is refused.
+//! parent path does not exist, or crosses a value of the wrong type, is refused; so is a REMOVE
+//! or DELETE, except on an item that does not exist, where DynamoDB lets it through as removing
+//! nothing. A REMOVE of a map key or list index the parent lacks removes nothing.
 
 use std::collections::BTreeSet;
 
@@ -100,14 +102,27 @@ fn set_at(item: &mut Map, path: &Path, value: AttributeValue) -> Result<(), Vali
     Ok(())
 }
 
+/// Whether the container `path`'s last element belongs in is there: a map for a name, a list
+/// for an index (the item itself for a top-level attribute).
+fn parent_exists(item: &Map, path: &Path) -> bool {
+    let Some((last, parent)) = path.0.split_last() else {
+        return false;
+    };
+    if parent.is_empty() {
+        return matches!(last, PathElement::Name(_));
+    }
+    matches!(
+        (resolve(item, &Path(parent.to_vec())), last),
+        (Some(AttributeValue::M(_)), PathElement::Name(_))
+            | (Some(AttributeValue::L(_)), PathElement::Index(_))
+    )
+}
+
+/// Removes what `path` names; its parent was checked on the old item, and no other action can
+/// have replaced it (overlapping paths are refused), so a missing parent here is an error.
 fn remove_at(item: &mut Map, path: &Path) -> Result<(), ValidationError> {
     let last = path.0.last().ok_or_else(|| error(BAD_PATH))?;
-    // A missing parent is no error for REMOVE: there is nothing to remove.
-    let parent = match parent_mut(item, path) {
-        Ok(p) => p,
-        Err(_) => return Ok(()),
-    };
-    match (parent, last) {
+    match (parent_mut(item, path)?, last) {
         (None, PathElement::Name(n)) => {
             item.remove(n);
         }
@@ -167,40 +182,55 @@ fn delete(
     Ok((!empty).then_some(left))
 }
 
+/// What one action does to its path, decided on the old item.
+enum Step {
+    Write(AttributeValue),
+    Remove,
+    Nothing,
+}
+
 /// Applies `actions` to `old`, returning the new item and the top-level attributes touched.
+/// `exists` is false when there is no stored item (`old` is then its key alone).
 pub(crate) fn apply(
     actions: &[Action],
     old: &Map,
+    exists: bool,
 ) -> Result<(Map, BTreeSet<String>), ValidationError> {
-    // Right-hand sides first, all on the old item.
+    // Right-hand sides and removals first, all on the old item.
     let mut planned = Vec::with_capacity(actions.len());
     for action in actions {
-        let value = match action {
-            Action::Set(_, v) => Some(evaluate(old, v)?),
-            Action::Add(p, v) => Some(add(resolve(old, p), v)?),
+        let step = match action {
+            Action::Set(_, v) => Step::Write(evaluate(old, v)?),
+            Action::Add(p, v) => Step::Write(add(resolve(old, p), v)?),
+            Action::Remove(p) | Action::Delete(p, _) if !parent_exists(old, p) => {
+                // `REMOVE a.b` where `a` is no map (or absent) names nothing that could be
+                // there: DynamoDB refuses it, and applies no action of the update. Only on an
+                // item that does not exist does it let it through, removing nothing.
+                if exists {
+                    return Err(error(BAD_PATH));
+                }
+                Step::Nothing
+            }
+            Action::Remove(_) => Step::Remove,
             Action::Delete(p, v) => match resolve(old, p) {
-                None => None,
-                Some(existing) => delete(existing, v)?,
+                None => Step::Nothing,
+                Some(existing) => match delete(existing, v)? {
+                    Some(left) => Step::Write(left),
+                    None => Step::Remove,
+                },
             },
-            Action::Remove(_) => None,
         };
-        planned.push(value);
+        planned.push(step);
     }
     let mut item = old.clone();
     let mut changed = BTreeSet::new();
     let mut removals: Vec<&Path> = Vec::new();
-    for (action, value) in actions.iter().zip(planned) {
+    for (action, step) in actions.iter().zip(planned) {
         changed.insert(action.path().top().to_owned());
-        match (action, value) {
-            (Action::Set(p, _) | Action::Add(p, _), Some(v)) => set_at(&mut item, p, v)?,
-            (Action::Delete(p, _), Some(v)) => set_at(&mut item, p, v)?,
-            (Action::Delete(p, _), None) => {
-                if resolve(old, p).is_some() {
-                    removals.push(p);
-                }
-            }
-            (Action::Remove(p), _) => removals.push(p),
-            (_, None) => {}
+        match step {
+            Step::Write(v) => set_at(&mut item, action.path(), v)?,
+            Step::Remove => removals.push(action.path()),
+            Step::Nothing => {}
         }
     }
     // Highest list indexes first, so earlier removals do not shift later ones.

@@ -22,8 +22,8 @@ use khata_types::token::DecoratedKey;
 use super::{IndexLayout, IndexStatus, Projected};
 use crate::expr::{Expressions, RangeCondition};
 use crate::item_ops::{
-    Object, OpError, Page, Placeholders, ReadShape, Result, expressions_required, prefix_end,
-    read_shape, segment_range, stored_item, string, validation,
+    Object, OpError, Page, Placeholders, QUERY_EXPRESSIONS, ReadShape, Result, SCAN_EXPRESSIONS,
+    prefix_end, read_shape, segment_range, stored_item, string, validation,
 };
 use crate::items::{ItemLayout, clustering_type, column_bytes, key_type_of};
 use crate::value::{AttributeValue, Item, Map};
@@ -300,7 +300,7 @@ pub async fn query(
     index_name: &str,
 ) -> Result<crate::reply::Body> {
     let index = readable(layout, index_name)?;
-    let p = Placeholders::of(req)?;
+    let p = Placeholders::of(req, QUERY_EXPRESSIONS)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let range_name = index.range.as_ref().map(|(n, _)| n.as_str());
     let key_condition = crate::item_ops::key_condition(req, &mut ex, &index.hash.0, range_name)?;
@@ -403,12 +403,9 @@ pub async fn scan(
     index_name: &str,
 ) -> Result<crate::reply::Body> {
     let index = readable(layout, index_name)?;
-    let p = Placeholders::of(req)?;
+    let p = Placeholders::of(req, SCAN_EXPRESSIONS)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let shape = read_shape(req, &mut ex, "ScanFilter")?;
-    if shape.filter.is_none() && shape.projection.is_none() {
-        expressions_required(&p)?;
-    }
     layout.finish_expressions(ex)?;
     let view = View::of(index, req, &shape)?;
     let (start, end) = segment_range(req)?;
