@@ -79,6 +79,31 @@ def test_unknown_column(session, table):
 
 
 @pytest.mark.parametrize("statement", [
+    "INSERT INTO {t} (k, c, nope) VALUES (?, ?, ?)",
+    "UPDATE {t} SET nope = ? WHERE k = ? AND c = ?",
+    "SELECT * FROM {t} WHERE k = ? AND nope = ? ALLOW FILTERING",
+    "DELETE FROM {t} WHERE k = ? AND c = ? IF nope = ?",
+    "DELETE nope FROM {t} WHERE k = ?",
+])
+def test_unknown_column_on_prepare(session, table, statement):
+    """PREPARE refuses a column the table lacks, in Cassandra's words."""
+    with pytest.raises(InvalidRequest, match="Undefined column name nope"):
+        session.prepare(statement.format(t=table))
+
+
+def test_a_batch_with_markers_prepares(session, keyspace):
+    table = f"{keyspace}.batched"
+    session.execute(f"CREATE TABLE {table} (k int, c int, v text, PRIMARY KEY (k, c))")
+    batch = session.prepare(
+        f"BEGIN BATCH INSERT INTO {table} (k, c, v) VALUES (?, ?, ?); "
+        f"UPDATE {table} SET v = ? WHERE k = ? AND c = ?; APPLY BATCH")
+    assert [c.name for c in batch.column_metadata] == ["k", "c", "v", "v", "k", "c"]
+    session.execute(batch, [71, 1, "one", "two", 71, 2])
+    rows = session.execute(f"SELECT c, v FROM {table} WHERE k = 71")
+    assert [(r.c, r.v) for r in rows] == [(1, "one"), (2, "two")]
+
+
+@pytest.mark.parametrize("statement", [
     "INSERT INTO {t} (k, c, v) VALUES ('one', 1, 'x')",     # text for int
     "INSERT INTO {t} (k, c, v) VALUES (1, 1, 2)",           # int for text
     "INSERT INTO {t} (k, c, v) VALUES (1, 99999999999, 'x')",  # out of int range

@@ -168,6 +168,176 @@ pub(crate) fn term_value(
     from_term_with(term, receiver, ty, now_millis, &mut evaluate)
 }
 
+type Specs = [Option<ColumnSpec>];
+
+/// `Undefined column name x`, as Cassandra refuses a statement naming a column its table lacks
+/// when it is prepared.
+fn defined(def: &TableDef, name: &crate::language::ast::Name) -> Result<(), ExecError> {
+    match def.column(&name.0) {
+        Some(_) => Ok(()),
+        None => Err(ExecError::invalid(format!(
+            "Undefined column name {}",
+            name.0
+        ))),
+    }
+}
+
+/// The columns a WHERE clause names, each defined.
+fn relations_defined(def: &TableDef, relations: &[Relation]) -> Result<(), ExecError> {
+    for r in relations {
+        match r {
+            Relation::Column { column, .. }
+            | Relation::In { column, .. }
+            | Relation::Between { column, .. }
+            | Relation::IsNotNull { column }
+            | Relation::MapElement { column, .. } => defined(def, column)?,
+            Relation::Token { columns, .. }
+            | Relation::MultiColumn { columns, .. }
+            | Relation::MultiColumnIn { columns, .. } => {
+                for c in columns {
+                    defined(def, c)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn conditions_defined(def: &TableDef, clause: &Option<IfClause>) -> Result<(), ExecError> {
+    if let Some(IfClause::Conditions(conditions)) = clause {
+        for c in conditions {
+            defined(def, &c.column)?;
+        }
+    }
+    Ok(())
+}
+
+fn mark_insert(
+    specs: &mut Specs,
+    t: &TableSchema,
+    i: &crate::language::ast::Insert,
+) -> Result<(), ExecError> {
+    if let crate::language::ast::InsertValues::Columns { columns, .. } = &i.values {
+        for c in columns {
+            defined(&t.def, c)?;
+        }
+    }
+    match &i.values {
+        crate::language::ast::InsertValues::Columns { columns, values } => {
+            for (c, v) in columns.iter().zip(values) {
+                if let Some(col) = t.def.column(&c.0) {
+                    mark(specs, &t.def, &col.name, &col.ty, v);
+                }
+            }
+        }
+        crate::language::ast::InsertValues::Json { value, .. } => {
+            mark(specs, &t.def, "[json]", &CqlType::Text, value);
+        }
+    }
+    mark_int(specs, &t.def, &i.using.ttl, "[ttl]", ColumnType::Int);
+    mark_int(
+        specs,
+        &t.def,
+        &i.using.timestamp,
+        "[timestamp]",
+        ColumnType::Bigint,
+    );
+    Ok(())
+}
+
+fn mark_update(
+    specs: &mut Specs,
+    t: &TableSchema,
+    u: &crate::language::ast::Update,
+) -> Result<(), ExecError> {
+    for a in &u.assignments {
+        defined(&t.def, &a.column)?;
+    }
+    relations_defined(&t.def, &u.where_clause)?;
+    conditions_defined(&t.def, &u.if_clause)?;
+    mark_int(specs, &t.def, &u.using.ttl, "[ttl]", ColumnType::Int);
+    mark_int(
+        specs,
+        &t.def,
+        &u.using.timestamp,
+        "[timestamp]",
+        ColumnType::Bigint,
+    );
+    for a in &u.assignments {
+        if let Some(col) = t.def.column(&a.column.0) {
+            use crate::language::ast::AssignmentOp;
+            match &a.op {
+                // `m = m - ?` binds the set of keys to remove (Cassandra's
+                // Maps.DiscarderByKey receiver).
+                AssignmentOp::Subtract(v) if col.ty.is_multi_cell() => {
+                    let ty = match &col.ty {
+                        CqlType::Map { key, .. } => CqlType::Set {
+                            element: key.clone(),
+                            frozen: false,
+                        },
+                        other => other.clone(),
+                    };
+                    mark(specs, &t.def, &col.name, &ty, v)
+                }
+                AssignmentOp::Set(v)
+                | AssignmentOp::Add(v)
+                | AssignmentOp::Subtract(v)
+                | AssignmentOp::Prepend(v) => mark(specs, &t.def, &col.name, &col.ty, v),
+                AssignmentOp::SetElement { key, value } => {
+                    if let Some((key_name, key_ty, value_ty)) = element_types(col) {
+                        mark(specs, &t.def, &key_name, &key_ty, key);
+                        let name = format!("value({})", col.name);
+                        mark(specs, &t.def, &name, &value_ty, value);
+                    }
+                }
+                AssignmentOp::SetField { field, value } => {
+                    if let Some(ty) = field_type(col, &field.0) {
+                        let name = format!("{}.{}", col.name, field.0);
+                        mark(specs, &t.def, &name, &ty, value);
+                    }
+                }
+            }
+        }
+    }
+    mark_relations(specs, &t.def, &u.where_clause);
+    if let Some(clause) = &u.if_clause {
+        mark_conditions(specs, &t.def, clause);
+    }
+    Ok(())
+}
+
+fn mark_delete(
+    specs: &mut Specs,
+    t: &TableSchema,
+    d: &crate::language::ast::Delete,
+) -> Result<(), ExecError> {
+    for target in &d.targets {
+        defined(&t.def, &target.column)?;
+    }
+    relations_defined(&t.def, &d.where_clause)?;
+    conditions_defined(&t.def, &d.if_clause)?;
+    mark_int(
+        specs,
+        &t.def,
+        &d.timestamp,
+        "[timestamp]",
+        ColumnType::Bigint,
+    );
+    for target in &d.targets {
+        if let (Some(col), Some(ElementSelector::Element(key))) =
+            (t.def.column(&target.column.0), &target.selector)
+            && let Some((key_name, key_ty, _)) = element_types(col)
+        {
+            mark(specs, &t.def, &key_name, &key_ty, key);
+        }
+    }
+    mark_relations(specs, &t.def, &d.where_clause);
+    if let Some(clause) = &d.if_clause {
+        mark_conditions(specs, &t.def, clause);
+    }
+    Ok(())
+}
+
 /// What PREPARE tells the client about a statement.
 #[derive(Debug)]
 pub(crate) struct Described {
@@ -562,6 +732,7 @@ pub(crate) fn describe(
     match &parsed.statement {
         Statement::Select(s) => {
             let t = find_table(schema, keyspace, &s.table)?;
+            relations_defined(&t.def, &s.where_clause)?;
             mark_relations(&mut specs, &t.def, &s.where_clause);
             mark_int(&mut specs, &t.def, &s.limit, "[limit]", ColumnType::Int);
             mark_int(
@@ -587,104 +758,35 @@ pub(crate) fn describe(
         }
         Statement::Insert(i) => {
             let t = find_table(schema, keyspace, &i.table)?;
-            match &i.values {
-                crate::language::ast::InsertValues::Columns { columns, values } => {
-                    for (c, v) in columns.iter().zip(values) {
-                        if let Some(col) = t.def.column(&c.0) {
-                            mark(&mut specs, &t.def, &col.name, &col.ty, v);
-                        }
-                    }
-                }
-                crate::language::ast::InsertValues::Json { value, .. } => {
-                    mark(&mut specs, &t.def, "[json]", &CqlType::Text, value);
-                }
-            }
-            mark_int(&mut specs, &t.def, &i.using.ttl, "[ttl]", ColumnType::Int);
-            mark_int(
-                &mut specs,
-                &t.def,
-                &i.using.timestamp,
-                "[timestamp]",
-                ColumnType::Bigint,
-            );
+            mark_insert(&mut specs, t, i)?;
             table_def = Some(t.def.clone());
         }
         Statement::Update(u) => {
             let t = find_table(schema, keyspace, &u.table)?;
-            mark_int(&mut specs, &t.def, &u.using.ttl, "[ttl]", ColumnType::Int);
-            mark_int(
-                &mut specs,
-                &t.def,
-                &u.using.timestamp,
-                "[timestamp]",
-                ColumnType::Bigint,
-            );
-            for a in &u.assignments {
-                if let Some(col) = t.def.column(&a.column.0) {
-                    use crate::language::ast::AssignmentOp;
-                    match &a.op {
-                        // `m = m - ?` binds the set of keys to remove (Cassandra's
-                        // Maps.DiscarderByKey receiver).
-                        AssignmentOp::Subtract(v) if col.ty.is_multi_cell() => {
-                            let ty = match &col.ty {
-                                CqlType::Map { key, .. } => CqlType::Set {
-                                    element: key.clone(),
-                                    frozen: false,
-                                },
-                                other => other.clone(),
-                            };
-                            mark(&mut specs, &t.def, &col.name, &ty, v)
-                        }
-                        AssignmentOp::Set(v)
-                        | AssignmentOp::Add(v)
-                        | AssignmentOp::Subtract(v)
-                        | AssignmentOp::Prepend(v) => {
-                            mark(&mut specs, &t.def, &col.name, &col.ty, v)
-                        }
-                        AssignmentOp::SetElement { key, value } => {
-                            if let Some((key_name, key_ty, value_ty)) = element_types(col) {
-                                mark(&mut specs, &t.def, &key_name, &key_ty, key);
-                                let name = format!("value({})", col.name);
-                                mark(&mut specs, &t.def, &name, &value_ty, value);
-                            }
-                        }
-                        AssignmentOp::SetField { field, value } => {
-                            if let Some(ty) = field_type(col, &field.0) {
-                                let name = format!("{}.{}", col.name, field.0);
-                                mark(&mut specs, &t.def, &name, &ty, value);
-                            }
-                        }
-                    }
-                }
-            }
-            mark_relations(&mut specs, &t.def, &u.where_clause);
-            if let Some(clause) = &u.if_clause {
-                mark_conditions(&mut specs, &t.def, clause);
-            }
+            mark_update(&mut specs, t, u)?;
             table_def = Some(t.def.clone());
         }
         Statement::Delete(d) => {
             let t = find_table(schema, keyspace, &d.table)?;
-            mark_int(
-                &mut specs,
-                &t.def,
-                &d.timestamp,
-                "[timestamp]",
-                ColumnType::Bigint,
-            );
-            for target in &d.targets {
-                if let (Some(col), Some(ElementSelector::Element(key))) =
-                    (t.def.column(&target.column.0), &target.selector)
-                    && let Some((key_name, key_ty, _)) = element_types(col)
-                {
-                    mark(&mut specs, &t.def, &key_name, &key_ty, key);
+            mark_delete(&mut specs, t, d)?;
+            table_def = Some(t.def.clone());
+        }
+        // A batch's markers are its statements' (numbered across them by the parser).
+        Statement::Batch(b) => {
+            use crate::language::ast::BatchStatement;
+            for statement in &b.statements {
+                match statement {
+                    BatchStatement::Insert(i) => {
+                        mark_insert(&mut specs, find_table(schema, keyspace, &i.table)?, i)?
+                    }
+                    BatchStatement::Update(u) => {
+                        mark_update(&mut specs, find_table(schema, keyspace, &u.table)?, u)?
+                    }
+                    BatchStatement::Delete(d) => {
+                        mark_delete(&mut specs, find_table(schema, keyspace, &d.table)?, d)?
+                    }
                 }
             }
-            mark_relations(&mut specs, &t.def, &d.where_clause);
-            if let Some(clause) = &d.if_clause {
-                mark_conditions(&mut specs, &t.def, clause);
-            }
-            table_def = Some(t.def.clone());
         }
         _ => {}
     }

@@ -51,6 +51,65 @@ pub(crate) struct PreparedStatement {
     pub bind_specs: Vec<ColumnSpec>,
     pub pk_indexes: Vec<u16>,
     pub result: Option<Vec<ColumnSpec>>,
+    /// The tables the statement reads or writes, as they were when it was prepared.
+    depends_on: Vec<TableVersion>,
+}
+
+/// A table as a prepared statement saw it: its identity and columns. A statement whose table
+/// was dropped (or dropped and created again) or whose columns changed is forgotten, as
+/// Cassandra's `QueryProcessor` evicts it on `DROP`/`ALTER TABLE` and `DROP KEYSPACE`: the
+/// next EXECUTE gets Unprepared and the driver prepares it again, so a client that skips the
+/// result metadata never reads rows with an old column list.
+#[derive(Debug)]
+struct TableVersion {
+    keyspace: String,
+    table: String,
+    id: uuid::Uuid,
+    columns: Vec<khata_types::schema::ColumnDef>,
+}
+
+impl TableVersion {
+    /// The tables `parsed` names, as `schema` has them (a table missing there is left out:
+    /// PREPARE has refused such a statement already).
+    fn of(schema: &Schema, keyspace: Option<&str>, parsed: &ParsedStatement) -> Vec<TableVersion> {
+        use crate::language::ast::BatchStatement;
+        let names: Vec<&QualifiedName> = match &parsed.statement {
+            Statement::Select(s) => vec![&s.table],
+            Statement::Insert(i) => vec![&i.table],
+            Statement::Update(u) => vec![&u.table],
+            Statement::Delete(d) => vec![&d.table],
+            Statement::Batch(b) => b
+                .statements
+                .iter()
+                .map(|s| match s {
+                    BatchStatement::Insert(i) => &i.table,
+                    BatchStatement::Update(u) => &u.table,
+                    BatchStatement::Delete(d) => &d.table,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        names
+            .into_iter()
+            .filter_map(|name| {
+                let ks = name.keyspace.as_ref().map(|k| k.0.as_str()).or(keyspace)?;
+                let t = schema.table(ks, &name.name.0)?;
+                Some(TableVersion {
+                    keyspace: ks.to_string(),
+                    table: t.def.name.clone(),
+                    id: t.def.id,
+                    columns: t.def.columns.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// Whether `schema` still has the table as it was.
+    fn holds(&self, schema: &Schema) -> bool {
+        schema
+            .table(&self.keyspace, &self.table)
+            .is_some_and(|t| t.def.id == self.id && t.def.columns == self.columns)
+    }
 }
 
 /// What an EXECUTE of a prepared statement needs of the schema, worked out once: the table
@@ -103,11 +162,13 @@ impl Plan {
     }
 }
 
-/// A prepared statement and its latest plan.
+/// A prepared statement, its latest plan, and the schema snapshot its tables were last found
+/// unchanged in.
 #[derive(Debug)]
 struct Entry {
     statement: Arc<PreparedStatement>,
     plan: Option<Arc<Plan>>,
+    checked: std::sync::Weak<Schema>,
 }
 
 /// Runs statements for the CQL server.
@@ -244,7 +305,17 @@ impl Executor {
             Err(e) => return error_frame(stream, error::parse_error(&e)),
         };
         trace::event(|| "Preparing statement".to_string());
-        let values = match bind_values(&parsed, &query.parameters.values) {
+        let keyspace = query
+            .parameters
+            .keyspace
+            .clone()
+            .or_else(|| session.keyspace());
+        let names = || {
+            let schema = self.coordinator.schema();
+            bind::describe(&schema, keyspace.as_deref(), &parsed)
+                .map(|d| d.bind_specs.into_iter().map(|s| s.name).collect())
+        };
+        let values = match bind_values(&parsed, &query.parameters.values, Binding::Query, names) {
             Ok(v) => v,
             Err(e) => return error_frame(stream, e.into_body()),
         };
@@ -252,11 +323,7 @@ impl Executor {
             session,
             coordinator: self.coordinator.clone(),
             now_micros: self.coordinator.timestamp(),
-            keyspace: query
-                .parameters
-                .keyspace
-                .clone()
-                .or_else(|| session.keyspace()),
+            keyspace,
             values,
             params: &query.parameters,
             warnings: Vec::new(),
@@ -280,12 +347,14 @@ impl Executor {
             Err(e) => return error_frame(stream, e.into_body()),
         };
         let id = statement_id(keyspace.as_deref(), &prepare.query);
+        let depends_on = TableVersion::of(&schema, keyspace.as_deref(), &parsed);
         let statement = Arc::new(PreparedStatement {
             parsed,
             keyspace,
             bind_specs: described.bind_specs,
             pk_indexes: described.pk_indexes,
             result: described.result,
+            depends_on,
         });
         {
             let mut cache = self
@@ -301,6 +370,7 @@ impl Executor {
                 Entry {
                     statement: statement.clone(),
                     plan: None,
+                    checked: Arc::downgrade(&schema),
                 },
             );
         }
@@ -322,14 +392,14 @@ impl Executor {
         )
     }
 
-    fn lookup(&self, id: &Bytes) -> Result<(Arc<PreparedStatement>, Option<Arc<Plan>>), ErrorBody> {
-        let found = self
-            .prepared
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(id)
-            .map(|e| (e.statement.clone(), e.plan.clone()));
-        found.ok_or_else(|| {
+    /// The prepared statement `id` and its plan, if it still stands on `schema`: a statement
+    /// whose tables changed since it was prepared is forgotten here and reported Unprepared.
+    fn lookup(
+        &self,
+        id: &Bytes,
+        schema: &Arc<Schema>,
+    ) -> Result<(Arc<PreparedStatement>, Option<Arc<Plan>>), ErrorBody> {
+        let unprepared = || {
             ErrorBody::new(
                 ErrorKind::Unprepared { id: id.clone() },
                 format!(
@@ -337,16 +407,62 @@ impl Executor {
                     hex(id)
                 ),
             )
-        })
+        };
+        let (statement, plan, checked) = self
+            .prepared
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(id)
+            .map(|e| {
+                let checked = std::ptr::eq(e.checked.as_ptr(), Arc::as_ptr(schema));
+                (e.statement.clone(), e.plan.clone(), checked)
+            })
+            .ok_or_else(unprepared)?;
+        if checked {
+            return Ok((statement, plan));
+        }
+        // The schema changed since the last look (any DDL, anywhere): check this statement's
+        // tables once for this snapshot.
+        let stands = statement.depends_on.iter().all(|t| t.holds(schema));
+        let mut cache = self
+            .prepared
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let same = cache
+            .get(id)
+            .is_some_and(|e| Arc::ptr_eq(&e.statement, &statement));
+        if !stands {
+            if same {
+                cache.remove(id);
+            }
+            return Err(unprepared());
+        }
+        if same && let Some(e) = cache.get_mut(id) {
+            e.checked = Arc::downgrade(schema);
+        }
+        Ok((statement, plan))
     }
 
     /// EXECUTE: run a prepared statement.
     pub async fn execute(&self, session: &Session, stream: i16, execute: Execute) -> ResponseFrame {
-        let (statement, plan) = match self.lookup(&execute.id) {
+        let schema = self.coordinator.schema();
+        let (statement, plan) = match self.lookup(&execute.id, &schema) {
             Ok(s) => s,
             Err(e) => return error_frame(stream, e),
         };
-        let values = match bind_values(&statement.parsed, &execute.parameters.values) {
+        let names = || {
+            Ok(statement
+                .bind_specs
+                .iter()
+                .map(|s| s.name.clone())
+                .collect())
+        };
+        let values = match bind_values(
+            &statement.parsed,
+            &execute.parameters.values,
+            Binding::Execute,
+            names,
+        ) {
             Ok(v) => v,
             Err(e) => return error_frame(stream, e.into_body()),
         };
@@ -359,7 +475,6 @@ impl Executor {
             params: &execute.parameters,
             warnings: Vec::new(),
         };
-        let schema = self.coordinator.schema();
         let plan = match plan {
             Some(plan) if plan.fits(&schema, run.keyspace.as_deref()) => Some(plan),
             _ => self.replan(&execute.id, &statement, &schema, &run),
@@ -401,7 +516,7 @@ impl Executor {
         &self,
         id: &Bytes,
     ) -> Result<Arc<PreparedStatement>, ExecError> {
-        self.lookup(id)
+        self.lookup(id, &self.coordinator.schema())
             .map(|(statement, _)| statement)
             .map_err(ExecError::Body)
     }
@@ -495,40 +610,48 @@ fn settle_metadata(
 }
 
 /// The bound values in marker order (named values placed by their markers' names).
-fn bind_values(parsed: &ParsedStatement, values: &BoundValues) -> Result<Vec<Value>, ExecError> {
+/// Which request bound the values, for the words of a wrong count.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Binding {
+    /// QUERY (and a BATCH's query strings).
+    Query,
+    /// EXECUTE (and a BATCH's prepared ids).
+    Execute,
+}
+
+/// The values of a statement's markers in order. Named values (v3+ flag 0x40) are matched to
+/// the markers' names as PREPARE describes them (`names`: a `?` is named after its column,
+/// `:n` is `n`), exactly, as Cassandra's `QueryOptions.OptionsWithNames` does; a marker no
+/// value names leaves the count short, which is refused as a wrong count.
+fn bind_values(
+    parsed: &ParsedStatement,
+    values: &BoundValues,
+    binding: Binding,
+    names: impl FnOnce() -> Result<Vec<String>, ExecError>,
+) -> Result<Vec<Value>, ExecError> {
     let expected = parsed.bind_markers.len();
-    match values {
-        BoundValues::Positional(v) => {
-            if v.len() != expected {
-                return Err(ExecError::invalid(format!(
-                    "There were {expected} markers(?) in CQL but {} bound variables",
-                    v.len()
-                )));
-            }
-            Ok(v.clone())
-        }
-        BoundValues::Named(named) => {
-            let mut out = vec![Value::NotSet; expected];
-            for (name, value) in named {
-                let mut found = false;
-                for (i, marker) in parsed.bind_markers.iter().enumerate() {
-                    if marker
-                        .as_ref()
-                        .is_some_and(|m| m.0.eq_ignore_ascii_case(name))
-                    {
-                        out[i] = value.clone();
-                        found = true;
-                    }
-                }
-                if !found {
-                    return Err(ExecError::invalid(format!(
-                        "Invalid unset value for column {name}"
-                    )));
-                }
-            }
-            Ok(out)
-        }
+    let ordered = match values {
+        BoundValues::Positional(v) => v.clone(),
+        BoundValues::Named(named) => names()?
+            .iter()
+            .filter_map(|marker| {
+                named
+                    .iter()
+                    .find(|(name, _)| name == marker)
+                    .map(|(_, v)| v.clone())
+            })
+            .collect(),
+    };
+    if ordered.len() != expected {
+        return Err(ExecError::invalid(match binding {
+            Binding::Query => "Invalid amount of bind variables".to_string(),
+            Binding::Execute => format!(
+                "there were {expected} markers(?) in CQL but {} bound variables",
+                ordered.len()
+            ),
+        }));
     }
+    Ok(ordered)
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -1578,19 +1578,33 @@ pub(crate) async fn run_batch(
     let mut items = Vec::new();
     let mut conditional_run = None;
     for s in &batch.statements {
-        let (parsed, values, ks) = match s {
+        let (parsed, values, ks, specs, binding) = match s {
             frame::BatchStatement::Query { query, values } => {
                 let parsed = crate::language::parse_statement(query)
                     .map_err(|e| ExecError::Body(super::error::parse_error(&e)))?;
-                (std::sync::Arc::new(parsed), values, keyspace.clone())
+                let parsed = std::sync::Arc::new(parsed);
+                (
+                    parsed,
+                    values,
+                    keyspace.clone(),
+                    None,
+                    super::Binding::Query,
+                )
             }
             frame::BatchStatement::Prepared { id, values } => {
                 let p = exec.prepared_statement(id)?;
                 let ks = p.keyspace.clone().or_else(|| keyspace.clone());
-                (std::sync::Arc::new(p.parsed.clone()), values, ks)
+                let names: Vec<String> = p.bind_specs.iter().map(|s| s.name.clone()).collect();
+                let parsed = std::sync::Arc::new(p.parsed.clone());
+                (parsed, values, ks, Some(names), super::Binding::Execute)
             }
         };
-        let values: Vec<Value> = super::bind_values(&parsed, values)?;
+        let names = || match specs {
+            Some(names) => Ok(names),
+            None => super::bind::describe(&exec.coordinator().schema(), ks.as_deref(), &parsed)
+                .map(|d| d.bind_specs.into_iter().map(|s| s.name).collect()),
+        };
+        let values: Vec<Value> = super::bind_values(&parsed, values, binding, names)?;
         let run = Run {
             session,
             coordinator: exec.coordinator().clone(),
