@@ -104,6 +104,19 @@ fn the_node_starts_serves_and_stops_cleanly_on_sigterm() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     std::net::TcpStream::connect(("127.0.0.1", port)).expect("the node listens");
+    // A second node on the same data directory is refused before it touches a file.
+    let second = Command::new(env!("CARGO_BIN_EXE_khata"))
+        .args(["server", "--data-dir"])
+        .arg(dir.path())
+        .args(["--cql-port", "0", "--admin-port", "0", "--dynamo-port", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(1));
+    assert!(
+        stderr(&second).contains("is in use by another khata process"),
+        "{}",
+        stderr(&second)
+    );
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

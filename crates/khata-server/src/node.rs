@@ -52,6 +52,52 @@ pub enum NodeError {
     },
     #[error("start-up failed: {0}")]
     Internal(String),
+    #[error(
+        "the data directory {dir} is in use by another khata process (it holds {dir}/{LOCK_FILE}); stop it or choose another --data-dir"
+    )]
+    DataDirInUse { dir: String },
+    #[error("cannot lock the data directory {dir}: {source}")]
+    Lock { dir: String, source: std::io::Error },
+}
+
+/// The file in the data directory a running node holds an exclusive lock on.
+pub const LOCK_FILE: &str = "khata.lock";
+
+/// The data directory's lock, held from start to shutdown: a second node started on the same
+/// directory is refused instead of replaying, compacting and deleting files the first one is
+/// writing (which lost acknowledged writes). An advisory `flock`, so it goes with the process
+/// however it ends; the file holds the owner's process id for the operator.
+#[derive(Debug)]
+struct DataDirLock {
+    _file: std::fs::File,
+}
+
+fn lock_data_dir(dir: &std::path::Path) -> Result<DataDirLock, NodeError> {
+    let shown = dir.display().to_string();
+    let failed = |source| NodeError::Lock {
+        dir: shown.clone(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    let path = dir.join(LOCK_FILE);
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(failed)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(NodeError::DataDirInUse { dir: shown });
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(failed(e)),
+    }
+    use std::io::Write;
+    file.set_len(0).map_err(failed)?;
+    writeln!(file, "{}", std::process::id()).map_err(failed)?;
+    Ok(DataDirLock { _file: file })
 }
 
 /// The storage engine's settings from the node's.
@@ -113,12 +159,15 @@ pub struct Node {
     stop: watch::Sender<bool>,
     /// The CQL accept loop and the size-estimates recorder: they end when `stop` is sent.
     accept_tasks: Vec<JoinHandle<()>>,
+    /// Released when the node is dropped, after shutdown has closed the engine.
+    _lock: DataDirLock,
 }
 
 impl Node {
     /// Open the data directory and start serving.
     pub async fn start(config: &Config) -> Result<Node, NodeError> {
         let started = Instant::now();
+        let lock = lock_data_dir(&config.data_dir)?;
         let replica_config = ReplicaConfig {
             engine: {
                 let mut e = engine_config(config);
@@ -279,6 +328,7 @@ impl Node {
             admin,
             stop,
             accept_tasks: vec![accept, estimates],
+            _lock: lock,
         })
     }
 
