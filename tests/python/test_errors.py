@@ -91,6 +91,19 @@ def test_unknown_column_on_prepare(session, table, statement):
         session.prepare(statement.format(t=table))
 
 
+@pytest.mark.parametrize("statement", [
+    "SELECT k, c FROM {t} ORDER BY c",
+    "SELECT k, c FROM {t} ORDER BY c ASC",
+    "SELECT k, c FROM {t} WHERE v = 'one' ORDER BY c ALLOW FILTERING",
+    "SELECT k, c FROM {t} WHERE token(k) > 0 ORDER BY c DESC",
+])
+def test_order_by_needs_the_partition_key(session, table, statement):
+    """ORDER BY over a token range would come back in token order: refused, as Cassandra does."""
+    with pytest.raises(InvalidRequest, match="ORDER BY is only supported when the partition key "
+                       "is restricted by an EQ or an IN."):
+        session.execute(statement.format(t=table))
+
+
 def test_a_batch_with_markers_prepares(session, keyspace):
     table = f"{keyspace}.batched"
     session.execute(f"CREATE TABLE {table} (k int, c int, v text, PRIMARY KEY (k, c))")

@@ -651,6 +651,19 @@ fn plan(
         ));
     }
     let index = usable_index(t, &r);
+    // As Cassandra's `verifyOrderingIsAllowed`, before the ORDER BY's columns are looked at.
+    if !s.order_by.is_empty() {
+        if index.is_some() {
+            return Err(ExecError::invalid(
+                "ORDER BY with 2ndary indexes is not supported.",
+            ));
+        }
+        if !r.has_partition_keys() {
+            return Err(ExecError::invalid(
+                "ORDER BY is only supported when the partition key is restricted by an EQ or an IN.",
+            ));
+        }
+    }
     let needs_filtering = match &index {
         // Through an index, every other restriction is a filter, and so are the clustering
         // restrictions unless the partition key is given (Cassandra's count of filtered
@@ -676,11 +689,6 @@ fn plan(
     let source = if r.has_partition_keys() {
         Source::Partitions(in_key_order(t, r.partition_keys()?))
     } else {
-        if reversed {
-            return Err(ExecError::invalid(
-                "ORDER BY is only supported when the partition key is restricted by an EQ or an IN.",
-            ));
-        }
         match index {
             Some((index, value)) => Source::Index {
                 index,
