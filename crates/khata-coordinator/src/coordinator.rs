@@ -37,6 +37,10 @@ pub struct CoordinatorConfig {
     pub write_request_timeout: Duration,
     pub range_request_timeout: Duration,
     pub truncate_request_timeout: Duration,
+    /// Reads that go to a storage thread at once (`concurrent_reads`, Cassandra's read stage):
+    /// the rest wait their turn within their timeout. Each holds what it has read until it
+    /// is answered, so this bounds that memory, whatever clients pipeline.
+    pub concurrent_reads: usize,
 }
 
 impl Default for CoordinatorConfig {
@@ -46,6 +50,7 @@ impl Default for CoordinatorConfig {
             write_request_timeout: Duration::from_millis(2_000),
             range_request_timeout: Duration::from_millis(10_000),
             truncate_request_timeout: Duration::from_millis(60_000),
+            concurrent_reads: 32,
         }
     }
 }
@@ -83,6 +88,8 @@ pub struct ScanCommand {
 pub struct Coordinator {
     replica: Arc<Replica>,
     config: CoordinatorConfig,
+    /// Permits for reads on storage threads ([`CoordinatorConfig::concurrent_reads`]).
+    read_stage: Arc<tokio::sync::Semaphore>,
     schema_events: broadcast::Sender<SchemaEvent>,
     last_timestamp: Arc<AtomicI64>,
     metrics: Arc<CoordinatorMetrics>,
@@ -108,6 +115,7 @@ impl Coordinator {
         replica.set_coordinator_latency_source(Arc::new(move |table| source.table_latency(table)));
         Coordinator {
             replica,
+            read_stage: Arc::new(tokio::sync::Semaphore::new(config.concurrent_reads.max(1))),
             config,
             schema_events: broadcast::channel(SCHEMA_EVENT_QUEUE).0,
             last_timestamp: Arc::new(AtomicI64::new(0)),
@@ -344,13 +352,19 @@ impl Coordinator {
             )
         });
         let result = if INLINE_POINT_READS {
-            read_locally(&self.replica, &command).map_err(|e| read_failure(e, cl, required))
+            read_locally(&self.replica, &command)
+                .map_err(|e| read_failure(e, cl, required, self.node().rpc_address))
         } else {
             let replica = self.replica.clone();
             let timeout = self.config.read_request_timeout;
-            read_blocking(timeout, cl, required, move || {
-                read_locally(&replica, &command)
-            })
+            read_blocking(
+                &self.read_stage,
+                self.node().rpc_address,
+                timeout,
+                cl,
+                required,
+                move || read_locally(&replica, &command),
+            )
             .await
         };
         if let Ok(r) = &result {
@@ -408,16 +422,24 @@ impl Coordinator {
             )
         });
         let replica = self.replica.clone();
-        let result = read_blocking(self.config.range_request_timeout, cl, required, move || {
-            replica.scan(
-                command.table,
-                command.start,
-                command.end,
-                command.resume.as_ref(),
-                command.row_limit,
-                command.now,
-            )
-        })
+        let stage = &self.read_stage;
+        let result = read_blocking(
+            stage,
+            self.node().rpc_address,
+            self.config.range_request_timeout,
+            cl,
+            required,
+            move || {
+                replica.scan(
+                    command.table,
+                    command.start,
+                    command.end,
+                    command.resume.as_ref(),
+                    command.row_limit,
+                    command.now,
+                )
+            },
+        )
         .await;
         if let Ok(r) = &result {
             trace::event(|| {
@@ -452,9 +474,14 @@ impl Coordinator {
             )
         });
         let replica = self.replica.clone();
-        read_blocking(self.config.range_request_timeout, cl, required, move || {
-            replica.index_query(&query)
-        })
+        read_blocking(
+            &self.read_stage,
+            self.node().rpc_address,
+            self.config.range_request_timeout,
+            cl,
+            required,
+            move || replica.index_query(&query),
+        )
         .await
     }
 
@@ -535,16 +562,23 @@ fn read_locally(replica: &Replica, command: &ReadCommand) -> khata_replica::Resu
     }
 }
 
-/// Run a replica's read on a blocking thread within `timeout`: its answer, its failure as the
-/// client sees it, or a `ReadTimeout` (no replica answered in time).
+/// Run a replica's read on a blocking thread within `timeout`, once the read stage has room
+/// for it: its answer, its failure as the client sees it, or a `ReadTimeout` (no replica
+/// answered in time, the wait for the stage included).
 async fn read_blocking<T: Send + 'static>(
+    stage: &tokio::sync::Semaphore,
+    replica: std::net::IpAddr,
     timeout: Duration,
     cl: Consistency,
     required: u32,
     read: impl FnOnce() -> khata_replica::Result<T> + Send + 'static,
 ) -> Result<T> {
-    match tokio::time::timeout(timeout, run_blocking(read)).await {
-        Ok(done) => done?.map_err(|e| read_failure(e, cl, required)),
+    let staged = async {
+        let _permit = stage.acquire().await;
+        run_blocking(read).await
+    };
+    match tokio::time::timeout(timeout, staged).await {
+        Ok(done) => done?.map_err(|e| read_failure(e, cl, required, replica)),
         Err(_) => Err(CoordinatorError::ReadTimeout {
             consistency: cl,
             received: 0,

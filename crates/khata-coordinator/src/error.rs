@@ -43,6 +43,9 @@ pub enum CoordinatorError {
         failures: u32,
         data_present: bool,
         message: String,
+        /// Each failed replica's address and reason (Cassandra's `RequestFailureReason`
+        /// code: 1 for too many tombstones, 0 unknown), which protocol v5 reports.
+        reasons: Vec<(std::net::IpAddr, u16)>,
     },
     /// A replica failed the write (for example, a poisoned commit log).
     #[error("{message}")]
@@ -98,22 +101,35 @@ impl WriteType {
 
 pub type Result<T, E = CoordinatorError> = std::result::Result<T, E>;
 
+/// Cassandra's `RequestFailureReason.UNKNOWN`.
+const UNKNOWN_FAILURE: u16 = 0;
+/// Cassandra's `RequestFailureReason.READ_TOO_MANY_TOMBSTONES`.
+const READ_TOO_MANY_TOMBSTONES: u16 = 1;
+
 /// A storage failure during a read, as the client sees it.
 pub(crate) fn read_failure(
     e: ReplicaError,
     consistency: Consistency,
     required: u32,
+    replica: std::net::IpAddr,
 ) -> CoordinatorError {
     match e {
         ReplicaError::Storage(StorageError::UnknownTable(table)) => {
             CoordinatorError::Invalid(format!("unknown table {table}"))
         }
-        ReplicaError::Storage(_) => CoordinatorError::ReadFailure {
+        ReplicaError::Storage(ref storage) => CoordinatorError::ReadFailure {
             consistency,
             received: 0,
             required,
             failures: 1,
             data_present: false,
+            reasons: vec![(
+                replica,
+                match storage {
+                    StorageError::TombstoneOverwhelm { .. } => READ_TOO_MANY_TOMBSTONES,
+                    _ => UNKNOWN_FAILURE,
+                },
+            )],
             message: e.to_string(),
         },
         other => CoordinatorError::Schema(other),

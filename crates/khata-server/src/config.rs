@@ -203,6 +203,8 @@ pub struct Config {
     pub native_transport_max_frame_size_bytes: u64,
     /// `native_transport_max_concurrent_connections`; `None` (written -1) = no limit.
     pub native_transport_max_concurrent_connections: Option<u64>,
+    /// `concurrent_reads`: reads on storage threads at once (Cassandra's read stage).
+    pub concurrent_reads: u32,
     /// `request_timeout` (old: `request_timeout_in_ms`): operations with no timeout of their
     /// own (schema changes, truncate).
     pub request_timeout: Duration,
@@ -263,6 +265,7 @@ impl Default for Config {
             batch_size_fail_threshold_bytes: 50 << 10,
             native_transport_max_frame_size_bytes: 16 << 20,
             native_transport_max_concurrent_connections: None,
+            concurrent_reads: 32,
             request_timeout: Duration::from_secs(10),
             read_request_timeout: Duration::from_secs(5),
             write_request_timeout: Duration::from_secs(2),

@@ -201,6 +201,7 @@ impl Node {
                 write_request_timeout: config.write_request_timeout,
                 range_request_timeout: config.range_request_timeout,
                 truncate_request_timeout: config.request_timeout.max(Duration::from_secs(60)),
+                concurrent_reads: config.concurrent_reads as usize,
             },
         ));
         let cql_server = CqlServer::new(

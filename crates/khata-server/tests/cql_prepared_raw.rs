@@ -155,6 +155,24 @@ fn row_width(response: &Response) -> usize {
 async fn schema_changes_evict_the_statements_they_make_stale() {
     let mut node = TestNode::start().await;
     let mut client = V4Client::connect(node.cql_address()).await;
+    // A ready connection refuses a second STARTUP, as Cassandra does.
+    match client
+        .request(Request::Startup(Startup {
+            cql_version: "3.0.0".into(),
+            compression: None,
+            options: Default::default(),
+        }))
+        .await
+    {
+        Response::Error(e) => {
+            assert!(matches!(e.kind, ErrorKind::ProtocolError), "{e:?}");
+            assert_eq!(
+                e.message,
+                "Unexpected message STARTUP, the connection is already initialized"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     client
         .query("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
         .await;

@@ -414,8 +414,19 @@ async fn prepared_statements_carry_a_result_metadata_id_that_follows_the_table()
     assert_eq!(unknown.metadata.new_metadata_id, Some(old_id.clone()));
     assert_eq!(column_names(&unknown), vec!["k", "a"]);
 
-    // The table gains a column: the old id is stale.
+    // The table gains a column: the statement is forgotten, as Cassandra evicts it, and the
+    // client prepares it again; an EXECUTE still holding the old result metadata id gets
+    // Metadata_changed with the new one.
     ok(&mut client, "ALTER TABLE v5ks.t ADD b int").await;
+    let evicted = client
+        .request(execute(&first.id, &old_id, vec![int(1)], true))
+        .await;
+    assert!(
+        matches!(&evicted.response, Response::Error(e) if matches!(e.kind, ErrorKind::Unprepared { .. })),
+        "{evicted:?}"
+    );
+    let reprepared = prepared(client.request(prepare()).await);
+    assert_eq!(reprepared.id, first.id);
     let changed = rows(
         client
             .request(execute(&first.id, &old_id, vec![int(1)], true))
@@ -436,10 +447,9 @@ async fn prepared_statements_carry_a_result_metadata_id_that_follows_the_table()
     );
     assert_eq!(settled.metadata.columns, None);
     assert_eq!(settled.metadata.new_metadata_id, None);
-    // Preparing again gives the new id and metadata.
-    let again = prepared(client.request(prepare()).await);
-    assert_eq!(again.result_metadata_id, Some(new_id));
-    assert_eq!(again.result_metadata.column_count, 3);
+    // Prepared again, it had the new id and metadata.
+    assert_eq!(reprepared.result_metadata_id, Some(new_id));
+    assert_eq!(reprepared.result_metadata.column_count, 3);
 
     // A statement without rows has the id of empty metadata; its EXECUTE is Void.
     let insert = prepared(
@@ -720,5 +730,45 @@ async fn the_frame_limit_applies_to_envelopes_and_refuses_only_the_envelope() {
     // Just under the limit is fine.
     let text = format!("SELECT key FROM system.local /* {} */", "y".repeat(200_000));
     assert_eq!(rows(client.request(query(&text)).await).rows_count, 1);
+    node.stop().await;
+}
+
+/// A read that meets more tombstones than `tombstone_failure_threshold` fails with
+/// ReadFailure, whose v5 reasons name the replica with Cassandra's READ_TOO_MANY_TOMBSTONES
+/// (1), which drivers show as the cause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn too_many_tombstones_is_a_read_failure_with_its_reason() {
+    let mut node = TestNode::start_with(|c| c.tombstone_failure_threshold = 100).await;
+    let mut client = V5Client::connect(node.cql_address(), false).await;
+    ok(
+        &mut client,
+        "CREATE KEYSPACE tomb WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+    )
+    .await;
+    ok(
+        &mut client,
+        "CREATE TABLE tomb.t (p int, c int, v int, PRIMARY KEY (p, c))",
+    )
+    .await;
+    for c in 0..150 {
+        ok(
+            &mut client,
+            &format!("DELETE FROM tomb.t WHERE p = 1 AND c = {c}"),
+        )
+        .await;
+    }
+    let response = client
+        .request(query("SELECT * FROM tomb.t WHERE p = 1"))
+        .await;
+    match response.response {
+        Response::Error(e) => match e.kind {
+            ErrorKind::ReadFailure { failures, .. } => {
+                assert_eq!(failures.reasons, vec![("127.0.0.1".parse().unwrap(), 1)]);
+                assert!(e.message.contains("tombstone_failure_threshold is 100"));
+            }
+            other => panic!("{other:?}: {}", e.message),
+        },
+        other => panic!("{other:?}"),
+    }
     node.stop().await;
 }

@@ -14,6 +14,7 @@ use cassandra_protocol::frame::frame_decoder::{
 use cassandra_protocol::frame::frame_encoder::{
     FrameEncoder, Lz4FrameEncoder, UncompressedFrameEncoder,
 };
+use cassandra_protocol::frame::message_error::ErrorType;
 use cassandra_protocol::frame::message_response::ResponseBody;
 use cassandra_protocol::frame::message_result::ResResultBody;
 use cassandra_protocol::frame::{Envelope, Flags, Opcode, Version};
@@ -216,6 +217,28 @@ async fn their_client_codec_talks_v5_to_the_node() {
             result(&client.request(query(&alter)).await),
             ResResultBody::SchemaChange(_)
         ));
+        // The statement is forgotten, as Cassandra evicts it on ALTER TABLE; prepared
+        // again, an EXECUTE holding the old result metadata id gets Metadata_changed.
+        match client
+            .request(execute(&prepared.id, &metadata_id, 1))
+            .await
+            .response_body()
+        {
+            Ok(ResponseBody::Error(e)) => {
+                assert!(matches!(e.ty, ErrorType::Unprepared(_)), "{e:?}")
+            }
+            other => panic!("expected Unprepared, got {other:?}"),
+        }
+        let prepare = Envelope::new_req_prepare(
+            format!("SELECT * FROM {ks}.t WHERE k = ?"),
+            None,
+            Flags::empty(),
+            Version::V5,
+        );
+        let ResResultBody::Prepared(again) = result(&client.request(prepare).await) else {
+            panic!("prepared");
+        };
+        assert_eq!(again.id, prepared.id);
         let ResResultBody::Rows(rows) =
             result(&client.request(execute(&prepared.id, &metadata_id, 1)).await)
         else {

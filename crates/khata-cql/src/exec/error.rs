@@ -129,6 +129,7 @@ pub(crate) fn coordinator_error(e: CoordinatorError) -> ErrorBody {
             required,
             failures,
             data_present,
+            reasons,
             ..
         } => ErrorKind::ReadFailure {
             consistency: wire_consistency(consistency),
@@ -136,7 +137,7 @@ pub(crate) fn coordinator_error(e: CoordinatorError) -> ErrorBody {
             block_for: n(required),
             failures: Failures {
                 count: n(failures),
-                reasons: Vec::new(),
+                reasons,
             },
             data_present,
         },

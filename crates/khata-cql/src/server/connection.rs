@@ -7,7 +7,9 @@
 //! a lightweight transaction) becomes a task of its own, which the next poll continues. Like a
 //! ScyllaDB shard serving its connections, the common request costs no task spawn, no
 //! wake-up of another worker thread and no hand-over of its data between cores; what is slow
-//! waits elsewhere and does not hold up the requests behind it.
+//! waits elsewhere and does not hold up the requests behind it. While more than
+//! [`MAX_BACKLOG_BYTES`](super::writer::MAX_BACKLOG_BYTES) of answers wait for the socket (a
+//! client that does not read them), the reader starts no more requests.
 //!
 //! Every answer goes to a single writer ([`writer`](super::writer)), which owns the socket's
 //! write half. Responses go out in the order they finish, tagged with their stream id, as the
@@ -49,7 +51,7 @@ pub(crate) use super::writer::Outgoing;
 /// Requests one connection may have in flight (Cassandra's
 /// `native_transport_max_requests_per_connection` is unbounded by default; a bound keeps one
 /// client from holding all memory).
-pub const MAX_IN_FLIGHT_PER_CONNECTION: usize = 1024;
+pub const MAX_IN_FLIGHT_PER_CONNECTION: usize = 256;
 /// Encoded responses queued for the writer.
 const WRITE_QUEUE: usize = 256;
 /// How long the reader answers requests inline before it yields. Until it yields, what it
@@ -106,9 +108,12 @@ pub(crate) async fn serve<R, W>(
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let (tx, rx) = mpsc::channel::<Outgoing>(WRITE_QUEUE);
-    let writer = tokio::spawn(super::writer::write_loop(rx, write_half));
-
     let session = Arc::new(Session::new(tx.clone(), peer));
+    let writer = tokio::spawn(super::writer::write_loop(
+        rx,
+        write_half,
+        session.backlog().clone(),
+    ));
     let mut inbound = Inbound::Frames(FrameDecoder::new(DecoderConfig {
         max_frame_size_bytes: server.config.max_frame_size_bytes,
         accept_v5: true,
@@ -165,6 +170,14 @@ pub(crate) async fn serve<R, W>(
                             debug!(lz4, "v5 framing on");
                         }
                         continue;
+                    }
+                    // A client that does not read its answers gets no more of them started
+                    // until the writer has sent some (see `Backlog`).
+                    if session.backlog().full() {
+                        tokio::select! {
+                            _ = session.backlog().room() => {}
+                            _ = stopping.changed() => break 'read,
+                        }
                     }
                     let mut answer = {
                         let server = server.clone();
@@ -321,9 +334,17 @@ pub(crate) async fn send(
             return Err(());
         }
     }
-    tx.send(Outgoing::Envelope(out.freeze()))
-        .await
-        .map_err(|_| ())
+    // Only the encoded answer waits, and it waits out of the channel while the connection's
+    // backlog is over its bound (a client that does not read).
+    drop(response);
+    session.backlog().room().await;
+    let len = out.len();
+    session.backlog().add(len);
+    let sent = tx.send(Outgoing::Answer(out.freeze())).await;
+    if sent.is_err() {
+        session.backlog().written(len);
+    }
+    sent.map_err(|_| ())
 }
 
 #[cfg(test)]

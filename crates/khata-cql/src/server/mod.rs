@@ -335,11 +335,12 @@ impl CqlServer {
                     .next()
                     .and_then(|m| m.trim().parse::<u32>().ok());
                 let v5 = frame.version >= ProtocolVersion::V5;
-                if v5 && ready {
-                    // The framing (and its compression) is fixed for the connection's life.
+                if ready {
+                    // As Cassandra (`ServerConnection.validateNewMessage`): the connection's
+                    // compression (and a v5 connection's framing) is fixed once it is ready.
                     Response::Error(ErrorBody::new(
                         ErrorKind::ProtocolError,
-                        "Unexpected message STARTUP: the connection is already started",
+                        "Unexpected message STARTUP, the connection is already initialized",
                     ))
                 } else if v5 && startup.compression == Some(Compression::Snappy) {
                     // As Cassandra: v5 compresses segments, with LZ4 only (spec v5 §2.3.2).

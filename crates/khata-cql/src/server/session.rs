@@ -39,6 +39,8 @@ pub struct Session {
     /// The client's address (a trace's `client`), when the connection has one.
     peer: Option<std::net::SocketAddr>,
     pub(crate) tx: mpsc::Sender<Outgoing>,
+    /// The answers queued for the writer and not written yet.
+    backlog: std::sync::Arc<super::writer::Backlog>,
 }
 
 fn encode_version(v: ProtocolVersion) -> u8 {
@@ -85,7 +87,13 @@ impl Session {
             state: Mutex::new(State::default()),
             requests: AtomicU64::new(0),
             tx,
+            backlog: Default::default(),
         }
+    }
+
+    /// The answers queued for the connection's writer and not written yet.
+    pub(crate) fn backlog(&self) -> &std::sync::Arc<super::writer::Backlog> {
+        &self.backlog
     }
 
     /// The client's address, when the connection has one.

@@ -10,9 +10,12 @@
 //! envelope larger than a segment is split over non-self-contained ones by [`SegmentWriter`].
 //! A bare envelope of [`DIRECT_WRITE_BYTES`] or more is written without a copy.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tracing::warn;
 
 use crate::frame::SegmentWriter;
@@ -23,10 +26,67 @@ pub(crate) const WRITE_BATCH_BYTES: usize = 256 * 1024;
 /// Unframed envelopes this large are written as they are rather than copied into the batch.
 const DIRECT_WRITE_BYTES: usize = 64 * 1024;
 
+/// Answers a connection may have queued and not written before its reader stops taking
+/// requests: a client that sends requests and does not read the answers is pushed back on
+/// through TCP instead of filling the node's memory with them.
+pub(crate) const MAX_BACKLOG_BYTES: usize = 8 << 20;
+
+/// The bytes of a connection's answers queued for its writer and not written yet: the request
+/// tasks add what they queue, the writer takes off what it wrote, and the reader waits while
+/// there are more than [`MAX_BACKLOG_BYTES`].
+#[derive(Debug, Default)]
+pub(crate) struct Backlog {
+    bytes: AtomicUsize,
+    drained: Notify,
+    /// The writer has stopped: nothing will drain any more.
+    closed: AtomicBool,
+}
+
+impl Backlog {
+    pub(crate) fn add(&self, n: usize) {
+        self.bytes.fetch_add(n, Ordering::AcqRel);
+    }
+
+    /// `n` bytes of answers are written (or dropped).
+    pub(crate) fn written(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let before = self.bytes.fetch_sub(n, Ordering::AcqRel);
+        if before > MAX_BACKLOG_BYTES && before - n <= MAX_BACKLOG_BYTES {
+            self.drained.notify_waiters();
+        }
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.drained.notify_waiters();
+    }
+
+    /// Whether the reader should wait before it takes another request.
+    pub(crate) fn full(&self) -> bool {
+        self.bytes.load(Ordering::Acquire) > MAX_BACKLOG_BYTES
+            && !self.closed.load(Ordering::Acquire)
+    }
+
+    /// Until the backlog is back under its bound (or the writer has stopped).
+    pub(crate) async fn room(&self) {
+        loop {
+            let drained = self.drained.notified();
+            if !self.full() {
+                return;
+            }
+            drained.await;
+        }
+    }
+}
+
 /// What the writer is told to do, in order.
 pub(crate) enum Outgoing {
     /// One whole envelope (a v3/v4 frame or a v5 envelope).
     Envelope(Bytes),
+    /// An answer to a request, counted in the connection's [`Backlog`] until written.
+    Answer(Bytes),
     /// Wrap every later envelope in v5 segments, LZ4-compressed when `lz4`.
     StartFraming {
         /// Whether STARTUP negotiated `lz4`.
@@ -40,6 +100,7 @@ impl std::fmt::Debug for Outgoing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Outgoing::Envelope(b) => write!(f, "Envelope({} bytes)", b.len()),
+            Outgoing::Answer(b) => write!(f, "Answer({} bytes)", b.len()),
             Outgoing::StartFraming { lz4 } => write!(f, "StartFraming {{ lz4: {lz4} }}"),
             Outgoing::Close => f.write_str("Close"),
         }
@@ -48,19 +109,38 @@ impl std::fmt::Debug for Outgoing {
 
 /// Writes what `rx` delivers until it says [`Outgoing::Close`], the channel closes or the peer
 /// stops reading; then shuts the write half down.
-pub(crate) async fn write_loop<W>(mut rx: mpsc::Receiver<Outgoing>, mut write_half: W)
-where
+pub(crate) async fn write_loop<W>(
+    mut rx: mpsc::Receiver<Outgoing>,
+    mut write_half: W,
+    backlog: Arc<Backlog>,
+) where
     W: AsyncWrite + Unpin,
 {
     let mut framing: Option<SegmentWriter> = None;
     let mut out = BytesMut::new();
+    // Answers gathered into `out`, counted off the backlog once `out` is written.
+    let mut gathered = 0;
     'write: while let Some(first) = rx.recv().await {
         let mut next = Some(first);
         let mut closing = false;
         let mut yielded = false;
         while let Some(item) = next.take() {
-            match item {
-                Outgoing::Envelope(envelope) => match framing.as_mut() {
+            let (envelope, answer) = match item {
+                Outgoing::Envelope(envelope) => (Some(envelope), false),
+                Outgoing::Answer(envelope) => (Some(envelope), true),
+                other => {
+                    if let Outgoing::StartFraming { lz4 } = other {
+                        framing = Some(SegmentWriter::new(lz4));
+                    } else {
+                        closing = true;
+                        break;
+                    }
+                    (None, false)
+                }
+            };
+            if let Some(envelope) = envelope {
+                let mut counted = if answer { envelope.len() } else { 0 };
+                match framing.as_mut() {
                     Some(segments) => {
                         if let Err(e) = segments.push_envelope(&envelope, &mut out) {
                             // SegmentWriter splits what does not fit, so this is a bug.
@@ -77,17 +157,15 @@ where
                                 break 'write;
                             }
                             out.clear();
+                            backlog.written(std::mem::take(&mut gathered));
                         }
                         if write_half.write_all(&envelope).await.is_err() {
                             break 'write;
                         }
+                        backlog.written(std::mem::take(&mut counted));
                     }
-                },
-                Outgoing::StartFraming { lz4 } => framing = Some(SegmentWriter::new(lz4)),
-                Outgoing::Close => {
-                    closing = true;
-                    break;
                 }
+                gathered += counted;
             }
             // Gather what is queued already into the same write (and, framed, the same
             // segments): many requests in flight on a connection answer with one write(2).
@@ -117,16 +195,44 @@ where
             }
             out.clear();
         }
+        backlog.written(std::mem::take(&mut gathered));
         if closing {
             break;
         }
     }
+    backlog.close();
     let _ = write_half.shutdown().await;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn the_backlog_holds_the_reader_until_answers_are_written() {
+        let backlog = Arc::new(Backlog::default());
+        backlog.add(MAX_BACKLOG_BYTES);
+        assert!(!backlog.full(), "at the bound is not over it");
+        backlog.add(1);
+        assert!(backlog.full());
+        let waiting = tokio::spawn({
+            let backlog = backlog.clone();
+            async move { backlog.room().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        backlog.written(1);
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .expect("room once written")
+            .unwrap();
+        // A writer that stopped never drains: nobody waits for it.
+        backlog.add(2);
+        assert!(backlog.full());
+        backlog.close();
+        assert!(!backlog.full());
+        backlog.room().await;
+    }
     use crate::frame::{ProtocolVersion, Response, ResponseFrame, ResultBody, SegmentDecoder};
     use tokio::io::AsyncReadExt;
 
@@ -148,7 +254,7 @@ mod tests {
         }
         drop(tx);
         let (client, server) = tokio::io::duplex(1 << 20);
-        write_loop(rx, server).await;
+        write_loop(rx, server, Arc::default()).await;
         let mut bytes = Vec::new();
         let mut client = client;
         client.read_to_end(&mut bytes).await.expect("reads");
@@ -237,7 +343,7 @@ mod tests {
             bytes: Vec::new(),
             writes: 0,
         };
-        write_loop(rx, &mut w).await;
+        write_loop(rx, &mut w, Arc::default()).await;
         let expected = [small[..10].concat(), large.to_vec(), small[10..].concat()].concat();
         assert_eq!(w.bytes, expected);
         // The first ten together, the large frame alone, the last ten together.

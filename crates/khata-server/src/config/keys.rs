@@ -408,6 +408,19 @@ pub(crate) static KEYS: &[Key] = &[
         },
         aliases: &[],
     },
+    Key {
+        name: "concurrent_reads",
+        get: |c| number(c.concurrent_reads),
+        set: |c, x| {
+            let n = v::integer(x)?;
+            if n < 2 {
+                return Err(format!("concurrent_reads must be at least 2, but was {n}"));
+            }
+            c.concurrent_reads = u32::try_from(n).map_err(|_| format!("{n} is too large"))?;
+            Ok(())
+        },
+        aliases: &[],
+    },
     // --- timeouts --------------------------------------------------------------------------
     Key {
         name: "request_timeout",
