@@ -8,6 +8,8 @@ Cassandra 4.1 answers a conditional statement with a row whose first column is `
 from __future__ import annotations
 
 import pytest
+from cassandra import InvalidRequest
+from cassandra.query import UNSET_VALUE
 
 
 @pytest.fixture(scope="module")
@@ -219,3 +221,74 @@ def test_conditional_batch_refusals(session, orders, body, message):
         session.execute(
             f"BEGIN BATCH USING TIMESTAMP 5 INSERT INTO {orders}.orders (order_id, item_id) "
             "VALUES (7, 1) IF NOT EXISTS; APPLY BATCH")
+
+
+def test_an_absent_collection_is_the_empty_one_in_conditions(session, keyspace):
+    """A non-frozen collection has no empty value: `IF l = []` holds on a row without `l`
+    (Cassandra's InsertUpdateIfConditionCollectionsTest.testNonFrozenEmptyCollection)."""
+    table = f"{keyspace}.colls"
+    session.execute(f"CREATE TABLE {table} (k int PRIMARY KEY, l list<int>, m map<int, int>, "
+                    "s set<int>, v int)")
+    session.execute(f"INSERT INTO {table} (k, v) VALUES (0, 0)")
+    applied = lambda condition: session.execute(  # noqa: E731
+        f"UPDATE {table} SET v = 1 WHERE k = 0 IF {condition}").was_applied
+    assert applied("l = []")
+    assert applied("l = null AND m = {} AND s <= {1}")
+    assert applied("l < [1] AND l >= [] AND l IN ([], [5])")
+    assert not applied("l != []")
+    assert not applied("l > []")
+    prepared = session.prepare(f"UPDATE {table} SET v = 2 WHERE k = 0 IF l = ?")
+    assert session.execute(prepared, [[]]).was_applied
+
+
+def test_conditional_batch_cells_take_the_batchs_time(session, keyspace):
+    """Paxos commits a conditional batch at its ballot's time: a statement's own USING
+    TIMESTAMP gives way, so a later write wins over it."""
+    table = f"{keyspace}.lwtb"
+    session.execute(f"CREATE TABLE {table} (k int, c int, v int, w int, PRIMARY KEY (k, c))")
+    session.execute(f"INSERT INTO {table} (k, c, v) VALUES (0, 0, 0)")
+    result = session.execute(
+        f"BEGIN BATCH UPDATE {table} SET v = 1 WHERE k = 0 AND c = 0 IF v = 0; "
+        f"UPDATE {table} USING TIMESTAMP 5 SET w = 7 WHERE k = 0 AND c = 1; APPLY BATCH")
+    assert result.was_applied
+    row = session.execute(f"SELECT w, writetime(w) AS t FROM {table} WHERE k = 0 AND c = 1").one()
+    assert row.w == 7 and row.t > 1_000_000_000_000_000
+    session.execute(f"UPDATE {table} USING TIMESTAMP 6 SET w = 8 WHERE k = 0 AND c = 1")
+    assert session.execute(f"SELECT w FROM {table} WHERE k = 0 AND c = 1").one().w == 7
+    with pytest.raises(InvalidRequest, match="IN on the clustering key columns is not supported "
+                       "with conditional updates"):
+        session.execute(
+            f"BEGIN BATCH UPDATE {table} SET v = 2 WHERE k = 0 AND c = 0 IF v = 1; "
+            f"UPDATE {table} SET v = 1 WHERE k = 0 AND c IN (1, 2); APPLY BATCH")
+
+
+@pytest.mark.parametrize("condition, message", [
+    ("d > 1s", "Slice conditions ( > ) are not supported on durations"),
+    ("d <= 1s", "Slice conditions ( <= ) are not supported on durations"),
+    ("l > [1s]", "Slice conditions are not supported on collections containing durations"),
+    ("t < (1, 1s)", "Slice conditions are not supported on tuples containing durations"),
+    ("l[-1] = 1s", "Invalid negative list index -1"),
+])
+def test_condition_refusals(session, keyspace, condition, message):
+    table = f"{keyspace}.durs"
+    session.execute(f"CREATE TABLE IF NOT EXISTS {table} (k int PRIMARY KEY, v int, d duration, "
+                    "l list<duration>, t tuple<int, duration>)")
+    with pytest.raises(InvalidRequest, match=message.replace("(", r"\(").replace(")", r"\)")
+                       .replace("[", r"\[")):
+        session.execute(f"UPDATE {table} SET v = 1 WHERE k = 0 IF {condition}")
+
+
+def test_failed_conditions_answer_regular_then_static_columns(session, keyspace):
+    table = f"{keyspace}.stat"
+    session.execute(f"CREATE TABLE {table} (k int, c int, s int static, v int, "
+                    "PRIMARY KEY (k, c))")
+    session.execute(f"INSERT INTO {table} (k, c, s, v) VALUES (0, 0, 5, 1)")
+    result = session.execute(f"UPDATE {table} SET v = 2 WHERE k = 0 AND c = 0 IF s = 4 AND v = 1")
+    assert result.column_names == ["[applied]", "v", "s"]
+    assert list(result.one()) == [False, 1, 5]
+    # A missing row, conditions on regular columns only: the static row is not read.
+    result = session.execute(f"DELETE v FROM {table} WHERE k = 0 AND c = 9 IF v = 3")
+    assert result.column_names == ["[applied]"]
+    # Unset values in an IN list are left out.
+    prepared = session.prepare(f"UPDATE {table} SET v = 3 WHERE k = 0 AND c = 0 IF v IN (?, ?)")
+    assert session.execute(prepared, [UNSET_VALUE, 1]).was_applied

@@ -121,12 +121,30 @@ pub(crate) fn bind_check(
                         )));
                     }
                 };
-                Some(Element::Key(bind::required(
-                    run,
-                    term,
-                    &key_ty,
-                    &column.name,
-                )?))
+                let list = matches!(column.ty, CqlType::List { .. });
+                let what = if list { "list" } else { "map" };
+                let key = match bind::value(run, term, &key_ty, &column.name)? {
+                    Bound::Value(b) => b,
+                    Bound::Null => {
+                        return Err(ExecError::invalid(format!(
+                            "Invalid null value for {what} element access"
+                        )));
+                    }
+                    Bound::Unset => {
+                        return Err(ExecError::invalid(format!(
+                            "Invalid unset value for {what} element access"
+                        )));
+                    }
+                };
+                if list
+                    && let Ok(index) = <[u8; 4]>::try_from(&key[..]).map(i32::from_be_bytes)
+                    && index < 0
+                {
+                    return Err(ExecError::invalid(format!(
+                        "Invalid negative list index {index}"
+                    )));
+                }
+                Some(Element::Key(key))
             }
         };
         let mut check = ColumnCheck {
@@ -135,21 +153,27 @@ pub(crate) fn bind_check(
             predicate: Predicate::In(Vec::new()),
         };
         let ty = checked_type(&check)?;
-        let value = |term| -> Result<Option<Bytes>, ExecError> {
+        // `None` for unset: an unset value in an IN list is left out, anywhere else refused.
+        let value = |term| -> Result<Option<Option<Bytes>>, ExecError> {
             Ok(match bind::value(run, term, &ty, &check.column.name)? {
-                Bound::Value(b) => Some(b),
-                Bound::Null => None,
-                Bound::Unset => {
-                    return Err(ExecError::invalid(format!(
-                        "Invalid unset value for column {}",
-                        check.column.name
-                    )));
-                }
+                Bound::Value(b) => Some(Some(b)),
+                Bound::Null => Some(None),
+                Bound::Unset => None,
             })
         };
+        let unset = || ExecError::invalid("Invalid 'unset' value in condition");
         check.predicate = match &cond.predicate {
             ConditionPredicate::Compare(op, term) => {
-                let v = value(term)?;
+                if matches!(
+                    op,
+                    ComparisonOp::Less
+                        | ComparisonOp::LessEqual
+                        | ComparisonOp::Greater
+                        | ComparisonOp::GreaterEqual
+                ) {
+                    refuse_duration_slice(&ty, op.symbol())?;
+                }
+                let v = value(term)?.ok_or_else(unset)?;
                 if v.is_none() && !matches!(op, ComparisonOp::Equal | ComparisonOp::NotEqual) {
                     return Err(ExecError::invalid(format!(
                         "Invalid comparison with null for operator \"{}\"",
@@ -159,7 +183,13 @@ pub(crate) fn bind_check(
                 Predicate::Compare(*op, v)
             }
             ConditionPredicate::In(InValues::Terms(terms)) => {
-                Predicate::In(terms.iter().map(value).collect::<Result<_, _>>()?)
+                let mut values = Vec::new();
+                for term in terms {
+                    if let Some(v) = value(term)? {
+                        values.push(v);
+                    }
+                }
+                Predicate::In(values)
             }
             ConditionPredicate::In(values @ InValues::Marker(m)) => {
                 // A bound list that is null or unset, in Cassandra's words for a condition.
@@ -183,6 +213,42 @@ pub(crate) fn bind_check(
         out.push(check);
     }
     Ok(Check::Conditions(out))
+}
+
+/// Cassandra's refusal of `<`, `<=`, `>`, `>=` on durations, which have no order
+/// (`ColumnCondition.Raw.validateOperationOnDurations`).
+fn refuse_duration_slice(ty: &CqlType, op: &str) -> Result<(), ExecError> {
+    fn has_duration(ty: &CqlType) -> bool {
+        match ty {
+            CqlType::Duration => true,
+            CqlType::List { element, .. }
+            | CqlType::Set { element, .. }
+            | CqlType::Vector { element, .. } => has_duration(element),
+            CqlType::Map { key, value, .. } => has_duration(key) || has_duration(value),
+            CqlType::Tuple(items) => items.iter().any(has_duration),
+            CqlType::Udt { fields, .. } => fields.iter().any(|(_, t)| has_duration(t)),
+            _ => false,
+        }
+    }
+    let message = match ty {
+        CqlType::Duration => format!("Slice conditions ( {op} ) are not supported on durations"),
+        CqlType::List { .. }
+        | CqlType::Set { .. }
+        | CqlType::Map { .. }
+        | CqlType::Vector { .. }
+            if has_duration(ty) =>
+        {
+            "Slice conditions are not supported on collections containing durations".to_string()
+        }
+        CqlType::Tuple(_) if has_duration(ty) => {
+            "Slice conditions are not supported on tuples containing durations".to_string()
+        }
+        CqlType::Udt { .. } if has_duration(ty) => {
+            "Slice conditions are not supported on UDTs containing durations".to_string()
+        }
+        _ => return Ok(()),
+    };
+    Err(ExecError::invalid(message))
 }
 
 /// The current value a condition looks at.
@@ -259,12 +325,33 @@ fn holds(c: &ColumnCheck, current: Option<&Bytes>) -> bool {
     let Ok(ty) = checked_type(c) else {
         return false;
     };
+    // A non-frozen collection has no empty value: an absent one is the empty collection, and
+    // `null` or an empty collection in the condition both stand for it (Cassandra's
+    // `MultiCellCollectionBound`: `IF l = []` holds on a row without `l`, `IF l != []` does
+    // not, `IF l < [1]` does).
+    let empty = (c.element.is_none()
+        && c.column.ty.is_multi_cell()
+        && matches!(
+            ty,
+            CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. }
+        ))
+    .then(|| {
+        let value = match ty {
+            CqlType::Map { .. } => CqlValue::Map(Vec::new()),
+            CqlType::Set { .. } => CqlValue::Set(Vec::new()),
+            _ => CqlValue::List(Vec::new()),
+        };
+        Bytes::from(value.to_bytes(&ty))
+    });
+    let or_empty = |v: Option<&Bytes>| -> Option<Bytes> { v.cloned().or_else(|| empty.clone()) };
+    let current_value = or_empty(current);
+    let current = current_value.as_ref();
     let cmp = |a: &Bytes, b: &Bytes| -> Option<Ordering> {
         let a = CqlValue::deserialize(&ty, a).ok()?;
         let b = CqlValue::deserialize(&ty, b).ok()?;
         Some(compare(&ty, &a, &b))
     };
-    let equal = |expected: Option<&Bytes>| match (current, expected) {
+    let equal = |expected: Option<&Bytes>| match (current, or_empty(expected).as_ref()) {
         (None, None) => true,
         (Some(a), Some(b)) => cmp(a, b) == Some(Ordering::Equal),
         _ => false,
@@ -632,12 +719,33 @@ fn result(
                     }
                 }
             }
-            // Nothing read (no row, no static row): `[applied]` alone, as in Cassandra.
-            Check::Conditions(_) if existing.is_none() && !partition.static_row.is_live(now) => {}
             Check::Conditions(conditions) => {
+                // Cassandra reads the static row only for conditions on static columns: with
+                // neither the row nor such a static row there is nothing to show but
+                // `[applied]`.
+                let statics_read = conditions
+                    .iter()
+                    .any(|c| c.column.kind == ColumnKind::Static)
+                    && partition.static_row.is_live(now);
+                if existing.is_none() && !statics_read {
+                    let rows = Rows::from_cells(RowsMetadata::new(specs), &[row]).map_err(|e| {
+                        ExecError::invalid(format!("result could not be encoded: {e}"))
+                    })?;
+                    return Ok(ResultBody::Rows(rows));
+                }
                 let r = existing.unwrap_or(&empty);
                 let mut seen = Vec::new();
-                for cond in conditions {
+                // The regular columns' conditions, then the static ones' (Cassandra's
+                // `ColumnConditions.getColumns` order).
+                let ordered = conditions
+                    .iter()
+                    .filter(|c| c.column.kind != ColumnKind::Static)
+                    .chain(
+                        conditions
+                            .iter()
+                            .filter(|c| c.column.kind == ColumnKind::Static),
+                    );
+                for cond in ordered {
                     if seen.contains(&cond.column.name) {
                         continue;
                     }

@@ -1437,19 +1437,30 @@ pub(crate) async fn run_text_batch(
     }
     .or(run.params.default_timestamp)
     .unwrap_or_else(|| exec.coordinator().timestamp());
-    let mut items = Vec::new();
-    for s in &batch.statements {
-        let statement = match s {
+    let statements: Vec<Statement> = batch
+        .statements
+        .iter()
+        .map(|s| match s {
             BatchStatement::Insert(i) => Statement::Insert(Box::new(i.clone())),
             BatchStatement::Update(u) => Statement::Update(Box::new(u.clone())),
             BatchStatement::Delete(d) => Statement::Delete(Box::new(d.clone())),
+        })
+        .collect();
+    let conditions = statements
+        .iter()
+        .map(|statement| condition(exec, run, statement))
+        .collect::<Result<Vec<_>, _>>()?;
+    let conditional = conditions.iter().any(Option::is_some);
+    let mut items = Vec::new();
+    for (statement, check) in statements.iter().zip(conditions) {
+        let statement = if conditional {
+            in_conditional_batch(exec, run, statement)?
+        } else {
+            std::borrow::Cow::Borrowed(statement)
         };
-        items.push((
-            condition(exec, run, &statement)?,
-            mutations_of(exec, run, &statement, Some(ts))?,
-        ));
+        items.push((check, mutations_of(exec, run, &statement, Some(ts))?));
     }
-    if items.iter().any(|(c, _)| c.is_some()) {
+    if conditional {
         if batch.using.timestamp.is_some() {
             return Err(ExecError::invalid(
                 "Cannot provide custom timestamp for conditional BATCH",
@@ -1472,6 +1483,60 @@ pub(crate) async fn run_text_batch(
     .await?;
     run.warnings.extend(warnings);
     Ok(ResultBody::Void)
+}
+
+/// A statement of a conditional batch as it is written: Paxos commits every cell at the
+/// ballot's time, so a statement's own `USING TIMESTAMP` gives way to the batch's (Cassandra
+/// rewrites the proposal's timestamps), and it may not name several rows by `IN` on the
+/// clustering key (`BatchStatement.makeCasRequest`).
+fn in_conditional_batch<'s>(
+    exec: &Executor,
+    run: &Run<'_>,
+    statement: &'s Statement,
+) -> Result<std::borrow::Cow<'s, Statement>, ExecError> {
+    let (table, relations) = match statement {
+        Statement::Update(u) => (&u.table, &u.where_clause),
+        Statement::Delete(d) => (&d.table, &d.where_clause),
+        _ => return strip_timestamp(std::borrow::Cow::Borrowed(statement)),
+    };
+    let schema = exec.coordinator().schema();
+    let t = run.table(&schema, table)?;
+    let clustering_in = relations.iter().any(|r| match r {
+        Relation::In { column, .. } => t
+            .def
+            .column(&column.0)
+            .is_some_and(|c| matches!(c.kind, ColumnKind::Clustering { .. })),
+        Relation::MultiColumnIn { .. } => true,
+        _ => false,
+    });
+    if clustering_in {
+        return Err(ExecError::invalid(
+            "IN on the clustering key columns is not supported with conditional updates",
+        ));
+    }
+    strip_timestamp(std::borrow::Cow::Borrowed(statement))
+}
+
+fn strip_timestamp(
+    statement: std::borrow::Cow<'_, Statement>,
+) -> Result<std::borrow::Cow<'_, Statement>, ExecError> {
+    let has = match statement.as_ref() {
+        Statement::Insert(i) => i.using.timestamp.is_some(),
+        Statement::Update(u) => u.using.timestamp.is_some(),
+        Statement::Delete(d) => d.timestamp.is_some(),
+        _ => false,
+    };
+    if !has {
+        return Ok(statement);
+    }
+    let mut owned = statement.into_owned();
+    match &mut owned {
+        Statement::Insert(i) => i.using.timestamp = None,
+        Statement::Update(u) => u.using.timestamp = None,
+        Statement::Delete(d) => d.timestamp = None,
+        _ => {}
+    }
+    Ok(std::borrow::Cow::Owned(owned))
 }
 
 /// A statement of a batch: its condition (if any, with its table) and its planned writes.
@@ -1575,8 +1640,7 @@ pub(crate) async fn run_batch(
     params.serial_consistency = batch.serial_consistency;
     params.now_in_seconds = batch.now_in_seconds;
     let keyspace = batch.keyspace.clone().or_else(|| session.keyspace());
-    let mut items = Vec::new();
-    let mut conditional_run = None;
+    let mut statements = Vec::new();
     for s in &batch.statements {
         let (parsed, values, ks, specs, binding) = match s {
             frame::BatchStatement::Query { query, values } => {
@@ -1615,16 +1679,23 @@ pub(crate) async fn run_batch(
             warnings: Vec::new(),
         };
         let check = condition(exec, &run, &parsed.statement)?;
-        items.push((
-            check,
-            mutations_of(exec, &run, &parsed.statement, Some(ts))?,
-        ));
-        conditional_run.get_or_insert(run);
+        statements.push((parsed, run, check));
     }
-    if items.iter().any(|(c, _)| c.is_some())
-        && let Some(run) = conditional_run
-    {
-        let result = conditional_batch(exec, &run, items).await?;
+    let conditional = statements.iter().any(|(_, _, check)| check.is_some());
+    let mut items = Vec::new();
+    for (parsed, run, check) in &statements {
+        let statement = if conditional {
+            in_conditional_batch(exec, run, &parsed.statement)?
+        } else {
+            std::borrow::Cow::Borrowed(&parsed.statement)
+        };
+        items.push((
+            check.clone(),
+            mutations_of(exec, run, &statement, Some(ts))?,
+        ));
+    }
+    if conditional && let Some((_, run, _)) = statements.first() {
+        let result = conditional_batch(exec, run, items).await?;
         return Ok((result, Vec::new()));
     }
     let mut planned = Planned::default();
