@@ -1503,6 +1503,13 @@ fn run_one(
         Ok(o) if !o.inputs.is_empty() => {
             inner.compactions_completed.fetch_add(1, Ordering::Relaxed);
         }
+        // A compaction that could not get disk space or file descriptors leaves its inputs
+        // as they were (its output is not installed): it is tried again later, as Cassandra
+        // skips a compaction without room, and writes go on.
+        Err(e) if e.is_out_of_resources() => {
+            warn!(table = %t.spec.read().name, error = %e,
+                "compaction failed for lack of resources; it will be tried again");
+        }
         Err(e @ (StorageError::Io { .. } | StorageError::Poisoned(_))) => {
             let why = format!("compaction of {} failed: {e}", t.spec.read().name);
             inner.poison.lock().get_or_insert(why);

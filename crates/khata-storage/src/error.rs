@@ -31,7 +31,7 @@ pub enum StorageError {
     },
     /// An earlier fsync (or other durability step) failed, so the state on disk is unknown;
     /// the engine refuses writes until it is reopened.
-    #[error("storage engine is poisoned after a failed sync ({0}); restart the node")]
+    #[error("storage engine refuses writes after a failed write to disk ({0}); restart the node")]
     Poisoned(String),
     /// A read scanned more tombstones than `tombstone_failure_threshold`.
     #[error(
@@ -50,6 +50,19 @@ pub enum StorageError {
 }
 
 impl StorageError {
+    /// Whether this is the system running out of something (disk space, file descriptors,
+    /// quota) rather than a failed device: work that failed so did not change what is on
+    /// disk and can be tried again later.
+    pub fn is_out_of_resources(&self) -> bool {
+        const ENFILE: i32 = 23;
+        const EMFILE: i32 = 24;
+        const ENOSPC: i32 = 28;
+        const EDQUOT: i32 = 122;
+        matches!(self, StorageError::Io { source, .. }
+            if matches!(source.raw_os_error(), Some(ENFILE | EMFILE | ENOSPC | EDQUOT))
+                || source.kind() == io::ErrorKind::StorageFull)
+    }
+
     /// Wrap an I/O error with the path it happened on.
     pub fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
         StorageError::Io {
@@ -73,3 +86,18 @@ impl StorageError {
 }
 
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn running_out_of_space_or_descriptors_is_not_a_device_failure() {
+        let io = |code| StorageError::io("x", io::Error::from_raw_os_error(code));
+        assert!(io(28).is_out_of_resources(), "ENOSPC");
+        assert!(io(24).is_out_of_resources(), "EMFILE");
+        assert!(io(23).is_out_of_resources(), "ENFILE");
+        assert!(!io(5).is_out_of_resources(), "EIO");
+        assert!(!StorageError::Poisoned("x".into()).is_out_of_resources());
+    }
+}
