@@ -28,7 +28,9 @@
 //!    task, which reads nothing more from the socket meanwhile, so a client that goes away
 //!    does not cut a write short.
 //!
-//! The server does not enforce DynamoDB's request-rate limits or idle timeouts.
+//! The server does not enforce DynamoDB's request-rate limits. Its connections time out as a
+//! load balancer in front of DynamoDB would: a request that takes too long to arrive, or a
+//! connection idle too long between requests, is closed ([`crate::http1::Timeouts`]).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -41,7 +43,7 @@ use tracing::warn;
 
 use crate::auth::{self, AccessKeys, SignedRequest};
 use crate::error::{DynamoError, ErrorKind};
-use crate::http1::Head;
+use crate::http1::{Head, Timeouts};
 use crate::ops::request::Request as RequestBody;
 use crate::ops::{Operations, RequestInfo};
 use crate::reply::Reply;
@@ -65,6 +67,9 @@ pub struct DynamoConfig {
     pub max_request_size_bytes: usize,
     /// The largest item collection of a table with LSIs ([`crate::collections`]).
     pub item_collection_size_limit_bytes: u64,
+    /// How long a connection waits on its client ([`crate::http1::Timeouts::DEFAULT`]; tests
+    /// shorten them).
+    pub timeouts: Timeouts,
 }
 
 impl Default for DynamoConfig {
@@ -73,6 +78,7 @@ impl Default for DynamoConfig {
             access_keys: AccessKeys::default(),
             max_request_size_bytes: DEFAULT_MAX_REQUEST_SIZE_BYTES,
             item_collection_size_limit_bytes: crate::collections::DEFAULT_LIMIT_BYTES,
+            timeouts: Timeouts::DEFAULT,
         }
     }
 }
@@ -105,6 +111,11 @@ impl Endpoint {
     /// The largest request body taken.
     pub fn max_request_size(&self) -> usize {
         self.config.max_request_size_bytes
+    }
+
+    /// How long a connection waits on its client.
+    pub fn timeouts(&self) -> Timeouts {
+        self.config.timeouts
     }
 
     /// The node's clock, in seconds since the epoch (answers' `Date`).

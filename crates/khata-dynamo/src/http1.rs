@@ -13,7 +13,8 @@
 //!
 //! 1. Reads until the head is whole: at most [`MAX_HEAD_BYTES`] and [`MAX_HEADERS`] lines, or
 //!    `431`; a head `httparse` rejects gets `400`. Both close the connection. An idle
-//!    connection (nothing of a next request read) closes when the server stops.
+//!    connection (nothing of a next request read) closes silently after [`IDLE_TIMEOUT`], as a
+//!    load balancer closes one, or at once when the server stops.
 //! 2. Frames the body: `Transfer-Encoding` whose last coding is `chunked` ([`ChunkedBody`]),
 //!    else `Content-Length` (none: no body). Both at once, another transfer coding, or
 //!    disagreeing or malformed lengths: `400` and close (RFC 9112 §6.3, against request
@@ -22,18 +23,27 @@
 //!    as a chunked body passes the limit, so no more than the limit is ever buffered; the
 //!    connection then closes. `Expect: 100-continue` is answered `100 Continue` before the body
 //!    is read.
+//!
+//!    From the first byte of a request until its head and body are whole, the request has
+//!    [`REQUEST_TIMEOUT`] (more for a big body that keeps coming: [`Timeouts`]); past it the
+//!    client gets `408` and the connection closes, so a client that sends a request a byte at
+//!    a time (slowloris) holds a connection, and its file descriptor, for seconds, not for
+//!    ever. When the server stops, a connection whose request is not whole yet is closed at
+//!    once, as an idle one is: only requests being answered get the shutdown's grace.
 //! 3. Has the endpoint answer it ([`Endpoint::answer`]), to the end: the socket is not read
-//!    meanwhile, so a client that goes away cannot cut a write short.
+//!    meanwhile, so a client that goes away cannot cut a write short, and no timeout runs.
 //! 4. Writes the answer: status, `Content-Type`, `Content-Length`, `x-amzn-RequestId`,
 //!    `x-amz-crc32`, `Date`, then the body (none for `HEAD`). HTTP/1.0 requests are kept alive
 //!    only when they ask to be; `Connection: close` (or the server stopping) closes after the
-//!    answer.
+//!    answer. A write the client takes nothing of for [`IDLE_TIMEOUT`] (a client that
+//!    pipelines requests and reads no answers) ends the connection.
 //!
 //! A connection the server closes (after an error, `Connection: close` or at stop) is shut for
 //! writing and then read and discarded for up to [`LINGER`], so that unread request bytes do
 //! not make the kernel reset the connection before the client has read the answer.
 
 use std::io::{self, IoSlice};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -41,6 +51,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use http::HeaderValue;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::watch;
+use tokio::time::{Instant, Sleep};
 
 use crate::http::{Answer, Endpoint};
 
@@ -56,6 +67,67 @@ const MAX_TRAILER_BYTES: usize = 64 * 1024;
 const READ_RESERVE: usize = 16 * 1024;
 /// How long a connection the server closes is read and discarded after its last answer.
 pub const LINGER: Duration = Duration::from_secs(2);
+/// How long a request may take to arrive, from its first byte until its head and body are
+/// whole (plus the allowance of [`REQUEST_MIN_BYTES_PER_SECOND`] for a big body).
+///
+/// Ten seconds: the AWS SDKs write a request's head, and mostly its body, at once, so a whole
+/// request takes a round trip or two; ten seconds still covers a few lost segments resent
+/// with the kernel's doubling retransmission timeout (1 + 2 + 4 s). A shorter bound is what
+/// limits a slowloris client: holding `n` connections open takes `n` new ones every ten
+/// seconds. (Apache's `mod_reqtimeout` has 20 s for a head, nginx 60 s; AWS's load balancers
+/// close slow requests too, without saying when.)
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Each this many bytes of a request read while waiting for the rest of it give it one more
+/// second than [`REQUEST_TIMEOUT`], so a 16 MB body still arrives over a slow link (32 KiB/s is
+/// 256 kbit/s, slower than any broadband uplink), while a client sending slower than that
+/// falls behind its deadline and a slowloris one gains nothing. A head (at most
+/// [`MAX_HEAD_BYTES`]) earns at most two seconds. Apache's `mod_reqtimeout` extends its
+/// timeouts the same way (`MinRate`).
+pub const REQUEST_MIN_BYTES_PER_SECOND: u64 = 32 * 1024;
+/// How long a keep-alive connection may wait with nothing of a next request read before it is
+/// closed (silently, as a load balancer closes one), and how long a write may wait for the
+/// client to take any of an answer.
+///
+/// Sixty seconds: the idle timeout of AWS's load balancers in front of DynamoDB, which the
+/// SDKs' connection pools are made for (a pooled connection the server closed is dropped,
+/// or the request retried on a new one).
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a connection waits on its client: [`Timeouts::DEFAULT`] in a node; tests shorten
+/// them. None runs while a request is being answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// From a request's first byte until its head and body are whole ([`REQUEST_TIMEOUT`]).
+    pub request: Duration,
+    /// Each this many bytes of a request read while waiting for the rest of it extend
+    /// `request` by a second ([`REQUEST_MIN_BYTES_PER_SECOND`]).
+    pub request_min_bytes_per_second: u64,
+    /// Between requests, with nothing of the next one read, and for a write the client takes
+    /// nothing of ([`IDLE_TIMEOUT`]).
+    pub idle: Duration,
+}
+
+impl Timeouts {
+    /// The node's timeouts.
+    pub const DEFAULT: Timeouts = Timeouts {
+        request: REQUEST_TIMEOUT,
+        request_min_bytes_per_second: REQUEST_MIN_BYTES_PER_SECOND,
+        idle: IDLE_TIMEOUT,
+    };
+
+    /// How much longer than `request` a request may take once `bytes` more of it were read.
+    fn extension(&self, bytes: u64) -> Duration {
+        let rate = u128::from(self.request_min_bytes_per_second.max(1));
+        let nanos = u128::from(bytes) * 1_000_000_000 / rate;
+        Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+    }
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts::DEFAULT
+    }
+}
 
 /// Where a part of a request head is in its bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -399,8 +471,9 @@ fn chunk_size(line: &[u8]) -> Result<u64, ChunkError> {
     u64::from_str_radix(hex, 16).map_err(|_| ChunkError::Malformed)
 }
 
-/// Serve HTTP/1.1 requests on `stream` until the client closes it, a request closes it, or
-/// `closing` turns true while the connection is idle. An error is the socket's.
+/// Serve HTTP/1.1 requests on `stream` until the client closes it, a request closes it, it
+/// times out ([`Endpoint::timeouts`]), or `closing` turns true while no whole request is
+/// being answered. An error is the socket's.
 pub async fn serve<S>(
     stream: S,
     endpoint: Arc<Endpoint>,
@@ -414,30 +487,27 @@ where
         input: BytesMut::with_capacity(READ_RESERVE),
         head: Vec::with_capacity(512),
         date: (u32::MAX, String::new()),
+        timeouts: endpoint.timeouts(),
     };
     loop {
+        // Set when the connection first waits for more of this request.
+        let mut receiving: Option<Receiving> = None;
         let head = loop {
             match parse_head(&mut connection.input) {
                 Parsed::Head(head) => break head,
                 Parsed::Refused(status) => return connection.refuse(status).await,
                 Parsed::Partial if connection.input.is_empty() => {
-                    // Idle: the next request, or the server stopping.
-                    if *closing.borrow_and_update() {
-                        return Ok(());
-                    }
-                    tokio::select! {
-                        biased;
-                        read = connection.read_more() => if read? == 0 {
-                            return Ok(());
-                        },
-                        _ = closing.changed() => return Ok(()),
+                    // Idle: the next request, the idle timeout or the server stopping.
+                    match connection.wait_idle(&mut closing).await? {
+                        Wait::Read => {}
+                        Wait::Closed | Wait::Stopping | Wait::TimedOut => return Ok(()),
                     }
                 }
-                Parsed::Partial => {
-                    if connection.read_more().await? == 0 {
-                        return Ok(());
-                    }
-                }
+                Parsed::Partial => match connection.receive(&mut receiving, &mut closing).await? {
+                    Wait::Read => {}
+                    Wait::Closed | Wait::Stopping => return Ok(()),
+                    Wait::TimedOut => return connection.refuse(408).await,
+                },
             }
         };
         let limit = endpoint.max_request_size();
@@ -451,14 +521,15 @@ where
                 let n = n as usize;
                 if connection.input.len() < n && head.expects_continue() {
                     connection
-                        .stream
                         .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
                         .await?;
                 }
                 while connection.input.len() < n {
                     connection.input.reserve(n - connection.input.len());
-                    if connection.stream.read_buf(&mut connection.input).await? == 0 {
-                        return Ok(());
+                    match connection.receive(&mut receiving, &mut closing).await? {
+                        Wait::Read => {}
+                        Wait::Closed | Wait::Stopping => return Ok(()),
+                        Wait::TimedOut => return connection.refuse(408).await,
                     }
                 }
                 connection.input.split_to(n).freeze()
@@ -474,12 +545,13 @@ where
                             if !continued && head.expects_continue() {
                                 continued = true;
                                 connection
-                                    .stream
                                     .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
                                     .await?;
                             }
-                            if connection.read_more().await? == 0 {
-                                return Ok(());
+                            match connection.receive(&mut receiving, &mut closing).await? {
+                                Wait::Read => {}
+                                Wait::Closed | Wait::Stopping => return Ok(()),
+                                Wait::TimedOut => return connection.refuse(408).await,
                             }
                         }
                         Err(ChunkError::Malformed) => return connection.refuse(400).await,
@@ -492,6 +564,9 @@ where
                 body.freeze()
             }
         };
+        // The request is whole: it runs to its end, whatever the timeouts or the server
+        // stopping meanwhile.
+        drop(receiving);
         let answer = endpoint.answer(&head, body).await;
         let keep_alive = head.keep_alive() && !*closing.borrow();
         if !keep_alive {
@@ -503,6 +578,28 @@ where
     }
 }
 
+/// What waiting for more of the client's bytes came to.
+#[derive(Debug, PartialEq, Eq)]
+enum Wait {
+    /// Bytes were read into the input buffer.
+    Read,
+    /// The client closed the connection.
+    Closed,
+    /// The server is stopping.
+    Stopping,
+    /// The timeout passed first.
+    TimedOut,
+}
+
+/// The deadline of a request being received.
+struct Receiving {
+    timer: Pin<Box<Sleep>>,
+    /// The deadline it was first given ([`Timeouts::request`] from then).
+    first: Instant,
+    /// The bytes read since.
+    read: u64,
+}
+
 /// One connection's socket and buffers.
 struct Connection<S> {
     stream: S,
@@ -512,6 +609,7 @@ struct Connection<S> {
     head: Vec<u8>,
     /// The `Date` value of the second last written.
     date: (u32, String),
+    timeouts: Timeouts,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
@@ -523,12 +621,74 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.stream.read_buf(&mut self.input).await
     }
 
+    /// Wait for the first bytes of a next request, for [`Timeouts::idle`] at most.
+    async fn wait_idle(&mut self, closing: &mut watch::Receiver<bool>) -> io::Result<Wait> {
+        if *closing.borrow_and_update() {
+            return Ok(Wait::Stopping);
+        }
+        let idle = self.timeouts.idle;
+        tokio::select! {
+            biased;
+            read = tokio::time::timeout(idle, self.read_more()) => match read {
+                Ok(read) => Ok(if read? == 0 { Wait::Closed } else { Wait::Read }),
+                Err(_) => Ok(Wait::TimedOut),
+            },
+            _ = closing.changed() => Ok(Wait::Stopping),
+        }
+    }
+
+    /// Wait for more of a request whose first bytes have come, until the request's deadline
+    /// (set on the first wait, extended by what each read brings).
+    async fn receive(
+        &mut self,
+        receiving: &mut Option<Receiving>,
+        closing: &mut watch::Receiver<bool>,
+    ) -> io::Result<Wait> {
+        if *closing.borrow_and_update() {
+            return Ok(Wait::Stopping);
+        }
+        let timeouts = self.timeouts;
+        let receiving = receiving.get_or_insert_with(|| {
+            let timer = Box::pin(tokio::time::sleep(timeouts.request));
+            Receiving {
+                first: timer.deadline(),
+                timer,
+                read: 0,
+            }
+        });
+        let read = tokio::select! {
+            biased;
+            read = self.read_more() => read?,
+            _ = closing.changed() => return Ok(Wait::Stopping),
+            () = &mut receiving.timer => return Ok(Wait::TimedOut),
+        };
+        if read == 0 {
+            return Ok(Wait::Closed);
+        }
+        receiving.read += read as u64;
+        if let Some(deadline) = receiving
+            .first
+            .checked_add(timeouts.extension(receiving.read))
+        {
+            receiving.timer.as_mut().reset(deadline);
+        }
+        Ok(Wait::Read)
+    }
+
+    /// Write all of `bytes`, unless the client takes none of them for [`Timeouts::idle`].
+    async fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match tokio::time::timeout(self.timeouts.idle, self.stream.write_all(bytes)).await {
+            Ok(written) => written,
+            Err(_) => Err(io::ErrorKind::TimedOut.into()),
+        }
+    }
+
     /// Answer `status` with no body, then close.
     async fn refuse(&mut self, status: u16) -> io::Result<()> {
         let reason = reason(status);
         let answer =
             format!("HTTP/1.1 {status} {reason}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-        self.stream.write_all(answer.as_bytes()).await?;
+        self.write_all(answer.as_bytes()).await?;
         self.linger().await;
         Ok(())
     }
@@ -589,10 +749,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         };
         let (mut first, mut second) = (&self.head[..], body);
         while !first.is_empty() || !second.is_empty() {
-            let n = self
-                .stream
-                .write_vectored(&[IoSlice::new(first), IoSlice::new(second)])
-                .await?;
+            let slices = [IoSlice::new(first), IoSlice::new(second)];
+            let write = self.stream.write_vectored(&slices);
+            let n = match tokio::time::timeout(self.timeouts.idle, write).await {
+                Ok(written) => written?,
+                Err(_) => return Err(io::ErrorKind::TimedOut.into()),
+            };
             if n == 0 {
                 return Err(io::ErrorKind::WriteZero.into());
             }
@@ -690,6 +852,27 @@ mod tests {
         assert!(matches!(parse_head(&mut many), Parsed::Refused(431)));
         let mut garbage = BytesMut::from(&b"\x00\x01\x02\r\n\r\n"[..]);
         assert!(matches!(parse_head(&mut garbage), Parsed::Refused(400)));
+    }
+
+    #[test]
+    fn bytes_received_extend_a_request_by_the_minimum_rate() {
+        let timeouts = Timeouts::DEFAULT;
+        assert_eq!(timeouts.extension(0), Duration::ZERO);
+        assert_eq!(
+            timeouts.extension(REQUEST_MIN_BYTES_PER_SECOND / 2),
+            Duration::from_millis(500)
+        );
+        // The largest body DynamoDB takes, at the minimum rate: 8 minutes 32 s more.
+        assert_eq!(
+            timeouts.extension(16 * 1024 * 1024),
+            Duration::from_secs(512)
+        );
+        assert!(timeouts.extension(u64::MAX) > Duration::from_secs(1 << 30));
+        let never = Timeouts {
+            request_min_bytes_per_second: 0,
+            ..Timeouts::DEFAULT
+        };
+        assert_eq!(never.extension(3), Duration::from_secs(3));
     }
 
     #[test]

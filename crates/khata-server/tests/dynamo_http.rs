@@ -2,14 +2,22 @@
 //! body) and an `x-amzn-RequestId`; keep-alive; DynamoDB's errors for malformed JSON, unknown
 //! operations, the Streams API, oversized bodies (declared or streamed); the health answer;
 //! garbage on the socket leaves the node serving; bad input of every kind (malformed JSON, bad
-//! types, deep nesting, huge numbers and bodies) gets its error and loses no data.
+//! types, deep nesting, huge numbers and bodies) gets its error and loses no data; requests
+//! that take too long to arrive and idle connections time out, and a shutdown closes at once
+//! the connections that have no whole request.
 
 mod support;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use khata_dynamo::http::{DynamoConfig, Endpoint};
+use khata_dynamo::http1::Timeouts;
+use khata_server::http_server::HttpServer;
+use khata_server::request_threads::RequestThreads;
 use support::TestNode;
 
 /// One parsed answer.
@@ -483,4 +491,226 @@ async fn http_1_1_as_clients_speak_it() {
     })
     .await;
     node.stop().await;
+}
+
+/// The endpoint of `node` served on a port of its own with `timeouts`, as the node serves it.
+async fn serve_with_timeouts(node: &TestNode, timeouts: Timeouts) -> HttpServer {
+    let endpoint = Arc::new(Endpoint::new(
+        node.node().coordinator().clone(),
+        DynamoConfig {
+            timeouts,
+            ..DynamoConfig::default()
+        },
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    HttpServer::start_connections(
+        "test DynamoDB endpoint",
+        listener,
+        move |stream, closing| khata_dynamo::http1::serve(stream, endpoint.clone(), closing),
+        RequestThreads::start("test-dynamo", 2).unwrap(),
+    )
+    .unwrap()
+}
+
+/// A request head of about 230 bytes, as a slowloris client sends it, one byte at a time.
+const SLOW_HEAD: &[u8] = b"POST / HTTP/1.1\r\nHost: localhost\r\n\
+    X-Amz-Target: DynamoDB_20120810.ListTables\r\n\
+    Content-Type: application/x-amz-json-1.0\r\nUser-Agent: slowloris/1.0 (slow)\r\n\
+    Accept-Encoding: identity\r\nContent-Length: 2\r\nX-Padding: aaaaaaaaaaaaaa\r\n\r\n";
+
+/// Timeouts the tests can wait out.
+const SHORT: Timeouts = Timeouts {
+    request: Duration::from_millis(400),
+    request_min_bytes_per_second: 32 * 1024,
+    idle: Duration::from_millis(600),
+};
+
+/// A request that takes longer than its timeout to arrive gets `408` and a closed connection,
+/// however steadily its bytes trickle in (slowloris), in its head or its body; a connection
+/// idle longer than the idle timeout is closed silently; neither cuts off a client that keeps
+/// its connection busy, nor a big body that keeps coming.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_requests_and_idle_connections_time_out() {
+    let mut node = TestNode::start().await;
+    let server = serve_with_timeouts(&node, SHORT).await;
+    let address = server.address();
+    // The cases run side by side, so the test takes about as long as the longest.
+    blocking(move || {
+        std::thread::scope(|cases| {
+            cases.spawn(|| slow_heads_time_out(address));
+            cases.spawn(|| stalled_body_times_out(address));
+            cases.spawn(|| idle_connection_is_closed_silently(address));
+            cases.spawn(|| busy_connection_stays_open(address));
+            cases.spawn(|| big_body_that_keeps_coming_is_answered(address));
+        });
+    })
+    .await;
+    server.shutdown(Duration::from_secs(10)).await;
+    node.stop().await;
+}
+
+/// A `408` answer, then the connection closed.
+fn request_timed_out(s: &mut TcpStream, what: &str) {
+    let head = read_head(s);
+    assert!(
+        head.starts_with("HTTP/1.1 408 Request Timeout\r\n"),
+        "{what}: {head}"
+    );
+    assert!(head.contains("connection: close\r\n"), "{what}: {head}");
+    assert!(closed(s), "{what}");
+}
+
+/// Slowloris: heads sent a byte every 50 ms (11.5 s for the head) are cut at the timeout.
+fn slow_heads_time_out(address: SocketAddr) {
+    let started = std::time::Instant::now();
+    let done = Arc::new(AtomicBool::new(false));
+    let slow: Vec<_> = (0..8)
+        .map(|_| {
+            let s = connect(address);
+            let mut writer = s.try_clone().unwrap();
+            let done = done.clone();
+            let trickle = std::thread::spawn(move || {
+                for byte in SLOW_HEAD {
+                    if done.load(Ordering::Relaxed) || writer.write_all(&[*byte]).is_err() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            });
+            (s, trickle)
+        })
+        .collect();
+    let mut trickles = Vec::new();
+    for (mut s, trickle) in slow {
+        request_timed_out(&mut s, "slow head");
+        trickles.push(trickle);
+    }
+    let took = started.elapsed();
+    assert!(
+        (SHORT.request..Duration::from_millis(1500)).contains(&took),
+        "slow heads closed after {took:?}"
+    );
+    // Stop sending, so the server's lingering reads end.
+    done.store(true, Ordering::Relaxed);
+    for trickle in trickles {
+        trickle.join().unwrap();
+    }
+}
+
+/// A whole head whose body stalls halfway.
+fn stalled_body_times_out(address: SocketAddr) {
+    let mut s = connect(address);
+    let started = std::time::Instant::now();
+    s.write_all(&[SLOW_HEAD, b"{"].concat()).unwrap();
+    request_timed_out(&mut s, "stalled body");
+    let took = started.elapsed();
+    assert!(
+        (SHORT.request..Duration::from_millis(1500)).contains(&took),
+        "stalled body closed after {took:?}"
+    );
+}
+
+/// An idle connection is closed without a word once the idle timeout passes.
+fn idle_connection_is_closed_silently(address: SocketAddr) {
+    let mut s = connect(address);
+    assert_eq!(
+        post(&mut s, "DynamoDB_20120810.ListTables", b"{}").status,
+        200
+    );
+    let started = std::time::Instant::now();
+    let mut rest = Vec::new();
+    assert_eq!(s.read_to_end(&mut rest).unwrap(), 0, "closed silently");
+    let took = started.elapsed();
+    assert!(
+        (SHORT.idle - Duration::from_millis(50)..Duration::from_millis(1500)).contains(&took),
+        "idle connection closed after {took:?}"
+    );
+}
+
+/// A connection used more often than the idle timeout stays open (1.2 s of requests).
+fn busy_connection_stays_open(address: SocketAddr) {
+    let mut s = connect(address);
+    for _ in 0..4 {
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(
+            post(&mut s, "DynamoDB_20120810.ListTables", b"{}").status,
+            200
+        );
+    }
+}
+
+/// A body that keeps coming (16 KiB every 50 ms, 0.8 s in all, twice the request timeout)
+/// earns its time.
+fn big_body_that_keeps_coming_is_answered(address: SocketAddr) {
+    let mut s = connect(address);
+    let body = [&b"{"[..], &vec![b' '; 256 * 1024 - 2], b"}"].concat();
+    write!(
+        s,
+        "POST / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\n\
+         Content-Type: application/x-amz-json-1.0\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    for piece in body.chunks(16 * 1024) {
+        std::thread::sleep(Duration::from_millis(50));
+        s.write_all(piece).unwrap();
+    }
+    let a = read_answer(&mut s);
+    assert_eq!(a.status, 200, "{}", a.text());
+}
+
+/// Connections to `address` that have sent half a head, a head and half its body, and a whole
+/// request (answered: then idle), once the server has read what they sent.
+fn connections_without_a_whole_request(address: SocketAddr) -> [TcpStream; 3] {
+    let mut half_head = connect(address);
+    half_head
+        .write_all(b"POST / HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let mut half_body = connect(address);
+    half_body.write_all(&[SLOW_HEAD, b"{"].concat()).unwrap();
+    let mut idle = connect(address);
+    assert_eq!(
+        post(&mut idle, "DynamoDB_20120810.ListTables", b"{}").status,
+        200
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    [half_head, half_body, idle]
+}
+
+/// At shutdown, connections with no whole request (half a head, a head and part of its body,
+/// idle ones) are closed at once, with the node's own timeouts: the shutdown does not wait out
+/// its grace (10 s) for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_closes_connections_without_a_whole_request_at_once() {
+    let mut node = TestNode::start().await;
+    let server = serve_with_timeouts(&node, Timeouts::DEFAULT).await;
+    let address = server.address();
+    let clients = blocking(move || connections_without_a_whole_request(address)).await;
+    let started = tokio::time::Instant::now();
+    server.shutdown(Duration::from_secs(10)).await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(500), "shutdown took {took:?}");
+    blocking(move || {
+        for mut s in clients {
+            assert!(closed(&mut s));
+        }
+    })
+    .await;
+
+    // The node's own endpoint likewise: the whole node stops in well under its grace.
+    let address = node.dynamo_address();
+    let clients = blocking(move || connections_without_a_whole_request(address)).await;
+    let started = tokio::time::Instant::now();
+    node.stop().await;
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(2),
+        "the node's shutdown took {took:?}"
+    );
+    blocking(move || {
+        for mut s in clients {
+            assert!(closed(&mut s));
+        }
+    })
+    .await;
 }
