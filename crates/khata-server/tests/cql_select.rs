@@ -472,7 +472,11 @@ async fn filtering_with_slices_and_contains() {
         ),
         (
             "SELECT k FROM ks.f WHERE s > {1} ALLOW FILTERING",
-            "Slice restrictions are not supported on collections: s",
+            "Collection column 's' (set<int>) cannot be restricted by a '>' relation",
+        ),
+        (
+            "SELECT k FROM ks.f WHERE s = {1} ALLOW FILTERING",
+            "Collection column 's' (set<int>) cannot be restricted by a '=' relation",
         ),
     ] {
         let error = session

@@ -589,11 +589,25 @@ impl Restrictions {
                             | ComparisonOp::Greater
                             | ComparisonOp::GreaterEqual,
                         ) => {
-                            if *op != ComparisonOp::Equal && c.ty.is_multi_cell() {
-                                return Err(ExecError::invalid(format!(
-                                    "Slice restrictions are not supported on collections: {}",
-                                    c.name
-                                )));
+                            // A non-frozen collection is restricted only by CONTAINS
+                            // [KEY] or a map entry (Cassandra's
+                            // `isLegalRelationForNonFrozenCollection`).
+                            if c.ty.is_multi_cell() {
+                                let ty = khata_types::type_text::type_text(&c.ty);
+                                return Err(ExecError::invalid(
+                                    if matches!(c.ty, CqlType::Udt { .. }) {
+                                        format!(
+                                            "Non-frozen UDT column '{}' ({ty}) cannot be restricted by any relation",
+                                            c.name
+                                        )
+                                    } else {
+                                        format!(
+                                            "Collection column '{}' ({ty}) cannot be restricted by a '{}' relation",
+                                            c.name,
+                                            op.symbol()
+                                        )
+                                    },
+                                ));
                             }
                             if *op != ComparisonOp::Equal && c.ty == CqlType::Duration {
                                 return Err(ExecError::invalid(
