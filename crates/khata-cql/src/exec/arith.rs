@@ -90,43 +90,17 @@ fn preferred(lit: &Literal) -> Option<CqlType> {
 
 /// How a literal fits a parameter type (`Constants.Literal.testAssignment`).
 pub(super) fn literal_fit(lit: &Literal, p: &CqlType) -> Fit {
-    use CqlType as T;
     if let Literal::Null = lit {
-        return if *p == T::Counter { Fit::No } else { Fit::Weak };
+        return if *p == CqlType::Counter {
+            Fit::No
+        } else {
+            Fit::Weak
+        };
     }
     if preferred(lit).as_ref() == Some(p) {
         return Fit::Exact;
     }
-    let weak = match lit {
-        Literal::String(_) => matches!(
-            p,
-            T::Ascii | T::Text | T::Inet | T::Date | T::Time | T::Timestamp
-        ),
-        Literal::Integer(_) => matches!(
-            p,
-            T::Bigint
-                | T::Counter
-                | T::Date
-                | T::Decimal
-                | T::Double
-                | T::Duration
-                | T::Float
-                | T::Int
-                | T::Smallint
-                | T::Time
-                | T::Timestamp
-                | T::Tinyint
-                | T::Varint
-        ),
-        Literal::Uuid(_) => matches!(p, T::Uuid | T::Timeuuid),
-        Literal::Float(_) | Literal::NaN | Literal::Infinity | Literal::NegativeInfinity => {
-            matches!(p, T::Decimal | T::Double | T::Float)
-        }
-        Literal::Boolean(_) => *p == T::Boolean,
-        Literal::Hex(_) => *p == T::Blob,
-        Literal::Duration(_) => *p == T::Duration,
-        Literal::Null => true,
-    };
+    let weak = crate::value::literal_accepts(lit, p);
     if weak { Fit::Weak } else { Fit::No }
 }
 

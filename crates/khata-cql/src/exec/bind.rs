@@ -8,7 +8,7 @@ use khata_types::schema::{ColumnDef, CqlType, TableDef};
 use super::error::ExecError;
 use super::types::column_type;
 use super::{Run, select};
-use crate::frame::{ColumnSpec, ColumnType, ErrorBody, ErrorKind, Value};
+use crate::frame::{ColumnSpec, ColumnType, Value};
 use crate::language::ast::{
     ConditionPredicate, ElementSelector, IfClause, InValues, IntValue, Literal, ParsedStatement,
     Relation, Statement, Term,
@@ -117,14 +117,9 @@ fn literal(run: &Run<'_>, term: &Term, ty: &CqlType, column: &str) -> Result<Bou
     match term_value(run, term, column, ty) {
         Ok(Some(v)) => Ok(Bound::Value(Bytes::from(v.to_bytes(ty)))),
         Ok(None) => Ok(Bound::Null),
-        Err(LiteralError::OperationFailed(message)) => Err(ExecError::Body(ErrorBody::new(
-            ErrorKind::FunctionFailure {
-                keyspace: "system".into(),
-                function: "operation".into(),
-                arg_types: Vec::new(),
-            },
-            message,
-        ))),
+        Err(LiteralError::OperationFailed(message)) => {
+            Err(super::selector::operation_failed(message))
+        }
         Err(e) => Err(ExecError::invalid(e.to_string())),
     }
 }

@@ -250,7 +250,7 @@ fn side<'s>(def: &TableDef, s: &'s Selectable) -> Result<Side<'s>, ExecError> {
 
 /// An operation's failure on its values, as Cassandra's `OperationExecutionException` reaches
 /// the client: a function failure.
-fn operation_failed(message: String) -> ExecError {
+pub(super) fn operation_failed(message: String) -> ExecError {
     ExecError::Body(ErrorBody::new(
         ErrorKind::FunctionFailure {
             keyspace: "system".into(),

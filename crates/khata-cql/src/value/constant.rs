@@ -35,6 +35,12 @@ fn text(literal: &Literal) -> String {
 }
 
 /// `Constants.Literal.testAssignment`: the native types each kind of constant may be.
+/// Whether a literal's kind is one a value of `ty` may be written as
+/// (`Constants.Literal.testAssignment`'s weakly assignable cases).
+pub(crate) fn literal_accepts(literal: &Literal, ty: &CqlType) -> bool {
+    kind_accepts(kind(literal), ty)
+}
+
 pub(super) fn kind_accepts(kind: &str, ty: &CqlType) -> bool {
     use CqlType as T;
     match kind {

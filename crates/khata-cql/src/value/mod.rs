@@ -63,6 +63,7 @@ pub(crate) use arith::{
     negation_type, result_type as arithmetic_type, signature as arithmetic_signature,
 };
 mod numeric;
+pub(crate) use constant::literal_accepts;
 pub(crate) use numeric::{cast_number, decimal_plain_string};
 mod temporal;
 mod vint;
