@@ -306,6 +306,22 @@ async fn named_values_bind_by_the_markers_names() {
         &client.request(execute(named(&[("k", 1), ("zz", 0)]))).await,
         "there were 2 markers(?) in CQL but 1 bound variables",
     );
+    // A LIMIT is an int, a USING TIMESTAMP a bigint, of exactly their widths.
+    let limited = client
+        .prepare("SELECT v FROM ks.kv WHERE k = ? LIMIT ?")
+        .await;
+    let long = Value::Set(Bytes::copy_from_slice(&5i64.to_be_bytes()));
+    invalid(
+        &client.execute(&limited.id, vec![int(1), long]).await,
+        "Expected 4 or 0 byte int (8)",
+    );
+    let stamped = client
+        .prepare("INSERT INTO ks.kv (k, c, v) VALUES (1, 2, 3) USING TIMESTAMP ?")
+        .await;
+    invalid(
+        &client.execute(&stamped.id, vec![int(5)]).await,
+        "Expected 8 or 0 byte long (4)",
+    );
     // Names match exactly, as in Cassandra.
     invalid(
         &client.request(execute(named(&[("K", 1), ("c", 0)]))).await,

@@ -96,15 +96,22 @@ pub(crate) fn required(
 pub(crate) fn int_value(run: &Run<'_>, v: &IntValue, what: &str) -> Result<Option<i64>, ExecError> {
     match v {
         IntValue::Literal(i) => Ok(Some(*i)),
+        // `USING TIMESTAMP ?` binds a bigint, the others an int, each of its exact width as
+        // Cassandra validates a marker's value against its type.
         IntValue::Marker(m) => match run.values.get(m.index) {
-            Some(Value::Set(b)) => match b.len() {
-                4 => Ok(Some(i64::from(i32::from_be_bytes([
+            Some(Value::Set(b)) => match (what == "timestamp", b.len()) {
+                (false, 4) => Ok(Some(i64::from(i32::from_be_bytes([
                     b[0], b[1], b[2], b[3],
                 ])))),
-                8 => Ok(Some(i64::from_be_bytes([
+                (true, 8) => Ok(Some(i64::from_be_bytes([
                     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
                 ]))),
-                _ => Err(ExecError::invalid(format!("Invalid value for {what}"))),
+                (false, n) => Err(ExecError::invalid(format!(
+                    "Expected 4 or 0 byte int ({n})"
+                ))),
+                (true, n) => Err(ExecError::invalid(format!(
+                    "Expected 8 or 0 byte long ({n})"
+                ))),
             },
             Some(Value::Null) => Err(ExecError::invalid(format!("Invalid null value of {what}"))),
             _ => Ok(None),
