@@ -354,3 +354,16 @@ def test_prepared_map_key_removal_binds_a_set_of_keys(session, tables, k):
     assert remove.column_metadata[0].type.typename == "set"
     session.execute(remove, ({"a", "c"}, k))
     assert read(session, tables, k, "m") == {"b": 2}
+
+
+def test_contains_markers_are_named_as_cassandra_names_them(session, tables):
+    """`CONTAINS ?` binds an element, named `value(c)`; `CONTAINS KEY ?` a key, `key(m)`;
+    an `=` or a slice on a whole non-frozen collection is refused."""
+    prepared = session.prepare(
+        f"SELECT k FROM {tables}.c WHERE l CONTAINS ? AND m CONTAINS KEY ? AND s CONTAINS ? "
+        "ALLOW FILTERING")
+    assert [(c.name, c.type.typename) for c in prepared.column_metadata] == [
+        ("value(l)", "int"), ("key(m)", "varchar"), ("value(s)", "varchar")]
+    with pytest.raises(InvalidRequest, match=r"Collection column 'l' \(list<int>\) cannot be "
+                       r"restricted by a '=' relation"):
+        session.execute(f"SELECT k FROM {tables}.c WHERE l = [1] ALLOW FILTERING")

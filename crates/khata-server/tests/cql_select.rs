@@ -1127,7 +1127,7 @@ async fn tuples_map_elements_and_bound_functions() {
         )
         .await,
         (
-            vec!["k".to_string(), "in((a,b))".to_string()],
+            vec!["k".to_string(), "in(a,b)".to_string()],
             vec![(0, 2), (1, 1)]
         )
     );

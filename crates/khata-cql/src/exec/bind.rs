@@ -10,8 +10,8 @@ use super::types::column_type;
 use super::{Run, select};
 use crate::frame::{ColumnSpec, ColumnType, Value};
 use crate::language::ast::{
-    ConditionPredicate, ElementSelector, IfClause, InValues, IntValue, Literal, ParsedStatement,
-    Relation, Statement, Term,
+    ComparisonOp, ConditionPredicate, ElementSelector, IfClause, InValues, IntValue, Literal,
+    ParsedStatement, Relation, Statement, Term,
 };
 use crate::value::{CqlValue, LiteralError, from_term_with, valid_as_is};
 
@@ -513,9 +513,15 @@ fn mark_relations(specs: &mut [Option<ColumnSpec>], def: &TableDef, relations: &
             Relation::Column { column, op, value } => {
                 if let Some(c) = def.column(&column.0) {
                     // `CONTAINS ?` binds an element (a map's value), `CONTAINS KEY ?` a key.
-                    let ty = super::restrictions::contained_type(&c.ty, *op)
-                        .unwrap_or_else(|| c.ty.clone());
-                    mark(specs, def, &c.name, &ty, value);
+                    // Named as Cassandra's collection receivers are: `value(l)`, `key(m)`.
+                    let (ty, name) = match super::restrictions::contained_type(&c.ty, *op) {
+                        Some(element) if *op == ComparisonOp::ContainsKey => {
+                            (element, format!("key({})", c.name))
+                        }
+                        Some(element) => (element, format!("value({})", c.name)),
+                        None => (c.ty.clone(), c.name.clone()),
+                    };
+                    mark(specs, def, &name, &ty, value);
                 }
             }
             Relation::Between { column, low, high } => {
@@ -581,8 +587,10 @@ fn mark_relations(specs: &mut [Option<ColumnSpec>], def: &TableDef, relations: &
                             element: Box::new(tuple),
                             frozen: true,
                         };
+                        // `in(a,b)`: the tuple's columns without their parentheses.
+                        let columns = name.trim_start_matches('(').trim_end_matches(')');
                         if let Some(slot) = specs.get_mut(m.index) {
-                            *slot = Some(spec(def, &format!("in({name})"), column_type(&list)));
+                            *slot = Some(spec(def, &format!("in({columns})"), column_type(&list)));
                         }
                     }
                 }
