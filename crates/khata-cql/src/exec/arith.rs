@@ -266,10 +266,10 @@ pub(super) fn resolve_negation(
 
 /// The message of an operation that failed on its values (Cassandra's
 /// `OperationExecutionException`).
-pub(super) fn failure(op: ArithmeticOp, sig: &Signature, reason: &str) -> String {
+pub(super) fn failure(op: ArithmeticOp, left: &CqlType, right: &CqlType, reason: &str) -> String {
     format!(
         "the operation '{}' failed: {reason}",
-        arithmetic_signature(op, &sig.left, &sig.right)
+        arithmetic_signature(op, left, right)
     )
 }
 
@@ -292,7 +292,9 @@ pub(super) fn evaluate_term(
             };
             apply_arithmetic(*op, &l, &r, &sig.result)
                 .map(Some)
-                .map_err(|reason| LiteralError::OperationFailed(failure(*op, &sig, &reason)))
+                .map_err(|reason| {
+                    LiteralError::OperationFailed(failure(*op, &sig.left, &sig.right, &reason))
+                })
         }
         Term::Negation(inner) => {
             let (p, _) = resolve_negation(&term_side(inner), Some(ty))

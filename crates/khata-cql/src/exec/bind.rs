@@ -92,14 +92,19 @@ pub(crate) fn required(
     }
 }
 
-/// An integer parameter (LIMIT, TTL, TIMESTAMP).
-pub(crate) fn int_value(run: &Run<'_>, v: &IntValue, what: &str) -> Result<Option<i64>, ExecError> {
+/// An integer parameter (LIMIT, TTL, TIMESTAMP): a bound one is a bigint when `bigint` (USING
+/// TIMESTAMP), else an int.
+pub(crate) fn int_value(
+    run: &Run<'_>,
+    v: &IntValue,
+    what: &str,
+    bigint: bool,
+) -> Result<Option<i64>, ExecError> {
     match v {
         IntValue::Literal(i) => Ok(Some(*i)),
-        // `USING TIMESTAMP ?` binds a bigint, the others an int, each of its exact width as
-        // Cassandra validates a marker's value against its type.
+        // Of its type's exact width, as Cassandra validates a marker's value against its type.
         IntValue::Marker(m) => match run.values.get(m.index) {
-            Some(Value::Set(b)) => match (what == "timestamp", b.len()) {
+            Some(Value::Set(b)) => match (bigint, b.len()) {
                 (false, 4) => Ok(Some(i64::from(i32::from_be_bytes([
                     b[0], b[1], b[2], b[3],
                 ])))),
@@ -170,7 +175,30 @@ pub(crate) fn term_value(
     from_term_with(term, receiver, ty, now_millis, &mut evaluate)
 }
 
-type Specs = [Option<ColumnSpec>];
+/// What PREPARE learns of a statement's markers: each one's spec as it is found, and the first
+/// refusal met on the way (an operation whose overload does not resolve:
+/// `Ambiguous '+' operation ...`).
+struct Specs {
+    slots: Vec<Option<ColumnSpec>>,
+    refusal: Option<String>,
+}
+
+impl Specs {
+    fn new(markers: usize) -> Self {
+        Specs {
+            slots: vec![None; markers],
+            refusal: None,
+        }
+    }
+
+    fn get_mut(&mut self, index: usize) -> Option<&mut Option<ColumnSpec>> {
+        self.slots.get_mut(index)
+    }
+
+    fn refuse(&mut self, message: String) {
+        self.refusal.get_or_insert(message);
+    }
+}
 
 /// `Undefined column name x`, as Cassandra refuses a statement naming a column its table lacks
 /// when it is prepared.
@@ -380,41 +408,8 @@ fn find_table<'s>(
         .ok_or_else(|| ExecError::invalid(format!("table {} does not exist", name.name.0)))
 }
 
-/// The first character of the name of a marker's spec that stands for a refusal of the
-/// statement (no column name holds it).
-const REFUSAL: char = '\u{0}';
-
-/// A marker's spec that makes PREPARE refuse the statement with `message`.
-fn refused_spec(def: &TableDef, message: &str) -> ColumnSpec {
-    spec(def, &format!("{REFUSAL}{message}"), ColumnType::Blob)
-}
-
-/// The bind markers anywhere in a term.
-fn markers_of<'t>(term: &'t Term, out: &mut Vec<&'t crate::language::ast::BindMarker>) {
-    match term {
-        Term::Marker(m) => out.push(m),
-        Term::List(items) | Term::Set(items) | Term::Tuple(items) => {
-            items.iter().for_each(|t| markers_of(t, out))
-        }
-        Term::Map(entries) => entries.iter().for_each(|(k, v)| {
-            markers_of(k, out);
-            markers_of(v, out);
-        }),
-        Term::UserType(fields) => fields.iter().for_each(|(_, t)| markers_of(t, out)),
-        Term::FunctionCall { args, .. } => args.iter().for_each(|t| markers_of(t, out)),
-        Term::TypeHint { term, .. } | Term::Cast { term, .. } | Term::Negation(term) => {
-            markers_of(term, out)
-        }
-        Term::Arithmetic { left, right, .. } => {
-            markers_of(left, out);
-            markers_of(right, out);
-        }
-        Term::Literal(_) => {}
-    }
-}
-
 /// Record the column a term's markers bind.
-fn mark(specs: &mut [Option<ColumnSpec>], def: &TableDef, column: &str, ty: &CqlType, term: &Term) {
+fn mark(specs: &mut Specs, def: &TableDef, column: &str, ty: &CqlType, term: &Term) {
     match term {
         Term::Marker(m) => {
             if let Some(slot) = specs.get_mut(m.index) {
@@ -471,17 +466,8 @@ fn mark(specs: &mut [Option<ColumnSpec>], def: &TableDef, column: &str, ty: &Cql
                         mark(specs, def, &name, &operand_ty, operand);
                     }
                 }
-                // The markers of an operation that does not resolve carry its refusal, which
-                // PREPARE answers with (`Ambiguous '+' operation ...`).
-                Err(refusal) => {
-                    let mut markers = Vec::new();
-                    markers_of(term, &mut markers);
-                    for m in markers {
-                        if let Some(slot) = specs.get_mut(m.index) {
-                            *slot = Some(refused_spec(def, &refusal));
-                        }
-                    }
-                }
+                // PREPARE answers with the refusal (`Ambiguous '+' operation ...`).
+                Err(refusal) => specs.refuse(refusal),
             }
         }
         Term::TypeHint {
@@ -507,7 +493,7 @@ fn mark(specs: &mut [Option<ColumnSpec>], def: &TableDef, column: &str, ty: &Cql
     }
 }
 
-fn mark_relations(specs: &mut [Option<ColumnSpec>], def: &TableDef, relations: &[Relation]) {
+fn mark_relations(specs: &mut Specs, def: &TableDef, relations: &[Relation]) {
     for r in relations {
         match r {
             Relation::Column { column, op, value } => {
@@ -616,7 +602,7 @@ fn tuple_of(def: &TableDef, columns: &[crate::language::ast::Name]) -> Option<(S
 
 /// `(?, ?)` (each marker one column's) or `?` (the whole tuple) in a multi-column relation.
 fn mark_tuple(
-    specs: &mut [Option<ColumnSpec>],
+    specs: &mut Specs,
     def: &TableDef,
     columns: &[crate::language::ast::Name],
     term: &Term,
@@ -671,7 +657,7 @@ fn field_type(col: &ColumnDef, field: &str) -> Option<CqlType> {
 
 /// The markers of an `IF` clause: the value compared (of the column, the element or the field
 /// tested), an element's key or index, `IN (?, ?)` and `IN ?`.
-fn mark_conditions(specs: &mut [Option<ColumnSpec>], def: &TableDef, clause: &IfClause) {
+fn mark_conditions(specs: &mut Specs, def: &TableDef, clause: &IfClause) {
     let IfClause::Conditions(conditions) = clause else {
         return;
     };
@@ -716,13 +702,7 @@ fn mark_conditions(specs: &mut [Option<ColumnSpec>], def: &TableDef, clause: &If
     }
 }
 
-fn mark_int(
-    specs: &mut [Option<ColumnSpec>],
-    def: &TableDef,
-    v: &Option<IntValue>,
-    name: &str,
-    ty: ColumnType,
-) {
+fn mark_int(specs: &mut Specs, def: &TableDef, v: &Option<IntValue>, name: &str, ty: ColumnType) {
     if let Some(IntValue::Marker(m)) = v
         && let Some(slot) = specs.get_mut(m.index)
     {
@@ -736,7 +716,7 @@ pub(crate) fn describe(
     keyspace: Option<&str>,
     parsed: &ParsedStatement,
 ) -> Result<Described, ExecError> {
-    let mut specs: Vec<Option<ColumnSpec>> = vec![None; parsed.bind_markers.len()];
+    let mut specs = Specs::new(parsed.bind_markers.len());
     let mut result = None;
     let mut table_def: Option<TableDef> = None;
     match &parsed.statement {
@@ -800,12 +780,12 @@ pub(crate) fn describe(
         }
         _ => {}
     }
-    let mut bind_specs = Vec::with_capacity(specs.len());
-    for (i, s) in specs.into_iter().enumerate() {
+    if let Some(refusal) = specs.refusal {
+        return Err(ExecError::invalid(refusal));
+    }
+    let mut bind_specs = Vec::with_capacity(specs.slots.len());
+    for (i, s) in specs.slots.into_iter().enumerate() {
         match s {
-            Some(s) if s.name.starts_with(REFUSAL) => {
-                return Err(ExecError::invalid(&s.name[REFUSAL.len_utf8()..]));
-            }
             Some(s) => bind_specs.push(s),
             None => {
                 return Err(ExecError::invalid(format!(

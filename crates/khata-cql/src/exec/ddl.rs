@@ -668,7 +668,7 @@ fn check_key_type(name: &str, ty: &CqlType) -> Result<(), ExecError> {
 }
 
 /// Whether a type is or holds a duration anywhere.
-fn references_duration(ty: &CqlType) -> bool {
+pub(super) fn references_duration(ty: &CqlType) -> bool {
     match ty {
         CqlType::Duration => true,
         CqlType::List { element, .. }

@@ -218,18 +218,7 @@ pub(crate) fn bind_check(
 /// Cassandra's refusal of `<`, `<=`, `>`, `>=` on durations, which have no order
 /// (`ColumnCondition.Raw.validateOperationOnDurations`).
 fn refuse_duration_slice(ty: &CqlType, op: &str) -> Result<(), ExecError> {
-    fn has_duration(ty: &CqlType) -> bool {
-        match ty {
-            CqlType::Duration => true,
-            CqlType::List { element, .. }
-            | CqlType::Set { element, .. }
-            | CqlType::Vector { element, .. } => has_duration(element),
-            CqlType::Map { key, value, .. } => has_duration(key) || has_duration(value),
-            CqlType::Tuple(items) => items.iter().any(has_duration),
-            CqlType::Udt { fields, .. } => fields.iter().any(|(_, t)| has_duration(t)),
-            _ => false,
-        }
-    }
+    let has_duration = super::ddl::references_duration;
     let message = match ty {
         CqlType::Duration => format!("Slice conditions ( {op} ) are not supported on durations"),
         CqlType::List { .. }
@@ -727,12 +716,6 @@ fn result(
                     .iter()
                     .any(|c| c.column.kind == ColumnKind::Static)
                     && partition.static_row.is_live(now);
-                if existing.is_none() && !statics_read {
-                    let rows = Rows::from_cells(RowsMetadata::new(specs), &[row]).map_err(|e| {
-                        ExecError::invalid(format!("result could not be encoded: {e}"))
-                    })?;
-                    return Ok(ResultBody::Rows(rows));
-                }
                 let r = existing.unwrap_or(&empty);
                 let mut seen = Vec::new();
                 // The regular columns' conditions, then the static ones' (Cassandra's
@@ -744,7 +727,8 @@ fn result(
                         conditions
                             .iter()
                             .filter(|c| c.column.kind == ColumnKind::Static),
-                    );
+                    )
+                    .filter(|_| existing.is_some() || statics_read);
                 for cond in ordered {
                     if seen.contains(&cond.column.name) {
                         continue;

@@ -609,7 +609,6 @@ fn settle_metadata(
     }
 }
 
-/// The bound values in marker order (named values placed by their markers' names).
 /// Which request bound the values, for the words of a wrong count.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Binding {

@@ -40,14 +40,14 @@ fn write_time(
     batch_timestamp: Option<Timestamp>,
 ) -> Result<WriteTime, ExecError> {
     let timestamp = match &using.timestamp {
-        Some(v) => bind::int_value(run, v, "timestamp")?,
+        Some(v) => bind::int_value(run, v, "timestamp", true)?,
         None => None,
     }
     .or(batch_timestamp)
     .or(run.params.default_timestamp)
     .unwrap_or_else(|| exec.coordinator().timestamp());
     let ttl = match &using.ttl {
-        Some(v) => match bind::int_value(run, v, "ttl")? {
+        Some(v) => match bind::int_value(run, v, "ttl", false)? {
             Some(ttl) if ttl < 0 => {
                 return Err(ExecError::invalid(format!(
                     "A TTL must be greater or equal to 0, but was {ttl}"
@@ -1432,7 +1432,7 @@ pub(crate) async fn run_text_batch(
         }
     }
     let ts = match &batch.using.timestamp {
-        Some(v) => bind::int_value(run, v, "timestamp")?,
+        Some(v) => bind::int_value(run, v, "timestamp", true)?,
         None => None,
     }
     .or(run.params.default_timestamp)
@@ -1497,7 +1497,7 @@ fn in_conditional_batch<'s>(
     let (table, relations) = match statement {
         Statement::Update(u) => (&u.table, &u.where_clause),
         Statement::Delete(d) => (&d.table, &d.where_clause),
-        _ => return strip_timestamp(std::borrow::Cow::Borrowed(statement)),
+        _ => return Ok(without_timestamp(statement)),
     };
     let schema = exec.coordinator().schema();
     let t = run.table(&schema, table)?;
@@ -1514,29 +1514,28 @@ fn in_conditional_batch<'s>(
             "IN on the clustering key columns is not supported with conditional updates",
         ));
     }
-    strip_timestamp(std::borrow::Cow::Borrowed(statement))
+    Ok(without_timestamp(statement))
 }
 
-fn strip_timestamp(
-    statement: std::borrow::Cow<'_, Statement>,
-) -> Result<std::borrow::Cow<'_, Statement>, ExecError> {
-    let has = match statement.as_ref() {
+/// `statement` without its own `USING TIMESTAMP` (a copy only when it has one).
+fn without_timestamp(statement: &Statement) -> std::borrow::Cow<'_, Statement> {
+    let has = match statement {
         Statement::Insert(i) => i.using.timestamp.is_some(),
         Statement::Update(u) => u.using.timestamp.is_some(),
         Statement::Delete(d) => d.timestamp.is_some(),
         _ => false,
     };
     if !has {
-        return Ok(statement);
+        return std::borrow::Cow::Borrowed(statement);
     }
-    let mut owned = statement.into_owned();
+    let mut owned = statement.clone();
     match &mut owned {
         Statement::Insert(i) => i.using.timestamp = None,
         Statement::Update(u) => u.using.timestamp = None,
         Statement::Delete(d) => d.timestamp = None,
         _ => {}
     }
-    Ok(std::borrow::Cow::Owned(owned))
+    std::borrow::Cow::Owned(owned)
 }
 
 /// A statement of a batch: its condition (if any, with its table) and its planned writes.
@@ -1658,13 +1657,12 @@ pub(crate) async fn run_batch(
             frame::BatchStatement::Prepared { id, values } => {
                 let p = exec.prepared_statement(id)?;
                 let ks = p.keyspace.clone().or_else(|| keyspace.clone());
-                let names: Vec<String> = p.bind_specs.iter().map(|s| s.name.clone()).collect();
                 let parsed = std::sync::Arc::new(p.parsed.clone());
-                (parsed, values, ks, Some(names), super::Binding::Execute)
+                (parsed, values, ks, Some(p), super::Binding::Execute)
             }
         };
         let names = || match specs {
-            Some(names) => Ok(names),
+            Some(prepared) => Ok(prepared.bind_specs.iter().map(|s| s.name.clone()).collect()),
             None => super::bind::describe(&exec.coordinator().schema(), ks.as_deref(), &parsed)
                 .map(|d| d.bind_specs.into_iter().map(|s| s.name).collect()),
         };

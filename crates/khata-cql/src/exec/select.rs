@@ -993,7 +993,7 @@ pub(crate) async fn run(
         _ => exec.coordinator().now_seconds(),
     };
     let mut limit = match &s.limit {
-        Some(v) => match bind::int_value(run, v, "limit")? {
+        Some(v) => match bind::int_value(run, v, "limit", false)? {
             Some(l) if l <= 0 => return Err(ExecError::invalid("LIMIT must be strictly positive")),
             Some(l) => Some(l as u64),
             None => None,
@@ -1001,7 +1001,7 @@ pub(crate) async fn run(
         None => None,
     };
     let per_partition = match &s.per_partition_limit {
-        Some(v) => match bind::int_value(run, v, "per partition limit")? {
+        Some(v) => match bind::int_value(run, v, "per partition limit", false)? {
             Some(l) if l <= 0 => return Err(ExecError::invalid("LIMIT must be strictly positive")),
             Some(l) => Some(l as usize),
             None => None,

@@ -719,13 +719,8 @@ impl Computed {
                     })
                 };
                 let (lv, rv) = (decode(l, &lv)?, decode(r, &rv)?);
-                let sig = super::arith::Signature {
-                    left: l.ty.clone(),
-                    right: r.ty.clone(),
-                    result: self.ty.clone(),
-                };
                 let value = apply_arithmetic(*op, &lv, &rv, &self.ty)
-                    .map_err(|reason| operation_failed(failure(*op, &sig, &reason)))?;
+                    .map_err(|reason| operation_failed(failure(*op, &l.ty, &r.ty, &reason)))?;
                 Some(Bytes::from(value.to_bytes(&self.ty)))
             }
             Node::Negate(of) => match of.eval(env, column)? {

@@ -249,10 +249,6 @@ pub fn float_literal_type(text: &str) -> CqlType {
     }
 }
 
-fn operator_text(op: ArithmeticOp) -> &'static str {
-    op.symbol()
-}
-
 /// `left op right`, both of their types, computed in `result` (from [`result_type`]). An `Err`
 /// is the reason the operation failed, as Java's exception gives it (`/ by zero`).
 pub fn apply(
@@ -603,7 +599,7 @@ pub fn signature(op: ArithmeticOp, left: &CqlType, right: &CqlType) -> String {
     format!(
         "{} {} {}",
         khata_types::type_text::type_text(left),
-        operator_text(op),
+        op.symbol(),
         khata_types::type_text::type_text(right)
     )
 }
