@@ -6,6 +6,7 @@ SyntaxError (0x2000) -> `SyntaxException`, Invalid (0x2200) -> `InvalidRequest`,
 
 from __future__ import annotations
 
+import re
 import pytest
 from cassandra import AlreadyExists, InvalidRequest
 from cassandra.protocol import SyntaxException
@@ -89,6 +90,48 @@ def test_unknown_column_on_prepare(session, table, statement):
     """PREPARE refuses a column the table lacks, in Cassandra's words."""
     with pytest.raises(InvalidRequest, match="Undefined column name nope"):
         session.prepare(statement.format(t=table))
+
+
+@pytest.mark.parametrize("statement, message", [
+    ("SELECT * FROM {t} WHERE v = ?", ALLOW_FILTERING_MESSAGE),
+    ("SELECT * FROM {t} WHERE k = ? ORDER BY v DESC",
+     "Order by is currently only supported on the clustered columns of the PRIMARY KEY"),
+    ("SELECT * FROM {t} ORDER BY c DESC",
+     "ORDER BY is only supported when the partition key is restricted by an EQ or an IN."),
+    ("SELECT * FROM {t} WHERE token(c) > ?",
+     "The token() function must be applied to all partition key components or none of them"),
+    ("UPDATE {t} SET v = ? WHERE k = ?", "Some clustering keys are missing: c"),
+    ("UPDATE {t} SET v = v + ? WHERE k = ? AND c = ?",
+     "Invalid operation (v = v + ?) for non counter column v"),
+    ("INSERT INTO {t} (k, c, v) VALUES (?, ?, 3)", "Invalid INTEGER constant (3)"),
+    ("INSERT INTO {t} (k, c) VALUES (?, ?) USING TIMESTAMP ? IF NOT EXISTS",
+     "Cannot provide custom timestamp for conditional updates"),
+    ("SELECT DISTINCT v FROM {t}",
+     "SELECT DISTINCT queries must only request partition key columns and/or static columns"),
+    ("BEGIN BATCH INSERT INTO {t} (k, c) VALUES (?, ?); UPDATE {t} SET v = ? WHERE k = ?; "
+     "APPLY BATCH", "Some clustering keys are missing: c"),
+])
+def test_refused_on_prepare(session, table, statement, message):
+    """What Cassandra refuses whatever the values, it refuses when it prepares (its
+    restrictions and operations are built then): so does khata, not at the first EXECUTE."""
+    with pytest.raises(InvalidRequest, match=re.escape(message)):
+        session.prepare(statement.format(t=table))
+
+
+@pytest.mark.parametrize("statement", [
+    "SELECT * FROM {t} WHERE k IN ? AND c > ?",
+    "SELECT * FROM {t} WHERE k = ? AND (c) > (?) ORDER BY c DESC LIMIT ?",
+    "SELECT * FROM {t} WHERE token(k) > ? AND token(k) <= ?",
+    "SELECT * FROM {t} WHERE v = ? ALLOW FILTERING",
+    "UPDATE {t} SET v = ?, u = ? WHERE k = ? AND c IN ?",
+    "UPDATE {t} SET v = ? WHERE k = ? AND c = ? IF v = ?",
+    "DELETE FROM {t} WHERE k = ? AND c > ?",
+    "INSERT INTO {t} (k, c, v, u) VALUES (?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?",
+    "INSERT INTO {t} JSON ?",
+    "INSERT INTO {t} (k, c, v) VALUES (?, ?, fromJson(?))",
+])
+def test_valid_statements_still_prepare(session, table, statement):
+    session.prepare(statement.format(t=table))
 
 
 @pytest.mark.parametrize("statement", [

@@ -850,3 +850,67 @@ fn key_markers(statement: &Statement) -> Vec<(String, usize)> {
         _ => Vec::new(),
     }
 }
+
+/// A valid value of a marker's type, for checking at PREPARE what a run would refuse whatever
+/// the values (`None` for a type khata does not make samples of: the check is then skipped).
+/// Non-empty where a key may not be empty, one element in a collection (an `IN ?` names one
+/// value), a version 1 UUID for `timeuuid`.
+pub(crate) fn sample_value(ty: &ColumnType) -> Option<Bytes> {
+    fn put(out: &mut Vec<u8>, ty: &ColumnType) -> Option<()> {
+        let bytes: &[u8] = match ty {
+            ColumnType::Ascii | ColumnType::Varchar => b"a",
+            ColumnType::Blob | ColumnType::Boolean | ColumnType::Varint | ColumnType::Tinyint => {
+                &[0]
+            }
+            ColumnType::Bigint
+            | ColumnType::Counter
+            | ColumnType::Timestamp
+            | ColumnType::Time
+            | ColumnType::Double => &[0; 8],
+            ColumnType::Int | ColumnType::Float => &[0; 4],
+            ColumnType::Smallint => &[0; 2],
+            ColumnType::Decimal => &[0, 0, 0, 0, 0],
+            ColumnType::Date => &[0x80, 0, 0, 0],
+            ColumnType::Inet => &[127, 0, 0, 1],
+            ColumnType::Duration => &[0, 0, 0],
+            ColumnType::Uuid | ColumnType::Timeuuid => {
+                &[0, 0, 0, 0, 0, 0, 0x10, 0, 0x80, 0, 0, 0, 0, 0, 0, 0]
+            }
+            ColumnType::List(element) | ColumnType::Set(element) => {
+                out.extend_from_slice(&1i32.to_be_bytes());
+                return put_sized(out, element);
+            }
+            ColumnType::Map(key, value) => {
+                out.extend_from_slice(&1i32.to_be_bytes());
+                put_sized(out, key)?;
+                return put_sized(out, value);
+            }
+            ColumnType::Udt { fields, .. } => {
+                for (_, field) in fields {
+                    put_sized(out, field)?;
+                }
+                return Some(());
+            }
+            ColumnType::Tuple(elements) => {
+                for element in elements {
+                    put_sized(out, element)?;
+                }
+                return Some(());
+            }
+            ColumnType::Custom(_) => return None,
+        };
+        out.extend_from_slice(bytes);
+        Some(())
+    }
+    fn put_sized(out: &mut Vec<u8>, ty: &ColumnType) -> Option<()> {
+        let at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        put(out, ty)?;
+        let len = i32::try_from(out.len() - at - 4).ok()?;
+        out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+        Some(())
+    }
+    let mut out = Vec::new();
+    put(&mut out, ty)?;
+    Some(Bytes::from(out))
+}

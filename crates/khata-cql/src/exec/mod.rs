@@ -346,6 +346,11 @@ impl Executor {
             Ok(d) => d,
             Err(e) => return error_frame(stream, e.into_body()),
         };
+        if let Err(e) =
+            self.check_prepared(session, &parsed, keyspace.clone(), &described.bind_specs)
+        {
+            return error_frame(stream, e.into_body());
+        }
         let id = statement_id(keyspace.as_deref(), &prepare.query);
         let depends_on = TableVersion::of(&schema, keyspace.as_deref(), &parsed);
         let statement = Arc::new(PreparedStatement {
@@ -390,6 +395,48 @@ impl Executor {
                 result_metadata,
             })),
         )
+    }
+
+    /// What Cassandra refuses when it prepares a statement, whatever its values: the
+    /// statement is planned (a SELECT) or its mutations built (a write) with a sample value of
+    /// each marker's type, and nothing is read or written. A statement with a marker of a type
+    /// khata makes no sample of is left to its runs.
+    fn check_prepared(
+        &self,
+        session: &Session,
+        parsed: &ParsedStatement,
+        keyspace: Option<String>,
+        specs: &[ColumnSpec],
+    ) -> Result<(), ExecError> {
+        // A JSON text's sample would have to be a value of its receiver's type: left to runs.
+        if specs.iter().any(|s| s.name.starts_with("fromjson(")) {
+            return Ok(());
+        }
+        let Some(values) = specs
+            .iter()
+            .map(|s| bind::sample_value(&s.column_type).map(Value::Set))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return Ok(());
+        };
+        let params = QueryParameters::new(crate::frame::Consistency::One);
+        let run = Run {
+            session,
+            coordinator: self.coordinator.clone(),
+            now_micros: self.coordinator.timestamp(),
+            keyspace,
+            values,
+            params: &params,
+            warnings: Vec::new(),
+        };
+        match &parsed.statement {
+            Statement::Select(s) => select::check(self, s, &run),
+            s @ (Statement::Insert(_)
+            | Statement::Update(_)
+            | Statement::Delete(_)
+            | Statement::Batch(_)) => modify::check(self, &run, s),
+            _ => Ok(()),
+        }
     }
 
     /// The prepared statement `id` and its plan, if it still stands on `schema`: a statement

@@ -507,7 +507,7 @@ fn update_mutations(
     }
     // A condition on a regular column needs the row the whole key names.
     if static_only && !names_clustering && conditions_on_regular(t, u.if_clause.as_ref()) {
-        return Err(missing_clustering(t));
+        return Err(missing_clustering(t, &u.where_clause));
     }
     let target_rows = match target.rows.clone() {
         Some(rows) => rows,
@@ -522,7 +522,7 @@ fn update_mutations(
                 "Slice restrictions are not supported on the clustering columns in UPDATE statements",
             ));
         }
-        None => return Err(missing_clustering(t)),
+        None => return Err(missing_clustering(t, &u.where_clause)),
     };
     let mut row = Row::default();
     let mut static_row = Row::default();
@@ -707,12 +707,25 @@ fn update_mutations(
 }
 
 /// An UPDATE that names no row: Cassandra's refusal, naming every clustering column.
-pub(crate) fn missing_clustering(t: &TableSchema) -> ExecError {
+pub(crate) fn missing_clustering(t: &TableSchema, where_clause: &[Relation]) -> ExecError {
+    // Cassandra's `getUnrestrictedClusteringColumns`: the columns the clause leaves alone.
+    let restricted = |name: &str| {
+        where_clause.iter().any(|r| match r {
+            Relation::Column { column, .. }
+            | Relation::In { column, .. }
+            | Relation::Between { column, .. } => column.0 == name,
+            Relation::MultiColumn { columns, .. } | Relation::MultiColumnIn { columns, .. } => {
+                columns.iter().any(|c| c.0 == name)
+            }
+            _ => false,
+        })
+    };
     let names: Vec<&str> = t
         .def
         .clustering()
         .iter()
         .map(|(c, _)| c.name.as_str())
+        .filter(|name| !restricted(name))
         .collect();
     ExecError::invalid(format!(
         "Some clustering keys are missing: {}",
@@ -958,6 +971,37 @@ fn mutations_of(
         _ => Err(ExecError::invalid(
             "Only INSERT, UPDATE and DELETE can be batched",
         )),
+    }
+}
+
+/// What PREPARE checks of an INSERT, UPDATE, DELETE or BATCH, as Cassandra validates a
+/// modification when it prepares it: its conditions and its mutations, built with `run`'s
+/// sample values and dropped. An INSERT JSON is left to its run (its one value is the row).
+pub(crate) fn check(
+    exec: &Executor,
+    run: &Run<'_>,
+    statement: &Statement,
+) -> Result<(), ExecError> {
+    let json = |s: &Statement| matches!(s, Statement::Insert(i) if matches!(i.values, InsertValues::Json { .. }));
+    match statement {
+        Statement::Batch(b) => {
+            for s in &b.statements {
+                let s = match s {
+                    BatchStatement::Insert(i) => Statement::Insert(Box::new(i.clone())),
+                    BatchStatement::Update(u) => Statement::Update(Box::new(u.clone())),
+                    BatchStatement::Delete(d) => Statement::Delete(Box::new(d.clone())),
+                };
+                if !json(&s) {
+                    mutations_of(exec, run, &s, None)?;
+                }
+            }
+            Ok(())
+        }
+        s if json(s) => Ok(()),
+        s => {
+            condition(exec, run, s)?;
+            mutations_of(exec, run, s, None).map(drop)
+        }
     }
 }
 

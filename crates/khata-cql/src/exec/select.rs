@@ -718,6 +718,16 @@ fn plan(
     })
 }
 
+/// What PREPARE checks of a SELECT, as Cassandra builds its restrictions when it prepares: the
+/// selection, GROUP BY and the WHERE clause's restrictions, with `run`'s sample values bound.
+pub(crate) fn check(exec: &Executor, s: &Select, run: &Run<'_>) -> Result<(), ExecError> {
+    let shape = SelectShape::checked(&exec.coordinator().schema(), run, s)?;
+    if shape.point.is_none() {
+        plan(&shape.table, s, run, None)?;
+    }
+    Ok(())
+}
+
 /// Whether the ORDER BY asks for the reverse of the table's clustering order, checked as
 /// Cassandra checks it: clustering columns only, in their declared order, skipping only columns
 /// `restricted_by_eq`, all in the clustering order or all in its reverse.
