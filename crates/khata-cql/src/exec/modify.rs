@@ -547,6 +547,11 @@ fn update_mutations(
             &mut row
         };
         let counter = c.ty == CqlType::Counter;
+        let multi_cell_collection = c.ty.is_multi_cell()
+            && matches!(
+                c.ty,
+                CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. }
+            );
         match &a.op {
             AssignmentOp::Set(term) => {
                 set_column(target_row, c, bind::value(run, term, &c.ty, &c.name)?, &wt)?
@@ -577,7 +582,9 @@ fn update_mutations(
                     delta,
                 });
             }
-            AssignmentOp::Add(term) | AssignmentOp::Prepend(term) if c.ty.is_multi_cell() => {
+            // Only collections take `+`/`-`: a non-frozen UDT is multi-cell too, but Cassandra
+            // refuses `u = u + {a: 1}` as for any non counter column.
+            AssignmentOp::Add(term) | AssignmentOp::Prepend(term) if multi_cell_collection => {
                 if let Bound::Value(bytes) = bind::value(run, term, &c.ty, &c.name)? {
                     let prepend = matches!(a.op, AssignmentOp::Prepend(_));
                     if prepend && !matches!(c.ty, CqlType::List { .. }) {
@@ -586,7 +593,7 @@ fn update_mutations(
                     add_elements(target_row, c, &bytes, &wt, prepend)?;
                 }
             }
-            AssignmentOp::Subtract(term) if c.ty.is_multi_cell() => {
+            AssignmentOp::Subtract(term) if multi_cell_collection => {
                 // `m = m - {k, ...}` takes a set of keys.
                 let operand_ty = match &c.ty {
                     CqlType::Map { key, .. } => CqlType::Set {
@@ -656,8 +663,13 @@ fn update_mutations(
                     ..
                 } = &c.ty
                 else {
+                    let what = if matches!(c.ty, CqlType::Udt { .. }) {
+                        "frozen UDT"
+                    } else {
+                        "non-UDT"
+                    };
                     return Err(ExecError::invalid(format!(
-                        "Invalid operation {}.{} = ... for frozen UDT column {}",
+                        "Invalid operation ({}.{} = {value}) for {what} column {}",
                         c.name, field.0, c.name
                     )));
                 };
@@ -887,9 +899,28 @@ fn delete_mutations(
                         r.cells
                             .insert(CellKey::element(c.id, field_path(index)), wt.tombstone());
                     }
+                    // Cassandra's words (Operation.FieldDeletion, ElementDeletion).
+                    (Some(ElementSelector::Field(_)), CqlType::Udt { .. }) => {
+                        return Err(ExecError::invalid(format!(
+                            "Frozen UDT column {} does not support field deletions",
+                            c.name
+                        )));
+                    }
+                    (Some(ElementSelector::Field(_)), _) => {
+                        return Err(ExecError::invalid(format!(
+                            "Invalid field deletion operation for non-UDT column {}",
+                            c.name
+                        )));
+                    }
+                    (_, CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. }) => {
+                        return Err(ExecError::invalid(format!(
+                            "Invalid deletion operation for frozen collection column {}",
+                            c.name
+                        )));
+                    }
                     _ => {
                         return Err(ExecError::invalid(format!(
-                            "Invalid deletion operation for frozen or non-collection column {}",
+                            "Invalid deletion operation for non collection column {}",
                             c.name
                         )));
                     }
