@@ -1008,22 +1008,51 @@ fn plan(
             (e, writes, StorageChange::None)
         }
         SchemaChange::DropType { keyspace, name } => {
-            let ks = keyspace_mut(keyspaces, &keyspace)?;
+            // Cassandra's DropTypeStatement: the same message whether the keyspace or the
+            // type is missing.
+            let missing =
+                || ReplicaError::NotFound(format!("Type '{keyspace}.{name}' doesn't exist"));
+            let ks = match keyspace_mut(keyspaces, &keyspace) {
+                Err(ReplicaError::NotFound(_)) => return Err(missing()),
+                other => other?,
+            };
             if !ks.types.contains_key(&name) {
-                return Err(ReplicaError::NotFound(format!(
-                    "No user type named {name} exists."
+                return Err(missing());
+            }
+            // A type in use by another type or by a table stays: dropping it would leave a
+            // definition naming a type that is gone (and a schema that cannot be read back).
+            let types: Vec<&str> = ks
+                .types
+                .values()
+                .filter(|t| {
+                    t.name != name
+                        && t.fields
+                            .iter()
+                            .any(|(_, ty)| ty.mentions_udt(&keyspace, &name))
+                })
+                .map(|t| t.name.as_str())
+                .collect();
+            if !types.is_empty() {
+                return Err(ReplicaError::Invalid(format!(
+                    "Cannot drop user type '{keyspace}.{name}' as it is still used by user types {}",
+                    types.join(", ")
                 )));
             }
-            let used_by = ks.tables.values().find(|t| {
-                t.def
-                    .columns
-                    .iter()
-                    .any(|c| c.ty.mentions_udt(&keyspace, &name))
-            });
-            if let Some(t) = used_by {
+            let tables: Vec<&str> = ks
+                .tables
+                .values()
+                .filter(|t| {
+                    t.def
+                        .columns
+                        .iter()
+                        .any(|c| c.ty.mentions_udt(&keyspace, &name))
+                })
+                .map(|t| t.def.name.as_str())
+                .collect();
+            if !tables.is_empty() {
                 return Err(ReplicaError::Invalid(format!(
-                    "Cannot drop user type {keyspace}.{name} as it is still used by table {}",
-                    t.def.name
+                    "Cannot drop user type '{keyspace}.{name}' as it is still used by tables {}",
+                    tables.join(", ")
                 )));
             }
             ks.types.remove(&name);

@@ -281,7 +281,9 @@ pub fn table_writes(t: &TableSchema, ts: Timestamp, now: LocalTime) -> Result<Ve
                     "kind",
                     SysValue::Text(if d.is_static { "static" } else { "regular" }.into()),
                 )
-                .set("type", SysValue::Text(type_text(&d.ty)))
+                // User types expanded to tuples, as Cassandra records a drop: the record
+                // must stay readable once the type is dropped.
+                .set("type", SysValue::Text(type_text(&d.ty.expand_user_types())))
                 .build(ts, now)?,
         ));
     }
@@ -539,12 +541,24 @@ fn load_table(stored: &StoredRows, ks: &KeyspaceSchema, row: &ReadRow) -> Result
     for d in rows(stored, "dropped_columns", &keyspace)
         .filter(|c| c.text("table_name").ok() == Some(name.clone()))
     {
+        let column_name = d.text("column_name")?;
+        let type_text = d.text("type")?;
+        // Older nodes recorded a dropped user type column under the type's name; once the
+        // type is dropped too that text no longer parses. The type only decides which
+        // re-added columns may read the old cells, so it must not keep the node from
+        // starting: such a column is recorded as a blob.
+        let ty = parse_type_text(&type_text, &|n| ks.types.get(n).map(|u| u.as_type(true)))
+            .map(|t| t.expand_user_types())
+            .unwrap_or_else(|e| {
+                tracing::warn!(
+                    "dropped column {keyspace}.{name}.{column_name} has an unreadable type \
+                     {type_text:?} ({e}); it is kept as blob"
+                );
+                CqlType::Blob
+            });
         dropped.push(DroppedColumn {
-            name: d.text("column_name")?,
-            ty: parse_type_text(&d.text("type")?, &|n| {
-                ks.types.get(n).map(|u| u.as_type(true))
-            })
-            .map_err(|e| ReplicaError::CorruptSchema(e.to_string()))?,
+            name: column_name,
+            ty,
             dropped_time: d.timestamp_opt("dropped_time")?.unwrap_or(0) * 1000,
             is_static: d.text_opt("kind")?.as_deref() == Some("static"),
         });

@@ -83,6 +83,38 @@ impl CqlType {
         }
     }
 
+    /// The type with every user type replaced by a tuple of its fields' types, at any depth
+    /// (Cassandra's `AbstractType.expandUserTypes`): how a dropped column's type is recorded,
+    /// so that the record outlives the user type.
+    pub fn expand_user_types(&self) -> CqlType {
+        match self {
+            CqlType::Udt { fields, .. } => {
+                CqlType::Tuple(fields.iter().map(|(_, t)| t.expand_user_types()).collect())
+            }
+            CqlType::List { element, frozen } => CqlType::List {
+                element: Box::new(element.expand_user_types()),
+                frozen: *frozen,
+            },
+            CqlType::Set { element, frozen } => CqlType::Set {
+                element: Box::new(element.expand_user_types()),
+                frozen: *frozen,
+            },
+            CqlType::Map { key, value, frozen } => CqlType::Map {
+                key: Box::new(key.expand_user_types()),
+                value: Box::new(value.expand_user_types()),
+                frozen: *frozen,
+            },
+            CqlType::Vector { element, dimension } => CqlType::Vector {
+                element: Box::new(element.expand_user_types()),
+                dimension: *dimension,
+            },
+            CqlType::Tuple(elements) => {
+                CqlType::Tuple(elements.iter().map(CqlType::expand_user_types).collect())
+            }
+            other => other.clone(),
+        }
+    }
+
     /// Whether values of this type are stored as one cell per element (non-frozen collections
     /// and UDTs).
     pub fn is_multi_cell(&self) -> bool {

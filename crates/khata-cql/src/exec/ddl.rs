@@ -909,7 +909,7 @@ fn check_readd(
     is_static: bool,
     counter_table: bool,
 ) -> Result<(), ExecError> {
-    if !value_compatible(ty, &dropped.ty) {
+    if !value_compatible(&ty.expand_user_types(), &dropped.ty) {
         return Err(ExecError::invalid(format!(
             "Cannot re-add previously dropped column '{name}' of type {}, incompatible with previous type {}",
             khata_types::type_text::type_text(ty),
@@ -1048,7 +1048,8 @@ fn alter_table(
                 next.dropped
                     .push(khata_coordinator::catalog::DroppedColumn {
                         name: c.name.clone(),
-                        ty: c.ty.clone(),
+                        // Recorded as Cassandra records it, outliving the column's user types.
+                        ty: c.ty.expand_user_types(),
                         dropped_time: timestamp.unwrap_or(ts),
                         is_static: c.kind == ColumnKind::Static,
                     });
