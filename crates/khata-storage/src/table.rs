@@ -660,8 +660,9 @@ impl TableStore {
     }
 
     /// Scan partitions with tokens in `[start, end]` (as bounds), resuming after `resume`,
-    /// until `row_limit` live rows have been returned. Partitions are merged whole from the
-    /// sources, except wide ones (`wide`), which are read a page at a time.
+    /// until `row_limit` live rows (a partition with only static data counting as one) have
+    /// been returned. Partitions are merged whole from the sources, except wide ones (`wide`),
+    /// which are read a page at a time.
     #[allow(clippy::too_many_arguments)]
     pub fn scan(
         &self,
@@ -745,7 +746,10 @@ impl TableStore {
                 });
                 return Ok(out);
             }
-            out.live_rows += live.len();
+            // A partition whose only live data is its static row is one row of the result, and
+            // counts against the limit as one, as Cassandra's `CQLLimits` counts it.
+            let static_only = live.is_empty() && partition.static_row.is_live(now);
+            out.live_rows += live.len().max(usize::from(static_only));
             let key_for_resume = key.clone();
             if !partition.is_empty() {
                 out.partitions.push((key, partition));
