@@ -32,11 +32,18 @@ pub(crate) async fn run(
     run: &mut Run<'_>,
 ) -> Result<ResultBody, ExecError> {
     let schema = exec.coordinator().schema();
+    // The datacenters NetworkTopologyStrategy may name: on one node, the node's own.
+    let known_datacenters = [exec.coordinator().node().data_center.clone()];
     let (change, tolerate) = match statement {
         Statement::CreateKeyspace(c) => {
             check_name(&c.name.0, "Keyspace")?;
             (
-                SchemaChange::CreateKeyspace(keyspace_def(&c.name.0, &c.properties, None)?),
+                SchemaChange::CreateKeyspace(keyspace_def(
+                    &c.name.0,
+                    &c.properties,
+                    None,
+                    &known_datacenters,
+                )?),
                 c.if_not_exists,
             )
         }
@@ -51,7 +58,12 @@ pub(crate) async fn run(
                 )));
             };
             (
-                SchemaChange::AlterKeyspace(keyspace_def(&a.name.0, &a.properties, Some(&ks.def))?),
+                SchemaChange::AlterKeyspace(keyspace_def(
+                    &a.name.0,
+                    &a.properties,
+                    Some(&ks.def),
+                    &known_datacenters,
+                )?),
                 false,
             )
         }
@@ -451,69 +463,152 @@ fn property_map(p: &Property) -> Result<BTreeMap<String, String>, ExecError> {
     }
 }
 
+/// A `ConfigurationException` (the `CONFIG_ERROR` code), as Cassandra answers bad options.
+fn config_error(message: impl Into<String>) -> ExecError {
+    ExecError::Body(crate::frame::ErrorBody::new(
+        crate::frame::ErrorKind::ConfigError,
+        message.into(),
+    ))
+}
+
+/// Java's `Integer.parseInt`, failing with its `NumberFormatException` message.
+fn java_int(text: &str) -> Result<i32, ExecError> {
+    text.parse::<i32>()
+        .map_err(|_| config_error(format!("For input string: \"{text}\"")))
+}
+
+/// A replication factor as Cassandra 4.1's `ReplicationFactor.fromString` reads it: `<replicas>`
+/// or `<replicas>/<transient>`, transient replicas refused (transient replication is off).
+fn replication_factor(text: &str) -> Result<u32, ExecError> {
+    let (all, transient) = match text.split_once('/') {
+        Some((all, transient)) => {
+            if transient.contains('/') {
+                return Err(config_error(
+                    "Replication factor format is <replicas> or <replicas>/<transient>",
+                ));
+            }
+            (java_int(all)?, java_int(transient)?)
+        }
+        None => (java_int(text)?, 0),
+    };
+    if transient != 0 {
+        return Err(config_error(
+            "Transient replication is not enabled on this node",
+        ));
+    }
+    u32::try_from(all).map_err(|_| {
+        config_error(format!(
+            "Replication factor must be non-negative, found {all}"
+        ))
+    })
+}
+
+/// The options of a keyspace's current replication, as `system_schema.keyspaces` shows them
+/// (without the class): what an ALTER starts from.
+fn replication_options(r: &Replication) -> BTreeMap<String, String> {
+    match r {
+        Replication::Simple { replication_factor } => BTreeMap::from([(
+            "replication_factor".to_string(),
+            replication_factor.to_string(),
+        )]),
+        Replication::NetworkTopology { datacenters } => datacenters
+            .iter()
+            .map(|(dc, rf)| (dc.clone(), rf.to_string()))
+            .collect(),
+        Replication::Local => BTreeMap::new(),
+    }
+}
+
+/// `NetworkTopologyStrategy`'s options as Cassandra 4.1 prepares and validates them
+/// (`prepareOptions`, `validateExpectedOptions`, `validateOptions`): `replication_factor`
+/// stands for every known datacenter not named (an ALTER keeps the datacenters it had);
+/// without any option an ALTER from `SimpleStrategy` keeps its factor in every datacenter;
+/// datacenters given `'0'` are left out; what remains must name known datacenters only.
+/// On one node the known datacenters are the node's own.
+fn network_topology(
+    keyspace: &str,
+    mut options: BTreeMap<String, String>,
+    previous: &BTreeMap<String, String>,
+    known_datacenters: &[String],
+) -> Result<BTreeMap<String, u32>, ExecError> {
+    let mut replication = options.remove("replication_factor");
+    if replication.is_none() && options.is_empty() {
+        // A direct ALTER from SimpleStrategy.
+        replication = previous.get("replication_factor").cloned();
+    } else if replication.is_some() {
+        for (dc, rf) in previous {
+            if dc != "replication_factor" {
+                options.entry(dc.clone()).or_insert_with(|| rf.clone());
+            }
+        }
+    }
+    if let Some(rf) = replication {
+        let rf = replication_factor(&rf)?.to_string();
+        for dc in known_datacenters {
+            options.entry(dc.clone()).or_insert_with(|| rf.clone());
+        }
+    }
+    options.retain(|_, rf| rf != "0");
+    if options.is_empty() {
+        return Err(config_error(
+            "Configuration for at least one datacenter must be present",
+        ));
+    }
+    // Parsed before the names are checked, as Cassandra builds the strategy first.
+    let mut datacenters = BTreeMap::new();
+    for (dc, rf) in &options {
+        datacenters.insert(dc.clone(), replication_factor(rf)?);
+    }
+    if let Some(dc) = options.keys().find(|dc| !known_datacenters.contains(dc)) {
+        return Err(config_error(format!(
+            "Unrecognized strategy option {{{dc}}} passed to NetworkTopologyStrategy for keyspace {keyspace}"
+        )));
+    }
+    Ok(datacenters)
+}
+
 fn keyspace_def(
     name: &str,
     properties: &[Property],
     current: Option<&KeyspaceDef>,
+    known_datacenters: &[String],
 ) -> Result<KeyspaceDef, ExecError> {
     let mut replication = current.map(|k| k.replication.clone());
     let mut durable_writes = current.is_none_or(|k| k.durable_writes);
     for p in properties {
         match p.name.0.to_ascii_lowercase().as_str() {
             "replication" => {
-                let map = property_map(p)?;
-                let class = map.get("class").ok_or_else(|| {
-                    ExecError::Body(crate::frame::ErrorBody::new(
-                        crate::frame::ErrorKind::ConfigError,
-                        "Missing replication strategy class",
-                    ))
-                })?;
-                let short = class.rsplit('.').next().unwrap_or(class);
-                let rf = |k: &str, v: &str| {
-                    v.parse::<u32>().map_err(|_| {
-                        ExecError::Body(crate::frame::ErrorBody::new(
-                            crate::frame::ErrorKind::ConfigError,
-                            format!("Replication factor must be numeric; found {v} for {k}"),
-                        ))
-                    })
-                };
+                let mut map = property_map(p)?;
+                let class = map
+                    .remove("class")
+                    .ok_or_else(|| config_error("Missing replication strategy class"))?;
+                let short = class.rsplit('.').next().unwrap_or(&class);
                 replication = Some(match short {
                     "SimpleStrategy" => {
                         let v = map.get("replication_factor").ok_or_else(|| {
-                            ExecError::Body(crate::frame::ErrorBody::new(
-                                crate::frame::ErrorKind::ConfigError,
+                            config_error(
                                 "SimpleStrategy requires a replication_factor strategy option.",
-                            ))
+                            )
                         })?;
-                        for k in map.keys() {
-                            if k != "class" && k != "replication_factor" {
-                                return Err(ExecError::Body(crate::frame::ErrorBody::new(
-                                    crate::frame::ErrorKind::ConfigError,
-                                    format!(
-                                        "Unrecognized strategy option {{{k}}} passed to SimpleStrategy for keyspace {name}"
-                                    ),
-                                )));
-                            }
+                        let replication_factor = replication_factor(v)?;
+                        if let Some(k) = map.keys().find(|k| *k != "replication_factor") {
+                            return Err(config_error(format!(
+                                "Unrecognized strategy option {{{k}}} passed to SimpleStrategy for keyspace {name}"
+                            )));
                         }
-                        Replication::Simple {
-                            replication_factor: rf("replication_factor", v)?,
-                        }
+                        Replication::Simple { replication_factor }
                     }
                     "NetworkTopologyStrategy" => {
-                        let mut datacenters = BTreeMap::new();
-                        for (k, v) in &map {
-                            if k != "class" {
-                                datacenters.insert(k.clone(), rf(k, v)?);
-                            }
+                        let previous = current
+                            .map(|k| replication_options(&k.replication))
+                            .unwrap_or_default();
+                        Replication::NetworkTopology {
+                            datacenters: network_topology(name, map, &previous, known_datacenters)?,
                         }
-                        Replication::NetworkTopology { datacenters }
                     }
                     other => {
-                        return Err(ExecError::Body(crate::frame::ErrorBody::new(
-                            crate::frame::ErrorKind::ConfigError,
-                            format!(
-                                "Unable to find replication strategy class 'org.apache.cassandra.locator.{other}'"
-                            ),
+                        return Err(config_error(format!(
+                            "Unable to find replication strategy class 'org.apache.cassandra.locator.{other}'"
                         )));
                     }
                 });
@@ -529,12 +624,8 @@ fn keyspace_def(
             }
         }
     }
-    let replication = replication.ok_or_else(|| {
-        ExecError::Body(crate::frame::ErrorBody::new(
-            crate::frame::ErrorKind::ConfigError,
-            "Missing mandatory option 'replication'",
-        ))
-    })?;
+    let replication =
+        replication.ok_or_else(|| config_error("Missing mandatory option 'replication'"))?;
     Ok(KeyspaceDef {
         name: name.to_string(),
         replication,

@@ -1,0 +1,135 @@
+"""Schema statements as Cassandra 4.1 checks and records them: user types in use, dropped
+columns, replication options, counter tables, table options and CREATE TABLE's structure.
+
+Messages and error classes are Cassandra 4.1's (`DropTypeStatement`, `CreateTypeStatement`,
+`CreateTableStatement`, `AlterTableStatement`, `TableAttributes`, `TableParams`,
+`NetworkTopologyStrategy`, `ReplicationFactor`). Keyspaces other than the module's are named
+`sc_*` and dropped by the test that makes them.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from cassandra import InvalidRequest
+from cassandra.protocol import ConfigurationException, SyntaxException
+
+
+def fails(session, statement, error, message):
+    with pytest.raises(error) as raised:
+        session.execute(statement)
+    assert message in str(raised.value), str(raised.value)
+
+
+def replication(session, keyspace):
+    row = session.execute(
+        "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s",
+        [keyspace]).one()
+    return dict(row.replication)
+
+
+@pytest.fixture(scope="module")
+def dc(session):
+    return session.execute("SELECT data_center FROM system.local").one().data_center
+
+
+# --- user types -------------------------------------------------------------------------------
+
+def test_a_type_used_by_a_type_or_a_table_cannot_be_dropped(session, keyspace):
+    session.execute(f"CREATE TYPE {keyspace}.inner_t (x int)")
+    session.execute(f"CREATE TYPE {keyspace}.outer_t (i frozen<inner_t>)")
+    fails(session, f"DROP TYPE {keyspace}.inner_t", InvalidRequest,
+          f"Cannot drop user type '{keyspace}.inner_t' as it is still used by user types outer_t")
+    session.execute(f"CREATE TABLE {keyspace}.uses_outer (k int PRIMARY KEY, o frozen<outer_t>)")
+    fails(session, f"DROP TYPE {keyspace}.outer_t", InvalidRequest,
+          f"Cannot drop user type '{keyspace}.outer_t' as it is still used by tables uses_outer")
+    session.execute(f"DROP TABLE {keyspace}.uses_outer")
+    session.execute(f"DROP TYPE {keyspace}.outer_t")
+    session.execute(f"DROP TYPE {keyspace}.inner_t")
+
+
+def test_dropping_an_unknown_type(session, keyspace):
+    fails(session, f"DROP TYPE {keyspace}.nope", InvalidRequest,
+          f"Type '{keyspace}.nope' doesn't exist")
+    session.execute(f"DROP TYPE IF EXISTS {keyspace}.nope")
+
+
+def test_a_dropped_user_type_column_is_recorded_as_a_tuple(session, keyspace):
+    session.execute(f"CREATE TYPE {keyspace}.addr (street text, zip int)")
+    session.execute(f"CREATE TABLE {keyspace}.dropped_udt (k int PRIMARY KEY, v int, fa frozen<addr>)")
+    session.execute(f"INSERT INTO {keyspace}.dropped_udt (k, v, fa) VALUES (1, 1, {{street: 'x', zip: 2}})")
+    session.execute(f"ALTER TABLE {keyspace}.dropped_udt DROP fa")
+    row = session.execute(
+        "SELECT type FROM system_schema.dropped_columns "
+        "WHERE keyspace_name = %s AND table_name = 'dropped_udt' AND column_name = 'fa'",
+        [keyspace]).one()
+    assert row.type == "frozen<tuple<text, int>>"
+    session.execute(f"DROP TYPE {keyspace}.addr")
+    assert [tuple(r) for r in session.execute(f"SELECT * FROM {keyspace}.dropped_udt")] == [(1, 1)]
+
+
+# --- replication ------------------------------------------------------------------------------
+
+NTS = "org.apache.cassandra.locator.NetworkTopologyStrategy"
+
+
+def test_nts_replication_factor_expands_to_the_known_datacenters(session, dc):
+    session.execute("CREATE KEYSPACE sc_n1 WITH replication = "
+                    "{'class': 'NetworkTopologyStrategy', 'replication_factor': 1}")
+    try:
+        assert replication(session, "sc_n1") == {"class": NTS, dc: "1"}
+        session.execute("CREATE TABLE sc_n1.t (k int PRIMARY KEY, v int)")
+        session.execute("INSERT INTO sc_n1.t (k, v) VALUES (1, 1)")
+        assert [tuple(r) for r in session.execute("SELECT * FROM sc_n1.t")] == [(1, 1)]
+    finally:
+        session.execute("DROP KEYSPACE sc_n1")
+
+
+def test_altering_to_nts_without_datacenters_keeps_the_factor(session, dc):
+    session.execute("CREATE KEYSPACE sc_s1 WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    try:
+        session.execute("CREATE TABLE sc_s1.t (k int PRIMARY KEY, v int)")
+        session.execute("INSERT INTO sc_s1.t (k, v) VALUES (1, 1)")
+        session.execute("ALTER KEYSPACE sc_s1 WITH replication = {'class': 'NetworkTopologyStrategy'}")
+        assert replication(session, "sc_s1") == {"class": NTS, dc: "1"}
+        assert [tuple(r) for r in session.execute("SELECT * FROM sc_s1.t")] == [(1, 1)]
+        # From NTS, no datacenter left is refused.
+        fails(session, "ALTER KEYSPACE sc_s1 WITH replication = {'class': 'NetworkTopologyStrategy'}",
+              ConfigurationException, "Configuration for at least one datacenter must be present")
+    finally:
+        session.execute("DROP KEYSPACE sc_s1")
+
+
+@pytest.mark.parametrize("options, message", [
+    ("", "Configuration for at least one datacenter must be present"),
+    (", 'no_such_dc': 2",
+     "Unrecognized strategy option {no_such_dc} passed to NetworkTopologyStrategy for keyspace sc_bad"),
+    (", 'DC': 0", "Configuration for at least one datacenter must be present"),
+    (", 'replication_factor': -1", "Replication factor must be non-negative, found -1"),
+])
+def test_nts_options_refused(session, options, message):
+    fails(session,
+          f"CREATE KEYSPACE sc_bad WITH replication = {{'class': 'NetworkTopologyStrategy'{options}}}",
+          ConfigurationException, message)
+
+
+def test_nts_zero_datacenters_are_left_out(session, dc):
+    session.execute("CREATE KEYSPACE sc_n4 WITH replication = "
+                    f"{{'class': 'NetworkTopologyStrategy', '{dc}': 1, 'no_such_dc': 0}}")
+    try:
+        assert replication(session, "sc_n4") == {"class": NTS, dc: "1"}
+    finally:
+        session.execute("DROP KEYSPACE sc_n4")
+
+
+@pytest.mark.parametrize("rf, message", [
+    ("-1", "Replication factor must be non-negative, found -1"),
+    ("'2/1'", "Transient replication is not enabled on this node"),
+    ("'abc'", 'For input string: "abc"'),
+])
+def test_replication_factor_refused(session, rf, message):
+    fails(session,
+          f"CREATE KEYSPACE sc_bad WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': {rf}}}",
+          ConfigurationException, message)
