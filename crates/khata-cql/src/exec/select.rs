@@ -180,10 +180,16 @@ fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecErr
                             )));
                         };
                         let c = column(&n.0)?;
-                        if !matches!(c.ty, CqlType::Timeuuid | CqlType::Timestamp | CqlType::Date) {
-                            return Err(ExecError::invalid(format!(
-                                "Type error: {} cannot be passed as argument 0 of function system.{lower} of type timeuuid",
-                                c.name
+                        // Cassandra's `TimeFcts` overloads of each function.
+                        let takes: &[CqlType] = match lower.as_str() {
+                            "dateof" | "unixtimestampof" => &[CqlType::Timeuuid],
+                            "totimestamp" => &[CqlType::Timeuuid, CqlType::Date],
+                            "todate" => &[CqlType::Timeuuid, CqlType::Timestamp],
+                            _ => &[CqlType::Timeuuid, CqlType::Timestamp, CqlType::Date],
+                        };
+                        if !takes.contains(&c.ty) {
+                            return Err(ExecError::invalid(time_fn_refusal(
+                                &lower, takes, &c.name,
                             )));
                         }
                         (format!("system.{lower}({})", c.name), Output::Time(f, c))
@@ -197,18 +203,24 @@ fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecErr
                         if !castable(&c.ty, &to) {
                             return Err(ExecError::invalid(format!(
                                 "{} cannot be cast to {}",
-                                khata_types::type_text::type_text(&c.ty),
+                                c.name,
                                 khata_types::type_text::type_text(&to)
                             )));
                         }
-                        (
-                            format!(
-                                "cast({} as {})",
-                                c.name,
-                                khata_types::type_text::type_text(&to)
-                            ),
-                            Output::Cast(c, to),
-                        )
+                        if c.ty == to {
+                            // A cast to the column's own type is the column, name included
+                            // (Cassandra's `Selectable.WithCast` returns the column's selector).
+                            (c.name.clone(), Output::Column(c))
+                        } else {
+                            (
+                                format!(
+                                    "cast({} as {})",
+                                    c.name,
+                                    khata_types::type_text::type_text(&to)
+                                ),
+                                Output::Cast(c, to),
+                            )
+                        }
                     }
                     Selectable::Element { selectable, key }
                         if matches!(selectable.as_ref(), Selectable::Column(_)) =>
@@ -434,16 +446,61 @@ fn numeric(ty: &CqlType) -> bool {
     )
 }
 
-/// The conversions `CAST` supports (Cassandra's `CastFcts`, for the types khata converts).
+/// The conversions `CAST` supports: Cassandra's `CastFcts` (numbers to numbers, and to text;
+/// ascii, inet, boolean, uuid, timeuuid, timestamp, date and time to text; the time types to
+/// each other as `toDate`/`toTimestamp` convert them), and a cast to a value's own type.
 fn castable(from: &CqlType, to: &CqlType) -> bool {
+    let to_text = matches!(to, CqlType::Text | CqlType::Ascii);
     from == to
-        || matches!(to, CqlType::Text | CqlType::Ascii) && !from.is_multi_cell()
-        || numeric(from) && numeric(to) && *to != CqlType::Counter
+        || numeric(from) && (to_text || numeric(to) && *to != CqlType::Counter)
+        || *from == CqlType::Ascii && *to == CqlType::Text
+        || to_text
+            && matches!(
+                from,
+                CqlType::Inet
+                    | CqlType::Boolean
+                    | CqlType::Uuid
+                    | CqlType::Timeuuid
+                    | CqlType::Timestamp
+                    | CqlType::Date
+                    | CqlType::Time
+            )
         || matches!(
             (from, to),
             (CqlType::Timeuuid | CqlType::Date, CqlType::Timestamp)
                 | (CqlType::Timeuuid | CqlType::Timestamp, CqlType::Date)
         )
+}
+
+/// Cassandra's refusal of a time function's argument: with one overload, the type error of
+/// that overload; with several, the list of them (`FunctionResolver`).
+fn time_fn_refusal(function: &str, takes: &[CqlType], column: &str) -> String {
+    let returns = match function {
+        "dateof" | "totimestamp" => "timestamp",
+        "todate" => "date",
+        _ => "bigint",
+    };
+    match takes {
+        [only] => format!(
+            "Type error: {column} cannot be passed as argument 0 of function system.{function} of type {}",
+            khata_types::type_text::type_text(only)
+        ),
+        _ => {
+            let signatures: Vec<String> = takes
+                .iter()
+                .map(|t| {
+                    format!(
+                        "system.{function} : ({}) -> {returns}",
+                        khata_types::type_text::type_text(t)
+                    )
+                })
+                .collect();
+            format!(
+                "Invalid call to function {function}, none of its type signatures match (known type signatures: {})",
+                signatures.join(", ")
+            )
+        }
+    }
 }
 
 /// `CAST` of a stored value.

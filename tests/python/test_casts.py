@@ -1,0 +1,84 @@
+"""CAST and the time conversion functions in the selection, as Cassandra 4.1's `CastFcts` and
+`TimeFcts` define them (`CastFctsTest`, `TimeFctsTest`)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from cassandra import InvalidRequest
+
+
+@pytest.fixture(scope="module")
+def table(session, keyspace):
+    t = f"{keyspace}.casts"
+    session.execute(
+        f"CREATE TABLE {t} (k int PRIMARY KEY, i int, a ascii, x text, b blob, d duration, "
+        "l frozen<list<int>>, ts timestamp, dt date, tu timeuuid, u uuid, bo boolean, "
+        "ip inet, tm time)")
+    session.execute(
+        f"INSERT INTO {t} (k, i, a, x, b, d, l, ts, dt, tu, u, bo, ip, tm) VALUES (1, 7, 'a', "
+        "'x', 0x01, 1h, [1], '2026-12-05 10:00:00+0000', '2026-12-05', now(), uuid(), true, "
+        "'127.0.0.1', '10:00:00')")
+    return t
+
+
+@pytest.mark.parametrize("selector, column, to", [
+    ("CAST(x AS ascii)", "x", "ascii"),
+    ("CAST(b AS text)", "b", "text"),
+    ("CAST(d AS text)", "d", "text"),
+    ("CAST(l AS text)", "l", "text"),
+    ("CAST(i AS boolean)", "i", "boolean"),
+    ("CAST(bo AS int)", "bo", "int"),
+    ("CAST(x AS int)", "x", "int"),
+])
+def test_casts_cassandra_does_not_define_are_refused(session, table, selector, column, to):
+    with pytest.raises(InvalidRequest, match=re.escape(f"{column} cannot be cast to {to}")):
+        session.execute(f"SELECT {selector} FROM {table} WHERE k = 1")
+
+
+@pytest.mark.parametrize("selector", [
+    "CAST(a AS text)", "CAST(ip AS text)", "CAST(bo AS ascii)", "CAST(u AS text)",
+    "CAST(tu AS text)", "CAST(ts AS text)", "CAST(dt AS ascii)", "CAST(tm AS text)",
+    "CAST(i AS text)", "CAST(i AS varint)", "CAST(tu AS timestamp)", "CAST(ts AS date)",
+    "CAST(dt AS timestamp)",
+])
+def test_casts_cassandra_defines_run(session, table, selector):
+    assert session.execute(f"SELECT {selector} FROM {table} WHERE k = 1").one()[0] is not None
+
+
+def test_a_cast_to_the_own_type_is_the_column(session, table):
+    result = session.execute(f"SELECT CAST(i AS int), CAST(x AS text) FROM {table} WHERE k = 1")
+    assert result.column_names == ["i", "x"]
+    assert tuple(result.one()) == (7, "x")
+
+
+@pytest.mark.parametrize("call, message", [
+    ("dateOf(ts)",
+     "Type error: ts cannot be passed as argument 0 of function system.dateof of type timeuuid"),
+    ("unixTimestampOf(dt)", "Type error: dt cannot be passed as argument 0 of function "
+     "system.unixtimestampof of type timeuuid"),
+    ("toTimestamp(ts)", "Invalid call to function totimestamp, none of its type signatures "
+     "match (known type signatures: system.totimestamp : (timeuuid) -> timestamp, "
+     "system.totimestamp : (date) -> timestamp)"),
+    ("toDate(dt)", "Invalid call to function todate, none of its type signatures match "
+     "(known type signatures: system.todate : (timeuuid) -> date, "
+     "system.todate : (timestamp) -> date)"),
+    ("toUnixTimestamp(u)", "Invalid call to function tounixtimestamp, none of its type "
+     "signatures match (known type signatures: system.tounixtimestamp : (timeuuid) -> bigint, "
+     "system.tounixtimestamp : (timestamp) -> bigint, system.tounixtimestamp : (date) -> "
+     "bigint)"),
+])
+def test_time_functions_take_the_types_of_their_overloads(session, table, call, message):
+    with pytest.raises(InvalidRequest, match=re.escape(message)):
+        session.execute(f"SELECT {call} FROM {table} WHERE k = 1")
+
+
+def test_time_functions_on_their_types(session, table):
+    row = session.execute(
+        f"SELECT toDate(ts), toTimestamp(dt), toUnixTimestamp(ts), toUnixTimestamp(dt), "
+        f"dateOf(tu), unixTimestampOf(tu) FROM {table} WHERE k = 1").one()
+    assert str(row[0]) == "2026-12-05"
+    assert row[2] == 1_796_464_800_000
+    assert row[3] == 1_796_428_800_000
+    assert row[4] is not None and isinstance(row[5], int)
