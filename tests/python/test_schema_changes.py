@@ -133,3 +133,54 @@ def test_replication_factor_refused(session, rf, message):
     fails(session,
           f"CREATE KEYSPACE sc_bad WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': {rf}}}",
           ConfigurationException, message)
+
+
+# --- counter tables ---------------------------------------------------------------------------
+
+def flags(session, keyspace, table):
+    row = session.execute(
+        "SELECT flags FROM system_schema.tables WHERE keyspace_name = %s AND table_name = %s",
+        [keyspace, table]).one()
+    return set(row.flags)
+
+
+def test_a_counter_table_is_flagged_and_stays_one(session, keyspace):
+    session.execute(f"CREATE TABLE {keyspace}.c2 (k int PRIMARY KEY, c counter)")
+    session.execute(f"CREATE TABLE {keyspace}.plain (k int PRIMARY KEY, t text)")
+    assert flags(session, keyspace, "c2") == {"compound", "counter"}
+    assert flags(session, keyspace, "plain") == {"compound"}
+    fails(session, f"ALTER TABLE {keyspace}.c2 ADD t text", ConfigurationException,
+          f'{keyspace}.c2: Cannot have a non counter column ("t") in a counter table')
+    fails(session, f"ALTER TABLE {keyspace}.plain ADD c counter", ConfigurationException,
+          f'{keyspace}.plain: Cannot have a counter column ("c") in a non counter column table')
+    session.execute(f"ALTER TABLE {keyspace}.c2 DROP c")
+    assert flags(session, keyspace, "c2") == {"compound", "counter"}
+    fails(session, f"ALTER TABLE {keyspace}.c2 ADD x int", ConfigurationException,
+          f'{keyspace}.c2: Cannot have a non counter column ("x") in a counter table')
+    fails(session, f"ALTER TABLE {keyspace}.c2 ADD c counter", InvalidRequest,
+          "Cannot re-add previously dropped counter column c")
+    session.execute(f"ALTER TABLE {keyspace}.c2 ADD d counter")
+
+
+def test_counter_tables_take_no_default_ttl(session, keyspace):
+    fails(session,
+          f"CREATE TABLE {keyspace}.cttl (k int PRIMARY KEY, c counter) WITH default_time_to_live = 2",
+          InvalidRequest, "Cannot set default_time_to_live on a table with counters")
+    session.execute(f"CREATE TABLE {keyspace}.cttl2 (k int PRIMARY KEY, c counter)")
+    fails(session, f"ALTER TABLE {keyspace}.cttl2 WITH default_time_to_live = 2",
+          InvalidRequest, "Cannot set default_time_to_live on a table with counters")
+    session.execute(f"ALTER TABLE {keyspace}.cttl2 WITH default_time_to_live = 0")
+
+
+def test_a_static_counter_makes_a_counter_table(session, keyspace):
+    fails(session,
+          f"CREATE TABLE {keyspace}.sc (k int, c int, s counter static, v int, PRIMARY KEY (k, c))",
+          InvalidRequest, "Cannot mix counter and non counter columns in the same table")
+
+
+def test_user_types_take_no_counters(session, keyspace):
+    fails(session, f"CREATE TYPE {keyspace}.withcounter (a counter)", InvalidRequest,
+          "A user type cannot contain counters")
+    session.execute(f"CREATE TYPE {keyspace}.nocounter (a int)")
+    fails(session, f"ALTER TYPE {keyspace}.nocounter ADD c counter", InvalidRequest,
+          "A user type cannot contain counters")

@@ -171,6 +171,16 @@ fn kind_text(kind: ColumnKind) -> (&'static str, i32, &'static str) {
     }
 }
 
+/// `system_schema.tables.flags` of a CQL table: `compound`, and `counter` for a counter table
+/// (a set: sorted).
+fn flags(o: &TableOptions) -> Vec<String> {
+    let mut flags = vec!["compound".to_string()];
+    if o.counter {
+        flags.push("counter".into());
+    }
+    flags
+}
+
 fn options_row<'a>(w: RowWriter<'a>, t: &TableDef) -> RowWriter<'a> {
     let o = &t.options;
     let map =
@@ -205,7 +215,7 @@ fn options_row<'a>(w: RowWriter<'a>, t: &TableDef) -> RowWriter<'a> {
                     .collect(),
             ),
         )
-        .set("flags", SysValue::Texts(vec!["compound".into()]))
+        .set("flags", SysValue::Texts(flags(o)))
         .set("gc_grace_seconds", SysValue::Int(o.gc_grace_seconds as i32))
         .set("id", SysValue::Uuid(t.id))
         .set("max_index_interval", SysValue::Int(2048))
@@ -503,6 +513,7 @@ fn load_table(stored: &StoredRows, ks: &KeyspaceSchema, row: &ReadRow) -> Result
             .into_iter()
             .map(|(k, v)| (k, v.to_vec()))
             .collect(),
+        counter: row.texts("flags")?.iter().any(|f| f == "counter"),
     };
     let udt = |n: &str| ks.types.get(n).map(|u| u.as_type(false));
     let mut columns = Vec::new();
@@ -537,6 +548,9 @@ fn load_table(stored: &StoredRows, ks: &KeyspaceSchema, row: &ReadRow) -> Result
             kind,
         });
     }
+    let mut options = options;
+    // Older nodes wrote `compound` alone: a table with counter columns is a counter table.
+    options.counter |= columns.iter().any(|c| c.ty == CqlType::Counter);
     let mut dropped = Vec::new();
     for d in rows(stored, "dropped_columns", &keyspace)
         .filter(|c| c.text("table_name").ok() == Some(name.clone()))

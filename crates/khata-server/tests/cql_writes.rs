@@ -560,11 +560,11 @@ async fn conditional_list_operations_and_refusals() {
         ),
         (
             "ALTER TABLE lw ADD n counter",
-            "Cannot add a counter column (n) in a non counter column family",
+            "ks.lw: Cannot have a counter column (\"n\") in a non counter column table",
         ),
         (
             "ALTER TABLE cnt ADD v int",
-            "Cannot add a non counter column (v) in a counter column family",
+            "ks.cnt: Cannot have a non counter column (\"v\") in a counter table",
         ),
         // Assignments the column's type does not take, written back as Cassandra does.
         (

@@ -258,6 +258,10 @@ pub struct TableOptions {
     /// `system_schema.tables.extensions`, where ScyllaDB's Alternator keeps a DynamoDB
     /// table's tags). The engine ignores it; the replica persists it with the schema.
     pub extensions: BTreeMap<String, Vec<u8>>,
+    /// A counter table (the `counter` flag of Cassandra's `system_schema.tables.flags`): its
+    /// regular and static columns are counters, and it stays a counter table once its last
+    /// counter column is dropped.
+    pub counter: bool,
 }
 
 impl Default for TableOptions {
@@ -270,6 +274,7 @@ impl Default for TableOptions {
             chunk_length_bytes: 16 * 1024,
             comment: String::new(),
             extensions: BTreeMap::new(),
+            counter: false,
         }
     }
 }

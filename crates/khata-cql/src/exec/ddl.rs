@@ -812,6 +812,9 @@ fn resolve_type(
         .to_cql_type(&resolver)
         .map_err(|e| ExecError::invalid(e.to_string()))?;
     check_duration_placement(&resolved)?;
+    if in_udt && resolved == CqlType::Counter {
+        return Err(ExecError::invalid("A user type cannot contain counters"));
+    }
     if in_udt && matches!(resolved, CqlType::Udt { frozen: false, .. }) {
         return Err(ExecError::invalid(
             "A user type cannot contain non-frozen UDTs",
@@ -950,9 +953,7 @@ fn create_table(
             },
         });
     }
-    let has_counter = columns
-        .iter()
-        .any(|c| c.kind == ColumnKind::Regular && c.ty == CqlType::Counter);
+    let has_counter = columns.iter().any(|c| c.ty == CqlType::Counter);
     if has_counter
         && columns.iter().any(|c| {
             matches!(c.kind, ColumnKind::Regular | ColumnKind::Static) && c.ty != CqlType::Counter
@@ -965,9 +966,15 @@ fn create_table(
     let _ = ks;
     let defaults = TableOptions {
         gc_grace_seconds: default_gc_grace_seconds,
+        counter: has_counter,
         ..TableOptions::default()
     };
     let options = table_options(defaults, &c.properties)?;
+    if has_counter && options.default_time_to_live > 0 {
+        return Err(ExecError::invalid(
+            "Cannot set default_time_to_live on a table with counters",
+        ));
+    }
     Ok(SchemaChange::CreateTable(TableSchema {
         def: TableDef {
             id: Uuid::new_v4(),
@@ -1074,17 +1081,23 @@ fn alter_table(
                     ));
                 }
                 let ty = resolve_type(schema, &keyspace, &col.ty, false)?;
-                let counter_table = t.def.columns.iter().any(|c| c.ty == CqlType::Counter);
+                let counter_table = t.def.options.counter;
                 if let Some(d) = t.dropped.iter().find(|d| d.name == col.name.0) {
                     check_readd(d, &col.name.0, &ty, col.is_static, counter_table)?;
                 }
+                // Cassandra's TableMetadata.validate, a ConfigurationException naming the
+                // table as `keyspace.table` (unquoted).
                 if (ty == CqlType::Counter) != counter_table {
-                    return Err(ExecError::invalid(format!(
-                        "Cannot add a {}counter column ({}) in a {}counter column family",
-                        if counter_table { "non " } else { "" },
-                        col.name.0,
-                        if counter_table { "" } else { "non " },
-                    )));
+                    let (ks, table, column) = (&t.def.keyspace, &t.def.name, &col.name.0);
+                    return Err(config_error(if counter_table {
+                        format!(
+                            "{ks}.{table}: Cannot have a non counter column (\"{column}\") in a counter table"
+                        )
+                    } else {
+                        format!(
+                            "{ks}.{table}: Cannot have a counter column (\"{column}\") in a non counter column table"
+                        )
+                    }));
                 }
                 next.def.columns.push(ColumnDef {
                     id: column_id(&col.name.0),
@@ -1148,6 +1161,11 @@ fn alter_table(
         }
         AlterTableAction::With(properties) => {
             next.def.options = table_options(next.def.options.clone(), properties)?;
+            if next.def.options.counter && next.def.options.default_time_to_live > 0 {
+                return Err(ExecError::invalid(
+                    "Cannot set default_time_to_live on a table with counters",
+                ));
+            }
         }
         AlterTableAction::Rename { renames, if_exists } => {
             for (from, to) in renames {

@@ -206,6 +206,7 @@ fn table_options_as_set() {
         chunk_length_bytes: 16 * 1024,
         comment: "it's a test".into(),
         extensions: Default::default(),
+        counter: false,
     };
     let text = create::table(&t, false);
     for line in [
