@@ -44,3 +44,65 @@ def test_field_writes_and_deletions_of_frozen_or_non_udt_columns(session, ks):
             "Invalid operation (i.a = 0) for non-UDT column i")
     refused(session, f"DELETE i[0] FROM {ks}.u WHERE k = 0",
             "Invalid deletion operation for non collection column i")
+
+
+def test_json_tuple_of_the_wrong_length(session, ks):
+    session.execute(f"CREATE TABLE {ks}.tj (k int PRIMARY KEY, tup frozen<tuple<int, ascii, int>>)")
+    refused(session, f"""INSERT INTO {ks}.tj JSON '{{"k": 1, "tup": [1, "a"]}}'""",
+            "Error decoding JSON value for tup: Tuple is missing items (expected 3): [1, a]")
+    refused(session, f"""INSERT INTO {ks}.tj JSON '{{"k": 1, "tup": [1, "a", 3, 4.5]}}'""",
+            "Tuple contains extra items (expected 3): [1, a, 3, 4.5]")
+    refused(session, f"""INSERT INTO {ks}.tj (k, tup) VALUES (3, fromJson('[1, "a", 3, 4]'))""",
+            "Tuple contains extra items (expected 3)")
+    assert list(session.execute(f"SELECT * FROM {ks}.tj")) == []
+
+
+def test_ipv4_mapped_inet_is_the_ipv4_address(session, ks):
+    session.execute(f"CREATE TABLE {ks}.ip (k int PRIMARY KEY, i inet)")
+    session.execute(f"INSERT INTO {ks}.ip (k, i) VALUES (0, '::ffff:1.2.3.4')")
+    session.execute(f"""INSERT INTO {ks}.ip JSON '{{"k": 1, "i": "::ffff:1.2.3.5"}}'""")
+    rows = session.execute(f"SELECT k, i, inetAsBlob(i) AS b FROM {ks}.ip")
+    assert sorted((r.k, r.i, r.b) for r in rows) == [
+        (0, "1.2.3.4", b"\x01\x02\x03\x04"), (1, "1.2.3.5", b"\x01\x02\x03\x05")]
+    rows = session.execute(f"SELECT k FROM {ks}.ip WHERE i = '1.2.3.4' ALLOW FILTERING")
+    assert [r.k for r in rows] == [0]
+
+
+def test_json_numbers_inets_and_keys_as_cassandra_writes_them(session, ks):
+    session.execute(
+        f"CREATE TABLE {ks}.jn (k int PRIMARY KEY, f float, d double, i inet, fm map<float, int>, "
+        "sm map<frozen<set<int>>, boolean>, um map<frozen<ut>, boolean>)")
+    insert = session.prepare(f"INSERT INTO {ks}.jn (k, f, d, i, fm) VALUES (?, ?, ?, ?, ?)")
+    session.execute(insert, [0, 123.123, 1e20, "::1", {1.23: 1}])
+    session.execute(insert, [1, float("nan"), float("inf"), None, None])
+    session.execute(f"INSERT INTO {ks}.jn (k, d) VALUES (2, 1e7)")
+    session.execute(f"INSERT INTO {ks}.jn (k, d) VALUES (3, 0.001)")
+    session.execute(f"INSERT INTO {ks}.jn (k, d) VALUES (4, 1.0E-4)")
+    session.execute(
+        f"""INSERT INTO {ks}.jn JSON '{{"k": 5, "sm": {{"[0, 1, 2]": true}}, "um": {{"{{\\"a\\": 0}}": true}}}}'""")
+    rows = {r.k: r for r in session.execute(
+        f"SELECT k, toJson(f) AS f, toJson(d) AS d, toJson(i) AS i, toJson(fm) AS fm, "
+        f"toJson(sm) AS sm, toJson(um) AS um, CAST(d AS text) AS dt FROM {ks}.jn")}
+    assert (rows[0].f, rows[0].d, rows[0].i, rows[0].fm) == (
+        "123.123", "1.0E20", '"0:0:0:0:0:0:0:1"', '{"1.23": 1}')
+    assert (rows[1].f, rows[1].d) == ("null", "null")
+    assert [rows[k].d for k in (2, 3, 4)] == ["1.0E7", "0.001", "1.0E-4"]
+    assert [rows[k].dt for k in (0, 2, 3, 4)] == ["1.0E20", "1.0E7", "0.001", "1.0E-4"]
+    assert rows[5].sm == '{"[0, 1, 2]": true}'
+    assert rows[5].um == '{"{\\"a\\": 0, \\"b\\": null}": true}'
+    json_row = session.execute(f"SELECT JSON k, f FROM {ks}.jn WHERE k = 0").one()[0]
+    assert json_row == '{"k": 0, "f": 123.123}'
+
+
+def test_json_udt_field_names_follow_cassandras_case_rules(session, ks):
+    session.execute(f'CREATE TYPE {ks}.cs (a int, "Foo" int)')
+    session.execute(f"CREATE TABLE {ks}.jc (k int PRIMARY KEY, v frozen<cs>)")
+    insert = session.prepare(f"INSERT INTO {ks}.jc JSON ?")
+    session.execute(insert, ['{"k": 0, "v": {"a": 0, "\\"Foo\\"": 0}}'])
+    session.execute(insert, ['{"k": 1, "v": {"A": 1, "\\"Foo\\"": 2}}'])
+    refused(session, insert,
+            "Error decoding JSON value for v: Unknown field 'foo' in value of user defined type cs",
+            ['{"k": 2, "v": {"a": 0, "Foo": 1}}'])
+    rows = session.execute(f"SELECT k, toJson(v) AS v FROM {ks}.jc")
+    assert sorted((r.k, r.v) for r in rows) == [
+        (0, '{"a": 0, "\\"Foo\\"": 0}'), (1, '{"a": 1, "\\"Foo\\"": 2}')]

@@ -74,7 +74,9 @@ fn literal_forms() {
     let cases: Vec<(CqlValue, &str)> = vec![
         (CqlValue::Text("it's".into()), "'it''s'"),
         (CqlValue::Blob(vec![0xCA, 0xFE]), "0xcafe"),
-        (CqlValue::Double(1e300), "1e300"),
+        (CqlValue::Double(1e300), "1.0E300"),
+        (CqlValue::Double(1e-4), "1.0E-4"),
+        (CqlValue::Inet("::1".parse().unwrap()), "'0:0:0:0:0:0:0:1'"),
         (CqlValue::Double(-0.0), "-0.0"),
         (CqlValue::Float(f32::NEG_INFINITY), "-Infinity"),
         (CqlValue::Date(1 << 31), "'1970-01-01'"),

@@ -193,37 +193,8 @@ pub(crate) fn java_double_decimal(f: f64) -> Result<Decimal, String> {
             scale: 1,
         });
     }
-    // `{:e}` writes the shortest round-trip digits: `8.5e0`, `1e7`, `-1.25e-4`.
-    let text = format!("{f:e}");
-    let (mantissa, exponent) = text.split_once('e').ok_or("bad float")?;
-    let exponent: i32 = exponent.parse().map_err(|_| "bad float")?;
-    let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
-    let magnitude = f.abs();
-    let java = if (1e-3..1e7).contains(&magnitude) {
-        // Plain: the digits with the point after `exponent + 1` of them, at least one digit
-        // on each side.
-        let point = exponent + 1;
-        let (int, frac) = if point <= 0 {
-            (
-                "0".to_string(),
-                format!("{}{digits}", "0".repeat(point.unsigned_abs() as usize)),
-            )
-        } else if point as usize >= digits.len() {
-            (
-                format!("{digits}{}", "0".repeat(point as usize - digits.len())),
-                "0".to_string(),
-            )
-        } else {
-            let (i, f) = digits.split_at(point as usize);
-            (i.to_string(), f.to_string())
-        };
-        format!("{int}.{frac}")
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let rest = if rest.is_empty() { "0" } else { rest };
-        format!("{first}.{rest}E{exponent}")
-    };
+    let java = super::numeric::java_double_string(f.abs());
+    let negative = f < 0.0;
     let d = parse_decimal(&java).ok_or("bad float")?;
     Ok(if negative {
         Decimal {

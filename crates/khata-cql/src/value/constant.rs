@@ -118,9 +118,12 @@ fn from_string(ty: &CqlType, text: &str, now_millis: i64) -> Result<CqlValue, Li
             ));
         }
         CqlType::Inet if text.is_empty() => CqlValue::Empty,
+        // Java's `InetAddress.getByName` makes an IPv4-mapped IPv6 address (`::ffff:1.2.3.4`)
+        // the IPv4 address, stored in 4 bytes.
         CqlType::Inet => CqlValue::Inet(
             text.parse::<IpAddr>()
-                .map_err(|_| fail("Unable to make inet address"))?,
+                .map_err(|_| fail("Unable to make inet address"))?
+                .to_canonical(),
         ),
         CqlType::Date => CqlValue::Date(temporal::parse_date(text)?),
         CqlType::Time => CqlValue::Time(temporal::parse_time(text)?),

@@ -4,7 +4,8 @@
 //! Forms: strings and `inet`, `date`, `time`, `timestamp` quoted (`'it''s'`, `'::1'`,
 //! `'2024-01-31'`, `'08:12:54.123000000'`, `'2024-01-31T08:12:54.123Z'`); a `date` outside years
 //! 0 to 9999 and a `timestamp` outside 1583 to 9999 as their raw integers; blobs as `0x...`;
-//! numbers as written by Rust (`1.5`, `1e300`), with `NaN`, `Infinity`, `-Infinity`; decimals
+//! floats as Java writes them (`1.5`, `1.0E300`: Cassandra's `CAST(d AS text)`), with `NaN`,
+//! `Infinity`, `-Infinity`; `inet` as Java writes it (`'0:0:0:0:0:0:0:1'`); decimals
 //! with their exact scale (`1.50`, `15E3`); durations in units (`1y2mo3d4h`); collections,
 //! tuples and UDTs in their literal syntax, UDT field names quoted when they must be.
 //!
@@ -34,12 +35,8 @@ impl Display for CqlValue {
             V::Tinyint(n) => write!(f, "{n}"),
             V::Varint(n) => write!(f, "{n}"),
             V::Decimal(d) => f.write_str(&numeric::format_decimal(d)),
-            V::Float(x) => write_float(f, x.is_nan(), x.is_infinite(), *x < 0.0, || {
-                format!("{x:?}")
-            }),
-            V::Double(x) => write_float(f, x.is_nan(), x.is_infinite(), *x < 0.0, || {
-                format!("{x:?}")
-            }),
+            V::Float(x) => f.write_str(&numeric::java_float_string(*x)),
+            V::Double(x) => f.write_str(&numeric::java_double_string(*x)),
             V::Date(d) => write_quoted(f, &temporal::format_date(*d)),
             V::Time(t) => write_quoted(f, &temporal::format_time(*t)),
             V::Timestamp(ms) => match temporal::format_timestamp(*ms) {
@@ -47,7 +44,7 @@ impl Display for CqlValue {
                 None => write!(f, "{ms}"),
             },
             V::Duration(d) => f.write_str(&duration::format_duration(d)),
-            V::Inet(ip) => write_quoted(f, &ip.to_string()),
+            V::Inet(ip) => write_quoted(f, &java_host_address(ip)),
             V::Uuid(u) | V::Timeuuid(u) => write!(f, "{}", u.hyphenated()),
             V::List(items) | V::Vector(items) => {
                 f.write_char('[')?;
@@ -85,18 +82,17 @@ fn write_quoted(f: &mut Formatter<'_>, s: &str) -> fmt::Result {
     write!(f, "'{}'", s.replace('\'', "''"))
 }
 
-fn write_float(
-    f: &mut Formatter<'_>,
-    nan: bool,
-    infinite: bool,
-    negative: bool,
-    finite: impl FnOnce() -> String,
-) -> fmt::Result {
-    match (nan, infinite, negative) {
-        (true, _, _) => f.write_str("NaN"),
-        (_, true, true) => f.write_str("-Infinity"),
-        (_, true, false) => f.write_str("Infinity"),
-        _ => f.write_str(&finite()),
+/// An address as Java's `InetAddress.getHostAddress` writes it: IPv6 as eight hexadecimal
+/// groups without `::` shortening (`0:0:0:0:0:0:0:1`).
+pub(crate) fn java_host_address(ip: &std::net::IpAddr) -> String {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.to_string(),
+        std::net::IpAddr::V6(v6) => v6
+            .segments()
+            .iter()
+            .map(|s| format!("{s:x}"))
+            .collect::<Vec<_>>()
+            .join(":"),
     }
 }
 

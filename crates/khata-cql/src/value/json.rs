@@ -1,10 +1,11 @@
 //! CQL values as JSON, for `SELECT JSON` and `INSERT JSON`, following Cassandra's
 //! `toJSONString` / `fromJSONObject` of each type.
 //!
-//! Out: numbers as JSON numbers (`NaN`/`Infinity` as strings, as JSON has none), text, uuids,
-//! inets, dates, times, durations and timestamps (`"2024-01-31 10:00:00.000Z"`) as strings,
+//! Out ([`write_value`]): numbers as JSON numbers (floats as Java writes them, `NaN` and
+//! `Infinity` as `null`, as JSON has none), text, uuids, inets (as Java's `getHostAddress`), dates, times, durations and timestamps (`"2024-01-31 10:00:00.000Z"`) as strings,
 //! blobs as `"0x..."`, lists, sets and tuples as arrays, maps as objects whose keys are the JSON
-//! of the key (a string key as is), UDTs as objects. In: the same, and, as Cassandra accepts,
+//! of the key as a string (a string key as is), UDTs as objects (case-sensitive field names
+//! quoted). In: the same, and, as Cassandra accepts,
 //! numbers and booleans given as strings, timestamps as numbers of milliseconds.
 
 use khata_types::schema::CqlType;
@@ -80,11 +81,15 @@ pub fn write_value(ty: &CqlType, v: &CqlValue, out: &mut String) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                let key = match to_json(kt, k) {
-                    Json::String(s) => s,
-                    other => other.to_string(),
-                };
-                out.push_str(&Json::String(key).to_string());
+                // MapType.toJSONString: a key that is not a JSON string is its JSON text
+                // (written as Cassandra writes it) as a string.
+                let mut key = String::new();
+                write_value(kt, k, &mut key);
+                if key.starts_with('"') {
+                    out.push_str(&key);
+                } else {
+                    out.push_str(&Json::String(key).to_string());
+                }
                 out.push_str(": ");
                 write_value(vt, item, out);
             }
@@ -117,7 +122,12 @@ pub fn write_value(ty: &CqlType, v: &CqlValue, out: &mut String) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                out.push_str(&Json::String(name.clone()).to_string());
+                // UserType.toJSONString: a case-sensitive name quoted (`"\"Foo\""`).
+                if *name == name.to_lowercase() {
+                    out.push_str(&Json::String(name.clone()).to_string());
+                } else {
+                    out.push_str(&Json::String(format!("\"{name}\"")).to_string());
+                }
                 out.push_str(": ");
                 let t = types.iter().find(|(n, _)| n == name).map(|(_, t)| t);
                 match (item, t) {
@@ -126,6 +136,18 @@ pub fn write_value(ty: &CqlType, v: &CqlValue, out: &mut String) {
                 }
             }
             out.push('}');
+        }
+        // FloatType's and DoubleType's toJSONString: Java's text, and null for what JSON has
+        // no number for.
+        CqlValue::Float(f) if !f.is_finite() => out.push_str("null"),
+        CqlValue::Double(f) if !f.is_finite() => out.push_str("null"),
+        CqlValue::Float(f) => out.push_str(&numeric::java_float_string(*f)),
+        CqlValue::Double(f) => out.push_str(&numeric::java_double_string(*f)),
+        // DecimalType.toJSONString: `BigDecimal.toString` (`1E+2`).
+        CqlValue::Decimal(d) => out.push_str(&numeric::decimal_java_string(d)),
+        // InetAddressType.toJSONString: Java's `getHostAddress`.
+        CqlValue::Inet(ip) => {
+            out.push_str(&Json::String(super::display::java_host_address(ip)).to_string());
         }
         scalar => write_json(&to_json(ty, scalar), out),
     }
@@ -331,6 +353,19 @@ fn to_term(ty: &CqlType, json: &Json, receiver: &str) -> Result<Term, LiteralErr
                 .map(|i| to_term(element, i, receiver))
                 .collect::<Result<_, _>>()?,
         ),
+        // TupleType.fromJSONObject: exactly one item per component.
+        (Json::Array(items), CqlType::Tuple(types)) if items.len() != types.len() => {
+            let what = if items.len() > types.len() {
+                "contains extra"
+            } else {
+                "is missing"
+            };
+            return Err(LiteralError::InvalidLiteral(format!(
+                "Error decoding JSON value for {receiver}: Tuple {what} items (expected {}): {}",
+                types.len(),
+                java_text(json)
+            )));
+        }
         (Json::Array(items), CqlType::Tuple(types)) => Term::Tuple(
             items
                 .iter()
@@ -353,20 +388,52 @@ fn to_term(ty: &CqlType, json: &Json, receiver: &str) -> Result<Term, LiteralErr
                 })
                 .collect::<Result<_, LiteralError>>()?,
         ),
-        (Json::Object(m), CqlType::Udt { fields, .. }) => {
+        (Json::Object(m), CqlType::Udt { name, fields, .. }) => {
             let mut out = Vec::new();
             for (k, v) in m {
-                let Some((_, t)) = fields.iter().find(|(n, _)| n == k) else {
+                // JsonUtils.handleCaseSensitivity: `"\"Foo\""` names `Foo`, an unquoted key
+                // is lower-cased.
+                let field = match k.strip_prefix('"').and_then(|k| k.strip_suffix('"')) {
+                    Some(quoted) => quoted.to_string(),
+                    None => k.to_lowercase(),
+                };
+                let Some((_, t)) = fields.iter().find(|(n, _)| *n == field) else {
                     return Err(LiteralError::InvalidLiteral(format!(
-                        "JSON object for {receiver} has an unknown field {k}"
+                        "Error decoding JSON value for {receiver}: Unknown field '{field}' in value of user defined type {name}"
                     )));
                 };
-                out.push((Name(k.clone()), to_term(t, v, receiver)?));
+                out.push((Name(field), to_term(t, v, receiver)?));
             }
             Term::UserType(out)
         }
         _ => return Err(bad()),
     })
+}
+
+/// Parsed JSON as Java's `toString` writes what Jackson decodes it to, as Cassandra's
+/// messages show it: strings without quotes, `[a, b]` lists, `{k=v}` maps, floats as
+/// `Double.toString`.
+pub(crate) fn java_text(json: &Json) -> String {
+    match json {
+        Json::Null => "null".into(),
+        Json::Bool(b) => b.to_string(),
+        Json::String(s) => s.clone(),
+        Json::Number(n) if n.is_f64() => n
+            .as_f64()
+            .map_or_else(|| n.to_string(), numeric::java_double_string),
+        Json::Number(n) => n.to_string(),
+        Json::Array(items) => format!(
+            "[{}]",
+            items.iter().map(java_text).collect::<Vec<_>>().join(", ")
+        ),
+        Json::Object(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", java_text(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 /// A value of `ty` from JSON (`None` for `null`).
