@@ -69,6 +69,27 @@ def test_a_dropped_user_type_column_is_recorded_as_a_tuple(session, keyspace):
     assert [tuple(r) for r in session.execute(f"SELECT * FROM {keyspace}.dropped_udt")] == [(1, 1)]
 
 
+def test_collection_fields_are_kept_as_written(session, keyspace):
+    session.execute(f"CREATE TYPE {keyspace}.withlist (bar int, foo list<int>)")
+    row = session.execute(
+        "SELECT field_types FROM system_schema.types WHERE keyspace_name = %s AND type_name = 'withlist'",
+        [keyspace]).one()
+    assert list(row.field_types) == ["int", "list<int>"]
+    fails(session, f"CREATE TABLE {keyspace}.wrong (k int PRIMARY KEY, v withlist)", InvalidRequest,
+          "Non-frozen UDTs with nested non-frozen collections are not supported")
+    session.execute(f"CREATE TABLE {keyspace}.holds_list (k int PRIMARY KEY, v frozen<withlist>)")
+    fails(session, f"ALTER TABLE {keyspace}.holds_list ADD w withlist", InvalidRequest,
+          "Non-frozen UDTs with nested non-frozen collections are not supported")
+    session.execute(f"INSERT INTO {keyspace}.holds_list (k, v) VALUES (1, {{bar: 1, foo: [1, 2]}})")
+    assert session.execute(f"SELECT v FROM {keyspace}.holds_list WHERE k = 1").one().v.foo == [1, 2]
+    # A type used non-frozen takes no non-frozen collection field.
+    session.execute(f"CREATE TYPE {keyspace}.plain_t (a int)")
+    session.execute(f"CREATE TABLE {keyspace}.holds_plain (k int PRIMARY KEY, v plain_t)")
+    fails(session, f"ALTER TYPE {keyspace}.plain_t ADD l list<int>", InvalidRequest,
+          "Non-frozen UDTs with nested non-frozen collections are not supported")
+    session.execute(f"ALTER TYPE {keyspace}.plain_t ADD l frozen<list<int>>")
+
+
 # --- replication ------------------------------------------------------------------------------
 
 NTS = "org.apache.cassandra.locator.NetworkTopologyStrategy"

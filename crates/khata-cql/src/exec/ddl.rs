@@ -201,6 +201,23 @@ pub(crate) async fn run(
                                 .collect()
                         })
                         .unwrap_or_default();
+                    // khata's deviation: Cassandra lets the field in and leaves non-frozen
+                    // columns of the type with a collection they cannot hold per element;
+                    // khata refuses it as CREATE TABLE refuses such a column.
+                    let used_non_frozen = field_type.is_multi_cell()
+                        && schema.keyspace(&keyspace).is_some_and(|k| {
+                            k.tables.values().any(|t| {
+                                t.def.columns.iter().any(|c| {
+                                    matches!(&c.ty, CqlType::Udt { keyspace: k, name: n, frozen: false, .. }
+                                        if *k == keyspace && *n == ty.name)
+                                })
+                            })
+                        });
+                    if used_non_frozen {
+                        return Err(ExecError::invalid(
+                            "Non-frozen UDTs with nested non-frozen collections are not supported",
+                        ));
+                    }
                     if !keyed.is_empty() {
                         return Err(ExecError::invalid(format!(
                             "Cannot add new field {} of type {shown} to user type {type_name} as the type is being used in partition key by the following tables: {}",
@@ -708,34 +725,19 @@ fn table_options(
     Ok(options)
 }
 
-/// The frozen form of a type (collections and UDTs; others are unchanged).
-fn freeze(ty: CqlType) -> CqlType {
+/// Refuses a non-frozen user type column whose type has a non-frozen collection field
+/// (Cassandra's `CreateTableStatement`): each field of such a column is one cell, so a field
+/// cannot itself be a cell per element.
+fn check_nested_multi_cell(ty: &CqlType) -> Result<(), ExecError> {
     match ty {
-        CqlType::List { element, .. } => CqlType::List {
-            element,
-            frozen: true,
-        },
-        CqlType::Set { element, .. } => CqlType::Set {
-            element,
-            frozen: true,
-        },
-        CqlType::Map { key, value, .. } => CqlType::Map {
-            key,
-            value,
-            frozen: true,
-        },
         CqlType::Udt {
-            keyspace,
-            name,
             fields,
+            frozen: false,
             ..
-        } => CqlType::Udt {
-            keyspace,
-            name,
-            fields,
-            frozen: true,
-        },
-        other => other,
+        } if fields.iter().any(|(_, t)| t.is_multi_cell()) => Err(ExecError::invalid(
+            "Non-frozen UDTs with nested non-frozen collections are not supported",
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -820,8 +822,9 @@ fn resolve_type(
             "A user type cannot contain non-frozen UDTs",
         ));
     }
-    // A collection field of a user type is frozen, as in Cassandra.
-    let resolved = if in_udt { freeze(resolved) } else { resolved };
+    // A collection field of a user type is kept as written, as Cassandra keeps it: frozen
+    // with the type when the type is used frozen, and refused in a non-frozen column
+    // (`check_nested_multi_cell`). Types stored by older nodes have such fields frozen.
     if let CqlType::Udt { keyspace: k, .. } = &resolved
         && k != keyspace
     {
@@ -848,13 +851,9 @@ fn create_table(
     let mut types = BTreeMap::new();
     let mut statics = HashSet::new();
     for col in &c.columns {
-        if types
-            .insert(
-                col.name.0.clone(),
-                resolve_type(schema, &keyspace, &col.ty, false)?,
-            )
-            .is_some()
-        {
+        let ty = resolve_type(schema, &keyspace, &col.ty, false)?;
+        check_nested_multi_cell(&ty)?;
+        if types.insert(col.name.0.clone(), ty).is_some() {
             return Err(ExecError::invalid(format!(
                 "Multiple definition of identifier {}",
                 col.name.0
@@ -1081,6 +1080,7 @@ fn alter_table(
                     ));
                 }
                 let ty = resolve_type(schema, &keyspace, &col.ty, false)?;
+                check_nested_multi_cell(&ty)?;
                 let counter_table = t.def.options.counter;
                 if let Some(d) = t.dropped.iter().find(|d| d.name == col.name.0) {
                     check_readd(d, &col.name.0, &ty, col.is_static, counter_table)?;
