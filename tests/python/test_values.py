@@ -106,3 +106,37 @@ def test_json_udt_field_names_follow_cassandras_case_rules(session, ks):
     rows = session.execute(f"SELECT k, toJson(v) AS v FROM {ks}.jc")
     assert sorted((r.k, r.v) for r in rows) == [
         (0, '{"a": 0, "\\"Foo\\"": 0}'), (1, '{"a": 1, "\\"Foo\\"": 2}')]
+
+
+def test_blob_conversion_functions_as_values(session, ks):
+    session.execute(f"CREATE TABLE {ks}.b (k int PRIMARY KEY, bl blob, t text, i int)")
+    session.execute(f"INSERT INTO {ks}.b (k, bl) VALUES (1, textAsBlob('abc'))")
+    session.execute(f"UPDATE {ks}.b SET bl = bigintAsBlob(3) WHERE k = 3")
+    session.execute(f"INSERT INTO {ks}.b (k, t, i) VALUES (4, blobAsText(0x616263), blobAsInt(intAsBlob(7)))")
+    rows = session.execute(f"SELECT k, bl, t, i FROM {ks}.b")
+    assert sorted(tuple(r) for r in rows) == [
+        (1, b"abc", None, None), (3, b"\0\0\0\0\0\0\0\3", None, None), (4, None, "abc", 7)]
+    assert [r.k for r in session.execute(
+        f"SELECT k FROM {ks}.b WHERE k = blobAsInt(0x00000004)")] == [4]
+    insert = session.prepare(f"INSERT INTO {ks}.b (k, bl) VALUES (?, textAsBlob(?))")
+    assert [c.name for c in insert.column_metadata] == ["k", "arg0(system.textasblob)"]
+    assert insert.column_metadata[1].type.typename == "varchar"
+    session.execute(insert, [10, "x"])
+    session.execute(insert, [11, None])
+    by_blob = session.prepare(f"INSERT INTO {ks}.b (k, i) VALUES (?, blobAsInt(?))")
+    assert by_blob.column_metadata[1].name == "arg0(system.blobasint)"
+    session.execute(by_blob, [12, b"\0\0\0\x05"])
+    rows = {r.k: r for r in session.execute(f"SELECT k, bl, i FROM {ks}.b WHERE k IN (10, 11, 12)")}
+    assert (rows[10].bl, rows[11].bl, rows[12].i) == (b"x", None, 5)
+    refused(session, by_blob, "In call to function system.blobasint, value 0x0005 is not a valid "
+            "binary representation for type int", [13, b"\0\x05"])
+    refused(session, f"INSERT INTO {ks}.b (k, t) VALUES (5, textAsBlob('a'))",
+            "Type error: cannot assign result of function system.textasblob (type blob) to t "
+            "(type text)")
+
+
+def test_function_result_of_another_type(session, ks):
+    session.execute(f"CREATE TABLE {ks}.nt (k int PRIMARY KEY, t timestamp)")
+    refused(session, f"INSERT INTO {ks}.nt (k, t) VALUES (0, now())",
+            "Type error: cannot assign result of function system.now (type timeuuid) to t "
+            "(type timestamp)")

@@ -477,9 +477,23 @@ fn mark(specs: &mut Specs, def: &TableDef, column: &str, ty: &CqlType, term: &Te
             let name = format!("({hint}){inner}");
             mark(specs, def, &name, ty, inner);
         }
-        // `fromJson(?)` binds the JSON text; `minTimeuuid(?)`/`maxTimeuuid(?)` a timestamp.
+        // `fromJson(?)` binds the JSON text; `minTimeuuid(?)`/`maxTimeuuid(?)` a timestamp; a
+        // blob conversion its parameter, named `arg0(system.textasblob)` as Cassandra names a
+        // function's argument (FunctionResolver.makeArgSpec), markers inside it too.
         Term::FunctionCall { name, args } => {
             let lower = name.name.0.to_ascii_lowercase();
+            if let Some((parameter, _)) = super::functions::blob_conversion(&lower) {
+                if let [arg] = args.as_slice() {
+                    mark(
+                        specs,
+                        def,
+                        &format!("arg0(system.{lower})"),
+                        &parameter,
+                        arg,
+                    );
+                }
+                return;
+            }
             let arg_ty = match lower.as_str() {
                 "fromjson" => CqlType::Text,
                 "mintimeuuid" | "maxtimeuuid" => CqlType::Timestamp,

@@ -1,5 +1,6 @@
-//! Native functions usable as terms: `now()`, `uuid()`, `currentTimestamp()` and friends, and
-//! the time conversions (`toTimestamp`, `toDate`, `toUnixTimestamp`) of their results.
+//! Native functions usable as terms: `now()`, `uuid()`, `currentTimestamp()` and friends, the
+//! time conversions (`toTimestamp`, `toDate`, `toUnixTimestamp`) of their results, the blob
+//! conversions (`textAsBlob('a')`, `blobAsInt(?)`) and `fromJson`.
 
 use khata_types::schema::CqlType;
 
@@ -171,17 +172,92 @@ pub(crate) fn evaluate(
     if lower == "fromjson" {
         return from_json_arg(run, args, receiver, ty);
     }
-    let value = call(run, &lower, args)?;
+    let (value, result_ty) = match blob_conversion(&lower) {
+        Some((parameter, result)) => match blob_convert(run, &lower, args, &parameter, &result)? {
+            Some(value) => (value, result),
+            None => return Ok(None),
+        },
+        None => {
+            let value = call(run, &lower, args)?;
+            let result = result_type(&value);
+            (value, result)
+        }
+    };
     let fits = match (&value, ty) {
         (CqlValue::Timeuuid(u), CqlType::Uuid) => return Ok(Some(CqlValue::Uuid(*u))),
+        (CqlValue::Empty, ty) => result_ty == *ty,
         (v, ty) => v.conforms_to(ty),
     };
     if !fits {
-        return Err(LiteralError::TypeHint {
-            term: term.to_string(),
-            receiver: receiver.to_string(),
-            ty: type_name(ty),
-        });
+        // FunctionCall.Raw.prepare's words.
+        return Err(LiteralError::InvalidLiteral(format!(
+            "Type error: cannot assign result of function system.{lower} (type {}) to {receiver} \
+             (type {})",
+            type_name(&result_ty),
+            type_name(ty)
+        )));
     }
     Ok(Some(value))
+}
+
+/// The type of what [`call`] returns.
+fn result_type(value: &CqlValue) -> CqlType {
+    match value {
+        CqlValue::Timeuuid(_) => CqlType::Timeuuid,
+        CqlValue::Uuid(_) => CqlType::Uuid,
+        CqlValue::Timestamp(_) => CqlType::Timestamp,
+        CqlValue::Date(_) => CqlType::Date,
+        CqlValue::Time(_) => CqlType::Time,
+        _ => CqlType::Bigint,
+    }
+}
+
+/// `<type>AsBlob` and `blobAs<type>` (Cassandra's `BytesConversionFcts`, one for each native
+/// type but `blob`): the parameter's type and the result's.
+pub(super) fn blob_conversion(name: &str) -> Option<(CqlType, CqlType)> {
+    let not_blob = |ty: CqlType| (ty != CqlType::Blob).then_some(ty);
+    if let Some(ty) = name
+        .strip_suffix("asblob")
+        .and_then(super::selector::native)
+        .and_then(not_blob)
+    {
+        return Some((ty, CqlType::Blob));
+    }
+    name.strip_prefix("blobas")
+        .and_then(super::selector::native)
+        .and_then(not_blob)
+        .map(|ty| (CqlType::Blob, ty))
+}
+
+/// A blob conversion's value: its argument (a literal, a bind marker named
+/// `arg0(system.textasblob)` as Cassandra names it, or another function) read as `parameter`,
+/// and its bytes as `result`, which a `blobAs<type>` checks (`None`: null).
+fn blob_convert(
+    run: &Run<'_>,
+    name: &str,
+    args: &[Term],
+    parameter: &CqlType,
+    result: &CqlType,
+) -> Result<Option<CqlValue>, LiteralError> {
+    let [arg] = args else {
+        return Err(LiteralError::InvalidLiteral(format!(
+            "Invalid number of arguments in call to function system.{name}: 1 required but {} \
+             provided",
+            args.len()
+        )));
+    };
+    let Some(value) =
+        super::bind::term_value(run, arg, &format!("arg0(system.{name})"), parameter)?
+    else {
+        return Ok(None);
+    };
+    let bytes = value.to_bytes(parameter);
+    CqlValue::deserialize(result, &bytes).map(Some).map_err(|_| {
+        LiteralError::InvalidLiteral(format!(
+            "In call to function system.{name}, value 0x{} is not a valid binary representation \
+             for type {}",
+            bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+            type_name(result)
+        ))
+    })
 }

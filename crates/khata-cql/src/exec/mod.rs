@@ -408,8 +408,12 @@ impl Executor {
         keyspace: Option<String>,
         specs: &[ColumnSpec],
     ) -> Result<(), ExecError> {
-        // A JSON text's sample would have to be a value of its receiver's type: left to runs.
-        if specs.iter().any(|s| s.name.starts_with("fromjson(")) {
+        // A JSON text's sample would have to be a value of its receiver's type, a blob's that
+        // of the type `blobAs<type>(?)` reads it as: left to runs.
+        if specs
+            .iter()
+            .any(|s| s.name.starts_with("fromjson(") || s.name.starts_with("arg0(system.blobas"))
+        {
             return Ok(());
         }
         let Some(values) = specs

@@ -100,7 +100,7 @@ enum Scalar {
 }
 
 /// The native types by the names the blob conversion functions use.
-fn native(name: &str) -> Option<CqlType> {
+pub(super) fn native(name: &str) -> Option<CqlType> {
     Some(match name {
         "ascii" => CqlType::Ascii,
         "bigint" => CqlType::Bigint,
