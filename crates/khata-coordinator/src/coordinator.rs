@@ -339,11 +339,31 @@ impl Coordinator {
     /// Read one partition at consistency `cl`.
     pub async fn read(&self, command: ReadCommand, cl: Consistency) -> Result<ReadResult> {
         let table = command.table;
-        let request = self.read_unobserved(command, cl);
+        let request = self.read_unobserved(command, None, cl);
         self.metrics.observe(Op::Read, &[table], request).await
     }
 
-    async fn read_unobserved(&self, command: ReadCommand, cl: Consistency) -> Result<ReadResult> {
+    /// Read one partition at consistency `cl`, a page that ends after the row with which the
+    /// read has met `tombstone_page_limit` tombstones (`limit_reached` set; the answer's last
+    /// row, live or not, is where the next page starts) instead of failing past
+    /// `tombstone_failure_threshold`: DynamoDB's Query, which never fails on deleted items.
+    pub async fn read_paged(
+        &self,
+        command: ReadCommand,
+        tombstone_page_limit: usize,
+        cl: Consistency,
+    ) -> Result<ReadResult> {
+        let table = command.table;
+        let request = self.read_unobserved(command, Some(tombstone_page_limit), cl);
+        self.metrics.observe(Op::Read, &[table], request).await
+    }
+
+    async fn read_unobserved(
+        &self,
+        command: ReadCommand,
+        tombstone_page_limit: Option<usize>,
+        cl: Consistency,
+    ) -> Result<ReadResult> {
         let required = self.check_available(command.table, cl)?;
         trace::event(|| {
             format!(
@@ -352,7 +372,7 @@ impl Coordinator {
             )
         });
         let result = if INLINE_POINT_READS {
-            read_locally(&self.replica, &command)
+            read_locally(&self.replica, &command, tombstone_page_limit)
                 .map_err(|e| read_failure(e, cl, required, self.node().rpc_address))
         } else {
             let replica = self.replica.clone();
@@ -363,7 +383,7 @@ impl Coordinator {
                 timeout,
                 cl,
                 required,
-                move || read_locally(&replica, &command),
+                move || read_locally(&replica, &command, tombstone_page_limit),
             )
             .await
         };
@@ -408,11 +428,28 @@ impl Coordinator {
     /// Read a token range at consistency `cl`.
     pub async fn scan(&self, command: ScanCommand, cl: Consistency) -> Result<ScanResult> {
         let table = command.table;
-        let request = self.scan_unobserved(command, cl);
+        let request = self.scan_unobserved(command, false, cl);
         self.metrics.observe(Op::Range, &[table], request).await
     }
 
-    async fn scan_unobserved(&self, command: ScanCommand, cl: Consistency) -> Result<ScanResult> {
+    /// [`Coordinator::scan`] that never fails past `tombstone_failure_threshold`, however many
+    /// tombstones it meets: DynamoDB's Scan, which never fails on deleted items.
+    pub async fn scan_tolerating_tombstones(
+        &self,
+        command: ScanCommand,
+        cl: Consistency,
+    ) -> Result<ScanResult> {
+        let table = command.table;
+        let request = self.scan_unobserved(command, true, cl);
+        self.metrics.observe(Op::Range, &[table], request).await
+    }
+
+    async fn scan_unobserved(
+        &self,
+        command: ScanCommand,
+        tolerate_tombstones: bool,
+        cl: Consistency,
+    ) -> Result<ScanResult> {
         let required = self.check_available(command.table, cl)?;
         trace::event(|| {
             format!(
@@ -430,7 +467,12 @@ impl Coordinator {
             cl,
             required,
             move || {
-                replica.scan(
+                let scan = match tolerate_tombstones {
+                    true => Replica::scan_tolerating_tombstones,
+                    false => Replica::scan,
+                };
+                scan(
+                    &replica,
                     command.table,
                     command.start,
                     command.end,
@@ -545,11 +587,25 @@ fn describe_range(start: &Bound<Token>, end: &Bound<Token>) -> String {
     format!("{open}{from}, {to}{close}")
 }
 
-/// Run `command` on this node's replica: a one-row read through `read_row`, anything else
-/// through `read`.
-fn read_locally(replica: &Replica, command: &ReadCommand) -> khata_replica::Result<ReadResult> {
+/// Run `command` on this node's replica: a one-row read through `read_row`, a paged one
+/// through `read_paged`, anything else through `read`.
+fn read_locally(
+    replica: &Replica,
+    command: &ReadCommand,
+    tombstone_page_limit: Option<usize>,
+) -> khata_replica::Result<ReadResult> {
     if command.one_row && command.row_limit != Some(0) {
         replica.read_row(command.table, &command.key, &command.ranges, command.now)
+    } else if let Some(limit) = tombstone_page_limit {
+        replica.read_paged(
+            command.table,
+            &command.key,
+            &command.ranges,
+            command.reversed,
+            command.row_limit,
+            limit,
+            command.now,
+        )
     } else {
         replica.read(
             command.table,

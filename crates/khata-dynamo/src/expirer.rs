@@ -135,7 +135,7 @@ async fn sweep_table(
     loop {
         let now = coordinator.now_seconds();
         let page = coordinator
-            .scan(
+            .scan_tolerating_tombstones(
                 ScanCommand {
                     table: layout.table.def.id,
                     start: std::ops::Bound::Unbounded,

@@ -88,6 +88,12 @@ pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
 /// Rows read from the engine per round of a Query or Scan.
 pub(crate) const READ_CHUNK: usize = 1000;
 
+/// Tombstones (deleted items) a Query page passes before it ends early, with a
+/// `LastEvaluatedKey` at the last key it scanned: DynamoDB never fails a read on deleted
+/// items, and a page over a long run of them (the queue pattern: items put, then deleted)
+/// must still end in bounded time. Alternator's `query_tombstone_page_limit`, and its default.
+pub(crate) const TOMBSTONE_PAGE_LIMIT: usize = 10_000;
+
 pub(crate) fn validation(message: impl Into<String>) -> OpError {
     OpError::Validation(message.into())
 }
@@ -994,6 +1000,12 @@ impl Page {
         !shape.count_only
     }
 
+    /// End the page at `key` (the key attributes of the last row scanned, a deleted item's when
+    /// the page ended on tombstones): the key a next page starts after.
+    pub(crate) fn passed(&mut self, key: Item) {
+        self.last = Some(key);
+    }
+
     pub(crate) fn push(&mut self, item: &Item) {
         if self.items.len() > 1 {
             self.items.push(b',');
@@ -1267,9 +1279,10 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
         false => None,
     };
     let mut last_whole: Option<Option<AttributeValue>> = None;
+    let mut tombstones = 0;
     'read: while low < high && !page.full(&shape) {
         let read = coordinator
-            .read(
+            .read_paged(
                 ReadCommand {
                     table: layout.table.def.id,
                     key: partition.clone(),
@@ -1279,15 +1292,22 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
                     one_row: false,
                     now,
                 },
+                TOMBSTONE_PAGE_LIMIT.saturating_sub(tombstones).max(1),
                 shape.consistency,
             )
             .await?;
+        tombstones += read.tombstones_scanned;
         let rows: Vec<(&Bytes, &khata_types::row::Row)> = if forward {
             read.partition.live_rows(now).collect()
         } else {
             read.partition.live_rows(now).rev().collect()
         };
-        let Some(last) = rows.last().map(|(k, _)| (*k).clone()) else {
+        // The last row the read scanned, live or not: where it stopped.
+        let scanned = match forward {
+            true => read.partition.rows.keys().next_back(),
+            false => read.partition.rows.keys().next(),
+        };
+        let Some(last) = scanned.cloned() else {
             break;
         };
         for (clustering, row) in rows {
@@ -1323,6 +1343,28 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
             page.add(&shape, item);
         }
         if !read.limit_reached {
+            break;
+        }
+        if tombstones >= TOMBSTONE_PAGE_LIMIT {
+            // The page has passed enough deleted items: it ends at the last key scanned.
+            let range = match &layout.range {
+                Some(_) => Some(layout.range_value(&last).map_err(unreadable)?),
+                None => None,
+            };
+            if whole.is_some() {
+                last_whole = Some(range);
+            } else {
+                let mut key = Item::new();
+                key.insert(
+                    layout.hash.0.clone(),
+                    layout.hash_value(&partition).map_err(unreadable)?,
+                );
+                if let (Some((name, _)), Some(range)) = (&layout.range, range) {
+                    key.insert(name.clone(), range);
+                }
+                page.passed(key);
+            }
+            more = true;
             break;
         }
         if forward {
@@ -1395,7 +1437,7 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
     let mut more = false;
     'read: while !page.full(&shape) {
         let result = coordinator
-            .scan(
+            .scan_tolerating_tombstones(
                 ScanCommand {
                     table: layout.table.def.id,
                     start,

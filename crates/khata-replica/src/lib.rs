@@ -16,6 +16,7 @@
 
 pub mod error;
 pub mod index;
+mod paged_read;
 pub mod replica;
 pub mod rows;
 pub mod schema;

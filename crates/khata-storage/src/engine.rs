@@ -108,6 +108,7 @@ impl EngineConfig {
             row_limit,
             tombstone_warn_threshold: self.tombstone_warn_threshold,
             tombstone_failure_threshold: self.tombstone_failure_threshold,
+            tombstone_page_limit: None,
         }
     }
 }
@@ -665,17 +666,30 @@ impl Engine {
         row_limit: Option<usize>,
         now: LocalTime,
     ) -> Result<ReadResult> {
+        self.read_paged(table, key, ranges, reversed, row_limit, None, now)
+    }
+
+    /// [`Engine::read`] that, given a `tombstone_page_limit`, stops after the row with which it
+    /// has met that many tombstones (with `limit_reached`) instead of failing past
+    /// `tombstone_failure_threshold`: a page of DynamoDB's Query ends early there.
+    #[allow(clippy::too_many_arguments)]
+    pub fn read_paged(
+        &self,
+        table: Uuid,
+        key: &DecoratedKey,
+        ranges: &[(Bytes, Bytes)],
+        reversed: bool,
+        row_limit: Option<usize>,
+        tombstone_page_limit: Option<usize>,
+        now: LocalTime,
+    ) -> Result<ReadResult> {
         let ranges = normalize_ranges(ranges);
         let t = self.table(table)?;
-        self.timed_read(&t, || {
-            t.read(
-                key,
-                &ranges,
-                reversed,
-                self.inner.config.read_limits(row_limit),
-                now,
-            )
-        })
+        let limits = ReadLimits {
+            tombstone_page_limit,
+            ..self.inner.config.read_limits(row_limit)
+        };
+        self.timed_read(&t, || t.read(key, &ranges, reversed, limits, now))
     }
 
     /// Read one row of a table (see [`TableStore::read_row`]: `ranges` select at most one
@@ -711,6 +725,40 @@ impl Engine {
         row_limit: usize,
         now: LocalTime,
     ) -> Result<ScanResult> {
+        let limits = self.inner.config.read_limits(None);
+        self.scan_with(table, start, end, resume, row_limit, limits, now)
+    }
+
+    /// [`Engine::scan`] that never fails on tombstones, however many it meets past
+    /// `tombstone_failure_threshold`: DynamoDB's Scan, since DynamoDB never fails a read on
+    /// deleted items.
+    pub fn scan_tolerating_tombstones(
+        &self,
+        table: Uuid,
+        start: Bound<Token>,
+        end: Bound<Token>,
+        resume: Option<&ScanPosition>,
+        row_limit: usize,
+        now: LocalTime,
+    ) -> Result<ScanResult> {
+        let limits = ReadLimits {
+            tombstone_failure_threshold: usize::MAX,
+            ..self.inner.config.read_limits(None)
+        };
+        self.scan_with(table, start, end, resume, row_limit, limits, now)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn scan_with(
+        &self,
+        table: Uuid,
+        start: Bound<Token>,
+        end: Bound<Token>,
+        resume: Option<&ScanPosition>,
+        row_limit: usize,
+        limits: ReadLimits,
+        now: LocalTime,
+    ) -> Result<ScanResult> {
         let t = self.table(table)?;
         self.timed(&t.histograms.scan, || {
             t.scan(
@@ -718,7 +766,7 @@ impl Engine {
                 end,
                 resume,
                 row_limit,
-                self.inner.config.read_limits(None),
+                limits,
                 self.inner.config.wide_partitions,
                 now,
             )

@@ -12,7 +12,10 @@
 //! [`ReadResult::live_rows`] for what a client sees. Tombstones met on the way are counted:
 //! past `tombstone_warn_threshold` the result carries a warning, past
 //! `tombstone_failure_threshold` the read fails with [`StorageError::TombstoneOverwhelm`],
-//! as Cassandra does.
+//! as Cassandra does. A read given a `tombstone_page_limit` (DynamoDB's Query, which never
+//! fails on deleted items) instead stops once it has met that many, after the row that
+//! reached it, with `limit_reached` set: its last row, live or not, is where a next page
+//! resumes, as Alternator's `query_tombstone_page_limit` ends a page early.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -190,6 +193,9 @@ pub struct ReadLimits {
     pub row_limit: Option<usize>,
     pub tombstone_warn_threshold: usize,
     pub tombstone_failure_threshold: usize,
+    /// Stop after the row with which the read has met this many tombstones, rather than fail
+    /// past `tombstone_failure_threshold` (None: fail, as a CQL read does).
+    pub tombstone_page_limit: Option<usize>,
 }
 
 impl Default for ReadLimits {
@@ -198,6 +204,7 @@ impl Default for ReadLimits {
             row_limit: None,
             tombstone_warn_threshold: 1000,
             tombstone_failure_threshold: 100_000,
+            tombstone_page_limit: None,
         }
     }
 }
@@ -212,7 +219,8 @@ pub struct ReadResult {
     pub tombstones_scanned: usize,
     /// Live rows in `partition`.
     pub live_rows: usize,
-    /// Whether the read stopped at the row limit with rows possibly left.
+    /// Whether the read stopped at the row limit, or at the tombstone page limit, with rows
+    /// possibly left.
     pub limit_reached: bool,
     /// Warnings for the client (too many tombstones).
     pub warnings: Vec<String>,
@@ -558,7 +566,7 @@ fn finish(out: Partition, mut result: ReadResult, limits: &ReadLimits) -> ReadRe
 /// Take one merged row into the answer: shadow it by `outer` (the partition deletion and any
 /// range tombstone covering it), count its tombstones in `result` (failing past the
 /// threshold), and hand it to `keep` unless nothing is left of it. Returns whether the
-/// live-row limit has now been reached.
+/// live-row limit, or the tombstone page limit, has now been reached.
 fn accept(
     result: &mut ReadResult,
     outer: Option<DeletionTime>,
@@ -569,13 +577,20 @@ fn accept(
     keep: impl FnOnce(Bytes, Row),
 ) -> Result<bool> {
     row.shadow(outer);
-    result.tombstones_scanned += row.tombstone_count(now);
-    if result.tombstones_scanned > limits.tombstone_failure_threshold {
-        return Err(StorageError::TombstoneOverwhelm {
-            scanned: result.tombstones_scanned,
-            threshold: limits.tombstone_failure_threshold,
-        });
-    }
+    let tombstones = row.tombstone_count(now);
+    result.tombstones_scanned += tombstones;
+    let page_ends = match limits.tombstone_page_limit {
+        // Only a row with tombstones ends the page, so the row is kept (it is not empty) and
+        // is the page's last.
+        Some(l) => tombstones > 0 && result.tombstones_scanned >= l,
+        None if result.tombstones_scanned > limits.tombstone_failure_threshold => {
+            return Err(StorageError::TombstoneOverwhelm {
+                scanned: result.tombstones_scanned,
+                threshold: limits.tombstone_failure_threshold,
+            });
+        }
+        None => false,
+    };
     if row.is_empty() {
         return Ok(false);
     }
@@ -587,7 +602,7 @@ fn accept(
             return Ok(true);
         }
     }
-    Ok(false)
+    Ok(page_ends)
 }
 
 /// A stream of partitions (`P`: whole ones, or as a scan gives them) in key order from one

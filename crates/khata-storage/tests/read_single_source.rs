@@ -67,6 +67,7 @@ proptest! {
             row_limit: limit,
             tombstone_warn_threshold: warn,
             tombstone_failure_threshold: 100_000,
+            tombstone_page_limit: None,
         };
         let sliced = slice(&p, &slices);
         let (a, b) = split(&sliced);

@@ -132,12 +132,21 @@ impl Row {
         self.timestamps().min()
     }
 
-    /// Number of tombstones in the row: a row deletion, collection deletions, cell tombstones
-    /// and cells expired at `now`.
+    /// Number of tombstones a read counts in the row, as Cassandra's read metrics count them
+    /// (`ReadCommand`'s metric-recording transformation, `applyToRow`): each cell not live at
+    /// `now` (a tombstone or an expired cell), and, when there is none, one for a row with
+    /// nothing live that holds a deletion (its own, a collection's, or an expired row marker).
+    /// A row written over its own deletion (an `INSERT` of a collection, DynamoDB's PutItem)
+    /// counts none, and a collection deletion is not a cell.
     pub fn tombstone_count(&self, now: LocalTime) -> usize {
-        usize::from(self.deletion.is_some())
-            + self.column_deletions.len()
-            + self.cells.values().filter(|c| c.is_dead(now)).count()
+        let dead_cells = self.cells.values().filter(|c| c.is_dead(now)).count();
+        let deleted =
+            self.deletion.is_some() || !self.column_deletions.is_empty() || self.liveness.is_some();
+        if dead_cells == 0 && deleted && !self.is_live(now) {
+            1
+        } else {
+            dead_cells
+        }
     }
 
     /// An estimate of the row's size in memory, in bytes: the row in its partition's map

@@ -188,7 +188,7 @@ pub async fn backfill(
     loop {
         let now = coordinator.now_seconds();
         let result = coordinator
-            .scan(
+            .scan_tolerating_tombstones(
                 ScanCommand {
                     table: t.schema.def.id,
                     start: std::ops::Bound::Unbounded,

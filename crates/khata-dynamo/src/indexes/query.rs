@@ -23,7 +23,7 @@ use super::{IndexLayout, IndexStatus, Projected};
 use crate::expr::{Expressions, RangeCondition};
 use crate::item_ops::{
     Object, OpError, Page, Placeholders, QUERY_EXPRESSIONS, ReadShape, Result, SCAN_EXPRESSIONS,
-    prefix_end, read_shape, segment_range, stored_item, string, validation,
+    TOMBSTONE_PAGE_LIMIT, prefix_end, read_shape, segment_range, stored_item, string, validation,
 };
 use crate::items::{ItemLayout, clustering_type, column_bytes, key_type_of};
 use crate::value::{AttributeValue, Item, Map};
@@ -338,9 +338,10 @@ pub async fn query(
     };
     let mut page = Page::new();
     let mut more = false;
+    let mut tombstones = 0;
     'read: while low < high && !page.full(&shape) {
         let read = coordinator
-            .read(
+            .read_paged(
                 ReadCommand {
                     table: index.table,
                     key: partition.clone(),
@@ -350,15 +351,22 @@ pub async fn query(
                     one_row: false,
                     now,
                 },
+                TOMBSTONE_PAGE_LIMIT.saturating_sub(tombstones).max(1),
                 shape.consistency,
             )
             .await?;
+        tombstones += read.tombstones_scanned;
         let rows: Vec<(&Bytes, &Row)> = if forward {
             read.partition.live_rows(now).collect()
         } else {
             read.partition.live_rows(now).rev().collect()
         };
-        let Some(last) = rows.last().map(|(k, _)| (*k).clone()) else {
+        // The last entry the read scanned, live or not: where it stopped.
+        let scanned = match forward {
+            true => read.partition.rows.keys().next_back(),
+            false => read.partition.rows.keys().next(),
+        };
+        let Some(last) = scanned.cloned() else {
             break;
         };
         for (clustering, row) in rows {
@@ -380,6 +388,25 @@ pub async fn query(
             }
         }
         if !read.limit_reached {
+            break;
+        }
+        if tombstones >= TOMBSTONE_PAGE_LIMIT {
+            // The page has passed enough deleted entries: it ends at the last one scanned.
+            let values = index
+                .entry_values(&partition, &last)
+                .map_err(OpError::Internal)?;
+            let names = index
+                .key_names()
+                .chain(std::iter::once(&layout.hash))
+                .chain(layout.range.as_ref());
+            let mut key = Item::new();
+            for (name, _) in names {
+                if let Some(v) = values.get(name) {
+                    key.insert(name.clone(), v.clone());
+                }
+            }
+            page.passed(key);
+            more = true;
             break;
         }
         if forward {
@@ -431,7 +458,7 @@ pub async fn scan(
     let mut page = Page::new();
     'read: while !page.full(&shape) {
         let result = coordinator
-            .scan(
+            .scan_tolerating_tombstones(
                 ScanCommand {
                     table: index.table,
                     start,
