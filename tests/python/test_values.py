@@ -140,3 +140,28 @@ def test_function_result_of_another_type(session, ks):
     refused(session, f"INSERT INTO {ks}.nt (k, t) VALUES (0, now())",
             "Type error: cannot assign result of function system.now (type timeuuid) to t "
             "(type timestamp)")
+
+
+def test_tuple_literal_for_a_frozen_udt(session, ks):
+    session.execute(f"CREATE TYPE {ks}.xy (x int, y int)")
+    session.execute(f"CREATE TABLE {ks}.tu (k int PRIMARY KEY, v frozen<xy>)")
+    session.execute(f"INSERT INTO {ks}.tu (k, v) VALUES (1, (1, 2))")
+    session.execute(f"INSERT INTO {ks}.tu (k, v) VALUES (2, (3))")
+    by_marker = session.prepare(f"INSERT INTO {ks}.tu (k, v) VALUES (3, (?, ?))")
+    assert [c.name for c in by_marker.column_metadata] == ["v[0]", "v[1]"]
+    session.execute(by_marker, [5, 6])
+    rows = {r.k: r.v for r in session.execute(f"SELECT k, v FROM {ks}.tu")}
+    assert {k: (v.x, v.y) for k, v in rows.items()} == {1: (1, 2), 2: (3, None), 3: (5, 6)}
+    refused(session, f"INSERT INTO {ks}.tu (k, v) VALUES (4, (1, 2, 3))",
+            "Invalid tuple literal for v: too many elements. Type frozen<xy> expects 2 but got 3")
+    refused(session, f"INSERT INTO {ks}.tu (k, v) VALUES (4, (1, 'a'))",
+            "Invalid tuple literal for v: component 1 is not of type int")
+
+
+def test_unset_fields_of_udt_and_tuple_literals(session, ks):
+    from cassandra.query import UNSET_VALUE
+    udt = session.prepare(f"INSERT INTO {ks}.u (k, fu) VALUES (10, {{a: ?, b: ?}})")
+    refused(session, udt, "Invalid unset value for field 'b' of user defined type ut",
+            [1, UNSET_VALUE])
+    tup = session.prepare(f"INSERT INTO {ks}.u (k, t) VALUES (10, (?, ?))")
+    refused(session, tup, "Invalid unset value for tuple field number 1", [1, UNSET_VALUE])

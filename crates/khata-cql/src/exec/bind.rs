@@ -144,10 +144,11 @@ pub(crate) fn term_value(
     receiver: &str,
     ty: &CqlType,
 ) -> Result<Option<CqlValue>, LiteralError> {
-    // `(a + b)`: parentheses around one term, unless the receiver is a tuple.
+    // `(a + b)`: parentheses around one term, unless the receiver is a tuple or a user type
+    // (a tuple literal of one field).
     if let Term::Tuple(items) = term
         && items.len() == 1
-        && !matches!(ty, CqlType::Tuple(_))
+        && !matches!(ty, CqlType::Tuple(_) | CqlType::Udt { .. })
     {
         return term_value(run, &items[0], receiver, ty);
     }
@@ -164,9 +165,7 @@ pub(crate) fn term_value(
                     })
                 }
                 Some(Value::Null) => Ok(None),
-                _ => Err(LiteralError::InvalidLiteral(format!(
-                    "Invalid unset value for {receiver}"
-                ))),
+                _ => Err(LiteralError::Unset(receiver.to_string())),
             },
             Term::Arithmetic { .. } | Term::Negation(_) => super::arith::evaluate_term(run, t, ty),
             other => super::functions::evaluate(run, other, receiver, ty),
@@ -440,14 +439,20 @@ fn mark(specs: &mut Specs, def: &TableDef, column: &str, ty: &CqlType, term: &Te
             }
         }
         // `(a)`: a parenthesized term.
-        Term::Tuple(items) if items.len() == 1 && !matches!(ty, CqlType::Tuple(_)) => {
+        Term::Tuple(items)
+            if items.len() == 1 && !matches!(ty, CqlType::Tuple(_) | CqlType::Udt { .. }) =>
+        {
             mark(specs, def, column, ty, &items[0]);
         }
         Term::Tuple(items) => {
-            if let CqlType::Tuple(types) = ty {
-                for (i, (t, item_ty)) in items.iter().zip(types).enumerate() {
-                    mark(specs, def, &format!("{column}[{i}]"), item_ty, t);
-                }
+            let types: Vec<&CqlType> = match ty {
+                CqlType::Tuple(types) => types.iter().collect(),
+                // A tuple literal for a user type: its fields in order.
+                CqlType::Udt { fields, .. } => fields.iter().map(|(_, t)| t).collect(),
+                _ => Vec::new(),
+            };
+            for (i, (t, item_ty)) in items.iter().zip(types).enumerate() {
+                mark(specs, def, &format!("{column}[{i}]"), item_ty, t);
             }
         }
         Term::UserType(fields) => {

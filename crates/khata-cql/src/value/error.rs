@@ -141,6 +141,10 @@ pub enum LiteralError {
     /// evaluates those.
     #[error("{0} is not a literal")]
     NotALiteral(String),
+    /// An unset bind value where a value is needed, for the receiver named; a tuple or UDT
+    /// literal says which of its fields instead.
+    #[error("Invalid unset value for {0}")]
+    Unset(String),
     /// An arithmetic operation that failed on its values (`the operation 'int / int' failed:
     /// / by zero`): Cassandra's `OperationExecutionException`, a function failure.
     #[error("{0}")]

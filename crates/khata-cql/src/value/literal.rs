@@ -14,7 +14,7 @@
 //! (`Invalid list literal for l: value 'a' is not of type int`); sets are sorted and deduplicated,
 //! maps sorted by key with the last of repeated keys winning; `{}` is an empty set or map; a
 //! UDT literal's missing fields are null and an unknown field is refused; a tuple literal may
-//! have fewer elements than its type. Elements are named as Cassandra names them in messages:
+//! have fewer elements than its type, and is also a UDT's fields in order. Elements are named as Cassandra names them in messages:
 //! `value(l)`, `key(m)`, `t[0]`, `u.field`.
 //!
 //! Terms that are not literals (bind markers, function calls, arithmetic, casts) are handed to
@@ -227,11 +227,21 @@ impl Converter<'_, '_> {
         receiver: &str,
         ty: &CqlType,
     ) -> Result<CqlValue, LiteralError> {
-        let CqlType::Tuple(types) = ty else {
-            return Err(invalid(format!(
-                "Invalid tuple type literal for {receiver} of type {}",
-                type_name(ty)
-            )));
+        // A user type is a tuple of its fields to Cassandra (`UserType extends TupleType`):
+        // `(1, 2)` is a value of `frozen<ut>`, its fields in order, the missing ones null.
+        let field_types: Vec<CqlType>;
+        let types: &[CqlType] = match ty {
+            CqlType::Tuple(types) => types,
+            CqlType::Udt { fields, .. } => {
+                field_types = fields.iter().map(|(_, t)| t.clone()).collect();
+                &field_types
+            }
+            _ => {
+                return Err(invalid(format!(
+                    "Invalid tuple type literal for {receiver} of type {}",
+                    type_name(ty)
+                )));
+            }
         };
         if items.len() > types.len() {
             return Err(invalid(format!(
@@ -250,13 +260,33 @@ impl Converter<'_, '_> {
                 )));
             }
         }
-        let fields = items
+        let mut values = items
             .iter()
             .zip(types)
             .enumerate()
-            .map(|(i, (term, t))| self.convert(term, &format!("{receiver}[{i}]"), t))
+            .map(|(i, (term, t))| {
+                self.convert(term, &format!("{receiver}[{i}]"), t)
+                    .map_err(|e| match e {
+                        LiteralError::Unset(_) => {
+                            invalid(format!("Invalid unset value for tuple field number {i}"))
+                        }
+                        e => e,
+                    })
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(CqlValue::Tuple(fields))
+        Ok(match ty {
+            CqlType::Udt { fields, .. } => {
+                values.resize(fields.len(), None);
+                CqlValue::Udt(
+                    fields
+                        .iter()
+                        .map(|(name, _)| name.clone())
+                        .zip(values)
+                        .collect(),
+                )
+            }
+            _ => CqlValue::Tuple(values),
+        })
     }
 
     fn udt(
@@ -287,7 +317,14 @@ impl Converter<'_, '_> {
         let mut values = Vec::with_capacity(fields.len());
         for (field, t) in fields {
             let value = match term_of(field) {
-                Some((_, term)) => self.convert(term, &format!("{receiver}.{field}"), t)?,
+                Some((_, term)) => self
+                    .convert(term, &format!("{receiver}.{field}"), t)
+                    .map_err(|e| match e {
+                        LiteralError::Unset(_) => invalid(format!(
+                            "Invalid unset value for field '{field}' of user defined type {name}"
+                        )),
+                        e => e,
+                    })?,
                 None => None,
             };
             values.push((field.clone(), value));
@@ -347,6 +384,13 @@ fn assignable(term: &Term, ty: &CqlType) -> bool {
             CqlType::Tuple(types) => {
                 items.len() <= types.len()
                     && items.iter().zip(types).all(|(t, ty)| assignable(t, ty))
+            }
+            CqlType::Udt { fields, .. } => {
+                items.len() <= fields.len()
+                    && items
+                        .iter()
+                        .zip(fields)
+                        .all(|(t, (_, ty))| assignable(t, ty))
             }
             _ => false,
         },
