@@ -321,6 +321,10 @@ def test_aggregates_over_many_partitions_warn(session, keyspace):
         (f"SELECT max(c) FROM {keyspace}.agg_warn WHERE p IN (1, 2)",
          "Aggregation query used on multiple partition keys (IN restriction)"),
         (f"SELECT count(*) FROM {keyspace}.agg_warn WHERE p = 1", None),
+        # A token range restricts the partition key (Cassandra's hasPartitionKeyRestrictions).
+        (f"SELECT count(*) FROM {keyspace}.agg_warn WHERE token(p) > 0", None),
+        (f"SELECT count(*) FROM {keyspace}.agg_warn WHERE c = 1 ALLOW FILTERING",
+         "Aggregation query used without partition key"),
     ]:
         future = session.execute_async(cql)
         future.result()
@@ -352,3 +356,13 @@ def test_alter_that_changes_nothing_is_void(session, keyspace):
         control._refresh_schema = original
     local = session.execute("SELECT native_protocol_version FROM system.local").one()
     assert local.native_protocol_version == "5"
+
+
+def test_aggregates_over_part_of_the_partition_key_do_not_warn(session, keyspace):
+    session.execute(
+        f"CREATE TABLE {keyspace}.agg_parts (a int, b int, c int, PRIMARY KEY ((a, b), c))")
+    session.execute(f"INSERT INTO {keyspace}.agg_parts (a, b, c) VALUES (1, 1, 1)")
+    future = session.execute_async(
+        f"SELECT count(*) FROM {keyspace}.agg_parts WHERE a = 1 ALLOW FILTERING")
+    assert future.result().one()[0] == 1
+    assert not future.warnings

@@ -51,3 +51,20 @@ def test_static_only_partitions_count_against_the_page(session, statics, fetch_s
     assert len(set(rows)) == 12
     assert sorted(r for r in rows if r[0] == 100) == [(100, 1), (100, 2)]
     assert sorted(k for k, c in rows if c is None) == list(range(10))
+
+
+def test_a_scan_over_many_tombstones_warns(session, keyspace):
+    """A scan warns past tombstone_warn_threshold (1,000) as a single-partition read does."""
+    table = f"{keyspace}.tombs"
+    session.execute(f"CREATE TABLE {table} (k int, c int, v int, PRIMARY KEY (k, c))")
+    insert = session.prepare(f"INSERT INTO {table} (k, c, v) VALUES (1, ?, 0)")
+    delete = session.prepare(f"DELETE FROM {table} WHERE k = 1 AND c = ?")
+    for c in range(1500):
+        session.execute(insert, [c])
+        session.execute(delete, [c])
+    session.execute(f"INSERT INTO {table} (k, c, v) VALUES (2, 0, 0)")
+    for query in (f"SELECT * FROM {table} WHERE k = 1", f"SELECT * FROM {table}"):
+        future = session.execute_async(query)
+        future.result()
+        assert any("tombstone cells (see tombstone_warn_threshold)" in w
+                   for w in future.warnings or []), (query, future.warnings)

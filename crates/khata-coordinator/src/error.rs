@@ -8,11 +8,9 @@ use crate::consistency::Consistency;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CoordinatorError {
-    /// Fewer replicas are up than the consistency level needs; nothing was tried.
-    #[error(
-        "Cannot achieve consistency level {}: {required} required but only {alive} alive",
-        .consistency.name()
-    )]
+    /// Fewer replicas are up than the consistency level needs; nothing was tried. The message
+    /// is Cassandra's `UnavailableException`'s (the counts travel in the error's fields).
+    #[error("Cannot achieve consistency level {}", .consistency.name())]
     Unavailable {
         consistency: Consistency,
         required: u32,

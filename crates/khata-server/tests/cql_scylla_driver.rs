@@ -274,6 +274,12 @@ async fn errors_keep_the_connection_and_the_data() {
         ),
         "{e}"
     );
+    // Cassandra's words; the counts are the error's fields.
+    assert!(
+        e.to_string()
+            .ends_with("Cannot achieve consistency level QUORUM"),
+        "{e}"
+    );
 
     // The connection still works and the data is there.
     let (v,) = session

@@ -185,6 +185,8 @@ pub struct ScanResult {
     pub resume: Option<ScanPosition>,
     pub live_rows: usize,
     pub tombstones_scanned: usize,
+    /// Client warnings: the tombstones scanned, past `tombstone_warn_threshold`.
+    pub warnings: Vec<String>,
 }
 
 /// One table.
@@ -665,6 +667,29 @@ impl TableStore {
     /// which are read a page at a time.
     #[allow(clippy::too_many_arguments)]
     pub fn scan(
+        &self,
+        start: Bound<Token>,
+        end: Bound<Token>,
+        resume: Option<&ScanPosition>,
+        row_limit: usize,
+        limits: ReadLimits,
+        wide: WidePartitions,
+        now: LocalTime,
+    ) -> Result<ScanResult> {
+        let mut out = self.scan_page(start, end, resume, row_limit, limits, wide, now)?;
+        // As a single-partition read warns (`read::finish`), per page of the scan, as
+        // Cassandra warns per range read command.
+        if out.tombstones_scanned > limits.tombstone_warn_threshold {
+            out.warnings.push(format!(
+                "Read {} live rows and {} tombstone cells (see tombstone_warn_threshold)",
+                out.live_rows, out.tombstones_scanned
+            ));
+        }
+        Ok(out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn scan_page(
         &self,
         start: Bound<Token>,
         end: Bound<Token>,

@@ -630,6 +630,22 @@ fn usable_index(t: &TableSchema, r: &Restrictions) -> Option<(String, Bytes)> {
 /// Whether the WHERE clause restricts by `=` a partition key or clustering column that has an
 /// index: then a partial partition key or a clustering restriction after a gap may be served
 /// by that index rather than need ALLOW FILTERING (and get Cassandra's refusals otherwise).
+/// Whether some relation of `clause` is on a partition key column or its token.
+fn restricts_partition_key(t: &TableSchema, clause: &[Relation]) -> bool {
+    let key = |name: &str| {
+        t.def
+            .column(name)
+            .is_some_and(|c| matches!(c.kind, ColumnKind::PartitionKey { .. }))
+    };
+    clause.iter().any(|r| match r {
+        Relation::Token { .. } => true,
+        Relation::Column { column, .. }
+        | Relation::In { column, .. }
+        | Relation::Between { column, .. } => key(&column.0),
+        _ => false,
+    })
+}
+
 fn restricts_indexed_key_column(t: &TableSchema, clause: &[Relation]) -> bool {
     !t.indexes.is_empty()
         && clause.iter().any(|relation| {
@@ -1092,6 +1108,9 @@ pub(crate) async fn run(
                 "Aggregation query used on multiple partition keys (IN restriction)".to_string(),
             ),
             Source::Partitions(_) => {}
+            // Cassandra warns when nothing restricts the partition key: a token range or a
+            // part of the key is a restriction (`hasPartitionKeyRestrictions`).
+            _ if restricts_partition_key(t, &s.where_clause) => {}
             _ => run
                 .warnings
                 .push("Aggregation query used without partition key".to_string()),
@@ -1525,6 +1544,7 @@ pub(crate) async fn run(
                         cl,
                     )
                     .await?;
+                run.warnings.extend(page.warnings.iter().cloned());
                 for (key, partition) in &page.partitions {
                     let mut p = partition.clone();
                     p.rows
