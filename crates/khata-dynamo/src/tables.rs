@@ -185,6 +185,32 @@ impl TableMeta {
             .map(|d| d.attribute_type.as_str())
     }
 
+    /// Keep only the attribute definitions a key uses, the table's or an index's: DynamoDB's
+    /// `AttributeDefinitions` are exactly those, so a deleted index's go with it and UpdateTable
+    /// drops any other it is given.
+    pub fn keep_used_definitions(&mut self) {
+        let keys: Vec<&str> = self
+            .key_schema
+            .iter()
+            .chain(
+                self.global_secondary_indexes
+                    .iter()
+                    .chain(&self.local_secondary_indexes)
+                    .flat_map(|i| &i.key_schema),
+            )
+            .map(|k| k.attribute_name.as_str())
+            .collect();
+        let used = |d: &AttributeDefinition| keys.contains(&d.attribute_name.as_str());
+        if !self.attribute_definitions.iter().all(used) {
+            let kept = self
+                .attribute_definitions
+                .iter()
+                .filter(|d| used(d))
+                .cloned();
+            self.attribute_definitions = kept.collect();
+        }
+    }
+
     fn to_bytes(&self) -> Vec<u8> {
         // Serializing plain data structs cannot fail.
         serde_json::to_vec(self).expect("table metadata serializes")

@@ -299,5 +299,6 @@ pub async fn drop_index(
     let mut meta = t.meta.clone();
     meta.global_secondary_indexes
         .retain(|i| i.index_name != index);
+    meta.keep_used_definitions();
     alter(coordinator, &t, &meta).await
 }

@@ -474,16 +474,32 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
             )));
         }
     }
-    // Every definition must be a key of the table or of an index.
-    let used = |d: &AttributeDefinition| {
-        keys.iter()
-            .chain(gsis.iter().chain(&lsis).flat_map(|i| &i.key_schema))
-            .any(|k| k.attribute_name == d.attribute_name)
-    };
-    if !defs.iter().all(used) {
-        return Err(invalid(
-            "Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions",
-        ));
+    // Every definition must be a key of the table or of an index. With indexes, DynamoDB names
+    // the definitions and the keys (each once, the table's first).
+    let mut keys_used: Vec<&str> = Vec::new();
+    for k in keys
+        .iter()
+        .chain(gsis.iter().chain(&lsis).flat_map(|i| &i.key_schema))
+    {
+        if !keys_used.contains(&k.attribute_name.as_str()) {
+            keys_used.push(&k.attribute_name);
+        }
+    }
+    if !defs
+        .iter()
+        .all(|d| keys_used.contains(&d.attribute_name.as_str()))
+    {
+        if gsis.is_empty() && lsis.is_empty() {
+            return Err(invalid(
+                "Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions",
+            ));
+        }
+        let names: Vec<&str> = defs.iter().map(|d| d.attribute_name.as_str()).collect();
+        return Err(invalid(format!(
+            "Some AttributeDefinitions are not used. AttributeDefinitions: [{}], keys used: [{}]",
+            names.join(", "),
+            keys_used.join(", ")
+        )));
     }
     let tags = parse_tags(tags, "tags")?;
     if tags.len() > MAX_TAGS {

@@ -196,6 +196,9 @@ pub async fn plan(
                         new.index_name
                     )));
                 };
+                // Definitions no key uses (a deleted index's, in metadata written before they
+                // were dropped with it) do not hold a type against the new ones.
+                meta.keep_used_definitions();
                 merge_definitions(meta, defs)?;
                 check_key_order(&new.key_schema, &format!(" for index {}", new.index_name))?;
                 check_defined(&new.key_schema, &meta.attribute_definitions)?;
@@ -237,6 +240,8 @@ pub async fn plan(
             }
         }
     }
+    // The request's definitions no index uses are dropped, as DynamoDB drops them.
+    meta.keep_used_definitions();
     Ok(work)
 }
 
