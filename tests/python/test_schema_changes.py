@@ -205,3 +205,51 @@ def test_user_types_take_no_counters(session, keyspace):
     session.execute(f"CREATE TYPE {keyspace}.nocounter (a int)")
     fails(session, f"ALTER TYPE {keyspace}.nocounter ADD c counter", InvalidRequest,
           "A user type cannot contain counters")
+
+
+# --- messages ---------------------------------------------------------------------------------
+
+def test_an_existing_type_name_is_invalid(session, keyspace):
+    session.execute(f"CREATE TYPE {keyspace}.taken (a int)")
+    fails(session, f"CREATE TYPE {keyspace}.taken (a int)", InvalidRequest,
+          "A user type with name 'taken' already exists")
+    session.execute(f"CREATE TYPE IF NOT EXISTS {keyspace}.taken (a int)")
+
+
+@pytest.mark.parametrize("options, error, message", [
+    ("gc_grace_seconds = -1", ConfigurationException,
+     "gc_grace_seconds must be greater than or equal to 0 (got -1)"),
+    ("default_time_to_live = -5", ConfigurationException,
+     "default_time_to_live must be greater than or equal to 0 (got -5)"),
+    ("gc_grace_seconds = 'abc'", SyntaxException,
+     "Invalid integer value abc for 'gc_grace_seconds'"),
+    ("compression = {'class': 'FooCompressor'}", ConfigurationException,
+     "Could not create Compression for type org.apache.cassandra.io.compress.FooCompressor"),
+    ("compression = {'chunk_length_in_kb': '3'}", ConfigurationException,
+     "Missing sub-option 'class' for the 'compression' option."),
+])
+def test_table_option_errors(session, keyspace, options, error, message):
+    fails(session, f"CREATE TABLE {keyspace}.bad_options (a int PRIMARY KEY, b int) WITH {options}",
+          error, message)
+
+
+@pytest.mark.parametrize("definition, message", [
+    ("(a int PRIMARY KEY, b int static)",
+     "Static columns are only useful (and thus allowed) if the table has at least one clustering column"),
+    ("(a int PRIMARY KEY, a int)", "Duplicate column 'a' declaration for table '{ks}.bad_structure'"),
+    ("(a int, b int, PRIMARY KEY (a, c))",
+     "Unknown column 'c' referenced in PRIMARY KEY for table 'bad_structure'"),
+    ("(a int, b int, PRIMARY KEY (a, a))",
+     "Duplicate column 'a' in PRIMARY KEY clause for table 'bad_structure'"),
+    ("(a int, b int static, PRIMARY KEY (a, b))", "Static column 'b' cannot be part of the PRIMARY KEY"),
+    ("(a int, b int, c int, PRIMARY KEY (a, b, c)) WITH CLUSTERING ORDER BY (c DESC, b ASC)",
+     "The order of columns in the CLUSTERING ORDER directive must match that of the clustering "
+     "columns (b must appear before c)"),
+    ("(a int, b int, c int, PRIMARY KEY (a, b, c)) WITH CLUSTERING ORDER BY (c DESC)",
+     "Missing CLUSTERING ORDER for column b"),
+    ("(a int, b int, c int, PRIMARY KEY (a, b)) WITH CLUSTERING ORDER BY (b DESC, c ASC)",
+     "Only clustering columns can be defined in CLUSTERING ORDER directive"),
+])
+def test_create_table_structure_errors(session, keyspace, definition, message):
+    fails(session, f"CREATE TABLE {keyspace}.bad_structure {definition}", InvalidRequest,
+          message.format(ks=keyspace))

@@ -256,6 +256,10 @@ pub fn compression_from_map(map: &BTreeMap<String, String>) -> Result<(Compressi
             other => return Err(format!("Unknown compression options {other}")),
         }
     }
+    // Cassandra's CompressionParams.fromMap: enabled compression names its class first.
+    if !map.is_empty() && enabled && class.is_none() {
+        return Err("Missing sub-option 'class' for the 'compression' option.".into());
+    }
     if !chunk_kb.is_power_of_two() {
         return Err(format!(
             "chunk_length_in_kb must be a power of 2, but was {chunk_kb}"
@@ -280,7 +284,15 @@ pub fn compression_from_map(map: &BTreeMap<String, String>) -> Result<(Compressi
         {
             Compression::Lz4
         }
-        Some(c) => return Err(format!("Could not create Compression for type {c}")),
+        Some(c) => {
+            let class = class.unwrap_or_default();
+            let class = if class.contains('.') {
+                class.to_string()
+            } else {
+                format!("{COMPRESSION_PACKAGE}{c}")
+            };
+            return Err(format!("Could not create Compression for type {class}"));
+        }
     };
     Ok((compression, chunk_kb * 1024))
 }
@@ -349,6 +361,14 @@ mod tests {
                 ("chunk_length_in_kb", "3")
             ]))
             .is_err()
+        );
+        assert_eq!(
+            compression_from_map(&map(&[("chunk_length_in_kb", "3")])).unwrap_err(),
+            "Missing sub-option 'class' for the 'compression' option."
+        );
+        assert_eq!(
+            compression_from_map(&map(&[("class", "FooCompressor")])).unwrap_err(),
+            "Could not create Compression for type org.apache.cassandra.io.compress.FooCompressor"
         );
     }
 }

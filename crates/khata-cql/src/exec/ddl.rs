@@ -295,6 +295,12 @@ pub(crate) async fn run(
             Ok(ResultBody::Void)
         }
         Err(CoordinatorError::Schema(ReplicaError::NotFound(m))) => Err(ExecError::invalid(m)),
+        // Cassandra answers a taken type name with Invalid, not AlreadyExists.
+        Err(CoordinatorError::Schema(ReplicaError::AlreadyExists { what, .. }))
+            if what.starts_with("A user type ") =>
+        {
+            Err(ExecError::invalid(what))
+        }
         // Cassandra answers a taken index name with Invalid, not AlreadyExists.
         Err(CoordinatorError::Schema(ReplicaError::AlreadyExists { what, .. }))
             if what.starts_with("Index ") =>
@@ -656,43 +662,39 @@ fn table_options(
     properties: &[Property],
 ) -> Result<TableOptions, ExecError> {
     for p in properties {
-        let int = |p: &Property| {
-            property_text(p)?.parse::<u32>().map_err(|_| {
+        let name = p.name.0.to_ascii_lowercase();
+        // Cassandra's PropertyDefinitions.toInt (a SyntaxException), then TableParams.validate's
+        // bounds (a ConfigurationException).
+        let non_negative_int = |p: &Property| {
+            let text = property_text(p)?;
+            let value = text.parse::<i32>().map_err(|_| {
                 ExecError::Body(crate::frame::ErrorBody::new(
-                    crate::frame::ErrorKind::ConfigError,
-                    format!("Invalid value for {}", p.name.0),
+                    crate::frame::ErrorKind::SyntaxError,
+                    format!("Invalid integer value {text} for '{name}'"),
+                ))
+            })?;
+            u32::try_from(value).map_err(|_| {
+                config_error(format!(
+                    "{name} must be greater than or equal to 0 (got {value})"
                 ))
             })
         };
-        match p.name.0.to_ascii_lowercase().as_str() {
+        match name.as_str() {
             "compaction" => {
-                options.compaction = compaction_from_map(&property_map(p)?).map_err(|m| {
-                    ExecError::Body(crate::frame::ErrorBody::new(
-                        crate::frame::ErrorKind::ConfigError,
-                        m,
-                    ))
-                })?
+                options.compaction = compaction_from_map(&property_map(p)?).map_err(config_error)?
             }
             "compression" => {
-                let (c, chunk) = compression_from_map(&property_map(p)?).map_err(|m| {
-                    ExecError::Body(crate::frame::ErrorBody::new(
-                        crate::frame::ErrorKind::ConfigError,
-                        m,
-                    ))
-                })?;
+                let (c, chunk) = compression_from_map(&property_map(p)?).map_err(config_error)?;
                 options.compression = c;
                 options.chunk_length_bytes = chunk;
             }
-            "gc_grace_seconds" => options.gc_grace_seconds = int(p)?,
+            "gc_grace_seconds" => options.gc_grace_seconds = non_negative_int(p)?,
             "default_time_to_live" => {
-                let ttl = int(p)?;
+                let ttl = non_negative_int(p)?;
                 if ttl > khata_types::MAX_TTL_SECONDS {
-                    return Err(ExecError::Body(crate::frame::ErrorBody::new(
-                        crate::frame::ErrorKind::ConfigError,
-                        format!(
-                            "default_time_to_live must be less than or equal to {} (got {ttl})",
-                            khata_types::MAX_TTL_SECONDS
-                        ),
+                    return Err(config_error(format!(
+                        "default_time_to_live must be less than or equal to {} (got {ttl})",
+                        khata_types::MAX_TTL_SECONDS
                     )));
                 }
                 options.default_time_to_live = ttl;
@@ -841,81 +843,106 @@ fn create_table(
     c: &CreateTable,
     default_gc_grace_seconds: u32,
 ) -> Result<SchemaChange, ExecError> {
+    // The name as written (Cassandra's QualifiedName), for the messages of its parser.
+    let written_name = match &c.name.keyspace {
+        Some(k) => format!("{}.{}", k.0, c.name.name.0),
+        None => c.name.name.0.clone(),
+    };
+    let table_name = &c.name.name.0;
+    let mut declared = HashSet::new();
+    for col in &c.columns {
+        if !declared.insert(&col.name.0) {
+            return Err(ExecError::invalid(format!(
+                "Duplicate column '{}' declaration for table '{written_name}'",
+                col.name.0
+            )));
+        }
+    }
     let keyspace = run.keyspace_of(&c.name)?;
     let Some(ks) = schema.keyspace(&keyspace) else {
         return Err(ExecError::invalid(format!(
             "Keyspace '{keyspace}' doesn't exist"
         )));
     };
-    check_name(&c.name.name.0, "Table")?;
+    check_name(table_name, "Table")?;
     let mut types = BTreeMap::new();
     let mut statics = HashSet::new();
     for col in &c.columns {
         let ty = resolve_type(schema, &keyspace, &col.ty, false)?;
         check_nested_multi_cell(&ty)?;
-        if types.insert(col.name.0.clone(), ty).is_some() {
-            return Err(ExecError::invalid(format!(
-                "Multiple definition of identifier {}",
-                col.name.0
-            )));
-        }
+        types.insert(col.name.0.clone(), ty);
         if col.is_static {
             statics.insert(col.name.0.clone());
         }
     }
-    let mut columns = Vec::new();
+    // Cassandra's CreateTableStatement.builder: each key column in turn.
     let mut in_key = HashSet::new();
-    for (i, name) in c.primary_key.partition_key.iter().enumerate() {
+    for name in c
+        .primary_key
+        .partition_key
+        .iter()
+        .chain(&c.primary_key.clustering)
+    {
         let ty = types.get(&name.0).ok_or_else(|| {
             ExecError::invalid(format!(
-                "Unknown definition {} referenced in PRIMARY KEY",
+                "Unknown column '{}' referenced in PRIMARY KEY for table '{table_name}'",
                 name.0
             ))
         })?;
-        check_key_type(&name.0, ty)?;
         if !in_key.insert(name.0.clone()) {
             return Err(ExecError::invalid(format!(
-                "Duplicate column '{}' in PRIMARY KEY",
+                "Duplicate column '{}' in PRIMARY KEY clause for table '{table_name}'",
                 name.0
             )));
         }
+        check_key_type(&name.0, ty)?;
+        if statics.contains(&name.0) {
+            return Err(ExecError::invalid(format!(
+                "Static column '{}' cannot be part of the PRIMARY KEY",
+                name.0
+            )));
+        }
+    }
+    let mut columns = Vec::new();
+    for (i, name) in c.primary_key.partition_key.iter().enumerate() {
         columns.push(ColumnDef {
             id: column_id(&name.0),
             name: name.0.clone(),
-            ty: ty.clone(),
+            ty: types[&name.0].clone(),
             kind: ColumnKind::PartitionKey { position: i as u16 },
         });
+    }
+    let clustering = &c.primary_key.clustering;
+    if c.clustering_order.len() > clustering.len() {
+        return Err(ExecError::invalid(
+            "Only clustering columns can be defined in CLUSTERING ORDER directive",
+        ));
+    }
+    for (i, (id, _)) in c.clustering_order.iter().enumerate() {
+        let column = &clustering[i].0;
+        if id.0 != *column {
+            return Err(ExecError::invalid(
+                if c.clustering_order.iter().any(|(n, _)| n.0 == *column) {
+                    format!(
+                        "The order of columns in the CLUSTERING ORDER directive must match that of the clustering columns ({column} must appear before {})",
+                        id.0
+                    )
+                } else {
+                    format!("Missing CLUSTERING ORDER for column {column}")
+                },
+            ));
+        }
     }
     let order: BTreeMap<&str, OrderDirection> = c
         .clustering_order
         .iter()
         .map(|(n, d)| (n.0.as_str(), *d))
         .collect();
-    for (i, (n, _)) in c.clustering_order.iter().enumerate() {
-        if c.primary_key.clustering.get(i).map(|x| &x.0) != Some(&n.0) {
-            return Err(ExecError::invalid(
-                "Clustering key columns must exactly match columns in CLUSTERING ORDER BY directive",
-            ));
-        }
-    }
-    for (i, name) in c.primary_key.clustering.iter().enumerate() {
-        let ty = types.get(&name.0).ok_or_else(|| {
-            ExecError::invalid(format!(
-                "Unknown definition {} referenced in PRIMARY KEY",
-                name.0
-            ))
-        })?;
-        check_key_type(&name.0, ty)?;
-        if !in_key.insert(name.0.clone()) {
-            return Err(ExecError::invalid(format!(
-                "Duplicate column '{}' in PRIMARY KEY",
-                name.0
-            )));
-        }
+    for (i, name) in clustering.iter().enumerate() {
         columns.push(ColumnDef {
             id: column_id(&name.0),
             name: name.0.clone(),
-            ty: ty.clone(),
+            ty: types[&name.0].clone(),
             kind: ColumnKind::Clustering {
                 position: i as u16,
                 order: match order.get(name.0.as_str()) {
@@ -925,21 +952,14 @@ fn create_table(
             },
         });
     }
+    if clustering.is_empty() && !statics.is_empty() {
+        return Err(ExecError::invalid(
+            "Static columns are only useful (and thus allowed) if the table has at least one clustering column",
+        ));
+    }
     for col in &c.columns {
         if in_key.contains(&col.name.0) {
-            if col.is_static {
-                return Err(ExecError::invalid(format!(
-                    "Static column {} cannot be part of the PRIMARY KEY",
-                    col.name.0
-                )));
-            }
             continue;
-        }
-        if col.is_static && c.primary_key.clustering.is_empty() {
-            return Err(ExecError::invalid(format!(
-                "Static column {} cannot be declared in a table without clustering columns",
-                col.name.0
-            )));
         }
         columns.push(ColumnDef {
             id: column_id(&col.name.0),
