@@ -149,9 +149,9 @@ def test_errors(dynamodb, names):
     assert _error(e)[0] == "ResourceNotFoundException"
 
     with pytest.raises(ClientError) as e:
-        dynamodb.execute_statement(Statement='SELECT * FROM "py-dup"')
+        dynamodb.create_backup(TableName="py-dup", BackupName="backup")
     assert _error(e) == ("ValidationException",
-                         "operation ExecuteStatement is not supported by khata yet")
+                         "operation CreateBackup is not supported by khata yet")
 
 
 def test_update_table(dynamodb, names):

@@ -57,6 +57,8 @@ pub enum ErrorKind {
     TrimmedDataAccess,
     /// A write would grow an item collection of a table with LSIs past 10 GB.
     ItemCollectionSizeLimitExceeded,
+    /// A PartiQL INSERT names an item that exists.
+    DuplicateItem,
 }
 
 impl ErrorKind {
@@ -85,6 +87,7 @@ impl ErrorKind {
             ErrorKind::ItemCollectionSizeLimitExceeded => {
                 "ItemCollectionSizeLimitExceededException"
             }
+            ErrorKind::DuplicateItem => "DuplicateItemException",
         }
     }
 
@@ -110,7 +113,8 @@ impl ErrorKind {
             | ErrorKind::TransactionInProgress
             | ErrorKind::ExpiredIterator
             | ErrorKind::TrimmedDataAccess
-            | ErrorKind::ItemCollectionSizeLimitExceeded => "com.amazonaws.dynamodb.v20120810",
+            | ErrorKind::ItemCollectionSizeLimitExceeded
+            | ErrorKind::DuplicateItem => "com.amazonaws.dynamodb.v20120810",
         }
     }
 

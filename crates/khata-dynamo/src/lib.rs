@@ -13,7 +13,8 @@
 //!   global and local secondary indexes, and [`ops`] the operations; [`batch`] and
 //!   [`transact`] the operations on several items, [`item_writes`] the one hook every batch and
 //!   transaction write goes through, [`capacity`] the capacity units of
-//!   `ReturnConsumedCapacity`; [`streams`] DynamoDB Streams and [`expirer`] the TTL expirer.
+//!   `ReturnConsumedCapacity`; [`partiql`] PartiQL statements, translated to those operations;
+//!   [`streams`] DynamoDB Streams and [`expirer`] the TTL expirer.
 
 pub mod auth;
 pub mod batch;
@@ -29,6 +30,7 @@ pub mod item_ops;
 pub mod item_writes;
 pub mod items;
 pub mod ops;
+pub mod partiql;
 pub mod reply;
 pub mod streams;
 pub mod tables;

@@ -337,8 +337,9 @@ async fn refusals_have_dynamodb_errors() {
 
     // Operations not built yet: a clear ValidationException.
     let e = client
-        .execute_statement()
-        .statement("SELECT * FROM \"tables\"")
+        .create_backup()
+        .table_name("tables")
+        .backup_name("backup")
         .send()
         .await
         .unwrap_err()
@@ -347,7 +348,7 @@ async fn refusals_have_dynamodb_errors() {
         code(&e),
         (
             "ValidationException".into(),
-            "operation ExecuteStatement is not supported by khata yet".into()
+            "operation CreateBackup is not supported by khata yet".into()
         )
     );
     node.stop().await;

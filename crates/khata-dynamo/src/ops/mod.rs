@@ -10,8 +10,8 @@
 //!   UpdateTimeToLive, DescribeTimeToLive, DescribeLimits, DescribeEndpoints;
 //! - items ([`crate::item_ops`]): PutItem, GetItem, UpdateItem, DeleteItem, Query, Scan;
 //! - several items ([`crate::batch`], [`crate::transact`]): BatchGetItem, BatchWriteItem,
-//!   TransactWriteItems, TransactGetItems; the other item operations (PartiQL) answer a
-//!   `ValidationException` saying they are not implemented yet;
+//!   TransactWriteItems, TransactGetItems;
+//! - PartiQL ([`crate::partiql`]): ExecuteStatement, BatchExecuteStatement, ExecuteTransaction;
 //! - the Streams API (`DynamoDBStreams_20120810.*`, [`crate::streams::api`]): ListStreams,
 //!   DescribeStream, GetShardIterator, GetRecords.
 
@@ -138,13 +138,13 @@ const MULTI_ITEM: &[&str] = &[
     "BatchWriteItem",
     "TransactWriteItems",
     "TransactGetItems",
+    "ExecuteStatement",
+    "BatchExecuteStatement",
+    "ExecuteTransaction",
 ];
 
 /// The rest of DynamoDB_20120810's operations: known, not implemented yet.
 const NOT_YET: &[&str] = &[
-    "ExecuteStatement",
-    "BatchExecuteStatement",
-    "ExecuteTransaction",
     "CreateBackup",
     "DeleteBackup",
     "DescribeBackup",
@@ -236,6 +236,13 @@ impl Operations {
             "BatchWriteItem" => crate::batch::batch_write_item(self, &body).await,
             "TransactWriteItems" => crate::transact::transact_write_items(self, &body).await,
             "TransactGetItems" => crate::transact::transact_get_items(self, &body).await,
+            "ExecuteStatement" => crate::partiql::execute_statement(self, &body, request).await,
+            "BatchExecuteStatement" => {
+                crate::partiql::batch::batch_execute_statement(self, &body, request).await
+            }
+            "ExecuteTransaction" => {
+                crate::partiql::transaction::execute_transaction(self, &body, request).await
+            }
             op if NOT_YET.contains(&op) => {
                 Err(DynamoError::not_supported(&format!("operation {op}")))
             }
@@ -245,7 +252,7 @@ impl Operations {
     }
 
     /// An item operation on the table its `TableName` names.
-    async fn item_operation(&self, operation: &str, body: Request) -> Result<Reply> {
+    pub(crate) async fn item_operation(&self, operation: &str, body: Request) -> Result<Reply> {
         let Request { object: body, item } = body;
         let body = &body;
         let name = match body.get("TableName") {
