@@ -267,3 +267,56 @@ def test_bad_next_token(dynamodb, table):
     with pytest.raises(ClientError) as e:
         dynamodb.execute_statement(Statement=f'SELECT * FROM "{table}"', NextToken="garbage!")
     assert _error(e)[0] == "ValidationException"
+
+
+# -- BatchExecuteStatement ------------------------------------------------------------------
+
+def test_batch_reads_answer_in_order(dynamodb, table):
+    r = dynamodb.batch_execute_statement(Statements=[
+        {"Statement": f"SELECT * FROM \"{table}\" WHERE pk = ? AND sk = ?",
+         "Parameters": [{"S": "a"}, {"N": "2"}]},
+        {"Statement": f"SELECT n FROM \"{table}\" WHERE pk = 'b' AND sk = 1", "ConsistentRead": True},
+        {"Statement": f"SELECT * FROM \"{table}\" WHERE pk = 'zz' AND sk = 1"},
+        {"Statement": f"SELECT * FROM \"{table}\" WHERE pk = 'a'"},
+        {"Statement": "SELECT * FROM \"no-such-table\" WHERE pk = 'a' AND sk = 1"},
+    ], ReturnConsumedCapacity="TOTAL")
+    out = r["Responses"]
+    assert len(out) == 5
+    assert out[0]["Item"]["sk"] == {"N": "2"} and out[0]["TableName"] == table
+    assert out[1]["Item"] == {"n": {"N": "7"}}
+    assert "Item" not in out[2] and "Error" not in out[2]
+    assert out[3]["Error"]["Code"] == "ValidationError"
+    assert out[4]["Error"]["Code"] == "ResourceNotFound"
+    assert [c["TableName"] for c in r["ConsumedCapacity"]] == [table]
+
+
+def test_batch_writes_fail_one_by_one(dynamodb, simple):
+    dynamodb.put_item(TableName=simple, Item={"pk": {"S": "there"}, "n": {"N": "1"}})
+    r = dynamodb.batch_execute_statement(Statements=[
+        {"Statement": f"INSERT INTO \"{simple}\" VALUE {{'pk': 'new'}}"},
+        {"Statement": f"INSERT INTO \"{simple}\" VALUE {{'pk': 'there'}}"},
+        {"Statement": f"UPDATE \"{simple}\" SET n = 5 WHERE pk = 'there' AND n = 2",
+         "ReturnValuesOnConditionCheckFailure": "ALL_OLD"},
+        {"Statement": f"DELETE FROM \"{simple}\" WHERE pk = ?", "Parameters": [{"S": "new"}]},
+        {"Statement": "INSERT INTO"},
+    ])
+    out = r["Responses"]
+    assert "Error" not in out[0]
+    assert out[1]["Error"] == {"Code": "DuplicateItem", "Message": "Duplicate primary key exists in table"}
+    assert out[2]["Error"]["Code"] == "ConditionalCheckFailed"
+    assert out[2]["Error"]["Item"] == {"pk": {"S": "there"}, "n": {"N": "1"}}
+    assert "Error" not in out[3]
+    assert out[4]["Error"]["Code"] == "ValidationError"
+    assert "Item" not in dynamodb.get_item(TableName=simple, Key={"pk": {"S": "new"}})
+
+
+def test_batch_refusals(dynamodb, simple):
+    with pytest.raises(ClientError) as e:
+        dynamodb.batch_execute_statement(Statements=[
+            {"Statement": f"SELECT * FROM \"{simple}\" WHERE pk = 'a'"},
+            {"Statement": f"DELETE FROM \"{simple}\" WHERE pk = 'a'"}])
+    assert _error(e)[0] == "ValidationException"
+    with pytest.raises(ClientError) as e:
+        dynamodb.batch_execute_statement(Statements=[
+            {"Statement": f"SELECT * FROM \"{simple}\" WHERE pk = 'a'"}] * 26)
+    assert _error(e)[0] == "ValidationException"
