@@ -99,3 +99,33 @@ def test_create_table_with_indexes_names_unused_definitions(dynamodb):
     assert error.value.response["Error"]["Message"] == (
         "One or more parameter values were invalid: Number of attributes in KeySchema does not "
         "exactly match number of attributes defined in AttributeDefinitions")
+
+
+def test_the_table_is_active_while_a_new_index_backfills(dynamodb):
+    """UpdateTable answers UPDATING; once the backfill runs the table is ACTIVE again (the
+    index CREATING, Backfilling), and other UpdateTable calls are taken, as DynamoDB's
+    UpdateTable reference says; a second index creation meanwhile is LimitExceeded."""
+    table = create(dynamodb, {"p": "S"})
+    items = [{"PutRequest": {"Item": {"p": {"S": f"k{i}"}, "x": {"S": f"v{i % 7}"}}}}
+             for i in range(5000)]
+    for i in range(0, len(items), 25):
+        dynamodb.batch_write_item(RequestItems={table: items[i:i + 25]})
+    answer = dynamodb.update_table(
+        TableName=table, AttributeDefinitions=[{"AttributeName": "x", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[{"Create": gsi("gxx", "x")}])
+    assert answer["TableDescription"]["TableStatus"] == "UPDATING"
+    described = dynamodb.describe_table(TableName=table)["Table"]
+    index = described["GlobalSecondaryIndexes"][0]
+    if index["IndexStatus"] == "CREATING":
+        assert index["Backfilling"] is True
+        assert described["TableStatus"] == "ACTIVE"
+        with pytest.raises(ClientError) as error:
+            dynamodb.update_table(
+                TableName=table,
+                AttributeDefinitions=[{"AttributeName": "y", "AttributeType": "S"}],
+                GlobalSecondaryIndexUpdates=[{"Create": gsi("gyy", "y")}])
+        assert error.value.response["Error"]["Code"] == "LimitExceededException"
+        dynamodb.update_table(TableName=table, DeletionProtectionEnabled=False)
+    wait_for_indexes(dynamodb, table, ["gxx"])
+    assert dynamodb.describe_table(TableName=table)["Table"]["TableStatus"] == "ACTIVE"
+    dynamodb.delete_table(TableName=table)

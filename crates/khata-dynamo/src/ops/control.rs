@@ -813,8 +813,13 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
     if stream_spec.is_some() {
         streams_changed(ops, name).await;
     }
+    // The answer to a GSI creation or deletion says `UPDATING`, as DynamoDB's does while the
+    // index's resources are allocated; DescribeTable says `ACTIVE` once the backfill runs.
+    let status = match work.is_empty() {
+        true => super::describe::table_status(&meta),
+        false => "UPDATING",
+    };
     super::index_updates::start(ops, name, work);
-    let status = super::describe::table_status(&meta);
     Ok(json!({
         "TableDescription": table_description(&meta, table.schema.def.id, &request.region(), status)
     }))

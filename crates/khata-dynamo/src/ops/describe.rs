@@ -3,7 +3,10 @@
 //!
 //! Tables are created and altered synchronously, so a table is `ACTIVE` as soon as it exists
 //! (as in DynamoDB Local and Alternator) and so are the indexes it was created with; a GSI
-//! added by UpdateTable is `CREATING` (Backfilling) until built, and the table `UPDATING`.
+//! added by UpdateTable is `CREATING` (Backfilling) until built. Its backfill starts at once,
+//! and DynamoDB's UpdateTable is complete once the backfill has begun (the table `ACTIVE`
+//! again, other UpdateTable calls allowed), so only UpdateTable's own answer says `UPDATING`;
+//! the table is `UPDATING` while a GSI is `DELETING`.
 //! DescribeTable's `ItemCount` and `TableSizeBytes` are estimates (DynamoDB refreshes its own
 //! every six hours): rows and bytes in the table's memtables and SSTables, where an
 //! overwritten or deleted item counts until compaction merges it away
@@ -124,13 +127,14 @@ pub fn table_description(meta: &TableMeta, id: uuid::Uuid, region: &str, status:
     d
 }
 
-/// `UPDATING` while a GSI is being created or deleted, else `ACTIVE`.
+/// `UPDATING` while a GSI is being deleted, else `ACTIVE` (also while a GSI backfills: see the
+/// module documentation).
 pub fn table_status(meta: &TableMeta) -> &'static str {
-    let busy = meta
+    let deleting = meta
         .global_secondary_indexes
         .iter()
-        .any(|i| crate::indexes::IndexStatus::of(i) != crate::indexes::IndexStatus::Active);
-    if busy { "UPDATING" } else { "ACTIVE" }
+        .any(|i| crate::indexes::IndexStatus::of(i) == crate::indexes::IndexStatus::Deleting);
+    if deleting { "UPDATING" } else { "ACTIVE" }
 }
 
 pub fn describe_table(ops: &Operations, body: &Object, request: &RequestInfo) -> Result<Value> {
