@@ -253,3 +253,26 @@ def test_table_option_errors(session, keyspace, options, error, message):
 def test_create_table_structure_errors(session, keyspace, definition, message):
     fails(session, f"CREATE TABLE {keyspace}.bad_structure {definition}", InvalidRequest,
           message.format(ks=keyspace))
+
+
+# --- CREATE TABLE ... WITH ID -----------------------------------------------------------------
+
+def test_create_table_with_id(session, keyspace):
+    table_id = uuid.UUID("34da5dd1-b9cc-4278-aee5-0769e58b10e1")
+    session.execute(f"CREATE TABLE {keyspace}.with_id (pk int PRIMARY KEY, a int) WITH ID = {table_id}")
+    row = session.execute(
+        "SELECT id FROM system_schema.tables WHERE keyspace_name = %s AND table_name = 'with_id'",
+        [keyspace]).one()
+    assert row.id == table_id
+    session.execute(f"INSERT INTO {keyspace}.with_id (pk, a) VALUES (1, 1)")
+    fails(session, f"CREATE TABLE {keyspace}.same_id (pk int PRIMARY KEY) WITH ID = {table_id}",
+          InvalidRequest, f"Table id {table_id} is already used by table {keyspace}.with_id")
+    fails(session, f"ALTER TABLE {keyspace}.with_id WITH ID = {uuid.uuid4()}",
+          ConfigurationException, "Cannot alter table id.")
+    # Dropped and created again under its id: the old rows are gone.
+    session.execute(f"DROP TABLE {keyspace}.with_id")
+    session.execute(f"CREATE TABLE {keyspace}.with_id (pk int PRIMARY KEY, a int) "
+                    f"WITH id = '{table_id}' AND comment = 'again'")
+    assert list(session.execute(f"SELECT * FROM {keyspace}.with_id")) == []
+    fails(session, f"CREATE TABLE {keyspace}.bad_id (pk int PRIMARY KEY) WITH ID = 'nope'",
+          ConfigurationException, "Invalid table id")

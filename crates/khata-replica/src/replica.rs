@@ -900,6 +900,14 @@ fn plan(
                     table: name,
                 });
             }
+            // An id given by `CREATE TABLE ... WITH ID` must name no other table: storage
+            // and the catalog find tables by id.
+            if let Some(other) = current.table_by_id(table.def.id) {
+                return Err(ReplicaError::Invalid(format!(
+                    "Table id {} is already used by table {}.{}",
+                    table.def.id, other.def.keyspace, other.def.name
+                )));
+            }
             check_column_ids(&table.def)?;
             let writes = schema_tables::table_writes(&table, ts, now)?;
             let def = table.def.clone();

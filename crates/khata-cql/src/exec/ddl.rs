@@ -700,6 +700,9 @@ fn table_options(
                 options.default_time_to_live = ttl;
             }
             "comment" => options.comment = property_text(p)?,
+            // CREATE TABLE takes `id` before the other options (`table_id`); an ALTER cannot
+            // change it (Cassandra's TableAttributes.asAlteredTableParams).
+            "id" => return Err(config_error("Cannot alter table id.")),
             // Accepted for compatibility with schemas written for Cassandra; khata has fixed
             // behaviour for these.
             "bloom_filter_fp_chance"
@@ -988,7 +991,16 @@ fn create_table(
         counter: has_counter,
         ..TableOptions::default()
     };
-    let options = table_options(defaults, &c.properties)?;
+    let (id, properties): (Vec<&Property>, Vec<&Property>) = c
+        .properties
+        .iter()
+        .partition(|p| p.name.0.eq_ignore_ascii_case("id"));
+    let properties: Vec<Property> = properties.into_iter().cloned().collect();
+    let options = table_options(defaults, &properties)?;
+    let id = match id.last() {
+        Some(p) => table_id(p)?,
+        None => Uuid::new_v4(),
+    };
     if has_counter && options.default_time_to_live > 0 {
         return Err(ExecError::invalid(
             "Cannot set default_time_to_live on a table with counters",
@@ -996,7 +1008,7 @@ fn create_table(
     }
     Ok(SchemaChange::CreateTable(TableSchema {
         def: TableDef {
-            id: Uuid::new_v4(),
+            id,
             keyspace,
             name: c.name.name.0.clone(),
             columns,
@@ -1005,6 +1017,13 @@ fn create_table(
         dropped: Vec::new(),
         indexes: Vec::new(),
     }))
+}
+
+/// The table id of `WITH ID = ...` (what `DESCRIBE ... WITH INTERNALS` prints, so that a
+/// table can be re-created under its id), as Cassandra's `TableAttributes.getId` reads it.
+fn table_id(p: &Property) -> Result<Uuid, ExecError> {
+    let text = property_text(p)?;
+    Uuid::parse_str(text.trim()).map_err(|_| config_error("Invalid table id"))
 }
 
 /// A table as Cassandra's `TableMetadata.toString()` shows it: `ks.t`, quoted where needed.
