@@ -320,3 +320,86 @@ def test_batch_refusals(dynamodb, simple):
         dynamodb.batch_execute_statement(Statements=[
             {"Statement": f"SELECT * FROM \"{simple}\" WHERE pk = 'a'"}] * 26)
     assert _error(e)[0] == "ValidationException"
+
+
+# -- ExecuteTransaction ---------------------------------------------------------------------
+
+def _balances(dynamodb, table, *pks):
+    out = []
+    for pk in pks:
+        item = dynamodb.get_item(TableName=table, Key={"pk": {"S": pk}}, ConsistentRead=True).get("Item")
+        out.append(None if item is None else int(item["n"]["N"]))
+    return out
+
+
+def test_transaction_applies_whole(dynamodb, simple):
+    for pk in ("ann", "bob", "cy"):
+        dynamodb.put_item(TableName=simple, Item={"pk": {"S": pk}, "n": {"N": "100"}})
+    r = dynamodb.execute_transaction(TransactStatements=[
+        {"Statement": f"UPDATE \"{simple}\" SET n = n - ? WHERE pk = 'ann' AND n >= ?",
+         "Parameters": [{"N": "40"}, {"N": "40"}]},
+        {"Statement": f"UPDATE \"{simple}\" SET n = n + 40 WHERE pk = 'bob'"},
+        {"Statement": f"INSERT INTO \"{simple}\" VALUE {{'pk': 'log1', 'n': 0}}"},
+        {"Statement": f"EXISTS(SELECT * FROM \"{simple}\" WHERE pk = 'cy' AND frozen IS MISSING)"},
+    ], ReturnConsumedCapacity="TOTAL")
+    assert _balances(dynamodb, simple, "ann", "bob", "log1") == [60, 140, 0]
+    assert [c["TableName"] for c in r["ConsumedCapacity"]] == [simple]
+
+
+def test_transaction_cancels_whole_with_reasons(dynamodb, simple):
+    for pk in ("cat", "dan", "eve"):
+        dynamodb.put_item(TableName=simple, Item={"pk": {"S": pk}, "n": {"N": "10"}})
+    with pytest.raises(ClientError) as e:
+        dynamodb.execute_transaction(TransactStatements=[
+            {"Statement": f"UPDATE \"{simple}\" SET n = n + 1 WHERE pk = 'cat'"},
+            {"Statement": f"INSERT INTO \"{simple}\" VALUE {{'pk': 'dan'}}"},
+            {"Statement": f"UPDATE \"{simple}\" SET n = 0 WHERE pk = 'nobody'"},
+            {"Statement": f"DELETE FROM \"{simple}\" WHERE pk = 'eve' AND n > 50",
+             "ReturnValuesOnConditionCheckFailure": "ALL_OLD"},
+        ])
+    assert e.value.response["Error"]["Code"] == "TransactionCanceledException"
+    reasons = e.value.response["CancellationReasons"]
+    assert [r["Code"] for r in reasons] == ["None", "DuplicateItem", "ConditionalCheckFailed",
+                                            "ConditionalCheckFailed"]
+    assert reasons[1]["Message"] == "Duplicate primary key exists in table"
+    assert reasons[3]["Item"] == {"pk": {"S": "eve"}, "n": {"N": "10"}}
+    assert "[None, DuplicateItem, ConditionalCheckFailed, ConditionalCheckFailed]" in _error(e)[1]
+    assert _balances(dynamodb, simple, "cat", "dan", "eve", "nobody") == [10, 10, 10, None]
+
+
+def test_transaction_idempotency(dynamodb, simple):
+    dynamodb.put_item(TableName=simple, Item={"pk": {"S": "ctr"}, "n": {"N": "0"}})
+    statements = [{"Statement": f"UPDATE \"{simple}\" SET n = n + 1 WHERE pk = 'ctr'"}]
+    token = uuid.uuid4().hex
+    for _ in range(2):
+        dynamodb.execute_transaction(TransactStatements=statements, ClientRequestToken=token)
+    assert _balances(dynamodb, simple, "ctr") == [1]
+    with pytest.raises(ClientError) as e:
+        dynamodb.execute_transaction(
+            TransactStatements=[{"Statement": f"UPDATE \"{simple}\" SET n = n + 2 WHERE pk = 'ctr'"}],
+            ClientRequestToken=token)
+    assert _error(e)[0] == "IdempotentParameterMismatchException"
+
+
+def test_transaction_reads(dynamodb, table):
+    r = dynamodb.execute_transaction(TransactStatements=[
+        {"Statement": f"SELECT * FROM \"{table}\" WHERE pk = 'a' AND sk = 3"},
+        {"Statement": f"SELECT n FROM \"{table}\" WHERE pk = 'b' AND sk = ?", "Parameters": [{"N": "1"}]},
+        {"Statement": f"SELECT * FROM \"{table}\" WHERE pk = 'zz' AND sk = 1"},
+    ])
+    out = r["Responses"]
+    assert out[0]["Item"]["n"] == {"N": "30"}
+    assert out[1]["Item"] == {"n": {"N": "7"}}
+    assert "Item" not in out[2]
+
+
+def test_transaction_refusals(dynamodb, simple):
+    for statements in (
+        [{"Statement": f"SELECT * FROM \"{simple}\" WHERE pk = 'a'"},
+         {"Statement": f"DELETE FROM \"{simple}\" WHERE pk = 'a'"}],
+        [{"Statement": f"DELETE FROM \"{simple}\" WHERE pk = 'a'"}] * 101,
+        [{"Statement": "UPDATE"}],
+    ):
+        with pytest.raises(ClientError) as e:
+            dynamodb.execute_transaction(TransactStatements=statements)
+        assert _error(e)[0] == "ValidationException"

@@ -24,7 +24,6 @@ pub(crate) enum Statement {
     Update(Update),
     Delete(Delete),
     /// `EXISTS(SELECT ...)`: a condition check, in transactions only.
-    #[allow(dead_code)] // read by ExecuteTransaction (next step)
     Exists(Select),
 }
 
