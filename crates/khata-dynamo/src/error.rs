@@ -59,6 +59,8 @@ pub enum ErrorKind {
     ItemCollectionSizeLimitExceeded,
     /// A PartiQL INSERT names an item that exists.
     DuplicateItem,
+    /// The continuous-backup operations' missing table (others say `ResourceNotFound`).
+    TableNotFound,
 }
 
 impl ErrorKind {
@@ -88,6 +90,7 @@ impl ErrorKind {
                 "ItemCollectionSizeLimitExceededException"
             }
             ErrorKind::DuplicateItem => "DuplicateItemException",
+            ErrorKind::TableNotFound => "TableNotFoundException",
         }
     }
 
@@ -114,7 +117,8 @@ impl ErrorKind {
             | ErrorKind::ExpiredIterator
             | ErrorKind::TrimmedDataAccess
             | ErrorKind::ItemCollectionSizeLimitExceeded
-            | ErrorKind::DuplicateItem => "com.amazonaws.dynamodb.v20120810",
+            | ErrorKind::DuplicateItem
+            | ErrorKind::TableNotFound => "com.amazonaws.dynamodb.v20120810",
         }
     }
 

@@ -8,6 +8,10 @@
 //! - control plane ([`control`], [`describe`], [`tags`], [`ttl`]): CreateTable, DescribeTable,
 //!   ListTables, UpdateTable, DeleteTable, TagResource, UntagResource, ListTagsOfResource,
 //!   UpdateTimeToLive, DescribeTimeToLive, DescribeLimits, DescribeEndpoints;
+//! - what DynamoDB answers of a table without backups, Kinesis destinations or contributor
+//!   insights ([`absent_features`]): DescribeContinuousBackups, UpdateContinuousBackups (to
+//!   keep point-in-time recovery disabled), ListBackups, ListGlobalTables,
+//!   DescribeKinesisStreamingDestination, DescribeContributorInsights;
 //! - items ([`crate::item_ops`]): PutItem, GetItem, UpdateItem, DeleteItem, Query, Scan;
 //! - several items ([`crate::batch`], [`crate::transact`]): BatchGetItem, BatchWriteItem,
 //!   TransactWriteItems, TransactGetItems;
@@ -15,6 +19,7 @@
 //! - the Streams API (`DynamoDBStreams_20120810.*`, [`crate::streams::api`]): ListStreams,
 //!   DescribeStream, GetShardIterator, GetRecords.
 
+pub mod absent_features;
 pub mod control;
 pub mod describe;
 pub mod index_updates;
@@ -120,6 +125,12 @@ const CONTROL_PLANE: &[&str] = &[
     "DescribeTimeToLive",
     "DescribeLimits",
     "DescribeEndpoints",
+    "DescribeContinuousBackups",
+    "UpdateContinuousBackups",
+    "ListBackups",
+    "ListGlobalTables",
+    "DescribeKinesisStreamingDestination",
+    "DescribeContributorInsights",
 ];
 
 /// The item operations this build implements.
@@ -148,21 +159,15 @@ const NOT_YET: &[&str] = &[
     "CreateBackup",
     "DeleteBackup",
     "DescribeBackup",
-    "ListBackups",
     "RestoreTableFromBackup",
     "RestoreTableToPointInTime",
-    "DescribeContinuousBackups",
-    "UpdateContinuousBackups",
     "CreateGlobalTable",
     "DescribeGlobalTable",
-    "ListGlobalTables",
     "UpdateGlobalTable",
-    "DescribeContributorInsights",
     "ListContributorInsights",
     "UpdateContributorInsights",
     "DescribeTableReplicaAutoScaling",
     "UpdateTableReplicaAutoScaling",
-    "DescribeKinesisStreamingDestination",
     "EnableKinesisStreamingDestination",
     "DisableKinesisStreamingDestination",
     "ExportTableToPointInTime",
@@ -232,6 +237,18 @@ impl Operations {
             "ListTagsOfResource" => tags::list_tags(self, &body),
             "UpdateTimeToLive" => ttl::update_ttl(self, &body).await,
             "DescribeTimeToLive" => ttl::describe_ttl(self, &body),
+            "DescribeContinuousBackups" => {
+                absent_features::describe_continuous_backups(self, &body)
+            }
+            "UpdateContinuousBackups" => absent_features::update_continuous_backups(self, &body),
+            "ListBackups" => Ok(absent_features::list_backups()),
+            "ListGlobalTables" => Ok(absent_features::list_global_tables()),
+            "DescribeKinesisStreamingDestination" => {
+                absent_features::describe_kinesis_streaming_destination(self, &body)
+            }
+            "DescribeContributorInsights" => {
+                absent_features::describe_contributor_insights(self, &body)
+            }
             "BatchGetItem" => crate::batch::batch_get_item(self, &body).await,
             "BatchWriteItem" => crate::batch::batch_write_item(self, &body).await,
             "TransactWriteItems" => crate::transact::transact_write_items(self, &body).await,
