@@ -35,7 +35,9 @@
 //!
 //! Idempotency: a `ClientRequestToken` remembers a successful TransactWriteItems for 10
 //! minutes (on this node). The same token with the same request answers the stored answer
-//! without writing again; with a different request it is
+//! without writing again, its `ConsumedCapacity` the read units of reading the items (a
+//! transactional read of each as the transaction left it), as DynamoDB's reference says of
+//! such calls; with a different request it is
 //! `IdempotentParameterMismatchException`; while the first is still running it is
 //! `TransactionInProgressException`. A cancelled transaction is not remembered, so it can be
 //! retried with its token.
@@ -524,10 +526,10 @@ pub async fn transact_write_items(ops: &Operations, req: &Object) -> Result<Valu
     )
     .await;
     if let Some(t) = &token {
-        ops.transaction_tokens
-            .finish(t, digest, now, result.as_ref().ok());
+        let replay = result.as_ref().ok().map(|(_, replay)| replay);
+        ops.transaction_tokens.finish(t, digest, now, replay);
     }
-    result
+    result.map(|(answer, _)| answer)
 }
 
 /// What the decision under the locks found.
@@ -535,16 +537,19 @@ pub async fn transact_write_items(ops: &Operations, req: &Object) -> Result<Valu
 struct Decision {
     reasons: Vec<Reason>,
     consumed: PerTable,
+    /// What a replay of the transaction (its `ClientRequestToken` again) consumes.
+    replay_consumed: PerTable,
     metrics: Vec<crate::collections::Metric>,
 }
 
+/// Run the transaction: its answer, and the answer to a replay of it.
 async fn run_write(
     coordinator: &Coordinator,
     actions: Vec<Action>,
     keys: Vec<ItemKey>,
     capacity_mode: ReturnCapacity,
     metrics_wanted: bool,
-) -> Result<Value> {
+) -> Result<(Value, Value)> {
     let reads: Vec<CasRead> = actions
         .iter()
         .zip(&keys)
@@ -571,9 +576,11 @@ async fn run_write(
             move |reads: &[ReadResult]| {
                 let ts = stamps.next();
                 let mut d = shared.lock();
-                let (writes, reasons, consumed) = decide(&actions, &keys, reads, ts, now);
+                let (writes, reasons, consumed, replay_consumed) =
+                    decide(&actions, &keys, reads, ts, now);
                 d.reasons = reasons;
                 d.consumed = consumed;
+                d.replay_consumed = replay_consumed;
                 let mut writes = writes?;
                 *shared_tickets.lock() = std::mem::take(&mut writes.tickets);
                 d.metrics = std::mem::take(&mut writes.metrics);
@@ -600,30 +607,40 @@ async fn run_write(
     if d.reasons.iter().any(|r| *r != Reason::None) {
         return Err(cancelled(&d.reasons));
     }
-    let mut out = JsonMap::new();
-    if capacity_mode.wanted() {
-        out.insert("ConsumedCapacity".into(), d.consumed.to_json(capacity_mode));
-    }
-    if metrics_wanted && !d.metrics.is_empty() {
-        out.insert(
-            "ItemCollectionMetrics".into(),
-            crate::collections::Metric::map_json(&d.metrics),
-        );
-    }
-    Ok(Value::Object(out))
+    let answer = |consumed: &PerTable| {
+        let mut out = JsonMap::new();
+        if capacity_mode.wanted() {
+            out.insert("ConsumedCapacity".into(), consumed.to_json(capacity_mode));
+        }
+        if metrics_wanted && !d.metrics.is_empty() {
+            out.insert(
+                "ItemCollectionMetrics".into(),
+                crate::collections::Metric::map_json(&d.metrics),
+            );
+        }
+        Value::Object(out)
+    };
+    Ok((answer(&d.consumed), answer(&d.replay_consumed)))
 }
 
-/// Under the locks: every action's reason, and the mutations when all are `None`.
+/// Under the locks: every action's reason, and the mutations when all are `None`; the units
+/// the transaction consumes, and those a replay of it consumes (a transactional read of each
+/// item as the transaction leaves it).
 fn decide(
     actions: &[Action],
     keys: &[ItemKey],
     reads: &[ReadResult],
     ts: i64,
     now: u32,
-) -> (Option<item_writes::Writes>, Vec<Reason>, PerTable) {
+) -> (Option<item_writes::Writes>, Vec<Reason>, PerTable, PerTable) {
     let mut reasons = Vec::with_capacity(actions.len());
     let mut mutations = item_writes::Writes::with_capacity(actions.len());
     let mut consumed = PerTable::default();
+    let mut replay_consumed = PerTable::default();
+    let mut reread = |table: &str, item: Option<&Item>| {
+        let units = capacity::item_read_units(item, true);
+        replay_consumed.add(table, &Consumed::read(units).transactional());
+    };
     for (i, ((a, key), read)) in actions.iter().zip(keys).zip(reads).enumerate() {
         let old = match item_ops::stored_item(&a.layout, key, read, now) {
             Ok(old) => old,
@@ -655,6 +672,7 @@ fn decide(
                     &a.table,
                     &Consumed::write(capacity::write_units(old.as_ref(), None)).transactional(),
                 );
+                reread(&a.table, old.as_ref());
                 reasons.push(Reason::None);
                 continue;
             }
@@ -676,6 +694,7 @@ fn decide(
                         .with_index_writes(&a.layout.indexes, old.as_ref(), new.as_ref())
                         .transactional(),
                 );
+                reread(&a.table, new.as_ref());
                 match mutations.append(
                     &a.layout,
                     Before::Known(old.as_ref()),
@@ -711,7 +730,7 @@ fn decide(
     }
     // Stream tickets are only taken for a transaction that writes (below: dropped otherwise).
     let ok = reasons.iter().all(|r| *r == Reason::None);
-    (ok.then_some(mutations), reasons, consumed)
+    (ok.then_some(mutations), reasons, consumed, replay_consumed)
 }
 
 /// An Update action's mutation and new item, as UpdateItem computes them.
