@@ -92,6 +92,15 @@ def test_select_without_a_key_condition_is_a_scan(dynamodb, table):
     assert len(r["Items"]) == 6
 
 
+def test_filters_on_key_attributes(dynamodb, table):
+    r = dynamodb.execute_statement(Statement=f'SELECT * FROM "{table}" WHERE sk = 1')
+    assert sorted(i["pk"]["S"] for i in r["Items"]) == ["a", "b"]
+    r = dynamodb.execute_statement(
+        Statement=f"SELECT sk FROM \"{table}\".\"byg\" WHERE g = 'odd' AND sk > 1 AND pk = 'a'")
+    assert sorted(_sks(r["Items"])) == [3, 5]
+    assert set(r["Items"][0]) == {"sk"}
+
+
 def test_select_in_on_the_partition_key(dynamodb, table):
     r = dynamodb.execute_statement(
         Statement=f"SELECT pk, sk FROM \"{table}\" WHERE pk IN ('b', 'a') AND sk = 1")

@@ -317,8 +317,14 @@ pub(crate) async fn run_select(
 
     // A Query's filter may not read key attributes; DynamoDB's PartiQL may. Such a filter
     // (and then the projection, which must come after it) is applied here to the Query's items.
-    let key_names: Vec<&str> = [Some(keys.hash.as_str()), keys.range.as_deref()]
+    let table_keys = match &from.index {
+        Some(_) => Some(keys_of(ops, &from.table, None)?),
+        None => None,
+    };
+    let key_names: Vec<&str> = [&keys]
         .into_iter()
+        .chain(table_keys.as_ref())
+        .flat_map(|k| [Some(k.hash.as_str()), k.range.as_deref()])
         .flatten()
         .collect();
     let local = key_term.is_some() && rest.iter().any(|t| translate::mentions(t, &key_names));
