@@ -52,8 +52,10 @@ def test_json_tuple_of_the_wrong_length(session, ks):
             "Error decoding JSON value for tup: Tuple is missing items (expected 3): [1, a]")
     refused(session, f"""INSERT INTO {ks}.tj JSON '{{"k": 1, "tup": [1, "a", 3, 4.5]}}'""",
             "Tuple contains extra items (expected 3): [1, a, 3, 4.5]")
-    refused(session, f"""INSERT INTO {ks}.tj (k, tup) VALUES (3, fromJson('[1, "a", 3, 4]'))""",
-            "Tuple contains extra items (expected 3)")
+    from cassandra.protocol import FunctionFailure
+    with pytest.raises(FunctionFailure) as error:
+        session.execute(f"""INSERT INTO {ks}.tj (k, tup) VALUES (3, fromJson('[1, "a", 3, 4]'))""")
+    assert "Tuple contains extra items (expected 3): [1, a, 3, 4]" in str(error.value)
     assert list(session.execute(f"SELECT * FROM {ks}.tj")) == []
 
 
@@ -165,3 +167,75 @@ def test_unset_fields_of_udt_and_tuple_literals(session, ks):
             [1, UNSET_VALUE])
     tup = session.prepare(f"INSERT INTO {ks}.u (k, t) VALUES (10, (?, ?))")
     refused(session, tup, "Invalid unset value for tuple field number 1", [1, UNSET_VALUE])
+
+
+@pytest.fixture(scope="module")
+def jt(session, ks):
+    session.execute(
+        f"CREATE TABLE {ks}.jt (k int PRIMARY KEY, asciival ascii, bigintval bigint, "
+        "blobval blob, booleanval boolean, intval int, inetval inet, listval list<int>, "
+        "setval set<int>, mapval map<text, int>, smallval smallint, tsval timestamp)")
+    return f"{ks}.jt"
+
+
+@pytest.mark.parametrize("doc,message", [
+    ('{"k": 0, "asciival": 123}',
+     "Error decoding JSON value for asciival: Expected an ascii string, but got a Integer: 123"),
+    ('{"k": 0, "bigintval": 123.2}',
+     "Error decoding JSON value for bigintval: Expected a bigint value, but got a Double: 123.2"),
+    ('{"k": 0, "bigintval": "abc"}',
+     "Error decoding JSON value for bigintval: Unable to make long from 'abc'"),
+    ('{"k": 0, "intval": 2147483648}',
+     "Error decoding JSON value for intval: Expected an int value, but got a Long: 2147483648"),
+    ('{"k": 0, "blobval": "00000001"}',
+     "Error decoding JSON value for blobval: Value '00000001' is not a valid blob representation: "
+     "String representation of blob is missing 0x prefix: 00000001"),
+    ('{"k": 0, "blobval": "0xabc"}',
+     "Error decoding JSON value for blobval: Value '0xabc' is not a valid blob representation: "
+     "cannot parse 'abc' as hex bytes"),
+    ('{"k": 0, "booleanval": "abc"}',
+     "Error decoding JSON value for booleanval: Unable to make boolean from 'abc'"),
+    ('{"k": 0, "booleanval": 1}',
+     "Error decoding JSON value for booleanval: Expected a boolean value, but got a Integer: 1"),
+    ('{"k": 0, "inetval": 123}',
+     "Error decoding JSON value for inetval: Expected a string representation of an inet value, "
+     "but got a Integer: 123"),
+    ('{"k": 0, "listval": [1, null]}',
+     "Error decoding JSON value for listval: Invalid null element in list"),
+    ('{"k": 0, "setval": {"a": 1}}',
+     "Error decoding JSON value for setval: Expected a list (representing a set), but got a "
+     "LinkedHashMap: {a=1}"),
+    ('{"k": 0, "mapval": {"a": null}}',
+     "Error decoding JSON value for mapval: Invalid null value in map"),
+    ('{"k": 0, "smallval": 1.5}', "Error decoding JSON value for smallval: Unable to make short"),
+    ('{"k": 0, "tsval": true}',
+     "Error decoding JSON value for tsval: Expected a long or a datestring representation of a "
+     "timestamp value, but got a Boolean: true"),
+])
+def test_json_values_refused_in_cassandras_words(session, jt, doc, message):
+    refused(session, session.prepare(f"INSERT INTO {jt} JSON ?"), message, [doc])
+
+
+def test_json_values_given_as_strings(session, jt):
+    session.execute(session.prepare(f"INSERT INTO {jt} JSON ?"), [
+        '{"k": 1, "intval": "7", "listval": "[1, 2]", "mapval": {"a": 1}, "smallval": 3, '
+        '"tsval": 1000}'])
+    row = session.execute(f"SELECT intval, listval, mapval, smallval FROM {jt} WHERE k = 1").one()
+    assert tuple(row) == (7, [1, 2], {"a": 1}, 3)
+
+
+def test_json_function_misuse_and_failures(session, jt):
+    from cassandra.protocol import FunctionFailure
+    refused(session, f"SELECT fromJson(asciival) FROM {jt}",
+            "fromJson() cannot be used in the selection clause of a SELECT statement")
+    refused(session, f"INSERT INTO {jt} (k, asciival) VALUES (0, toJson(1))",
+            "toJson() may only be used within the selection clause of SELECT statements")
+    insert = session.prepare(f"INSERT INTO {jt} (k, intval) VALUES (?, fromJson(?))")
+    with pytest.raises(FunctionFailure) as error:
+        session.execute(insert, [0, '"xyzz"'])
+    assert ("execution of 'system.fromjson[text]' failed: org.apache.cassandra.serializers."
+            "MarshalException: Unable to make int from 'xyzz'") in str(error.value)
+    with pytest.raises(FunctionFailure) as error:
+        session.execute(insert, [0, "not json"])
+    assert "execution of 'system.fromjson[text]' failed: Could not decode JSON string 'not json'" \
+        in str(error.value)

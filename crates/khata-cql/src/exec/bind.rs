@@ -132,6 +132,16 @@ fn literal(run: &Run<'_>, term: &Term, ty: &CqlType, column: &str) -> Result<Bou
         Err(LiteralError::OperationFailed(message)) => {
             Err(super::selector::operation_failed(message))
         }
+        Err(LiteralError::FromJsonFailed(message)) => {
+            Err(ExecError::Body(crate::frame::ErrorBody::new(
+                crate::frame::ErrorKind::FunctionFailure {
+                    keyspace: "system".into(),
+                    function: "fromjson".into(),
+                    arg_types: vec!["text".into()],
+                },
+                message,
+            )))
+        }
         Err(e) => Err(ExecError::invalid(e.to_string())),
     }
 }

@@ -152,10 +152,7 @@ fn from_json_arg(
             )));
         }
     };
-    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        LiteralError::InvalidLiteral(format!("Could not decode JSON string '{text}': {e}"))
-    })?;
-    crate::value::json::from_json(ty, &json, receiver, run.now_micros / 1000)
+    crate::value::json::from_json_text(ty, &text, receiver, run.now_micros / 1000)
 }
 
 /// Evaluate a non-literal term (a function call) for a receiver of type `ty`.
@@ -171,6 +168,11 @@ pub(crate) fn evaluate(
     let lower = name.name.0.to_ascii_lowercase();
     if lower == "fromjson" {
         return from_json_arg(run, args, receiver, ty);
+    }
+    if lower == "tojson" {
+        return Err(LiteralError::InvalidLiteral(
+            "toJson() may only be used within the selection clause of SELECT statements".into(),
+        ));
     }
     let (value, result_ty) = match blob_conversion(&lower) {
         Some((parameter, result)) => match blob_convert(run, &lower, args, &parameter, &result)? {

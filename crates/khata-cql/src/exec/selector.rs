@@ -480,6 +480,11 @@ fn compile_as(
                     arity(1)?;
                     (Scalar::ToJson, CqlType::Text)
                 }
+                "fromjson" => {
+                    return Err(ExecError::invalid(
+                        "fromJson() cannot be used in the selection clause of a SELECT statement",
+                    ));
+                }
                 other => {
                     if let Some(ty) = other.strip_suffix("asblob").and_then(native) {
                         arity(1)?;

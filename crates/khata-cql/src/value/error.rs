@@ -145,6 +145,10 @@ pub enum LiteralError {
     /// literal says which of its fields instead.
     #[error("Invalid unset value for {0}")]
     Unset(String),
+    /// `fromJson()` on text that is not JSON of the receiver's type: Cassandra's function
+    /// failure (`execution of 'system.fromjson[text]' failed: ...`).
+    #[error("{0}")]
+    FromJsonFailed(String),
     /// An arithmetic operation that failed on its values (`the operation 'int / int' failed:
     /// / by zero`): Cassandra's `OperationExecutionException`, a function failure.
     #[error("{0}")]

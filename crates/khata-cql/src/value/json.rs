@@ -247,148 +247,237 @@ pub fn to_json(ty: &CqlType, v: &CqlValue) -> Json {
     }
 }
 
-fn is_number_type(ty: &CqlType) -> bool {
-    matches!(
-        ty,
-        CqlType::Tinyint
-            | CqlType::Smallint
-            | CqlType::Int
-            | CqlType::Bigint
-            | CqlType::Counter
-            | CqlType::Varint
-            | CqlType::Float
-            | CqlType::Double
-            | CqlType::Decimal
+/// The class Jackson decodes a JSON value to, as Cassandra's messages name it: `Integer`,
+/// `Long` or `BigInteger` for an integer by its size, `Double` for any other number.
+fn java_class(json: &Json) -> &'static str {
+    match json {
+        Json::Null => "null",
+        Json::Bool(_) => "Boolean",
+        Json::String(_) => "String",
+        Json::Number(n) => {
+            let text = n.to_string();
+            if text.contains(['.', 'e', 'E']) {
+                "Double"
+            } else if text.parse::<i32>().is_ok() {
+                "Integer"
+            } else if text.parse::<i64>().is_ok() {
+                "Long"
+            } else {
+                "BigInteger"
+            }
+        }
+        Json::Array(_) => "ArrayList",
+        Json::Object(_) => "LinkedHashMap",
+    }
+}
+
+/// `Expected <what>, but got a <class>: <value>`, the words of the types' `fromJSONObject`.
+fn expected(what: &str, json: &Json) -> String {
+    format!(
+        "Expected {what}, but got a {}: {}",
+        java_class(json),
+        java_text(json)
     )
 }
 
-/// The term a JSON value stands for, as a literal of `ty`.
-fn to_term(ty: &CqlType, json: &Json, receiver: &str) -> Result<Term, LiteralError> {
-    let bad = || {
-        LiteralError::InvalidLiteral(format!(
-            "Error decoding JSON value for {receiver}: {json} is not a valid {}",
-            khata_types::type_text::type_text(ty)
-        ))
-    };
-    Ok(match (json, ty) {
-        (Json::Null, _) => Term::Literal(Literal::Null),
-        (Json::Bool(b), CqlType::Boolean) => Term::Literal(Literal::Boolean(*b)),
-        (Json::String(s), CqlType::Boolean) => match s.to_ascii_lowercase().as_str() {
+/// A number's literal: an integer, or a float when it has a point or an exponent.
+fn number_literal(text: &str) -> Term {
+    match text {
+        "NaN" => Term::Literal(Literal::NaN),
+        "Infinity" => Term::Literal(Literal::Infinity),
+        "-Infinity" => Term::Literal(Literal::NegativeInfinity),
+        text if text.contains(['.', 'e', 'E']) => Term::Literal(Literal::Float(text.to_string())),
+        text => Term::Literal(Literal::Integer(text.to_string())),
+    }
+}
+
+/// A JSON string that stands for a collection, tuple or UDT is JSON itself
+/// (`JsonUtils.decodeJson`), as in a map key (`{"[0, 1]": true}`).
+fn decoded(json: &Json) -> Result<std::borrow::Cow<'_, Json>, String> {
+    match json {
+        Json::String(s) => serde_json::from_str(s)
+            .map(std::borrow::Cow::Owned)
+            .map_err(|e| format!("Error decoding JSON string: {e}")),
+        other => Ok(std::borrow::Cow::Borrowed(other)),
+    }
+}
+
+/// The term a JSON value stands for, as a literal of `ty`, as each type's `fromJSONObject`
+/// reads it; `Err` is its `MarshalException`'s message.
+fn to_term(ty: &CqlType, json: &Json) -> Result<Term, String> {
+    use CqlType as T;
+    let string = |s: &str| Term::Literal(Literal::String(s.to_string()));
+    let class = java_class(json);
+    Ok(match (ty, json) {
+        (_, Json::Null) => Term::Literal(Literal::Null),
+        (T::Ascii, Json::String(s)) | (T::Text, Json::String(s)) => string(s),
+        (T::Ascii, _) => return Err(expected("an ascii string", json)),
+        (T::Text, _) => return Err(expected("a UTF-8 string", json)),
+        // Strings through the type's `fromString`.
+        (T::Tinyint | T::Smallint | T::Int | T::Bigint | T::Counter, Json::String(s)) => {
+            Term::Literal(Literal::Integer(s.clone()))
+        }
+        (T::Float | T::Double, Json::String(s)) => number_literal(s),
+        (T::Int, Json::Number(n)) if class == "Integer" => number_literal(&n.to_string()),
+        (T::Int, _) => return Err(expected("an int value", json)),
+        (T::Bigint | T::Counter, Json::Number(n)) if matches!(class, "Integer" | "Long") => {
+            number_literal(&n.to_string())
+        }
+        (T::Bigint | T::Counter, _) => return Err(expected("a bigint value", json)),
+        // ShortType and ByteType read the number's text.
+        (T::Smallint | T::Tinyint, Json::Number(_)) => {
+            Term::Literal(Literal::Integer(java_text(json)))
+        }
+        (T::Smallint, _) => return Err(expected("a short value", json)),
+        (T::Tinyint, _) => return Err(expected("a byte value", json)),
+        (T::Float | T::Double, Json::Number(n)) => number_literal(&n.to_string()),
+        (T::Float, _) => return Err(expected("a float value", json)),
+        (T::Double, _) => return Err(expected("a double value", json)),
+        // DecimalType's and IntegerType's: the text of whatever was given. A number keeps its
+        // own text, where Jackson would read a fraction as a double first: khata keeps
+        // `0.100000000000000000000000000001` exact.
+        (T::Decimal | T::Varint, _) => {
+            let text = match json {
+                Json::Number(n) => n.to_string(),
+                other => java_text(other),
+            };
+            let valid = match ty {
+                T::Decimal => numeric::parse_decimal(&text).is_some(),
+                _ => numeric::parse_varint(&text).is_some(),
+            };
+            if !valid {
+                return Err(format!(
+                    "Value '{text}' is not a valid representation of a {} value",
+                    khata_types::type_text::type_text(ty)
+                ));
+            }
+            number_literal(&text)
+        }
+        (T::Boolean, Json::Bool(b)) => Term::Literal(Literal::Boolean(*b)),
+        (T::Boolean, Json::String(s)) => match s.to_ascii_lowercase().as_str() {
             "true" => Term::Literal(Literal::Boolean(true)),
             "false" => Term::Literal(Literal::Boolean(false)),
-            _ => return Err(bad()),
+            _ => return Err(format!("Unable to make boolean from '{s}'")),
         },
-        (Json::Number(n), CqlType::Timestamp) => Term::Literal(Literal::Integer(n.to_string())),
-        (Json::Number(n), t) if is_number_type(t) => {
-            let text = n.to_string();
-            if text.contains(['.', 'e', 'E']) {
-                Term::Literal(Literal::Float(text))
-            } else {
-                Term::Literal(Literal::Integer(text))
-            }
-        }
-        // DecimalType's and IntegerType's fromJSONObject.
-        (Json::String(s), CqlType::Decimal | CqlType::Varint)
-            if (*ty == CqlType::Decimal && super::numeric::parse_decimal(s).is_none())
-                || (*ty == CqlType::Varint && super::numeric::parse_varint(s).is_none()) =>
-        {
-            return Err(LiteralError::InvalidLiteral(format!(
-                "Error decoding JSON value for {receiver}: Value '{s}' is not a valid representation of a {} value",
-                khata_types::type_text::type_text(ty)
-            )));
-        }
-        // SimpleDateType.fromJSONObject takes a string only.
-        (Json::Number(n), CqlType::Date) => {
-            let kind = match n.as_i64() {
-                Some(v) if i32::try_from(v).is_ok() => "Integer",
-                Some(_) => "Long",
-                None => "Double",
+        (T::Boolean, _) => return Err(expected("a boolean value", json)),
+        (T::Blob, _) => {
+            let not_blob = |why: String| {
+                format!(
+                    "Value '{}' is not a valid blob representation: {why}",
+                    java_text(json)
+                )
             };
-            return Err(LiteralError::InvalidLiteral(format!(
-                "Error decoding JSON value for {receiver}: Expected a string representation of a date value, but got a {kind}: {n}"
-            )));
-        }
-        // DurationType.fromJSONObject: the string form of a duration.
-        (Json::String(s), CqlType::Duration) => Term::Literal(Literal::Duration(s.clone())),
-        (Json::String(s), t) if is_number_type(t) => match s.as_str() {
-            "NaN" => Term::Literal(Literal::NaN),
-            "Infinity" => Term::Literal(Literal::Infinity),
-            "-Infinity" => Term::Literal(Literal::NegativeInfinity),
-            text if text.contains(['.', 'e', 'E']) => {
-                Term::Literal(Literal::Float(text.to_string()))
+            let Json::String(s) = json else {
+                return Err(not_blob(format!(
+                    "class java.lang.{class} cannot be cast to class java.lang.String"
+                )));
+            };
+            let Some(hex) = s.strip_prefix("0x") else {
+                return Err(not_blob(format!(
+                    "String representation of blob is missing 0x prefix: {s}"
+                )));
+            };
+            if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(not_blob(format!("cannot parse '{hex}' as hex bytes")));
             }
-            text => Term::Literal(Literal::Integer(text.to_string())),
-        },
-        (Json::String(s), CqlType::Blob) => match s.strip_prefix("0x") {
-            Some(hex) => Term::Literal(Literal::Hex(hex.to_string())),
-            None => return Err(bad()),
-        },
-        (Json::String(s), CqlType::Uuid | CqlType::Timeuuid) => {
-            Term::Literal(Literal::Uuid(s.parse().map_err(|_| bad())?))
+            Term::Literal(Literal::Hex(hex.to_string()))
         }
-        (Json::String(s), _)
-            if !matches!(
-                ty,
-                CqlType::List { .. }
-                    | CqlType::Set { .. }
-                    | CqlType::Map { .. }
-                    | CqlType::Tuple(_)
-                    | CqlType::Udt { .. }
-                    | CqlType::Vector { .. }
-            ) =>
-        {
-            Term::Literal(Literal::String(s.clone()))
+        (T::Timestamp, Json::Number(n)) if matches!(class, "Integer" | "Long") => {
+            Term::Literal(Literal::Integer(n.to_string()))
         }
-        (Json::Array(items), CqlType::List { element, .. } | CqlType::Vector { element, .. }) => {
-            Term::List(
+        (T::Timestamp, Json::String(s)) => string(s),
+        (T::Timestamp, _) => {
+            return Err(expected(
+                "a long or a datestring representation of a timestamp value",
+                json,
+            ));
+        }
+        (T::Uuid | T::Timeuuid, Json::String(s)) => match s.parse() {
+            Ok(u) => Term::Literal(Literal::Uuid(u)),
+            Err(_) => return Err(format!("Unable to make UUID from '{s}'")),
+        },
+        (T::Uuid, _) => return Err(expected("a string representation of a uuid", json)),
+        (T::Timeuuid, _) => return Err(expected("a string representation of a timeuuid", json)),
+        (T::Duration, Json::String(s)) => Term::Literal(Literal::Duration(s.clone())),
+        (T::Duration, _) => return Err(expected("a string representation of a duration", json)),
+        (T::Inet | T::Date | T::Time, Json::String(s)) => string(s),
+        (T::Inet, _) => return Err(expected("a string representation of an inet value", json)),
+        (T::Date, _) => return Err(expected("a string representation of a date value", json)),
+        (T::Time, _) => return Err(expected("a string representation of a time value", json)),
+        (T::List { element, .. } | T::Vector { element, .. }, _) => {
+            let json = decoded(json)?;
+            let Json::Array(items) = json.as_ref() else {
+                return Err(expected("a list", &json));
+            };
+            let mut terms = Vec::with_capacity(items.len());
+            for item in items {
+                if item.is_null() {
+                    return Err("Invalid null element in list".into());
+                }
+                terms.push(to_term(element, item)?);
+            }
+            Term::List(terms)
+        }
+        (T::Set { element, .. }, _) => {
+            let json = decoded(json)?;
+            let Json::Array(items) = json.as_ref() else {
+                return Err(expected("a list (representing a set)", &json));
+            };
+            let mut terms = Vec::with_capacity(items.len());
+            for item in items {
+                if item.is_null() {
+                    return Err("Invalid null element in set".into());
+                }
+                terms.push(to_term(element, item)?);
+            }
+            Term::Set(terms)
+        }
+        (T::Map { key, value, .. }, _) => {
+            let json = decoded(json)?;
+            let Json::Object(m) = json.as_ref() else {
+                return Err(expected("a map", &json));
+            };
+            let mut entries = Vec::with_capacity(m.len());
+            for (k, v) in m {
+                if v.is_null() {
+                    return Err("Invalid null value in map".into());
+                }
+                // A key is a string, read as the key type reads one (`"1"`, `"[0, 1]"`).
+                entries.push((to_term(key, &Json::String(k.clone()))?, to_term(value, v)?));
+            }
+            Term::Map(entries)
+        }
+        (T::Tuple(types), _) => {
+            let json = decoded(json)?;
+            let Json::Array(items) = json.as_ref() else {
+                return Err(expected("a list representation of a tuple", &json));
+            };
+            // TupleType.fromJSONObject: exactly one item per component.
+            if items.len() != types.len() {
+                let what = if items.len() > types.len() {
+                    "contains extra"
+                } else {
+                    "is missing"
+                };
+                return Err(format!(
+                    "Tuple {what} items (expected {}): {}",
+                    types.len(),
+                    java_text(&json)
+                ));
+            }
+            Term::Tuple(
                 items
                     .iter()
-                    .map(|i| to_term(element, i, receiver))
+                    .zip(types)
+                    .map(|(i, t)| to_term(t, i))
                     .collect::<Result<_, _>>()?,
             )
         }
-        (Json::Array(items), CqlType::Set { element, .. }) => Term::Set(
-            items
-                .iter()
-                .map(|i| to_term(element, i, receiver))
-                .collect::<Result<_, _>>()?,
-        ),
-        // TupleType.fromJSONObject: exactly one item per component.
-        (Json::Array(items), CqlType::Tuple(types)) if items.len() != types.len() => {
-            let what = if items.len() > types.len() {
-                "contains extra"
-            } else {
-                "is missing"
+        (T::Udt { name, fields, .. }, _) => {
+            let json = decoded(json)?;
+            let Json::Object(m) = json.as_ref() else {
+                return Err(expected("a map", &json));
             };
-            return Err(LiteralError::InvalidLiteral(format!(
-                "Error decoding JSON value for {receiver}: Tuple {what} items (expected {}): {}",
-                types.len(),
-                java_text(json)
-            )));
-        }
-        (Json::Array(items), CqlType::Tuple(types)) => Term::Tuple(
-            items
-                .iter()
-                .zip(types)
-                .map(|(i, t)| to_term(t, i, receiver))
-                .collect::<Result<_, _>>()?,
-        ),
-        (Json::Object(m), CqlType::Map { key, value, .. }) => Term::Map(
-            m.iter()
-                .map(|(k, v)| {
-                    // A key is the JSON of the key as a string: parse it unless it is text.
-                    let key_json = match key.as_ref() {
-                        CqlType::Text | CqlType::Ascii => Json::String(k.clone()),
-                        _ => serde_json::from_str(k).unwrap_or_else(|_| Json::String(k.clone())),
-                    };
-                    Ok((
-                        to_term(key, &key_json, receiver)?,
-                        to_term(value, v, receiver)?,
-                    ))
-                })
-                .collect::<Result<_, LiteralError>>()?,
-        ),
-        (Json::Object(m), CqlType::Udt { name, fields, .. }) => {
             let mut out = Vec::new();
             for (k, v) in m {
                 // JsonUtils.handleCaseSensitivity: `"\"Foo\""` names `Foo`, an unquoted key
@@ -398,15 +487,14 @@ fn to_term(ty: &CqlType, json: &Json, receiver: &str) -> Result<Term, LiteralErr
                     None => k.to_lowercase(),
                 };
                 let Some((_, t)) = fields.iter().find(|(n, _)| *n == field) else {
-                    return Err(LiteralError::InvalidLiteral(format!(
-                        "Error decoding JSON value for {receiver}: Unknown field '{field}' in value of user defined type {name}"
-                    )));
+                    return Err(format!(
+                        "Unknown field '{field}' in value of user defined type {name}"
+                    ));
                 };
-                out.push((Name(field), to_term(t, v, receiver)?));
+                out.push((Name(field), to_term(t, v)?));
             }
             Term::UserType(out)
         }
-        _ => return Err(bad()),
     })
 }
 
@@ -436,15 +524,50 @@ pub(crate) fn java_text(json: &Json) -> String {
     }
 }
 
-/// A value of `ty` from JSON (`None` for `null`).
+/// A value of `ty` from JSON (`None` for `null`), for the column `receiver` of an
+/// `INSERT JSON`: a failure is `Error decoding JSON value for <receiver>: <why>`.
 pub fn from_json(
     ty: &CqlType,
     json: &Json,
     receiver: &str,
     now_millis: i64,
 ) -> Result<Option<CqlValue>, LiteralError> {
-    let term = to_term(ty, json, receiver)?;
-    from_term(&term, receiver, ty, now_millis)
+    decode(ty, json, receiver, now_millis).map_err(|why| {
+        LiteralError::InvalidLiteral(format!("Error decoding JSON value for {receiver}: {why}"))
+    })
+}
+
+/// `fromJson(text)` for a receiver of type `ty`: a failure is the function's
+/// (`FromJsonFct.execute`'s `FunctionExecutionException`).
+pub fn from_json_text(
+    ty: &CqlType,
+    text: &str,
+    receiver: &str,
+    now_millis: i64,
+) -> Result<Option<CqlValue>, LiteralError> {
+    let failed = |why: String| {
+        LiteralError::FromJsonFailed(format!(
+            "execution of 'system.fromjson[text]' failed: {why}"
+        ))
+    };
+    let json: Json = serde_json::from_str(text)
+        .map_err(|e| failed(format!("Could not decode JSON string '{text}': {e}")))?;
+    decode(ty, &json, receiver, now_millis).map_err(|why| {
+        failed(format!(
+            "org.apache.cassandra.serializers.MarshalException: {why}"
+        ))
+    })
+}
+
+/// JSON as a value of `ty`; `Err` is why not, in Cassandra's words.
+fn decode(
+    ty: &CqlType,
+    json: &Json,
+    receiver: &str,
+    now_millis: i64,
+) -> Result<Option<CqlValue>, String> {
+    let term = to_term(ty, json)?;
+    from_term(&term, receiver, ty, now_millis).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
