@@ -275,7 +275,11 @@ def test_too_long(dynamodb):
 def test_bad_next_token(dynamodb, table):
     with pytest.raises(ClientError) as e:
         dynamodb.execute_statement(Statement=f'SELECT * FROM "{table}"', NextToken="garbage!")
-    assert _error(e)[0] == "ValidationException"
+    assert _error(e) == ("ValidationException", "Invalid NextToken")
+    token = dynamodb.execute_statement(Statement=f'SELECT * FROM "{table}"', Limit=1)["NextToken"]
+    with pytest.raises(ClientError) as e:
+        dynamodb.execute_statement(Statement=f"SELECT * FROM \"{table}\" WHERE pk = 'a'", NextToken=token)
+    assert _error(e) == ("ValidationException", "NextToken does not match request")
 
 
 # -- BatchExecuteStatement ------------------------------------------------------------------
@@ -294,7 +298,8 @@ def test_batch_reads_answer_in_order(dynamodb, table):
     assert out[0]["Item"]["sk"] == {"N": "2"} and out[0]["TableName"] == table
     assert out[1]["Item"] == {"n": {"N": "7"}}
     assert "Item" not in out[2] and "Error" not in out[2]
-    assert out[3]["Error"]["Code"] == "ValidationError"
+    assert out[3]["Error"] == {"Code": "ValidationError", "Message":
+                               "Where clause does not contain a mandatory equality on all key attributes"}
     assert out[4]["Error"]["Code"] == "ResourceNotFound"
     assert [c["TableName"] for c in r["ConsumedCapacity"]] == [table]
 
@@ -368,11 +373,11 @@ def test_transaction_cancels_whole_with_reasons(dynamodb, simple):
         ])
     assert e.value.response["Error"]["Code"] == "TransactionCanceledException"
     reasons = e.value.response["CancellationReasons"]
-    assert [r["Code"] for r in reasons] == ["None", "DuplicateItem", "ConditionalCheckFailed",
+    assert [r["Code"] for r in reasons] == ["None", "ValidationError", "ConditionalCheckFailed",
                                             "ConditionalCheckFailed"]
     assert reasons[1]["Message"] == "Duplicate primary key exists in table"
     assert reasons[3]["Item"] == {"pk": {"S": "eve"}, "n": {"N": "10"}}
-    assert "[None, DuplicateItem, ConditionalCheckFailed, ConditionalCheckFailed]" in _error(e)[1]
+    assert "[None, ValidationError, ConditionalCheckFailed, ConditionalCheckFailed]" in _error(e)[1]
     assert _balances(dynamodb, simple, "cat", "dan", "eve", "nobody") == [10, 10, 10, None]
 
 
@@ -408,6 +413,8 @@ def test_transaction_refusals(dynamodb, simple):
          {"Statement": f"DELETE FROM \"{simple}\" WHERE pk = 'a'"}],
         [{"Statement": f"DELETE FROM \"{simple}\" WHERE pk = 'a'"}] * 101,
         [{"Statement": "UPDATE"}],
+        [{"Statement": f"DELETE FROM \"{simple}\" WHERE pk = 'a' RETURNING ALL OLD *"}],
+        [{"Statement": f"SELECT * FROM \"{simple}\" WHERE pk = 'a' AND x = 1"}],
     ):
         with pytest.raises(ClientError) as e:
             dynamodb.execute_transaction(TransactStatements=statements)

@@ -161,7 +161,7 @@ async fn read(
         translate::split_key(select.filter.as_ref(), &keys.hash, keys.range.as_deref())
     else {
         return Err(DynamoError::validation(
-            "Select statements within BatchExecuteStatement must specify the full primary key",
+            "Where clause does not contain a mandatory equality on all key attributes",
         ));
     };
     let mut req = Map::new();

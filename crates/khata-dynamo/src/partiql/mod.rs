@@ -121,6 +121,7 @@ pub async fn execute_statement(
     match statement {
         Statement::Select(select) => {
             let read = Read {
+                request: request_hash(body),
                 limit,
                 consistent: input::boolean(body, "ConsistentRead")?,
                 capacity,
@@ -140,6 +141,8 @@ pub async fn execute_statement(
 
 /// A SELECT's read options.
 pub(crate) struct Read<'a> {
+    /// What identifies the request a `NextToken` continues ([`request_hash`]).
+    pub request: u32,
     pub limit: Option<i64>,
     pub consistent: Option<bool>,
     pub capacity: Option<&'a str>,
@@ -216,20 +219,39 @@ fn unsupported(detail: String) -> DynamoError {
     ))
 }
 
+/// A checksum of a request's `Statement` and `Parameters`: a `NextToken` carries it, so a
+/// token sent with another statement is refused instead of read as a start key of that one.
+fn request_hash(body: &Object) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    for member in ["Statement", "Parameters"] {
+        h.update(
+            body.get(member)
+                .map(Value::to_string)
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+    }
+    h.finalize()
+}
+
 /// Where a paged SELECT stopped: the value of `IN` it was at, and the key to start after.
-fn decode_token(token: &str) -> Result<(usize, Option<Value>)> {
+fn decode_token(token: &str, request: u32) -> Result<(usize, Option<Value>)> {
     let invalid = || DynamoError::validation("Invalid NextToken");
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(token)
         .map_err(|_| invalid())?;
     let v: Value = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
     let i = v.get("i").and_then(Value::as_u64).ok_or_else(invalid)?;
+    if v.get("h").and_then(Value::as_u64) != Some(u64::from(request)) {
+        return Err(DynamoError::validation("NextToken does not match request"));
+    }
     let k = v.get("k").filter(|k| k.is_object()).cloned();
     Ok((usize::try_from(i).map_err(|_| invalid())?, k))
 }
 
-fn encode_token(i: usize, key: Option<&Value>) -> String {
-    base64::engine::general_purpose::STANDARD.encode(json!({"i": i, "k": key}).to_string())
+fn encode_token(request: u32, i: usize, key: Option<&Value>) -> String {
+    base64::engine::general_purpose::STANDARD
+        .encode(json!({"h": request, "i": i, "k": key}).to_string())
 }
 
 /// Add `more` consumed capacity into `total` (the same table's: every number added).
@@ -271,7 +293,7 @@ pub(crate) async fn run_select(
     let keys = keys_of(ops, &from.table, from.index.as_deref())?;
     let terms = translate::conjuncts(select.filter.as_ref());
     let (start, mut start_key) = match read.token {
-        Some(t) => decode_token(t)?,
+        Some(t) => decode_token(t, read.request)?,
         None => (0, None),
     };
 
@@ -384,7 +406,7 @@ pub(crate) async fn run_select(
         }
         printer.finish(&mut req);
         let answer = call(ops, "Scan", req, info).await?;
-        return Ok(page(answer, 0));
+        return Ok(page(answer, read.request));
     }
 
     let mut items: Vec<Value> = Vec::new();
@@ -394,7 +416,7 @@ pub(crate) async fn run_select(
     let mut last_key = None;
     for (i, value) in partitions.iter().enumerate().skip(start) {
         if remaining == Some(0) {
-            next = Some(encode_token(i, None));
+            next = Some(encode_token(read.request, i, None));
             break;
         }
         let mut printer = Printer::default();
@@ -433,7 +455,7 @@ pub(crate) async fn run_select(
             *r = (*r - scanned).max(0);
         }
         if let Some(k) = answer.get("LastEvaluatedKey") {
-            next = Some(encode_token(i, Some(k)));
+            next = Some(encode_token(read.request, i, Some(k)));
             last_key = Some(k.clone());
             break;
         }
@@ -506,7 +528,7 @@ impl Local {
 }
 
 /// A Query's or Scan's answer as ExecuteStatement's.
-fn page(mut answer: Value, i: usize) -> Value {
+fn page(mut answer: Value, request: u32) -> Value {
     let mut out = Map::new();
     out.insert(
         "Items".into(),
@@ -516,7 +538,10 @@ fn page(mut answer: Value, i: usize) -> Value {
             .unwrap_or(json!([])),
     );
     if let Some(k) = answer.get_mut("LastEvaluatedKey").map(Value::take) {
-        out.insert("NextToken".into(), json!(encode_token(i, Some(&k))));
+        out.insert(
+            "NextToken".into(),
+            json!(encode_token(request, 0, Some(&k))),
+        );
         out.insert("LastEvaluatedKey".into(), k);
     }
     if let Some(c) = answer.get_mut("ConsumedCapacity").map(Value::take) {

@@ -4,7 +4,8 @@
 //! TransactWriteItems; reads (SELECT, each naming a whole key) one TransactGetItems. So the
 //! transaction is all or nothing on khata's transaction machinery ([`crate::transact`]):
 //! `TransactionCanceledException` with one `CancellationReasons` entry per statement (an
-//! INSERT's failed existence condition reads `DuplicateItem`, as in DynamoDB), and
+//! INSERT's failed existence condition reads `ValidationError` "Duplicate primary key exists
+//! in table", as DynamoDB Local maps it), and
 //! `ClientRequestToken` idempotency (the same statements translate to the same request). A
 //! transaction may not mix reads and writes.
 
@@ -84,7 +85,7 @@ pub async fn execute_transaction(
                 let (operation, mut action) = super::write_request(ops, write)?;
                 if action.remove("ReturnValues").is_some() {
                     return Err(DynamoError::validation(
-                        "RETURNING is not supported in ExecuteTransaction",
+                        "RETURNING clause is not supported in ExecuteTransaction.",
                     ));
                 }
                 let kind = match operation {
@@ -120,7 +121,7 @@ pub async fn execute_transaction(
 fn get(ops: &Operations, select: &super::parser::Select) -> Result<Value> {
     if select.from.index.is_some() {
         return Err(DynamoError::validation(
-            "Transaction read statements must specify a table, not an index",
+            "Reads on indices are not supported within transactions.",
         ));
     }
     let keys = super::keys_of(ops, &select.from.table, None)?;
@@ -164,7 +165,8 @@ fn condition_check(ops: &Operations, select: &super::parser::Select) -> Result<M
     Ok(check)
 }
 
-/// The cancellation with an INSERT's failed condition said as `DuplicateItem`.
+/// The cancellation with an INSERT's failed condition said as DynamoDB does: a
+/// `ValidationError` reason "Duplicate primary key exists in table".
 fn with_duplicates(mut e: DynamoError, statements: &[Statement]) -> DynamoError {
     let Some(reasons) = e.reasons.as_deref_mut().and_then(Value::as_array_mut) else {
         return e;
@@ -174,7 +176,7 @@ fn with_duplicates(mut e: DynamoError, statements: &[Statement]) -> DynamoError 
             && reason.get("Code").and_then(Value::as_str) == Some("ConditionalCheckFailed")
         {
             let mut r = Map::new();
-            r.insert("Code".into(), json!("DuplicateItem"));
+            r.insert("Code".into(), json!("ValidationError"));
             r.insert(
                 "Message".into(),
                 json!("Duplicate primary key exists in table"),
