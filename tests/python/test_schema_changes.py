@@ -276,3 +276,58 @@ def test_create_table_with_id(session, keyspace):
     assert list(session.execute(f"SELECT * FROM {keyspace}.with_id")) == []
     fails(session, f"CREATE TABLE {keyspace}.bad_id (pk int PRIMARY KEY) WITH ID = 'nope'",
           ConfigurationException, "Invalid table id")
+
+
+# --- options khata reports as given -----------------------------------------------------------
+
+def test_reported_options_are_kept_as_given(session, keyspace):
+    session.execute(
+        f"CREATE TABLE {keyspace}.opts (k int PRIMARY KEY, v int) WITH bloom_filter_fp_chance = 0.1 "
+        "AND caching = {'keys': 'none', 'rows_per_partition': '10'} AND crc_check_chance = 0.5 "
+        "AND speculative_retry = '95PERCENTILE' AND additional_write_policy = '20ms' "
+        "AND read_repair = 'none' AND min_index_interval = 64 AND max_index_interval = 1024 "
+        "AND memtable_flush_period_in_ms = 3600000 AND cdc = true")
+    row = session.execute(
+        "SELECT * FROM system_schema.tables WHERE keyspace_name = %s AND table_name = 'opts'",
+        [keyspace]).one()
+    assert row.bloom_filter_fp_chance == 0.1
+    assert dict(row.caching) == {"keys": "NONE", "rows_per_partition": "10"}
+    assert row.crc_check_chance == 0.5
+    assert row.speculative_retry == "95p"
+    assert row.additional_write_policy == "20ms"
+    assert row.read_repair == "NONE"
+    assert (row.min_index_interval, row.max_index_interval) == (64, 1024)
+    assert row.memtable_flush_period_in_ms == 3600000
+    assert row.cdc is True
+    describe = session.execute(f"DESCRIBE TABLE {keyspace}.opts").one().create_statement
+    for line in ["bloom_filter_fp_chance = 0.1", "caching = {'keys': 'NONE', 'rows_per_partition': '10'}",
+                 "crc_check_chance = 0.5", "speculative_retry = '95p'", "cdc = true"]:
+        assert line in describe, describe
+    session.execute(f"ALTER TABLE {keyspace}.opts WITH speculative_retry = 'ALWAYS'")
+    assert session.execute(
+        "SELECT speculative_retry, bloom_filter_fp_chance FROM system_schema.tables "
+        "WHERE keyspace_name = %s AND table_name = 'opts'", [keyspace]).one() == ("ALWAYS", 0.1)
+
+
+@pytest.mark.parametrize("options, error, message", [
+    ("bloom_filter_fp_chance = 1.23", ConfigurationException,
+     "bloom_filter_fp_chance must be larger than 6.71E-5 and less than or equal to 1.0 (got 1.23)"),
+    ("bloom_filter_fp_chance = 'x'", SyntaxException, "Invalid double value x for 'bloom_filter_fp_chance'"),
+    ("crc_check_chance = 2", ConfigurationException,
+     "crc_check_chance must be larger than or equal to 0 and smaller than or equal to 1.0 (got 2.0)"),
+    ("min_index_interval = 0", ConfigurationException,
+     "min_index_interval must be greater than or equal to 1 (got 0)"),
+    ("max_index_interval = 100", ConfigurationException,
+     "max_index_interval must be greater than or equal to min_index_interval (128) (got 100)"),
+    ("memtable_flush_period_in_ms = -1", ConfigurationException,
+     "memtable_flush_period_in_ms must be greater than or equal to 0 (got -1)"),
+    ("caching = {'keys': 'SOME'}", ConfigurationException,
+     "Invalid value 'SOME' for caching sub-option 'keys': only 'ALL' and 'NONE' are allowed"),
+    ("caching = {'foo': 'ALL'}", ConfigurationException,
+     "Invalid caching sub-options [foo]: only 'keys' and 'rows_per_partition' are allowed"),
+    ("speculative_retry = 'sometimes'", ConfigurationException,
+     "Invalid value sometimes for option 'speculative_retry'"),
+])
+def test_reported_option_errors(session, keyspace, options, error, message):
+    fails(session, f"CREATE TABLE {keyspace}.bad_reported (a int PRIMARY KEY, b int) WITH {options}",
+          error, message)

@@ -281,6 +281,7 @@ pub trait ReadRowExt {
     fn text(&self, column: &str) -> Result<String>;
     fn text_opt(&self, column: &str) -> Result<Option<String>>;
     fn int_opt(&self, column: &str) -> Result<Option<i32>>;
+    fn double_opt(&self, column: &str) -> Result<Option<f64>>;
     fn bool_opt(&self, column: &str) -> Result<Option<bool>>;
     fn uuid_opt(&self, column: &str) -> Result<Option<Uuid>>;
     fn texts(&self, column: &str) -> Result<Vec<String>>;
@@ -341,6 +342,16 @@ impl ReadRowExt for ReadRow {
                 <[u8; 4]>::try_from(&b[..])
                     .map(i32::from_be_bytes)
                     .map_err(|_| corrupt(column, "not an int"))
+            })
+            .transpose()
+    }
+
+    fn double_opt(&self, column: &str) -> Result<Option<f64>> {
+        self.get(column)
+            .map(|b| {
+                <[u8; 8]>::try_from(&b[..])
+                    .map(f64::from_be_bytes)
+                    .map_err(|_| corrupt(column, "not a double"))
             })
             .transpose()
     }

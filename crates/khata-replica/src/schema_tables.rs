@@ -17,8 +17,8 @@ use khata_types::clustering::{encode_key, end_bound, start_bound};
 use khata_types::partition::Partition;
 use khata_types::row::Row;
 use khata_types::schema::{
-    ClusteringOrder, ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication, TableDef,
-    TableOptions,
+    ClusteringOrder, ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication, ReportedOptions,
+    TableDef, TableOptions,
 };
 use khata_types::table_options::{
     compaction_from_map, compaction_to_map, compression_from_map, compression_to_map,
@@ -185,44 +185,51 @@ fn options_row<'a>(w: RowWriter<'a>, t: &TableDef) -> RowWriter<'a> {
     let o = &t.options;
     let map =
         |m: std::collections::BTreeMap<String, String>| SysValue::TextMap(m.into_iter().collect());
-    w.set("additional_write_policy", SysValue::Text("99p".into()))
-        .set("bloom_filter_fp_chance", SysValue::Double(0.01))
-        .set(
-            "caching",
-            SysValue::TextMap(vec![
-                ("keys".into(), "ALL".into()),
-                ("rows_per_partition".into(), "NONE".into()),
-            ]),
-        )
-        .set("cdc", SysValue::Bool(false))
-        .set("comment", SysValue::Text(o.comment.clone()))
-        .set("compaction", map(compaction_to_map(&o.compaction)))
-        .set(
-            "compression",
-            map(compression_to_map(o.compression, o.chunk_length_bytes)),
-        )
-        .set("crc_check_chance", SysValue::Double(1.0))
-        .set(
-            "default_time_to_live",
-            SysValue::Int(o.default_time_to_live as i32),
-        )
-        .set(
-            "extensions",
-            SysValue::BlobMap(
-                o.extensions
-                    .iter()
-                    .map(|(k, v)| (k.clone(), Bytes::copy_from_slice(v)))
-                    .collect(),
-            ),
-        )
-        .set("flags", SysValue::Texts(flags(o)))
-        .set("gc_grace_seconds", SysValue::Int(o.gc_grace_seconds as i32))
-        .set("id", SysValue::Uuid(t.id))
-        .set("max_index_interval", SysValue::Int(2048))
-        .set("memtable_flush_period_in_ms", SysValue::Int(0))
-        .set("min_index_interval", SysValue::Int(128))
-        .set("read_repair", SysValue::Text("BLOCKING".into()))
-        .set("speculative_retry", SysValue::Text("99p".into()))
+    let r = &o.reported;
+    w.set(
+        "additional_write_policy",
+        SysValue::Text(r.additional_write_policy.clone()),
+    )
+    .set(
+        "bloom_filter_fp_chance",
+        SysValue::Double(r.bloom_filter_fp_chance),
+    )
+    .set("caching", map(r.caching.clone()))
+    .set("cdc", SysValue::Bool(r.cdc))
+    .set("comment", SysValue::Text(o.comment.clone()))
+    .set("compaction", map(compaction_to_map(&o.compaction)))
+    .set(
+        "compression",
+        map(compression_to_map(o.compression, o.chunk_length_bytes)),
+    )
+    .set("crc_check_chance", SysValue::Double(r.crc_check_chance))
+    .set(
+        "default_time_to_live",
+        SysValue::Int(o.default_time_to_live as i32),
+    )
+    .set(
+        "extensions",
+        SysValue::BlobMap(
+            o.extensions
+                .iter()
+                .map(|(k, v)| (k.clone(), Bytes::copy_from_slice(v)))
+                .collect(),
+        ),
+    )
+    .set("flags", SysValue::Texts(flags(o)))
+    .set("gc_grace_seconds", SysValue::Int(o.gc_grace_seconds as i32))
+    .set("id", SysValue::Uuid(t.id))
+    .set("max_index_interval", SysValue::Int(r.max_index_interval))
+    .set(
+        "memtable_flush_period_in_ms",
+        SysValue::Int(r.memtable_flush_period_in_ms),
+    )
+    .set("min_index_interval", SysValue::Int(r.min_index_interval))
+    .set("read_repair", SysValue::Text(r.read_repair.clone()))
+    .set(
+        "speculative_retry",
+        SysValue::Text(r.speculative_retry.clone()),
+    )
 }
 
 /// The rows that describe a table: its options, columns, dropped columns and indexes. Rows
@@ -490,6 +497,42 @@ pub fn load(stored: &StoredRows) -> Result<BTreeMap<String, KeyspaceSchema>> {
     Ok(out)
 }
 
+/// The options khata reports as given; one missing (older rows) reads as Cassandra's default.
+fn reported_options(row: &ReadRow) -> Result<ReportedOptions> {
+    let d = ReportedOptions::default();
+    let caching = string_map(row.text_map("caching")?);
+    Ok(ReportedOptions {
+        additional_write_policy: row
+            .text_opt("additional_write_policy")?
+            .unwrap_or(d.additional_write_policy),
+        bloom_filter_fp_chance: row
+            .double_opt("bloom_filter_fp_chance")?
+            .unwrap_or(d.bloom_filter_fp_chance),
+        caching: if caching.is_empty() {
+            d.caching
+        } else {
+            caching
+        },
+        cdc: row.bool_opt("cdc")?.unwrap_or(d.cdc),
+        crc_check_chance: row
+            .double_opt("crc_check_chance")?
+            .unwrap_or(d.crc_check_chance),
+        max_index_interval: row
+            .int_opt("max_index_interval")?
+            .unwrap_or(d.max_index_interval),
+        memtable_flush_period_in_ms: row
+            .int_opt("memtable_flush_period_in_ms")?
+            .unwrap_or(d.memtable_flush_period_in_ms),
+        min_index_interval: row
+            .int_opt("min_index_interval")?
+            .unwrap_or(d.min_index_interval),
+        read_repair: row.text_opt("read_repair")?.unwrap_or(d.read_repair),
+        speculative_retry: row
+            .text_opt("speculative_retry")?
+            .unwrap_or(d.speculative_retry),
+    })
+}
+
 fn load_table(stored: &StoredRows, ks: &KeyspaceSchema, row: &ReadRow) -> Result<TableSchema> {
     let keyspace = ks.def.name.clone();
     let name = row.text("table_name")?;
@@ -514,6 +557,7 @@ fn load_table(stored: &StoredRows, ks: &KeyspaceSchema, row: &ReadRow) -> Result
             .map(|(k, v)| (k, v.to_vec()))
             .collect(),
         counter: row.texts("flags")?.iter().any(|f| f == "counter"),
+        reported: reported_options(row)?,
     };
     let udt = |n: &str| ks.types.get(n).map(|u| u.as_type(false));
     let mut columns = Vec::new();

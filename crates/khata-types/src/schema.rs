@@ -258,6 +258,8 @@ pub struct TableOptions {
     /// `system_schema.tables.extensions`, where ScyllaDB's Alternator keeps a DynamoDB
     /// table's tags). The engine ignores it; the replica persists it with the schema.
     pub extensions: BTreeMap<String, Vec<u8>>,
+    /// Options Cassandra keeps that khata reports as given without acting on them.
+    pub reported: ReportedOptions,
     /// A counter table (the `counter` flag of Cassandra's `system_schema.tables.flags`): its
     /// regular and static columns are counters, and it stays a counter table once its last
     /// counter column is dropped.
@@ -275,6 +277,47 @@ impl Default for TableOptions {
             comment: String::new(),
             extensions: BTreeMap::new(),
             counter: false,
+            reported: ReportedOptions::default(),
+        }
+    }
+}
+
+/// Table options of Cassandra's that khata validates as Cassandra does and keeps as given, so
+/// that `DESCRIBE`, `system_schema.tables` and drivers' metadata show what the user wrote; khata
+/// behaves its own way whatever they say (its caches, bloom filters, checksums and read
+/// repair are not tuned per table).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReportedOptions {
+    pub additional_write_policy: String,
+    pub bloom_filter_fp_chance: f64,
+    /// `keys` and `rows_per_partition`, as Cassandra's `CachingParams.asMap` writes them.
+    pub caching: BTreeMap<String, String>,
+    pub cdc: bool,
+    pub crc_check_chance: f64,
+    pub max_index_interval: i32,
+    pub memtable_flush_period_in_ms: i32,
+    pub min_index_interval: i32,
+    pub read_repair: String,
+    pub speculative_retry: String,
+}
+
+impl Default for ReportedOptions {
+    /// Cassandra 4.1's defaults.
+    fn default() -> Self {
+        ReportedOptions {
+            additional_write_policy: "99p".into(),
+            bloom_filter_fp_chance: 0.01,
+            caching: BTreeMap::from([
+                ("keys".to_string(), "ALL".to_string()),
+                ("rows_per_partition".to_string(), "NONE".to_string()),
+            ]),
+            cdc: false,
+            crc_check_chance: 1.0,
+            max_index_interval: 2048,
+            memtable_flush_period_in_ms: 0,
+            min_index_interval: 128,
+            read_repair: "BLOCKING".into(),
+            speculative_retry: "99p".into(),
         }
     }
 }

@@ -679,6 +679,28 @@ fn table_options(
                 ))
             })
         };
+        let int = |p: &Property| {
+            let text = property_text(p)?;
+            text.parse::<i32>().map_err(|_| {
+                ExecError::Body(crate::frame::ErrorBody::new(
+                    crate::frame::ErrorKind::SyntaxError,
+                    format!("Invalid integer value {text} for '{name}'"),
+                ))
+            })
+        };
+        // PropertyDefinitions.toDouble.
+        let double = |p: &Property| {
+            let text = property_text(p)?;
+            text.parse::<f64>()
+                .ok()
+                .filter(|_| !text.eq_ignore_ascii_case("nan") && !text.contains("inf"))
+                .ok_or_else(|| {
+                    ExecError::Body(crate::frame::ErrorBody::new(
+                        crate::frame::ErrorKind::SyntaxError,
+                        format!("Invalid double value {text} for '{name}'"),
+                    ))
+                })
+        };
         match name.as_str() {
             "compaction" => {
                 options.compaction = compaction_from_map(&property_map(p)?).map_err(config_error)?
@@ -703,22 +725,36 @@ fn table_options(
             // CREATE TABLE takes `id` before the other options (`table_id`); an ALTER cannot
             // change it (Cassandra's TableAttributes.asAlteredTableParams).
             "id" => return Err(config_error("Cannot alter table id.")),
+            "bloom_filter_fp_chance" => options.reported.bloom_filter_fp_chance = double(p)?,
+            "crc_check_chance" => options.reported.crc_check_chance = double(p)?,
+            "min_index_interval" => options.reported.min_index_interval = int(p)?,
+            "max_index_interval" => options.reported.max_index_interval = int(p)?,
+            "memtable_flush_period_in_ms" => options.reported.memtable_flush_period_in_ms = int(p)?,
+            "cdc" => {
+                // PropertyDefinitions.getBoolean.
+                let text = property_text(p)?.to_ascii_lowercase();
+                options.reported.cdc = matches!(text.as_str(), "1" | "true" | "yes");
+            }
+            "caching" => options.reported.caching = caching(&property_map(p)?)?,
+            "speculative_retry" => {
+                options.reported.speculative_retry = speculative_retry(&name, &property_text(p)?)?
+            }
+            "additional_write_policy" => {
+                options.reported.additional_write_policy =
+                    speculative_retry(&name, &property_text(p)?)?
+            }
+            "read_repair" => {
+                let text = property_text(p)?.to_ascii_uppercase();
+                if text != "BLOCKING" && text != "NONE" {
+                    return Err(config_error(format!(
+                        "Invalid value {text} for option 'read_repair'"
+                    )));
+                }
+                options.reported.read_repair = text;
+            }
             // Accepted for compatibility with schemas written for Cassandra; khata has fixed
-            // behaviour for these.
-            "bloom_filter_fp_chance"
-            | "caching"
-            | "crc_check_chance"
-            | "speculative_retry"
-            | "additional_write_policy"
-            | "read_repair"
-            | "min_index_interval"
-            | "max_index_interval"
-            | "memtable_flush_period_in_ms"
-            | "cdc"
-            | "extensions"
-            | "dclocal_read_repair_chance"
-            | "read_repair_chance"
-            | "memtable" => {}
+            // behaviour for these and does not report them.
+            "dclocal_read_repair_chance" | "read_repair_chance" | "memtable" | "extensions" => {}
             other => {
                 return Err(ExecError::Body(crate::frame::ErrorBody::new(
                     crate::frame::ErrorKind::SyntaxError,
@@ -727,7 +763,162 @@ fn table_options(
             }
         }
     }
+    check_reported(&options.reported)?;
     Ok(options)
+}
+
+/// Cassandra 4.1's `TableParams.validate` for the options khata reports.
+fn check_reported(r: &khata_types::schema::ReportedOptions) -> Result<(), ExecError> {
+    let java = java_double;
+    // BloomCalculations.minSupportedBloomFilterFpChance().
+    const MIN_BLOOM_FILTER_FP_CHANCE: f64 = 6.71e-05;
+    if r.bloom_filter_fp_chance <= MIN_BLOOM_FILTER_FP_CHANCE || r.bloom_filter_fp_chance > 1.0 {
+        return Err(config_error(format!(
+            "bloom_filter_fp_chance must be larger than {} and less than or equal to 1.0 (got {})",
+            java(MIN_BLOOM_FILTER_FP_CHANCE),
+            java(r.bloom_filter_fp_chance)
+        )));
+    }
+    if !(0.0..=1.0).contains(&r.crc_check_chance) {
+        return Err(config_error(format!(
+            "crc_check_chance must be larger than or equal to 0 and smaller than or equal to 1.0 (got {})",
+            java(r.crc_check_chance)
+        )));
+    }
+    if r.min_index_interval < 1 {
+        return Err(config_error(format!(
+            "min_index_interval must be greater than or equal to 1 (got {})",
+            r.min_index_interval
+        )));
+    }
+    if r.max_index_interval < r.min_index_interval {
+        return Err(config_error(format!(
+            "max_index_interval must be greater than or equal to min_index_interval ({}) (got {})",
+            r.min_index_interval, r.max_index_interval
+        )));
+    }
+    if r.memtable_flush_period_in_ms < 0 {
+        return Err(config_error(format!(
+            "memtable_flush_period_in_ms must be greater than or equal to 0 (got {})",
+            r.memtable_flush_period_in_ms
+        )));
+    }
+    Ok(())
+}
+
+/// A double as Java's `Double.toString` writes it (`0.01`, `1.0`, `6.71E-5`), as Cassandra's
+/// messages show option values.
+pub(super) fn java_double(d: f64) -> String {
+    let magnitude = d.abs();
+    if d == 0.0 || (1e-3..1e7).contains(&magnitude) {
+        let text = format!("{d:?}");
+        return if text.contains('.') {
+            text
+        } else {
+            format!("{text}.0")
+        };
+    }
+    let text = format!("{d:e}");
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    if mantissa.contains('.') {
+        format!("{mantissa}E{exponent}")
+    } else {
+        format!("{mantissa}.0E{exponent}")
+    }
+}
+
+/// Cassandra's `CachingParams.fromMap`, written back as its `asMap` writes it.
+fn caching(map: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>, ExecError> {
+    let mut rest = map.clone();
+    let keys = match rest.remove("keys") {
+        None => "NONE".to_string(),
+        Some(v) if v.eq_ignore_ascii_case("ALL") => "ALL".into(),
+        Some(v) if v.eq_ignore_ascii_case("NONE") => "NONE".into(),
+        Some(v) => {
+            return Err(config_error(format!(
+                "Invalid value '{v}' for caching sub-option 'keys': only 'ALL' and 'NONE' are allowed"
+            )));
+        }
+    };
+    let rows = match rest.remove("rows_per_partition") {
+        None => "NONE".to_string(),
+        Some(v) if v.eq_ignore_ascii_case("ALL") => "ALL".into(),
+        Some(v) if v.eq_ignore_ascii_case("NONE") => "NONE".into(),
+        Some(v) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => {
+            match v.parse::<i32>() {
+                Ok(0) => "NONE".into(),
+                Ok(i32::MAX) => "ALL".into(),
+                Ok(n) => n.to_string(),
+                Err(_) => return Err(config_error(format!("For input string: \"{v}\""))),
+            }
+        }
+        Some(v) => {
+            return Err(config_error(format!(
+                "Invalid value '{v}' for caching sub-option 'rows_per_partition': only 'ALL', 'NONE', and integer values are allowed"
+            )));
+        }
+    };
+    if !rest.is_empty() {
+        let names: Vec<&str> = rest.keys().map(String::as_str).collect();
+        return Err(config_error(format!(
+            "Invalid caching sub-options [{}]: only 'keys' and 'rows_per_partition' are allowed",
+            names.join(", ")
+        )));
+    }
+    Ok(BTreeMap::from([
+        ("keys".to_string(), keys),
+        ("rows_per_partition".to_string(), rows),
+    ]))
+}
+
+/// A speculative retry policy (`speculative_retry`, `additional_write_policy`) as Cassandra's
+/// `SpeculativeRetryPolicy.fromString` reads it, written back in its `toString` form: `99p`,
+/// `50ms`, `ALWAYS`, `NEVER`, or `MIN(...)`/`MAX(...)` of two of the first kinds.
+fn speculative_retry(option: &str, text: &str) -> Result<String, ExecError> {
+    fn policy(text: &str) -> Option<String> {
+        let upper = text.trim().to_ascii_uppercase();
+        let number = |s: &str| {
+            (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+                .then(|| s.parse::<f64>().ok())
+                .flatten()
+        };
+        if let Some(n) = upper
+            .strip_suffix("PERCENTILE")
+            .or_else(|| upper.strip_suffix('P'))
+            .and_then(number)
+        {
+            if !(n > 0.0 && n < 100.0) {
+                return None;
+            }
+            // DecimalFormat("#.####").
+            let formatted = format!("{:.4}", n);
+            let formatted = formatted.trim_end_matches('0').trim_end_matches('.');
+            return Some(format!("{formatted}p"));
+        }
+        if let Some(n) = upper.strip_suffix("MS").and_then(number) {
+            return Some(format!("{}ms", n as i64));
+        }
+        match upper.as_str() {
+            "ALWAYS" => Some("ALWAYS".into()),
+            "NEVER" | "NONE" => Some("NEVER".into()),
+            _ => None,
+        }
+    }
+    let upper = text.trim().to_ascii_uppercase();
+    let hybrid = ["MIN", "MAX"].into_iter().find_map(|f| {
+        let inner = upper
+            .strip_prefix(f)?
+            .trim()
+            .strip_prefix('(')?
+            .strip_suffix(')')?;
+        let (a, b) = inner.split_once(',')?;
+        let (a, b) = (policy(a)?, policy(b)?);
+        let kind = |p: &str| p.ends_with('p');
+        (kind(&a) != kind(&b)).then(|| format!("{f}({a},{b})"))
+    });
+    hybrid
+        .or_else(|| policy(text))
+        .ok_or_else(|| config_error(format!("Invalid value {text} for option '{option}'")))
 }
 
 /// Refuses a non-frozen user type column whose type has a non-frozen collection field

@@ -6,8 +6,7 @@
 //! columns, then the static columns and then the regular ones, each group in
 //! `ColumnMetadata`'s order (simple columns before non-frozen collections and UDTs, then by
 //! name). Options are the ones `system_schema.tables` reports for the table, in Cassandra's
-//! order with Cassandra's defaults for those khata does not keep (see `schema_tables.rs` in
-//! khata-replica, which writes the same values).
+//! order (see `schema_tables.rs` in khata-replica, which writes the same values).
 
 use std::cmp::Ordering;
 
@@ -346,15 +345,22 @@ pub(super) fn table(table: &TableSchema, internals: bool) -> String {
     out
 }
 
-/// The `WITH` options in `TableParams.appendCqlTo`'s order. The constant ones are the values
-/// khata reports in `system_schema.tables` (Cassandra's defaults).
+/// The `WITH` options in `TableParams.appendCqlTo`'s order, as khata reports them in
+/// `system_schema.tables`.
 fn options(def: &TableDef) -> String {
     let o = &def.options;
+    let r = &o.reported;
     let lines = [
-        "additional_write_policy = '99p'".to_string(),
-        "bloom_filter_fp_chance = 0.01".to_string(),
-        "caching = {'keys': 'ALL', 'rows_per_partition': 'NONE'}".to_string(),
-        "cdc = false".to_string(),
+        format!(
+            "additional_write_policy = {}",
+            quoted(&r.additional_write_policy)
+        ),
+        format!(
+            "bloom_filter_fp_chance = {}",
+            super::super::ddl::java_double(r.bloom_filter_fp_chance)
+        ),
+        format!("caching = {}", quoted_map(&r.caching)),
+        format!("cdc = {}", r.cdc),
         format!("comment = {}", quoted(&o.comment)),
         format!(
             "compaction = {}",
@@ -365,15 +371,21 @@ fn options(def: &TableDef) -> String {
             quoted_map(&compression_to_map(o.compression, o.chunk_length_bytes))
         ),
         "memtable = 'default'".to_string(),
-        "crc_check_chance = 1.0".to_string(),
+        format!(
+            "crc_check_chance = {}",
+            super::super::ddl::java_double(r.crc_check_chance)
+        ),
         format!("default_time_to_live = {}", o.default_time_to_live),
         "extensions = {}".to_string(),
         format!("gc_grace_seconds = {}", o.gc_grace_seconds),
-        "max_index_interval = 2048".to_string(),
-        "memtable_flush_period_in_ms = 0".to_string(),
-        "min_index_interval = 128".to_string(),
-        "read_repair = 'BLOCKING'".to_string(),
-        "speculative_retry = '99p'".to_string(),
+        format!("max_index_interval = {}", r.max_index_interval),
+        format!(
+            "memtable_flush_period_in_ms = {}",
+            r.memtable_flush_period_in_ms
+        ),
+        format!("min_index_interval = {}", r.min_index_interval),
+        format!("read_repair = {}", quoted(&r.read_repair)),
+        format!("speculative_retry = {}", quoted(&r.speculative_retry)),
     ];
     lines.join("\n    AND ")
 }

@@ -207,6 +207,7 @@ fn table_options_as_set() {
         comment: "it's a test".into(),
         extensions: Default::default(),
         counter: false,
+        reported: Default::default(),
     };
     let text = create::table(&t, false);
     for line in [

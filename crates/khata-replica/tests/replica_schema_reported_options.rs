@@ -1,0 +1,115 @@
+//! The table options khata reports as given (`TableOptions::reported`: bloom filter chance,
+//! caching, speculative retry, ...) are written to `system_schema.tables` and read back on
+//! restart.
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+
+use khata_env::RealFs;
+use khata_replica::schema::column_id;
+use khata_replica::{NodeInfo, Replica, ReplicaConfig, SchemaChange, TableSchema};
+use khata_storage::EngineConfig;
+use khata_types::schema::{
+    ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication, ReportedOptions, TableDef,
+    TableOptions,
+};
+use khata_types::token::Token;
+use uuid::Uuid;
+
+fn open(dir: &std::path::Path, host: Uuid) -> Replica {
+    let mut engine = EngineConfig::new(dir);
+    engine.background_threads = false;
+    Replica::open(
+        Arc::new(RealFs),
+        ReplicaConfig {
+            engine,
+            node: NodeInfo {
+                cluster_name: "Test Cluster".into(),
+                data_center: "datacenter1".into(),
+                rack: "rack1".into(),
+                listen_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+                internode_port: 7000,
+                rpc_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+                native_port: 9042,
+            },
+            new_host_id: host,
+            new_tokens: vec![Token(-5), Token(7)],
+        },
+    )
+    .unwrap()
+}
+
+fn column(name: &str, ty: CqlType, kind: ColumnKind) -> ColumnDef {
+    ColumnDef {
+        id: column_id(name),
+        name: name.into(),
+        ty,
+        kind,
+    }
+}
+
+fn keyspace(replica: &Replica) {
+    replica
+        .change_schema(SchemaChange::CreateKeyspace(KeyspaceDef {
+            name: "ks".into(),
+            replication: Replication::Simple {
+                replication_factor: 1,
+            },
+            durable_writes: true,
+        }))
+        .unwrap();
+}
+
+#[test]
+fn reported_options_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Uuid::new_v4();
+    let replica = open(dir.path(), host);
+    keyspace(&replica);
+    let reported = ReportedOptions {
+        additional_write_policy: "20ms".into(),
+        bloom_filter_fp_chance: 0.1,
+        caching: BTreeMap::from([
+            ("keys".to_string(), "NONE".to_string()),
+            ("rows_per_partition".to_string(), "10".to_string()),
+        ]),
+        cdc: true,
+        crc_check_chance: 0.5,
+        max_index_interval: 1024,
+        memtable_flush_period_in_ms: 3_600_000,
+        min_index_interval: 64,
+        read_repair: "NONE".into(),
+        speculative_retry: "MIN(99p,50ms)".into(),
+    };
+    replica
+        .change_schema(SchemaChange::CreateTable(TableSchema {
+            def: TableDef {
+                id: Uuid::new_v4(),
+                keyspace: "ks".into(),
+                name: "t".into(),
+                columns: vec![column(
+                    "k",
+                    CqlType::Int,
+                    ColumnKind::PartitionKey { position: 0 },
+                )],
+                options: TableOptions {
+                    reported: reported.clone(),
+                    ..TableOptions::default()
+                },
+            },
+            dropped: Vec::new(),
+            indexes: Vec::new(),
+        }))
+        .unwrap();
+    replica.close().unwrap();
+    drop(replica);
+
+    let replica = open(dir.path(), host);
+    let schema = replica.schema();
+    assert_eq!(
+        schema.table("ks", "t").unwrap().def.options.reported,
+        reported
+    );
+    replica.close().unwrap();
+}
