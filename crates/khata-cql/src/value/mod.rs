@@ -42,6 +42,10 @@
 //!   the proleptic Gregorian calendar (Cassandra's `SimpleDateFormat` uses the Julian one).
 //! - An `inet` literal must be an IP address (Cassandra also resolves host names); `''` is not
 //!   a `date` or `time` (Cassandra makes it an empty value its own validation then refuses).
+//! - A JSON number for a `decimal` or `varint` keeps its own digits (Cassandra's Jackson reads
+//!   a fraction as a double first, so `0.100000000000000000000000000001` becomes `0.1`); a JSON
+//!   object's keys are read in name order, where messages show Java's `{k=v}` in the document's
+//!   order.
 //! - A vector element of zero bytes is refused for every element type (Cassandra reads an
 //!   empty string as a value, other empty elements as nulls).
 //!
