@@ -130,6 +130,8 @@ def test_blob_conversion_functions_as_values(session, ks):
     session.execute(by_blob, [12, b"\0\0\0\x05"])
     rows = {r.k: r for r in session.execute(f"SELECT k, bl, i FROM {ks}.b WHERE k IN (10, 11, 12)")}
     assert (rows[10].bl, rows[11].bl, rows[12].i) == (b"x", None, 5)
+    where = session.prepare(f"SELECT k FROM {ks}.b WHERE k = blobAsInt(?)")
+    assert [r.k for r in session.execute(where, [b"\0\0\0\x0c"])] == [12]
     refused(session, by_blob, "In call to function system.blobasint, value 0x0005 is not a valid "
             "binary representation for type int", [13, b"\0\x05"])
     refused(session, f"INSERT INTO {ks}.b (k, t) VALUES (5, textAsBlob('a'))",
