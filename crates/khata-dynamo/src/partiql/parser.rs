@@ -803,4 +803,88 @@ mod tests {
         let nots = format!("SELECT * FROM T WHERE {} a = 1", "NOT ".repeat(1000));
         assert!(parse(&nots, &[]).is_err());
     }
+
+    /// Words and symbols the grammar knows, so random statements get past the first token.
+    const PIECES: &[&str] = &[
+        "SELECT",
+        "*",
+        "FROM",
+        "\"T\"",
+        ".",
+        "\"I\"",
+        "WHERE",
+        "pk",
+        "=",
+        "?",
+        "'s'",
+        "1",
+        "-2.5",
+        "AND",
+        "OR",
+        "NOT",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "<<",
+        ">>",
+        ",",
+        ":",
+        "IN",
+        "BETWEEN",
+        "IS",
+        "MISSING",
+        "NULL",
+        "begins_with",
+        "size",
+        "INSERT",
+        "INTO",
+        "VALUE",
+        "UPDATE",
+        "SET",
+        "REMOVE",
+        "DELETE",
+        "RETURNING",
+        "ALL",
+        "OLD",
+        "NEW",
+        "EXISTS",
+        "+",
+        "<>",
+        "<=",
+        "true",
+        "null",
+        "'k'",
+        "a.b",
+        "[0]",
+    ];
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_on_any_statement(
+            pieces in proptest::collection::vec(0..PIECES.len(), 0..60),
+            noise in ".{0,40}",
+        ) {
+            let text: Vec<&str> = pieces.iter().map(|i| PIECES[*i]).collect();
+            let text = format!("{} {noise}", text.join(" "));
+            let params = [json!({"S": "p"}), json!({"N": "1"})];
+            // What parses also translates without panicking.
+            let mut printer = super::super::translate::Printer::default();
+            match parse(&text, &params) {
+                Ok(Statement::Select(s) | Statement::Exists(s)) => {
+                    if let Some(f) = &s.filter {
+                        let _ = printer.condition(f);
+                    }
+                    let _ = super::super::translate::split_key(s.filter.as_ref(), "pk", Some("a"));
+                }
+                Ok(Statement::Update(u)) => {
+                    let _ = printer.update(&u.actions);
+                }
+                _ => {}
+            }
+            let _ = parse(&noise, &[]);
+        }
+    }
 }
