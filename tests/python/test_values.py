@@ -241,3 +241,13 @@ def test_json_function_misuse_and_failures(session, jt):
         session.execute(insert, [0, "not json"])
     assert "execution of 'system.fromjson[text]' failed: Could not decode JSON string 'not json'" \
         in str(error.value)
+
+
+def test_function_argument_markers_named_as_cassandra_names_them(session, ks):
+    session.execute(f"CREATE TABLE {ks}.fa (k int PRIMARY KEY, l list<int>, u timeuuid)")
+    from_json = session.prepare(f"INSERT INTO {ks}.fa (k, l) VALUES (?, fromJson(?))")
+    assert [c.name for c in from_json.column_metadata] == ["k", "arg0(system.fromjson)"]
+    session.execute(from_json, [1, "[1, 2]"])
+    min_uuid = session.prepare(f"INSERT INTO {ks}.fa (k, u) VALUES (?, minTimeuuid(?))")
+    assert [c.name for c in min_uuid.column_metadata] == ["k", "arg0(system.mintimeuuid)"]
+    assert session.execute(f"SELECT l FROM {ks}.fa WHERE k = 1").one().l == [1, 2]

@@ -493,8 +493,8 @@ fn mark(specs: &mut Specs, def: &TableDef, column: &str, ty: &CqlType, term: &Te
             mark(specs, def, &name, ty, inner);
         }
         // `fromJson(?)` binds the JSON text; `minTimeuuid(?)`/`maxTimeuuid(?)` a timestamp; a
-        // blob conversion its parameter, named `arg0(system.textasblob)` as Cassandra names a
-        // function's argument (FunctionResolver.makeArgSpec), markers inside it too.
+        // blob conversion its parameter (markers inside it too): named `arg0(system.fromjson)`
+        // as Cassandra names a function's argument (FunctionResolver.makeArgSpec).
         Term::FunctionCall { name, args } => {
             let lower = name.name.0.to_ascii_lowercase();
             if let Some((parameter, _)) = super::functions::blob_conversion(&lower) {
@@ -515,7 +515,7 @@ fn mark(specs: &mut Specs, def: &TableDef, column: &str, ty: &CqlType, term: &Te
                 _ => return,
             };
             if let [t @ Term::Marker(_)] = args.as_slice() {
-                mark(specs, def, &format!("{lower}({column})"), &arg_ty, t);
+                mark(specs, def, &format!("arg0(system.{lower})"), &arg_ty, t);
             }
         }
         _ => {}

@@ -412,7 +412,7 @@ impl Executor {
         // of the type `blobAs<type>(?)` reads it as: left to runs.
         if specs
             .iter()
-            .any(|s| s.name.starts_with("fromjson(") || s.name.starts_with("arg0(system.blobas"))
+            .any(|s| s.name == "arg0(system.fromjson)" || s.name.starts_with("arg0(system.blobas"))
         {
             return Ok(());
         }
