@@ -331,3 +331,22 @@ def test_reported_options_are_kept_as_given(session, keyspace):
 def test_reported_option_errors(session, keyspace, options, error, message):
     fails(session, f"CREATE TABLE {keyspace}.bad_reported (a int PRIMARY KEY, b int) WITH {options}",
           error, message)
+
+
+def test_compaction_and_compression_maps_are_kept_as_given(session, keyspace):
+    session.execute(
+        f"CREATE TABLE {keyspace}.maps (a int PRIMARY KEY, b int) WITH compaction = "
+        "{'class': 'LeveledCompactionStrategy', 'tombstone_threshold': '0.3'} "
+        "AND compression = {'class': 'ZstdCompressor', 'chunk_length_in_kb': '32'}")
+    row = session.execute(
+        "SELECT compaction, compression FROM system_schema.tables "
+        "WHERE keyspace_name = %s AND table_name = 'maps'", [keyspace]).one()
+    assert dict(row.compaction) == {
+        "class": "org.apache.cassandra.db.compaction.LeveledCompactionStrategy",
+        "max_threshold": "32", "min_threshold": "4", "tombstone_threshold": "0.3"}
+    assert dict(row.compression) == {
+        "class": "org.apache.cassandra.io.compress.ZstdCompressor", "chunk_length_in_kb": "32"}
+    describe = session.execute(f"DESCRIBE TABLE {keyspace}.maps").one().create_statement
+    assert "'class': 'org.apache.cassandra.io.compress.ZstdCompressor'" in describe, describe
+    session.execute(f"INSERT INTO {keyspace}.maps (a, b) VALUES (1, 1)")
+    assert list(session.execute(f"SELECT b FROM {keyspace}.maps WHERE a = 1")) == [(1,)]

@@ -21,7 +21,7 @@ use khata_types::schema::{
     TableDef, TableOptions,
 };
 use khata_types::table_options::{
-    compaction_from_map, compaction_to_map, compression_from_map, compression_to_map,
+    compaction_from_map, compression_from_map, reported_compaction_map, reported_compression_map,
 };
 use khata_types::token::DecoratedKey;
 use khata_types::type_text::{parse_type_text, type_text};
@@ -197,11 +197,8 @@ fn options_row<'a>(w: RowWriter<'a>, t: &TableDef) -> RowWriter<'a> {
     .set("caching", map(r.caching.clone()))
     .set("cdc", SysValue::Bool(r.cdc))
     .set("comment", SysValue::Text(o.comment.clone()))
-    .set("compaction", map(compaction_to_map(&o.compaction)))
-    .set(
-        "compression",
-        map(compression_to_map(o.compression, o.chunk_length_bytes)),
-    )
+    .set("compaction", map(reported_compaction_map(o)))
+    .set("compression", map(reported_compression_map(o)))
     .set("crc_check_chance", SysValue::Double(r.crc_check_chance))
     .set(
         "default_time_to_live",
@@ -498,7 +495,11 @@ pub fn load(stored: &StoredRows) -> Result<BTreeMap<String, KeyspaceSchema>> {
 }
 
 /// The options khata reports as given; one missing (older rows) reads as Cassandra's default.
-fn reported_options(row: &ReadRow) -> Result<ReportedOptions> {
+fn reported_options(
+    row: &ReadRow,
+    compaction: BTreeMap<String, String>,
+    compression: BTreeMap<String, String>,
+) -> Result<ReportedOptions> {
     let d = ReportedOptions::default();
     let caching = string_map(row.text_map("caching")?);
     Ok(ReportedOptions {
@@ -530,6 +531,8 @@ fn reported_options(row: &ReadRow) -> Result<ReportedOptions> {
         speculative_retry: row
             .text_opt("speculative_retry")?
             .unwrap_or(d.speculative_retry),
+        compaction,
+        compression,
     })
 }
 
@@ -539,11 +542,11 @@ fn load_table(stored: &StoredRows, ks: &KeyspaceSchema, row: &ReadRow) -> Result
     let id = row
         .uuid_opt("id")?
         .ok_or_else(|| ReplicaError::CorruptSchema(format!("table {keyspace}.{name} has no id")))?;
-    let compaction = compaction_from_map(&string_map(row.text_map("compaction")?))
-        .map_err(ReplicaError::CorruptSchema)?;
+    let compaction_map = string_map(row.text_map("compaction")?);
+    let compaction = compaction_from_map(&compaction_map).map_err(ReplicaError::CorruptSchema)?;
+    let compression_map = string_map(row.text_map("compression")?);
     let (compression, chunk_length_bytes) =
-        compression_from_map(&string_map(row.text_map("compression")?))
-            .map_err(ReplicaError::CorruptSchema)?;
+        compression_from_map(&compression_map).map_err(ReplicaError::CorruptSchema)?;
     let options = TableOptions {
         gc_grace_seconds: row.int_opt("gc_grace_seconds")?.unwrap_or(864_000).max(0) as u32,
         default_time_to_live: row.int_opt("default_time_to_live")?.unwrap_or(0).max(0) as u32,
@@ -557,8 +560,10 @@ fn load_table(stored: &StoredRows, ks: &KeyspaceSchema, row: &ReadRow) -> Result
             .map(|(k, v)| (k, v.to_vec()))
             .collect(),
         counter: row.texts("flags")?.iter().any(|f| f == "counter"),
-        reported: reported_options(row)?,
+        reported: reported_options(row, compaction_map, compression_map)?,
     };
+    let mut options = options;
+    khata_types::table_options::normalize_reported_maps(&mut options);
     let udt = |n: &str| ks.types.get(n).map(|u| u.as_type(false));
     let mut columns = Vec::new();
     for c in rows(stored, "columns", &keyspace)
@@ -592,7 +597,6 @@ fn load_table(stored: &StoredRows, ks: &KeyspaceSchema, row: &ReadRow) -> Result
             kind,
         });
     }
-    let mut options = options;
     // Older nodes wrote `compound` alone: a table with counter columns is a counter table.
     options.counter |= columns.iter().any(|c| c.ty == CqlType::Counter);
     let mut dropped = Vec::new();

@@ -1,6 +1,7 @@
 //! The table options khata reports as given (`TableOptions::reported`: bloom filter chance,
-//! caching, speculative retry, ...) are written to `system_schema.tables` and read back on
-//! restart.
+//! caching, speculative retry, the compaction and compression maps, ...) are written to
+//! `system_schema.tables` and read back on restart (a map Cassandra keeps, with the thresholds
+//! it adds to every strategy, must load).
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
@@ -11,8 +12,8 @@ use khata_replica::schema::column_id;
 use khata_replica::{NodeInfo, Replica, ReplicaConfig, SchemaChange, TableSchema};
 use khata_storage::EngineConfig;
 use khata_types::schema::{
-    ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication, ReportedOptions, TableDef,
-    TableOptions,
+    ColumnDef, ColumnKind, CompactionStrategy, CqlType, KeyspaceDef, Replication, ReportedOptions,
+    TableDef, TableOptions,
 };
 use khata_types::token::Token;
 use uuid::Uuid;
@@ -81,6 +82,22 @@ fn reported_options_survive_a_restart() {
         min_index_interval: 64,
         read_repair: "NONE".into(),
         speculative_retry: "MIN(99p,50ms)".into(),
+        compaction: BTreeMap::from([
+            (
+                "class".to_string(),
+                "org.apache.cassandra.db.compaction.LeveledCompactionStrategy".to_string(),
+            ),
+            ("max_threshold".to_string(), "32".to_string()),
+            ("min_threshold".to_string(), "4".to_string()),
+            ("tombstone_threshold".to_string(), "0.3".to_string()),
+        ]),
+        compression: BTreeMap::from([
+            ("chunk_length_in_kb".to_string(), "16".to_string()),
+            (
+                "class".to_string(),
+                "org.apache.cassandra.io.compress.ZstdCompressor".to_string(),
+            ),
+        ]),
     };
     replica
         .change_schema(SchemaChange::CreateTable(TableSchema {
@@ -94,6 +111,7 @@ fn reported_options_survive_a_restart() {
                     ColumnKind::PartitionKey { position: 0 },
                 )],
                 options: TableOptions {
+                    compaction: CompactionStrategy::leveled(),
                     reported: reported.clone(),
                     ..TableOptions::default()
                 },

@@ -299,6 +299,13 @@ pub struct ReportedOptions {
     pub min_index_interval: i32,
     pub read_repair: String,
     pub speculative_retry: String,
+    /// The `compaction` map as Cassandra keeps it (`CompactionParams.asMap`: the options given,
+    /// the class in full, the thresholds' defaults added); empty: the map of
+    /// [`TableOptions::compaction`].
+    pub compaction: BTreeMap<String, String>,
+    /// The `compression` map as Cassandra keeps it (`CompressionParams.asMap`: the compressor
+    /// named in full); empty: the map of [`TableOptions::compression`].
+    pub compression: BTreeMap<String, String>,
 }
 
 impl Default for ReportedOptions {
@@ -318,6 +325,8 @@ impl Default for ReportedOptions {
             min_index_interval: 128,
             read_repair: "BLOCKING".into(),
             speculative_retry: "99p".into(),
+            compaction: BTreeMap::new(),
+            compression: BTreeMap::new(),
         }
     }
 }

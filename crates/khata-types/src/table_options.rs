@@ -7,13 +7,44 @@
 
 use std::collections::BTreeMap;
 
-use crate::schema::{CompactionStrategy, Compression};
+use crate::schema::{CompactionStrategy, Compression, TableOptions};
 
 const COMPACTION_PACKAGE: &str = "org.apache.cassandra.db.compaction.";
 const COMPRESSION_PACKAGE: &str = "org.apache.cassandra.io.compress.";
 
 fn short(class: &str, package: &str) -> String {
     class.strip_prefix(package).unwrap_or(class).to_string()
+}
+
+/// The `compaction` map `system_schema.tables` and `DESCRIBE` show: the one given, else the
+/// strategy's.
+pub fn reported_compaction_map(o: &TableOptions) -> BTreeMap<String, String> {
+    if o.reported.compaction.is_empty() {
+        compaction_to_map(&o.compaction)
+    } else {
+        o.reported.compaction.clone()
+    }
+}
+
+/// The `compression` map `system_schema.tables` and `DESCRIBE` show: the one given, else the
+/// setting's.
+pub fn reported_compression_map(o: &TableOptions) -> BTreeMap<String, String> {
+    if o.reported.compression.is_empty() {
+        compression_to_map(o.compression, o.chunk_length_bytes)
+    } else {
+        o.reported.compression.clone()
+    }
+}
+
+/// Forget the given maps that say no more than the strategy and setting do, so that equal
+/// options compare (and digest) equal whether they were given, defaulted or read back.
+pub fn normalize_reported_maps(o: &mut TableOptions) {
+    if o.reported.compaction == compaction_to_map(&o.compaction) {
+        o.reported.compaction.clear();
+    }
+    if o.reported.compression == compression_to_map(o.compression, o.chunk_length_bytes) {
+        o.reported.compression.clear();
+    }
 }
 
 /// The `compaction` map of a strategy.
@@ -139,7 +170,10 @@ pub fn compaction_from_map(map: &BTreeMap<String, String>) -> Result<CompactionS
                     | "only_purge_repaired_tombstones"
                     | "log_all"
                     | "single_sstable_uplevel"
-                    | "provide_overlapping_tombstones" => {}
+                    | "provide_overlapping_tombstones"
+                    // Cassandra adds both to every strategy's options.
+                    | "min_threshold"
+                    | "max_threshold" => {}
                     "sstable_size_in_mb" => sstable_size_mb = parse_number(k, v)?,
                     "fanout_size" => fanout_size = parse_number(k, v)?,
                     other => unknown.push(other),
@@ -252,7 +286,11 @@ pub fn compression_from_map(map: &BTreeMap<String, String>) -> Result<(Compressi
             "class" | "sstable_compression" => class = Some(v),
             "enabled" => enabled = v.eq_ignore_ascii_case("true"),
             "chunk_length_in_kb" | "chunk_length_kb" => chunk_kb = parse_number(k, v)?,
-            "crc_check_chance" | "min_compress_ratio" => {}
+            "crc_check_chance"
+            | "min_compress_ratio"
+            | "compression_level"
+            | "lz4_compressor_type"
+            | "lz4_high_compressor_level" => {}
             other => return Err(format!("Unknown compression options {other}")),
         }
     }
@@ -295,6 +333,66 @@ pub fn compression_from_map(map: &BTreeMap<String, String>) -> Result<(Compressi
         }
     };
     Ok((compression, chunk_kb * 1024))
+}
+
+/// A `compaction` map as Cassandra keeps what was given (`CompactionParams.create` and
+/// `asMap`): the options as written, the class in full, `min_threshold` and `max_threshold`
+/// added when not given. Call it on a map [`compaction_from_map`] accepted.
+pub fn compaction_map_as_given(map: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut out = map.clone();
+    if let Some(class) = map.get("class") {
+        let full = if class.contains('.') {
+            class.clone()
+        } else {
+            format!("{COMPACTION_PACKAGE}{class}")
+        };
+        out.insert("class".into(), full);
+    }
+    out.entry("min_threshold".into())
+        .or_insert_with(|| "4".into());
+    out.entry("max_threshold".into())
+        .or_insert_with(|| "32".into());
+    out
+}
+
+/// A `compression` map as Cassandra keeps what was given (`CompressionParams.asMap`): `enabled`
+/// false alone, or the compressor's other options with its class in full and the chunk length.
+/// Call it on a map [`compression_from_map`] accepted, with the chunk length it read.
+pub fn compression_map_as_given(
+    map: &BTreeMap<String, String>,
+    compression: Compression,
+    chunk_length_bytes: u32,
+) -> BTreeMap<String, String> {
+    let class = map.get("class").or_else(|| map.get("sstable_compression"));
+    let (Compression::Lz4, Some(class)) = (compression, class) else {
+        return compression_to_map(compression, chunk_length_bytes);
+    };
+    let mut out: BTreeMap<String, String> = map
+        .iter()
+        .filter(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "class"
+                    | "sstable_compression"
+                    | "enabled"
+                    | "chunk_length_kb"
+                    | "chunk_length_in_kb"
+                    | "crc_check_chance"
+            )
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let full = if class.contains('.') {
+        class.clone()
+    } else {
+        format!("{COMPRESSION_PACKAGE}{class}")
+    };
+    out.insert("class".into(), full);
+    out.insert(
+        "chunk_length_in_kb".into(),
+        (chunk_length_bytes / 1024).to_string(),
+    );
+    out
 }
 
 #[cfg(test)]
@@ -341,6 +439,38 @@ mod tests {
             .unwrap_err()
             .contains("[bogus]")
         );
+    }
+
+    #[test]
+    fn maps_as_given() {
+        assert_eq!(
+            compaction_map_as_given(&map(&[
+                ("class", "LeveledCompactionStrategy"),
+                ("tombstone_threshold", "0.3")
+            ])),
+            map(&[
+                (
+                    "class",
+                    "org.apache.cassandra.db.compaction.LeveledCompactionStrategy"
+                ),
+                ("max_threshold", "32"),
+                ("min_threshold", "4"),
+                ("tombstone_threshold", "0.3"),
+            ])
+        );
+        let given = map(&[("class", "ZstdCompressor"), ("compression_level", "5")]);
+        let (c, chunk) = compression_from_map(&given).unwrap();
+        assert_eq!(
+            compression_map_as_given(&given, c, chunk),
+            map(&[
+                ("chunk_length_in_kb", "16"),
+                ("class", "org.apache.cassandra.io.compress.ZstdCompressor"),
+                ("compression_level", "5"),
+            ])
+        );
+        let off = map(&[("enabled", "false")]);
+        let (c, chunk) = compression_from_map(&off).unwrap();
+        assert_eq!(compression_map_as_given(&off, c, chunk), off);
     }
 
     #[test]

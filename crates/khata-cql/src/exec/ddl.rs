@@ -13,7 +13,9 @@ use khata_types::schema::{
     ClusteringOrder, ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication, TableDef,
     TableOptions,
 };
-use khata_types::table_options::{compaction_from_map, compression_from_map};
+use khata_types::table_options::{
+    compaction_from_map, compaction_map_as_given, compression_from_map, compression_map_as_given,
+};
 use uuid::Uuid;
 
 use super::error::ExecError;
@@ -703,12 +705,16 @@ fn table_options(
         };
         match name.as_str() {
             "compaction" => {
-                options.compaction = compaction_from_map(&property_map(p)?).map_err(config_error)?
+                let map = property_map(p)?;
+                options.compaction = compaction_from_map(&map).map_err(config_error)?;
+                options.reported.compaction = compaction_map_as_given(&map);
             }
             "compression" => {
-                let (c, chunk) = compression_from_map(&property_map(p)?).map_err(config_error)?;
+                let map = property_map(p)?;
+                let (c, chunk) = compression_from_map(&map).map_err(config_error)?;
                 options.compression = c;
                 options.chunk_length_bytes = chunk;
+                options.reported.compression = compression_map_as_given(&map, c, chunk);
             }
             "gc_grace_seconds" => options.gc_grace_seconds = non_negative_int(p)?,
             "default_time_to_live" => {
@@ -764,6 +770,7 @@ fn table_options(
         }
     }
     check_reported(&options.reported)?;
+    khata_types::table_options::normalize_reported_maps(&mut options);
     Ok(options)
 }
 

@@ -14,7 +14,7 @@ use khata_coordinator::catalog::{DroppedColumn, IndexDef, TableSchema, UserType}
 use khata_types::schema::{
     ClusteringOrder, ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication, TableDef,
 };
-use khata_types::table_options::{compaction_to_map, compression_to_map};
+use khata_types::table_options::{reported_compaction_map, reported_compression_map};
 use khata_types::type_text::type_text;
 
 use super::java_order;
@@ -362,14 +362,8 @@ fn options(def: &TableDef) -> String {
         format!("caching = {}", quoted_map(&r.caching)),
         format!("cdc = {}", r.cdc),
         format!("comment = {}", quoted(&o.comment)),
-        format!(
-            "compaction = {}",
-            quoted_map(&compaction_to_map(&o.compaction))
-        ),
-        format!(
-            "compression = {}",
-            quoted_map(&compression_to_map(o.compression, o.chunk_length_bytes))
-        ),
+        format!("compaction = {}", quoted_map(&reported_compaction_map(o))),
+        format!("compression = {}", quoted_map(&reported_compression_map(o))),
         "memtable = 'default'".to_string(),
         format!(
             "crc_check_chance = {}",
