@@ -251,3 +251,14 @@ def test_function_argument_markers_named_as_cassandra_names_them(session, ks):
     min_uuid = session.prepare(f"INSERT INTO {ks}.fa (k, u) VALUES (?, minTimeuuid(?))")
     assert [c.name for c in min_uuid.column_metadata] == ["k", "arg0(system.mintimeuuid)"]
     assert session.execute(f"SELECT l FROM {ks}.fa WHERE k = 1").one().l == [1, 2]
+
+
+def test_bound_ipv4_mapped_inet_written_as_java_writes_it(session, ks):
+    session.execute(f"CREATE TABLE {ks}.ipb (k int PRIMARY KEY, i inet)")
+    insert = session.prepare(f"INSERT INTO {ks}.ipb (k, i) VALUES (?, ?)")
+    session.execute(insert, [0, "::ffff:1.2.3.4"])
+    session.execute(insert, [1, "fe80::1"])
+    rows = {r.k: r for r in session.execute(
+        f"SELECT k, toJson(i) AS j, CAST(i AS text) AS t, inetAsBlob(i) AS b FROM {ks}.ipb")}
+    assert (rows[0].j, rows[0].t, len(rows[0].b)) == ('"1.2.3.4"', "1.2.3.4", 16)
+    assert (rows[1].j, rows[1].t) == ('"fe80:0:0:0:0:0:0:1"', "fe80:0:0:0:0:0:0:1")

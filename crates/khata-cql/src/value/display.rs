@@ -83,9 +83,10 @@ fn write_quoted(f: &mut Formatter<'_>, s: &str) -> fmt::Result {
 }
 
 /// An address as Java's `InetAddress.getHostAddress` writes it: IPv6 as eight hexadecimal
-/// groups without `::` shortening (`0:0:0:0:0:0:0:1`).
+/// groups without `::` shortening (`0:0:0:0:0:0:0:1`), an IPv4-mapped one as the IPv4 address
+/// (`InetAddress.getByAddress` makes it an `Inet4Address`).
 pub(crate) fn java_host_address(ip: &std::net::IpAddr) -> String {
-    match ip {
+    match ip.to_canonical() {
         std::net::IpAddr::V4(v4) => v4.to_string(),
         std::net::IpAddr::V6(v6) => v6
             .segments()
