@@ -2,7 +2,7 @@
 partition, then deleted, one put back). DynamoDB never fails a read on deleted items; khata's
 Query ends a page early, with a LastEvaluatedKey at the last key it scanned, once the page has
 passed 10,000 of them (Alternator's `query_tombstone_page_limit`), so that paging on finds
-the live item; Scan goes on past them.
+the live item; Scan's pages end the same way.
 """
 
 from __future__ import annotations
@@ -102,6 +102,31 @@ def test_a_query_of_an_index_pages_over_deleted_entries(dynamodb, queue):
                                             "state": {"S": "ready"}}
 
 
-def test_a_scan_reads_past_deleted_items(dynamodb, queue):
+def test_a_scan_pages_over_deleted_items(dynamodb, queue):
     pages = all_pages(dynamodb, TableName=queue, Limit=10)
     assert [i["SK"]["N"] for p in pages for i in p["Items"]] == [str(DELETED + 1)]
+    # Without a Limit the first page ends after 10,000 deleted items, in the partition.
+    pages = all_pages(dynamodb, TableName=queue)
+    assert [i["SK"]["N"] for p in pages for i in p["Items"]] == [str(DELETED + 1)]
+    assert pages[0]["Count"] == 0
+    assert pages[0]["LastEvaluatedKey"]["PK"] == {"S": "queue"}
+    pages = all_pages(dynamodb, TableName=queue, IndexName="by_state")
+    assert [i["SK"]["N"] for p in pages for i in p["Items"]] == [str(DELETED + 1)]
+    assert len(pages) >= 2
+
+
+def test_a_scan_pages_over_deleted_partitions(dynamodb):
+    """A table of hash keys only: each deleted item is a partition of its own."""
+    name = f"deleted-keys-{uuid.uuid4().hex[:8]}"
+    dynamodb.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}])
+    keys = [{"PK": {"S": f"k{i}"}} for i in range(DELETED + 5)]
+    in_batches(dynamodb, name, [{"PutRequest": {"Item": k}} for k in keys])
+    in_batches(dynamodb, name, [{"DeleteRequest": {"Key": k}} for k in keys[5:]])
+    pages = all_pages(dynamodb, TableName=name)
+    assert sorted(i["PK"]["S"] for p in pages for i in p["Items"]) == \
+        sorted(k["PK"]["S"] for k in keys[:5])
+    assert len(pages) >= 2
+    dynamodb.delete_table(TableName=name)

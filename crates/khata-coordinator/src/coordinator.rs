@@ -428,26 +428,29 @@ impl Coordinator {
     /// Read a token range at consistency `cl`.
     pub async fn scan(&self, command: ScanCommand, cl: Consistency) -> Result<ScanResult> {
         let table = command.table;
-        let request = self.scan_unobserved(command, false, cl);
+        let request = self.scan_unobserved(command, None, cl);
         self.metrics.observe(Op::Range, &[table], request).await
     }
 
-    /// [`Coordinator::scan`] that never fails past `tombstone_failure_threshold`, however many
-    /// tombstones it meets: DynamoDB's Scan, which never fails on deleted items.
-    pub async fn scan_tolerating_tombstones(
+    /// [`Coordinator::scan`] that ends its page once it has met `tombstone_page_limit`
+    /// tombstones (`resume` set after the partition, or the row of a wide one, that reached
+    /// it) instead of failing past `tombstone_failure_threshold`: DynamoDB's Scan, which never
+    /// fails on deleted items.
+    pub async fn scan_paged(
         &self,
         command: ScanCommand,
+        tombstone_page_limit: usize,
         cl: Consistency,
     ) -> Result<ScanResult> {
         let table = command.table;
-        let request = self.scan_unobserved(command, true, cl);
+        let request = self.scan_unobserved(command, Some(tombstone_page_limit), cl);
         self.metrics.observe(Op::Range, &[table], request).await
     }
 
     async fn scan_unobserved(
         &self,
         command: ScanCommand,
-        tolerate_tombstones: bool,
+        tombstone_page_limit: Option<usize>,
         cl: Consistency,
     ) -> Result<ScanResult> {
         let required = self.check_available(command.table, cl)?;
@@ -466,20 +469,24 @@ impl Coordinator {
             self.config.range_request_timeout,
             cl,
             required,
-            move || {
-                let scan = match tolerate_tombstones {
-                    true => Replica::scan_tolerating_tombstones,
-                    false => Replica::scan,
-                };
-                scan(
-                    &replica,
+            move || match tombstone_page_limit {
+                Some(limit) => replica.scan_paged(
+                    command.table,
+                    command.start,
+                    command.end,
+                    command.resume.as_ref(),
+                    command.row_limit,
+                    limit,
+                    command.now,
+                ),
+                None => replica.scan(
                     command.table,
                     command.start,
                     command.end,
                     command.resume.as_ref(),
                     command.row_limit,
                     command.now,
-                )
+                ),
             },
         )
         .await;

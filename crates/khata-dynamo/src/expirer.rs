@@ -135,7 +135,7 @@ async fn sweep_table(
     loop {
         let now = coordinator.now_seconds();
         let page = coordinator
-            .scan_tolerating_tombstones(
+            .scan_paged(
                 ScanCommand {
                     table: layout.table.def.id,
                     start: std::ops::Bound::Unbounded,
@@ -144,6 +144,7 @@ async fn sweep_table(
                     row_limit: SCAN_PAGE_ROWS,
                     now,
                 },
+                crate::item_ops::TOMBSTONE_PAGE_LIMIT,
                 Consistency::LocalOne,
             )
             .await?;

@@ -25,7 +25,7 @@ use khata_coordinator::{
     Consistency, Coordinator, CoordinatorError, ReadCommand, ScanCommand, WriteType,
 };
 use khata_types::clustering::{after_prefix, end_bound, full_range};
-use khata_types::token::Token;
+use khata_types::token::{DecoratedKey, Token};
 use parking_lot::Mutex;
 use serde_json::{Map as JsonMap, Value};
 
@@ -1397,6 +1397,26 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
     Ok(answer)
 }
 
+/// The clustering key a scan page stopped at (`resume`): the row it names, or, when it ended
+/// after a whole partition, that partition's last row (deleted or not; empty for a table
+/// without clustering). None if the partition left no row to name.
+pub(crate) fn scanned_to(
+    partitions: &[(DecoratedKey, khata_types::partition::Partition)],
+    resume: &ScanPosition,
+    clustered: bool,
+) -> Option<Bytes> {
+    if !clustered {
+        return Some(Bytes::new());
+    }
+    if let Some(c) = &resume.last_clustering {
+        return Some(c.clone());
+    }
+    let (key, partition) = partitions.last()?;
+    (*key == resume.key)
+        .then(|| partition.rows.keys().next_back().cloned())
+        .flatten()
+}
+
 /// The error of a stored item that does not decode.
 fn unreadable(e: crate::value::DecodeError) -> OpError {
     OpError::Internal(format!("stored item is unreadable: {}", e.0))
@@ -1435,9 +1455,10 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
     let now = coordinator.now_seconds();
     let mut page = Page::new();
     let mut more = false;
+    let mut tombstones = 0;
     'read: while !page.full(&shape) {
         let result = coordinator
-            .scan_tolerating_tombstones(
+            .scan_paged(
                 ScanCommand {
                     table: layout.table.def.id,
                     start,
@@ -1446,9 +1467,11 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
                     row_limit: page.rows_to_read(&shape),
                     now,
                 },
+                TOMBSTONE_PAGE_LIMIT.saturating_sub(tombstones).max(1),
                 shape.consistency,
             )
             .await?;
+        tombstones += result.tombstones_scanned;
         for (key, partition) in &result.partitions {
             for (clustering, row) in partition.live_rows(now) {
                 if page.full(&shape) {
@@ -1461,10 +1484,25 @@ pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) 
                 page.add(&shape, item);
             }
         }
-        match result.resume {
-            Some(r) => resume = Some(r),
-            None => break,
+        let Some(r) = result.resume else {
+            break;
+        };
+        if tombstones >= TOMBSTONE_PAGE_LIMIT
+            && let Some(clustering) = scanned_to(&result.partitions, &r, layout.range.is_some())
+        {
+            // The page has passed enough deleted items: it ends where the scan stopped.
+            let mut key = Item::new();
+            let hash = layout.hash_value(&r.key).map_err(unreadable)?;
+            key.insert(layout.hash.0.clone(), hash);
+            if let Some((name, _)) = &layout.range {
+                let range = layout.range_value(&clustering).map_err(unreadable)?;
+                key.insert(name.clone(), range);
+            }
+            page.passed(key);
+            more = true;
+            break;
         }
+        resume = Some(r);
     }
     if page.full(&shape) {
         more = true;

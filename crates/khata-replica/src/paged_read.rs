@@ -2,7 +2,7 @@
 //! items: a paged read of one partition ends its page after meeting a number of tombstones
 //! rather than failing past `tombstone_failure_threshold` (Query: the page ends early, at the
 //! last key it scanned, as Alternator's `query_tombstone_page_limit` ends it; see the storage
-//! engine's `read_paged`), and a scan of a token range goes on past the threshold (Scan).
+//! engine's `read_paged`), and so does a scan of a token range (Scan; `scan_paged`).
 
 use std::ops::Bound;
 
@@ -50,23 +50,32 @@ impl Replica {
         }
     }
 
-    /// [`Replica::scan`] that goes on however many tombstones it meets (see the storage
-    /// engine's `scan_tolerating_tombstones`). A virtual table is scanned as ever.
-    pub fn scan_tolerating_tombstones(
+    /// [`Replica::scan`] that ends its page after meeting `tombstone_page_limit` tombstones
+    /// instead of failing (see the storage engine's `scan_paged`). A virtual table is scanned
+    /// as ever.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_paged(
         &self,
         table: Uuid,
         start: Bound<Token>,
         end: Bound<Token>,
         resume: Option<&ScanPosition>,
         row_limit: usize,
+        tombstone_page_limit: usize,
         now: LocalTime,
     ) -> Result<ScanResult> {
         let schema = self.schema();
         match schema.table_by_id(table) {
             Some(t) if !is_virtual_keyspace(&t.def.keyspace) => {
-                let mut page = self
-                    .engine
-                    .scan_tolerating_tombstones(table, start, end, resume, row_limit, now)?;
+                let mut page = self.engine.scan_paged(
+                    table,
+                    start,
+                    end,
+                    resume,
+                    row_limit,
+                    tombstone_page_limit,
+                    now,
+                )?;
                 t.hide_dropped(page.partitions.iter_mut().map(|(_, p)| p));
                 Ok(page)
             }

@@ -729,20 +729,23 @@ impl Engine {
         self.scan_with(table, start, end, resume, row_limit, limits, now)
     }
 
-    /// [`Engine::scan`] that never fails on tombstones, however many it meets past
-    /// `tombstone_failure_threshold`: DynamoDB's Scan, since DynamoDB never fails a read on
-    /// deleted items.
-    pub fn scan_tolerating_tombstones(
+    /// [`Engine::scan`] that ends its page, rather than fails past
+    /// `tombstone_failure_threshold`, once it has met `tombstone_page_limit` tombstones (with
+    /// `resume` set after the partition, or the row of a wide one, that reached it):
+    /// DynamoDB's Scan, since DynamoDB never fails a read on deleted items.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_paged(
         &self,
         table: Uuid,
         start: Bound<Token>,
         end: Bound<Token>,
         resume: Option<&ScanPosition>,
         row_limit: usize,
+        tombstone_page_limit: usize,
         now: LocalTime,
     ) -> Result<ScanResult> {
         let limits = ReadLimits {
-            tombstone_failure_threshold: usize::MAX,
+            tombstone_page_limit: Some(tombstone_page_limit),
             ..self.inner.config.read_limits(None)
         };
         self.scan_with(table, start, end, resume, row_limit, limits, now)

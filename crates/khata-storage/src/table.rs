@@ -664,7 +664,9 @@ impl TableStore {
     /// Scan partitions with tokens in `[start, end]` (as bounds), resuming after `resume`,
     /// until `row_limit` live rows (a partition with only static data counting as one) have
     /// been returned. Partitions are merged whole from the sources, except wide ones (`wide`),
-    /// which are read a page at a time.
+    /// which are read a page at a time. With a `tombstone_page_limit` in `limits` (DynamoDB's
+    /// Scan) the page ends, rather than fails, once it has met that many tombstones: after the
+    /// partition, or the row of a wide one, that reached it.
     #[allow(clippy::too_many_arguments)]
     pub fn scan(
         &self,
@@ -749,6 +751,13 @@ impl TableStore {
                     if self.read_into_page(&key, None, row_limit, limits, now, &mut out)? {
                         return Ok(out);
                     }
+                    if tombstone_page_full(&out, limits) {
+                        out.resume = Some(ScanPosition {
+                            key,
+                            last_clustering: None,
+                        });
+                        return Ok(out);
+                    }
                     continue;
                 }
             };
@@ -779,7 +788,7 @@ impl TableStore {
             if !partition.is_empty() {
                 out.partitions.push((key, partition));
             }
-            if out.live_rows >= row_limit {
+            if out.live_rows >= row_limit || tombstone_page_full(&out, limits) {
                 out.resume = Some(ScanPosition {
                     key: key_for_resume,
                     last_clustering: None,
@@ -814,6 +823,10 @@ impl TableStore {
             false,
             ReadLimits {
                 row_limit: Some(room),
+                // What is left of the page's tombstone budget.
+                tombstone_page_limit: limits
+                    .tombstone_page_limit
+                    .map(|l| l.saturating_sub(out.tombstones_scanned).max(1)),
                 ..limits
             },
             now,
@@ -822,7 +835,9 @@ impl TableStore {
         check_scanned_tombstones(out, limits)?;
         out.live_rows += read.live_rows;
         let partition = read.partition;
-        let last = partition.live_rows(now).next_back().map(|(k, _)| k.clone());
+        // The last row read, live or not: where it stopped (at the row limit, a live row; at
+        // the tombstone page limit, the row that reached it).
+        let last = partition.rows.keys().next_back().cloned();
         if !partition.is_empty() {
             out.partitions.push((key.clone(), partition));
         }
@@ -881,13 +896,22 @@ impl TableStore {
 
 /// The scan's tombstones so far against the failure threshold.
 fn check_scanned_tombstones(out: &ScanResult, limits: ReadLimits) -> Result<()> {
-    if out.tombstones_scanned > limits.tombstone_failure_threshold {
+    if limits.tombstone_page_limit.is_none()
+        && out.tombstones_scanned > limits.tombstone_failure_threshold
+    {
         return Err(StorageError::TombstoneOverwhelm {
             scanned: out.tombstones_scanned,
             threshold: limits.tombstone_failure_threshold,
         });
     }
     Ok(())
+}
+
+/// Whether a scan with a tombstone page limit has met enough tombstones to end its page.
+fn tombstone_page_full(out: &ScanResult, limits: ReadLimits) -> bool {
+    limits
+        .tombstone_page_limit
+        .is_some_and(|l| out.tombstones_scanned >= l)
 }
 
 /// The engine-wide map of tables.

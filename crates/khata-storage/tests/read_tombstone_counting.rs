@@ -150,3 +150,68 @@ fn a_paged_read_ends_at_its_tombstone_limit_instead_of_failing() {
         assert_eq!(live, vec![60]);
     }
 }
+
+#[test]
+fn a_paged_scan_ends_its_page_at_the_tombstone_limit_and_resumes() {
+    use std::ops::Bound;
+    for wide in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = manual_clock();
+        let fs: Arc<dyn FileSystem> = Arc::new(RealFs);
+        let mut cfg = config(dir.path(), &clock, periodic());
+        cfg.tombstone_failure_threshold = FAIL;
+        if wide {
+            cfg.wide_partitions = khata_storage::WidePartitions {
+                memtable_rows: 0,
+                sstable_bytes: 0,
+            };
+        }
+        let engine = open(&fs, &cfg);
+        let table = create_table(&engine, options(CompactionStrategy::size_tiered(), 864_000)).id;
+        let now = now(&clock);
+        // Partitions 1..=3: 100 rows each, the first 60 deleted.
+        for key in 1..=3 {
+            for c in 0..100 {
+                engine
+                    .apply(insert(table, key, c, b"v", START_MICROS))
+                    .unwrap();
+            }
+            for c in 0..60 {
+                engine
+                    .apply(delete_row(table, key, c, START_MICROS + 1, now))
+                    .unwrap();
+            }
+        }
+        engine.flush(table).unwrap();
+        // Without a page limit the scan fails past the threshold.
+        assert!(matches!(
+            engine.scan(table, Bound::Unbounded, Bound::Unbounded, None, 1000, now),
+            Err(StorageError::TombstoneOverwhelm { .. })
+        ));
+        let mut resume = None;
+        let mut live = 0;
+        let mut pages = 0;
+        loop {
+            let page = engine
+                .scan_paged(
+                    table,
+                    Bound::Unbounded,
+                    Bound::Unbounded,
+                    resume.as_ref(),
+                    1000,
+                    25,
+                    now,
+                )
+                .unwrap();
+            pages += 1;
+            live += page.live_rows;
+            assert!(pages < 100, "{wide}: the scan does not end");
+            match page.resume {
+                Some(r) => resume = Some(r),
+                None => break,
+            }
+        }
+        assert_eq!(live, 3 * 40, "{wide}");
+        assert!(pages >= 3, "{wide}: {pages} pages");
+    }
+}

@@ -188,7 +188,7 @@ pub async fn backfill(
     loop {
         let now = coordinator.now_seconds();
         let result = coordinator
-            .scan_tolerating_tombstones(
+            .scan_paged(
                 ScanCommand {
                     table: t.schema.def.id,
                     start: std::ops::Bound::Unbounded,
@@ -197,6 +197,7 @@ pub async fn backfill(
                     row_limit: READ_CHUNK,
                     now,
                 },
+                crate::item_ops::TOMBSTONE_PAGE_LIMIT,
                 Consistency::LocalQuorum,
             )
             .await

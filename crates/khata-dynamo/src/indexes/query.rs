@@ -292,6 +292,30 @@ fn start_entry(
         .ok_or_else(|| validation(BAD_START_KEY))
 }
 
+/// The index and table key attributes of the index entry at (`partition`, `clustering`): a
+/// `LastEvaluatedKey`.
+fn entry_key_item(
+    layout: &ItemLayout,
+    index: &IndexLayout,
+    partition: &DecoratedKey,
+    clustering: &Bytes,
+) -> Result<Item> {
+    let values = index
+        .entry_values(partition, clustering)
+        .map_err(OpError::Internal)?;
+    let names = index
+        .key_names()
+        .chain(std::iter::once(&layout.hash))
+        .chain(layout.range.as_ref());
+    let mut key = Item::new();
+    for (name, _) in names {
+        if let Some(v) = values.get(name) {
+            key.insert(name.clone(), v.clone());
+        }
+    }
+    Ok(key)
+}
+
 /// Query with `IndexName`.
 pub async fn query(
     coordinator: &Coordinator,
@@ -392,20 +416,7 @@ pub async fn query(
         }
         if tombstones >= TOMBSTONE_PAGE_LIMIT {
             // The page has passed enough deleted entries: it ends at the last one scanned.
-            let values = index
-                .entry_values(&partition, &last)
-                .map_err(OpError::Internal)?;
-            let names = index
-                .key_names()
-                .chain(std::iter::once(&layout.hash))
-                .chain(layout.range.as_ref());
-            let mut key = Item::new();
-            for (name, _) in names {
-                if let Some(v) = values.get(name) {
-                    key.insert(name.clone(), v.clone());
-                }
-            }
-            page.passed(key);
+            page.passed(entry_key_item(layout, index, &partition, &last)?);
             more = true;
             break;
         }
@@ -456,9 +467,11 @@ pub async fn scan(
         stale: Vec::new(),
     };
     let mut page = Page::new();
+    let mut more = false;
+    let mut tombstones = 0;
     'read: while !page.full(&shape) {
         let result = coordinator
-            .scan_tolerating_tombstones(
+            .scan_paged(
                 ScanCommand {
                     table: index.table,
                     start,
@@ -467,9 +480,11 @@ pub async fn scan(
                     row_limit: page.rows_to_read(&shape),
                     now,
                 },
+                TOMBSTONE_PAGE_LIMIT.saturating_sub(tombstones).max(1),
                 shape.consistency,
             )
             .await?;
+        tombstones += result.tombstones_scanned;
         for (key, partition) in &result.partitions {
             for (clustering, row) in partition.live_rows(now) {
                 if page.full(&shape) {
@@ -480,12 +495,21 @@ pub async fn scan(
                 }
             }
         }
-        match result.resume {
-            Some(r) => resume = Some(r),
-            None => break,
+        let Some(r) = result.resume else {
+            break;
+        };
+        if tombstones >= TOMBSTONE_PAGE_LIMIT
+            && let Some(clustering) =
+                crate::item_ops::scanned_to(&result.partitions, &r, !index.clustering.is_empty())
+        {
+            // The page has passed enough deleted entries: it ends where the scan stopped.
+            page.passed(entry_key_item(layout, index, &r.key, &clustering)?);
+            more = true;
+            break;
         }
+        resume = Some(r);
     }
     resolver.clean().await;
-    let more = page.full(&shape);
+    let more = more || page.full(&shape);
     Ok(finish(page, req, index, &shape, more))
 }
