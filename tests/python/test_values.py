@@ -262,3 +262,10 @@ def test_bound_ipv4_mapped_inet_written_as_java_writes_it(session, ks):
         f"SELECT k, toJson(i) AS j, CAST(i AS text) AS t, inetAsBlob(i) AS b FROM {ks}.ipb")}
     assert (rows[0].j, rows[0].t, len(rows[0].b)) == ('"1.2.3.4"', "1.2.3.4", 16)
     assert (rows[1].j, rows[1].t) == ('"fe80:0:0:0:0:0:0:1"', "fe80:0:0:0:0:0:0:1")
+
+
+def test_time_function_of_a_blob_conversion(session, ks):
+    session.execute(f"CREATE TABLE {ks}.td (k int PRIMARY KEY, d date)")
+    session.execute(
+        f"INSERT INTO {ks}.td (k, d) VALUES (0, toDate(blobAsTimestamp(0x0000000005265c00)))")
+    assert str(session.execute(f"SELECT d FROM {ks}.td WHERE k = 0").one().d) == "1970-01-02"

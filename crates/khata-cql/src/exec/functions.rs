@@ -53,7 +53,18 @@ fn call(run: &Run<'_>, name: &str, args: &[Term]) -> Result<CqlValue, LiteralErr
     let arg = |i: usize| -> Result<CqlValue, LiteralError> {
         match args.get(i) {
             Some(Term::FunctionCall { name, args }) => {
-                call(run, &name.name.0.to_ascii_lowercase(), args)
+                let lower = name.name.0.to_ascii_lowercase();
+                match blob_conversion(&lower) {
+                    // `toDate(blobAsTimestamp(0x...))`.
+                    Some((parameter, result)) => {
+                        blob_convert(run, &lower, args, &parameter, &result)?.ok_or_else(|| {
+                            LiteralError::InvalidLiteral(format!(
+                                "khata evaluates {name}() only on a value, not null"
+                            ))
+                        })
+                    }
+                    None => call(run, &lower, args),
+                }
             }
             Some(other) => Err(LiteralError::InvalidLiteral(format!(
                 "khata evaluates only function calls as arguments here, not {other}"
