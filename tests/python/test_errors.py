@@ -177,15 +177,16 @@ def test_wrong_type_literal(session, table, statement):
 def test_wrong_type_in_a_prepared_statement(session, table):
     """Bytes the driver would never send: the server validates every bound value."""
     insert = session.prepare(f"INSERT INTO {table} (k, c, v, a) VALUES (?, ?, ?, ?)")
+    # The type's own message, bare, as Cassandra's Marker.bindAndGet passes it on.
     cases = {
-        "a 2-byte int": (1, b"\x00\x01"),
-        "invalid UTF-8 in text": (2, b"\xff\xfe"),
-        "non-ASCII bytes in ascii": (3, "é".encode()),
+        "a 2-byte int": (1, b"\x00\x01", "Expected 4 or 0 byte int (2)"),
+        "invalid UTF-8 in text": (2, b"\xff\xfe", "String didn't validate."),
+        "non-ASCII bytes in ascii": (3, "é".encode(), "Invalid byte for ascii: -61"),
     }
-    for what, (index, raw) in cases.items():
+    for what, (index, raw, message) in cases.items():
         bound = insert.bind((1, 5, "ok", "ok"))
         bound.values[index] = raw
-        with pytest.raises(InvalidRequest):
+        with pytest.raises(InvalidRequest, match=f'message="{re.escape(message)}"'):
             session.execute(bound)
             pytest.fail(f"{what} was accepted")
     assert list(session.execute(f"SELECT * FROM {table} WHERE k = 1 AND c = 5")) == []

@@ -143,7 +143,7 @@ async fn prepared_statements_follow_the_schema() {
     for _ in 0..2 {
         invalid(
             run(&session, &insert, (6i32, 60i32)).await,
-            "Invalid value for column v",
+            "Expected 8 or 0 byte long (4)",
         );
         assert_eq!(
             run(&session, &one, (5i32,)).await.unwrap(),

@@ -37,11 +37,9 @@ pub(crate) fn value(
                 // Most values (blobs, text, fixed-width numbers) need no decoding to be checked.
                 if !valid_as_is(ty, bytes) {
                     match CqlValue::deserialize(ty, bytes) {
-                        Err(e) => {
-                            return Err(ExecError::invalid(format!(
-                                "Invalid value for column {column}: {e}"
-                            )));
-                        }
+                        // The type's own message, bare, as Cassandra's `Marker.bindAndGet`
+                        // passes its MarshalException on.
+                        Err(e) => return Err(ExecError::invalid(e.to_string())),
                         // Sets and maps arrive in the client's order (a Python set's, say):
                         // store them sorted and without repeats, as Cassandra does.
                         Ok(v) if has_set_or_map(ty) => {
