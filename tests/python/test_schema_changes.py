@@ -350,3 +350,32 @@ def test_compaction_and_compression_maps_are_kept_as_given(session, keyspace):
     assert "'class': 'org.apache.cassandra.io.compress.ZstdCompressor'" in describe, describe
     session.execute(f"INSERT INTO {keyspace}.maps (a, b) VALUES (1, 1)")
     assert list(session.execute(f"SELECT b FROM {keyspace}.maps WHERE a = 1")) == [(1,)]
+
+
+def test_replication_above_the_nodes_warns(session):
+    """CREATE and ALTER KEYSPACE warn as Cassandra 4.1 does when the factor exceeds the nodes
+    (one here), and an ALTER that raises it reminds the user to repair."""
+    dc = session.execute("SELECT data_center FROM system.local").one().data_center
+    for cql, warnings in [
+        ("CREATE KEYSPACE rfwarn WITH replication = "
+         "{'class': 'SimpleStrategy', 'replication_factor': 3}",
+         ["Your replication factor 3 for keyspace rfwarn is higher than the number of nodes 1"]),
+        ("ALTER KEYSPACE rfwarn WITH replication = "
+         f"{{'class': 'NetworkTopologyStrategy', '{dc}': 2}}",
+         [f"Your replication factor 2 for keyspace rfwarn is higher than the number of nodes 1 "
+          f"for datacenter {dc}"]),
+        ("ALTER KEYSPACE rfwarn WITH replication = "
+         f"{{'class': 'NetworkTopologyStrategy', '{dc}': 4}}",
+         [f"Your replication factor 4 for keyspace rfwarn is higher than the number of nodes 1 "
+          f"for datacenter {dc}",
+          "When increasing replication factor you need to run a full (-full) repair to "
+          "distribute the data."]),
+        ("ALTER KEYSPACE rfwarn WITH replication = "
+         "{'class': 'SimpleStrategy', 'replication_factor': 1}", []),
+        ("CREATE KEYSPACE IF NOT EXISTS rfwarn WITH replication = "
+         "{'class': 'SimpleStrategy', 'replication_factor': 3}", []),
+    ]:
+        future = session.execute_async(cql)
+        future.result()
+        assert (future.warnings or []) == warnings, cql
+    session.execute("DROP KEYSPACE rfwarn")

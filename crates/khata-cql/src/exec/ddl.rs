@@ -288,8 +288,22 @@ pub(crate) async fn run(
         Statement::Describe(d) => return super::describe::run(exec, d, run),
         _ => return Err(ExecError::invalid("unexpected statement")),
     };
+    let warnings = match (&change, statement) {
+        (SchemaChange::CreateKeyspace(def), _) => {
+            replication_warnings(def, None, &known_datacenters)
+        }
+        (SchemaChange::AlterKeyspace(def), Statement::AlterKeyspace(a)) => replication_warnings(
+            def,
+            schema.keyspace(&a.name.0).map(|k| &k.def.replication),
+            &known_datacenters,
+        ),
+        _ => Vec::new(),
+    };
     match exec.coordinator().change_schema(change).await {
-        Ok(event) => Ok(ResultBody::SchemaChange(schema_change(&event))),
+        Ok(event) => {
+            run.warnings.extend(warnings);
+            Ok(ResultBody::SchemaChange(schema_change(&event)))
+        }
         Err(CoordinatorError::Schema(ReplicaError::AlreadyExists { .. })) if tolerate => {
             Ok(ResultBody::Void)
         }
@@ -590,6 +604,51 @@ fn network_topology(
         )));
     }
     Ok(datacenters)
+}
+
+/// The client warnings Cassandra gives for a keyspace's replication when it is created or
+/// altered: a factor above the nodes there are (`SimpleStrategy`/`NetworkTopologyStrategy`'s
+/// `maybeWarnOnOptions`, counting the nodes of the whole ring or of the datacenter), then, for
+/// an ALTER that raises the factor, the reminder to repair (`AlterKeyspaceStatement`). khata
+/// runs as one node: one node in all, in its own datacenter (`datacenters[0]`).
+fn replication_warnings(
+    def: &KeyspaceDef,
+    before: Option<&Replication>,
+    datacenters: &[String],
+) -> Vec<String> {
+    let name = &def.name;
+    let mut warnings = Vec::new();
+    let nodes_in = |dc: &str| u32::from(datacenters.first().is_some_and(|d| d == dc));
+    match &def.replication {
+        Replication::Simple { replication_factor } if *replication_factor > 1 => {
+            warnings.push(format!(
+                "Your replication factor {replication_factor} for keyspace {name} is higher than the number of nodes 1"
+            ));
+        }
+        Replication::NetworkTopology { datacenters } => {
+            for (dc, rf) in datacenters {
+                let nodes = nodes_in(dc);
+                if *rf > nodes {
+                    warnings.push(format!(
+                        "Your replication factor {rf} for keyspace {name} is higher than the number of nodes {nodes} for datacenter {dc}"
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    let total = |r: &Replication| match r {
+        Replication::Simple { replication_factor } => *replication_factor,
+        Replication::NetworkTopology { datacenters } => datacenters.values().sum(),
+        Replication::Local => 1,
+    };
+    if before.is_some_and(|b| total(b) < total(&def.replication)) {
+        warnings.push(
+            "When increasing replication factor you need to run a full (-full) repair to distribute the data."
+                .to_string(),
+        );
+    }
+    warnings
 }
 
 fn keyspace_def(
