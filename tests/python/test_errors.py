@@ -106,6 +106,9 @@ def test_unknown_column_on_prepare(session, table, statement):
     ("INSERT INTO {t} (k, c, v) VALUES (?, ?, 3)", "Invalid INTEGER constant (3)"),
     ("INSERT INTO {t} (k, c) VALUES (?, ?) USING TIMESTAMP ? IF NOT EXISTS",
      "Cannot provide custom timestamp for conditional updates"),
+    ("DELETE v FROM {t} WHERE k = ?", "Range deletions are not supported for specific columns"),
+    ("DELETE v FROM {t} WHERE k = ? IF v = ?", "DELETE statements must restrict all PRIMARY KEY "
+     "columns with equality relations in order to delete non static columns"),
     ("SELECT DISTINCT v FROM {t}",
      "SELECT DISTINCT queries must only request partition key columns and/or static columns"),
     ("BEGIN BATCH INSERT INTO {t} (k, c) VALUES (?, ?); UPDATE {t} SET v = ? WHERE k = ?; "

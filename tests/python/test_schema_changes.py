@@ -180,6 +180,9 @@ def test_a_counter_table_is_flagged_and_stays_one(session, keyspace):
           f'{keyspace}.c2: Cannot have a non counter column ("x") in a counter table')
     fails(session, f"ALTER TABLE {keyspace}.c2 ADD c counter", InvalidRequest,
           "Cannot re-add previously dropped counter column c")
+    # Still a counter table for writes, with no counter column left.
+    fails(session, f"INSERT INTO {keyspace}.c2 (k) VALUES (1)", InvalidRequest,
+          "INSERT statements are not allowed on counter tables, use UPDATE instead")
     session.execute(f"ALTER TABLE {keyspace}.c2 ADD d counter")
 
 

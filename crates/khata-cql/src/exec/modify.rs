@@ -146,7 +146,7 @@ fn insert_mutations(
 ) -> Result<Vec<Mutation>, ExecError> {
     let schema = exec.coordinator().schema();
     let t = run.table(&schema, &i.table)?;
-    if t.def.columns.iter().any(|c| c.ty == CqlType::Counter) {
+    if counter_table(&t.def) {
         return Err(ExecError::invalid(
             "INSERT statements are not allowed on counter tables, use UPDATE instead",
         ));
@@ -340,7 +340,7 @@ impl InsertShape {
         };
         let table = run.table(schema, &i.table).ok()?.clone();
         let def = &table.def;
-        if columns.len() != values.len() || def.columns.iter().any(|c| c.ty == CqlType::Counter) {
+        if columns.len() != values.len() || counter_table(def) {
             return None;
         }
         let mut indexes = Vec::with_capacity(columns.len());
@@ -460,9 +460,15 @@ fn shaped_insert_mutations(
     insert_mutation(t, key, clustering_key, &wt, cells)
 }
 
+/// A counter table: flagged so (it stays one once its counter columns are dropped, as in
+/// Cassandra), or with a counter column.
+fn counter_table(def: &khata_types::schema::TableDef) -> bool {
+    def.options.counter || def.columns.iter().any(|c| c.ty == CqlType::Counter)
+}
+
 /// Counters take the coordinator's time and never expire (Cassandra's messages).
 fn refuse_counter_using(t: &TableSchema, using: &Using) -> Result<(), ExecError> {
-    if !t.def.columns.iter().any(|c| c.ty == CqlType::Counter) {
+    if !counter_table(&t.def) {
         return Ok(());
     }
     if using.timestamp.is_some() {
@@ -814,7 +820,9 @@ fn delete_mutations(
         }
         let static_ok = statics_only_targets && !names_clustering;
         if target.rows.is_none() && !static_ok {
-            return Err(ExecError::invalid(if target.ranges.is_none() {
+            // Cassandra refuses a conditional one when it prepares it, any other when it makes
+            // the deletion a range tombstone (`DeleteStatement.addUpdateForKey`).
+            return Err(ExecError::invalid(if d.if_clause.is_some() {
                 "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns"
             } else {
                 "Range deletions are not supported for specific columns"
@@ -1394,12 +1402,12 @@ async fn write_batch(
             |t| format!("{}.{}", t.def.keyspace, t.def.name),
         )
     };
-    let counter_table = |id| {
+    let of_counter_table = |id| {
         schema
             .table_by_id(id)
-            .is_some_and(|t| t.def.columns.iter().any(|c| c.ty == CqlType::Counter))
+            .is_some_and(|t| counter_table(&t.def))
     };
-    let non_counters = planned.mutations.iter().any(|m| !counter_table(m.table));
+    let non_counters = planned.mutations.iter().any(|m| !of_counter_table(m.table));
     match kind {
         BatchKind::Logged if counters => {
             return Err(ExecError::invalid(
