@@ -2,59 +2,26 @@
 //! skipped and removed at read time, paging by the resume entry, and a build that a crash
 //! interrupted done again when the replica opens.
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::ops::Bound;
-use std::sync::Arc;
 
 use bytes::Bytes;
-use khata_env::RealFs;
 use khata_replica::index::index_table_id;
 use khata_replica::rows::RowWriter;
 use khata_replica::rows::SysValue;
-use khata_replica::schema::column_id;
 use khata_replica::storage::Mutation;
-use khata_replica::{
-    IndexDef, IndexQuery, NodeInfo, Replica, ReplicaConfig, SchemaChange, TableSchema,
-};
-use khata_storage::EngineConfig;
+use khata_replica::{IndexDef, IndexQuery, Replica, SchemaChange, TableSchema};
 use khata_types::clustering::full_range;
 use khata_types::schema::{
-    ClusteringOrder, ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication, TableDef,
-    TableOptions,
+    ClusteringOrder, ColumnKind, CqlType, KeyspaceDef, Replication, TableDef, TableOptions,
 };
 use khata_types::token::{DecoratedKey, Token};
 use uuid::Uuid;
 
-fn open(dir: &std::path::Path) -> Replica {
-    let mut engine = EngineConfig::new(dir);
-    engine.background_threads = false;
-    Replica::open(
-        Arc::new(RealFs),
-        ReplicaConfig {
-            engine,
-            node: NodeInfo {
-                cluster_name: "Test Cluster".into(),
-                data_center: "datacenter1".into(),
-                rack: "rack1".into(),
-                listen_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
-                internode_port: 7000,
-                rpc_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
-                native_port: 9042,
-            },
-            new_host_id: Uuid::new_v4(),
-            new_tokens: vec![Token(0)],
-        },
-    )
-    .unwrap()
-}
+mod support;
+use support::column;
 
-fn column(name: &str, ty: CqlType, kind: ColumnKind) -> ColumnDef {
-    ColumnDef {
-        id: column_id(name),
-        name: name.into(),
-        ty,
-        kind,
-    }
+fn open(dir: &std::path::Path) -> Replica {
+    support::open(dir, Uuid::new_v4(), vec![Token(0)])
 }
 
 /// `ks.t (k int, c int, v text, PRIMARY KEY (k, c))`, in a new keyspace.

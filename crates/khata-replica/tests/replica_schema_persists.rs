@@ -2,54 +2,20 @@
 //! host id and tokens; `system.local` reflects the schema version.
 
 use std::collections::BTreeMap;
-use std::net::{IpAddr, Ipv4Addr};
-use std::sync::Arc;
 
-use khata_env::RealFs;
 use khata_replica::rows::{ReadRowExt, read_rows};
-use khata_replica::schema::column_id;
-use khata_replica::{
-    NodeInfo, Replica, ReplicaConfig, ReplicaError, SchemaChange, TableSchema, UserType,
-    system_tables,
-};
-use khata_storage::EngineConfig;
+use khata_replica::{Replica, ReplicaError, SchemaChange, TableSchema, UserType, system_tables};
 use khata_types::schema::{
-    ClusteringOrder, ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication, TableDef,
-    TableOptions,
+    ClusteringOrder, ColumnKind, CqlType, KeyspaceDef, Replication, TableDef, TableOptions,
 };
 use khata_types::token::{DecoratedKey, Token};
 use uuid::Uuid;
 
-fn open(dir: &std::path::Path, host: Uuid) -> Replica {
-    let mut engine = EngineConfig::new(dir);
-    engine.background_threads = false;
-    Replica::open(
-        Arc::new(RealFs),
-        ReplicaConfig {
-            engine,
-            node: NodeInfo {
-                cluster_name: "Test Cluster".into(),
-                data_center: "datacenter1".into(),
-                rack: "rack1".into(),
-                listen_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
-                internode_port: 7000,
-                rpc_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
-                native_port: 9042,
-            },
-            new_host_id: host,
-            new_tokens: vec![Token(-5), Token(7)],
-        },
-    )
-    .unwrap()
-}
+mod support;
+use support::column;
 
-fn column(name: &str, ty: CqlType, kind: ColumnKind) -> ColumnDef {
-    ColumnDef {
-        id: column_id(name),
-        name: name.into(),
-        ty,
-        kind,
-    }
+fn open(dir: &std::path::Path, host: Uuid) -> Replica {
+    support::open(dir, host, vec![Token(-5), Token(7)])
 }
 
 fn chat_table() -> TableSchema {

@@ -4,62 +4,19 @@
 //! it adds to every strategy, must load).
 
 use std::collections::BTreeMap;
-use std::net::{IpAddr, Ipv4Addr};
-use std::sync::Arc;
 
-use khata_env::RealFs;
-use khata_replica::schema::column_id;
-use khata_replica::{NodeInfo, Replica, ReplicaConfig, SchemaChange, TableSchema};
-use khata_storage::EngineConfig;
+use khata_replica::{Replica, SchemaChange, TableSchema};
 use khata_types::schema::{
-    ColumnDef, ColumnKind, CompactionStrategy, CqlType, KeyspaceDef, Replication, ReportedOptions,
-    TableDef, TableOptions,
+    ColumnKind, CompactionStrategy, CqlType, ReportedOptions, TableDef, TableOptions,
 };
 use khata_types::token::Token;
 use uuid::Uuid;
 
+mod support;
+use support::{column, keyspace};
+
 fn open(dir: &std::path::Path, host: Uuid) -> Replica {
-    let mut engine = EngineConfig::new(dir);
-    engine.background_threads = false;
-    Replica::open(
-        Arc::new(RealFs),
-        ReplicaConfig {
-            engine,
-            node: NodeInfo {
-                cluster_name: "Test Cluster".into(),
-                data_center: "datacenter1".into(),
-                rack: "rack1".into(),
-                listen_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
-                internode_port: 7000,
-                rpc_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
-                native_port: 9042,
-            },
-            new_host_id: host,
-            new_tokens: vec![Token(-5), Token(7)],
-        },
-    )
-    .unwrap()
-}
-
-fn column(name: &str, ty: CqlType, kind: ColumnKind) -> ColumnDef {
-    ColumnDef {
-        id: column_id(name),
-        name: name.into(),
-        ty,
-        kind,
-    }
-}
-
-fn keyspace(replica: &Replica) {
-    replica
-        .change_schema(SchemaChange::CreateKeyspace(KeyspaceDef {
-            name: "ks".into(),
-            replication: Replication::Simple {
-                replication_factor: 1,
-            },
-            durable_writes: true,
-        }))
-        .unwrap();
+    support::open(dir, host, vec![Token(-5), Token(7)])
 }
 
 #[test]

@@ -4,67 +4,21 @@
 //! a record written by an older node under the type's name does not keep the node from
 //! starting once the type is gone.
 
-use std::net::{IpAddr, Ipv4Addr};
-use std::sync::Arc;
-
 use bytes::Bytes;
-use khata_env::RealFs;
 use khata_replica::rows::{ReadRowExt, RowWriter, SysValue, read_rows};
-use khata_replica::schema::column_id;
 use khata_replica::storage::Mutation;
 use khata_replica::{
-    DroppedColumn, NodeInfo, Replica, ReplicaConfig, ReplicaError, SchemaChange, TableSchema,
-    UserType, system_tables,
+    DroppedColumn, Replica, ReplicaError, SchemaChange, TableSchema, UserType, system_tables,
 };
-use khata_storage::EngineConfig;
-use khata_types::schema::{
-    ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication, TableDef, TableOptions,
-};
+use khata_types::schema::{ColumnDef, ColumnKind, CqlType, TableDef, TableOptions};
 use khata_types::token::{DecoratedKey, Token};
 use uuid::Uuid;
 
+mod support;
+use support::{column, keyspace};
+
 fn open(dir: &std::path::Path, host: Uuid) -> Replica {
-    let mut engine = EngineConfig::new(dir);
-    engine.background_threads = false;
-    Replica::open(
-        Arc::new(RealFs),
-        ReplicaConfig {
-            engine,
-            node: NodeInfo {
-                cluster_name: "Test Cluster".into(),
-                data_center: "datacenter1".into(),
-                rack: "rack1".into(),
-                listen_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
-                internode_port: 7000,
-                rpc_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
-                native_port: 9042,
-            },
-            new_host_id: host,
-            new_tokens: vec![Token(-5), Token(7)],
-        },
-    )
-    .unwrap()
-}
-
-fn column(name: &str, ty: CqlType, kind: ColumnKind) -> ColumnDef {
-    ColumnDef {
-        id: column_id(name),
-        name: name.into(),
-        ty,
-        kind,
-    }
-}
-
-fn keyspace(replica: &Replica) {
-    replica
-        .change_schema(SchemaChange::CreateKeyspace(KeyspaceDef {
-            name: "ks".into(),
-            replication: Replication::Simple {
-                replication_factor: 1,
-            },
-            durable_writes: true,
-        }))
-        .unwrap();
+    support::open(dir, host, vec![Token(-5), Token(7)])
 }
 
 fn user_type(name: &str, fields: Vec<(&str, CqlType)>) -> UserType {
