@@ -24,21 +24,7 @@ pub async fn batch_execute_statement(
     body: &Object,
     info: &RequestInfo,
 ) -> Result<Value> {
-    let Some(statements) = input::object_list(body, "Statements")? else {
-        return Err(DynamoError::validation(
-            "1 validation error detected: Value null at 'statements' failed to satisfy constraint: Member must not be null",
-        ));
-    };
-    if statements.is_empty() || statements.len() > MAX_STATEMENTS {
-        let constraint = if statements.is_empty() {
-            "Member must have length greater than or equal to 1".to_string()
-        } else {
-            format!("Member must have length less than or equal to {MAX_STATEMENTS}")
-        };
-        return Err(DynamoError::validation(format!(
-            "1 validation error detected: Value '[...]' at 'statements' failed to satisfy constraint: {constraint}"
-        )));
-    }
+    let statements = super::statement_list(body, "Statements", "statements", MAX_STATEMENTS)?;
     let capacity = input::string(body, "ReturnConsumedCapacity")?;
     let parsed: Vec<Result<Statement>> = statements
         .iter()

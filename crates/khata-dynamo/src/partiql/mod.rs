@@ -49,6 +49,32 @@ use crate::ops::{Operations, RequestInfo};
 use parser::{Delete, Expr, Insert, Operand, ParseError, Returning, Select, Statement, Update};
 use translate::Printer;
 
+/// The statements of a batch or a transaction (`key` in the request, `member` in DynamoDB's
+/// validation messages), one to `max` of them.
+fn statement_list<'a>(
+    body: &'a Object,
+    key: &str,
+    member: &str,
+    max: usize,
+) -> Result<Vec<&'a Object>> {
+    let Some(statements) = input::object_list(body, key)? else {
+        return Err(DynamoError::validation(format!(
+            "1 validation error detected: Value null at '{member}' failed to satisfy constraint: Member must not be null"
+        )));
+    };
+    if statements.is_empty() || statements.len() > max {
+        let constraint = if statements.is_empty() {
+            "Member must have length greater than or equal to 1".to_string()
+        } else {
+            format!("Member must have length less than or equal to {max}")
+        };
+        return Err(DynamoError::validation(format!(
+            "1 validation error detected: Value '[...]' at '{member}' failed to satisfy constraint: {constraint}"
+        )));
+    }
+    Ok(statements)
+}
+
 /// The longest statement DynamoDB accepts, in characters.
 pub const MAX_STATEMENT_CHARS: usize = 8192;
 

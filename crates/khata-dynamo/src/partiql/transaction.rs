@@ -26,21 +26,12 @@ pub async fn execute_transaction(
     body: &Object,
     info: &RequestInfo,
 ) -> Result<Value> {
-    let Some(statements) = input::object_list(body, "TransactStatements")? else {
-        return Err(DynamoError::validation(
-            "1 validation error detected: Value null at 'transactStatements' failed to satisfy constraint: Member must not be null",
-        ));
-    };
-    if statements.is_empty() || statements.len() > MAX_STATEMENTS {
-        let constraint = if statements.is_empty() {
-            "Member must have length greater than or equal to 1".to_string()
-        } else {
-            format!("Member must have length less than or equal to {MAX_STATEMENTS}")
-        };
-        return Err(DynamoError::validation(format!(
-            "1 validation error detected: Value '[...]' at 'transactStatements' failed to satisfy constraint: {constraint}"
-        )));
-    }
+    let statements = super::statement_list(
+        body,
+        "TransactStatements",
+        "transactStatements",
+        MAX_STATEMENTS,
+    )?;
     let mut parsed = Vec::with_capacity(statements.len());
     for (i, s) in statements.iter().enumerate() {
         parsed.push(super::statement_of(
