@@ -82,3 +82,28 @@ def test_time_functions_on_their_types(session, table):
     assert row[2] == 1_796_464_800_000
     assert row[3] == 1_796_428_800_000
     assert row[4] is not None and isinstance(row[5], int)
+
+
+def test_numeric_casts_convert_as_java_numbers(session, keyspace):
+    """CastFcts converts through Java's Number methods: to decimal via doubleValue()
+    (CAST(1 AS decimal) is 1.0, CastFctsTest), to varint via longValue(), to the integer types
+    via intValue()/longValue() (a float saturates, an integer keeps its low bits)."""
+    from decimal import Decimal
+    t = f"{keyspace}.numbers"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, i int, f float, d double, "
+                    "vi varint, dec decimal)")
+    session.execute(f"INSERT INTO {t} (k, i, f, d, vi, dec) VALUES (1, 1, 5.2, 1e10, "
+                    "123456789012345678901234567890, 12345678901234567890.5)")
+    row = session.execute(
+        f"SELECT CAST(i AS decimal), CAST(f AS decimal), CAST(vi AS decimal), "
+        f"CAST(dec AS varint), CAST(d AS tinyint), CAST(d AS int), CAST(d AS bigint), "
+        f"CAST(vi AS int) FROM {t} WHERE k = 1").one()
+    assert str(row[0]) == "1.0"
+    assert row[1] == Decimal("5.199999809265137")
+    assert row[2] == Decimal("1.2345678901234568E+29")
+    assert row[3] == -6101065172474983726
+    assert row[4] == -1  # (byte) (int) 1e10: Integer.MAX_VALUE's low byte
+    assert row[5] == 2147483647
+    assert row[6] == 10_000_000_000
+    assert row[7] == 123456789012345678901234567890 % 2**32 - 2**32 * (
+        (123456789012345678901234567890 % 2**32) >= 2**31)

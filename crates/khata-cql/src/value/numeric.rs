@@ -169,79 +169,72 @@ fn decimal_integer(d: &Decimal) -> Option<BigInt> {
     }
 }
 
-/// A float as Java's `BigDecimal.valueOf(double)` reads it: the shortest text that reads back
-/// to the same double.
-fn float_decimal(f: f64) -> Option<Decimal> {
-    if !f.is_finite() {
-        return None;
-    }
-    let text = format!("{f:?}");
-    parse_decimal(&text)
-}
-
-/// `CAST` between numeric types, as Cassandra's `CastFcts` converts: integers keep their low
-/// bits, floats truncate toward zero, decimals go through their exact value. `None` when the
-/// value has no such number (NaN or infinity to an exact type).
+/// `CAST` between numeric types, as Cassandra's `CastFcts` converts: through Java's `Number`
+/// methods of the value. To an integer type, `intValue()`/`longValue()` (integers and decimals
+/// keep the low bits of their integer part, floats saturate, NaN is 0) and for `tinyint` and
+/// `smallint` the low bits of the `int`; to `float`/`double` the nearest; to `varint`
+/// `BigInteger.valueOf(longValue())`; to `decimal` `BigDecimal.valueOf(doubleValue())` (so
+/// `CAST(1 AS decimal)` is `1.0`). `None` when the value has no such number (NaN or
+/// infinity to a decimal). A cast to the value's own type never comes here.
 pub(crate) fn cast_number(v: &super::CqlValue, to: &CqlType) -> Option<super::CqlValue> {
     use super::CqlValue as V;
     enum N {
-        Int(i128),
+        Int(i64),
         Float(f64),
         Big(BigInt),
         Dec(Decimal),
     }
     let n = match v {
-        V::Tinyint(x) => N::Int(i128::from(*x)),
-        V::Smallint(x) => N::Int(i128::from(*x)),
-        V::Int(x) => N::Int(i128::from(*x)),
-        V::Bigint(x) | V::Counter(x) => N::Int(i128::from(*x)),
+        V::Tinyint(x) => N::Int(i64::from(*x)),
+        V::Smallint(x) => N::Int(i64::from(*x)),
+        V::Int(x) => N::Int(i64::from(*x)),
+        V::Bigint(x) | V::Counter(x) => N::Int(*x),
         V::Float(x) => N::Float(f64::from(*x)),
         V::Double(x) => N::Float(*x),
         V::Varint(x) => N::Big(x.clone()),
         V::Decimal(d) => N::Dec(d.clone()),
         _ => return None,
     };
-    let int = |n: &N| -> Option<i128> {
+    // `longValue()`, and `intValue()`: a float's saturates at its own width.
+    let long = |n: &N| -> Option<i64> {
         Some(match n {
             N::Int(i) => *i,
-            N::Float(f) => *f as i128,
-            N::Big(b) => low_bits(b),
-            N::Dec(d) => low_bits(&decimal_integer(d)?),
+            N::Float(f) => *f as i64,
+            N::Big(b) => low_bits(b) as i64,
+            N::Dec(d) => low_bits(&decimal_integer(d)?) as i64,
         })
     };
-    let float = |n: &N| -> Option<f64> {
+    let int = |n: &N| -> Option<i32> {
+        Some(match n {
+            N::Float(f) => *f as i32,
+            n => long(n)? as i32,
+        })
+    };
+    let text = |n: &N| match n {
+        N::Big(b) => Some(b.to_string()),
+        N::Dec(d) => Some(format_decimal(d)),
+        _ => None,
+    };
+    let double = |n: &N| -> Option<f64> {
         Some(match n {
             N::Int(i) => *i as f64,
             N::Float(f) => *f,
-            N::Big(b) => b.to_string().parse().ok()?,
-            N::Dec(d) => format_decimal(d).parse().ok()?,
+            n => text(n)?.parse().ok()?,
         })
     };
     Some(match to {
         CqlType::Tinyint => V::Tinyint(int(&n)? as i8),
         CqlType::Smallint => V::Smallint(int(&n)? as i16),
-        CqlType::Int => V::Int(int(&n)? as i32),
-        CqlType::Bigint => V::Bigint(int(&n)? as i64),
-        CqlType::Float => V::Float(float(&n)? as f32),
-        CqlType::Double => V::Double(float(&n)?),
-        CqlType::Varint => V::Varint(match n {
-            N::Int(i) => BigInt::from(i),
-            N::Float(f) => decimal_integer(&float_decimal(f)?)?,
-            N::Big(b) => b,
-            N::Dec(d) => decimal_integer(&d)?,
+        CqlType::Int => V::Int(int(&n)?),
+        CqlType::Bigint => V::Bigint(long(&n)?),
+        CqlType::Float => V::Float(match &n {
+            N::Int(i) => *i as f32,
+            N::Float(f) => *f as f32,
+            n => text(n)?.parse().ok()?,
         }),
-        CqlType::Decimal => V::Decimal(match n {
-            N::Int(i) => Decimal {
-                unscaled: BigInt::from(i),
-                scale: 0,
-            },
-            N::Float(f) => float_decimal(f)?,
-            N::Big(b) => Decimal {
-                unscaled: b,
-                scale: 0,
-            },
-            N::Dec(d) => d,
-        }),
+        CqlType::Double => V::Double(double(&n)?),
+        CqlType::Varint => V::Varint(BigInt::from(long(&n)?)),
+        CqlType::Decimal => V::Decimal(super::arith::java_double_decimal(double(&n)?).ok()?),
         _ => return None,
     })
 }
