@@ -552,15 +552,27 @@ fn single_stream(
 
 /// Add the tombstone warning if due, and put the partition into the result.
 fn finish(out: Partition, mut result: ReadResult, limits: &ReadLimits) -> ReadResult {
-    let scanned = result.tombstones_scanned;
-    if scanned > limits.tombstone_warn_threshold {
-        result.warnings.push(format!(
-            "Read {} live rows and {} tombstone cells (see tombstone_warn_threshold)",
-            result.live_rows, scanned
-        ));
-    }
+    result.warnings.extend(tombstone_warning(
+        result.live_rows,
+        result.tombstones_scanned,
+        limits,
+    ));
     result.partition = out;
     result
+}
+
+/// The client warning of a read or a scan's page that met more than
+/// `tombstone_warn_threshold` tombstones.
+pub(crate) fn tombstone_warning(
+    live_rows: usize,
+    scanned: usize,
+    limits: &ReadLimits,
+) -> Option<String> {
+    (scanned > limits.tombstone_warn_threshold).then(|| {
+        format!(
+            "Read {live_rows} live rows and {scanned} tombstone cells (see tombstone_warn_threshold)"
+        )
+    })
 }
 
 /// Take one merged row into the answer: shadow it by `outer` (the partition deletion and any

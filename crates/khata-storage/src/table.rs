@@ -681,12 +681,11 @@ impl TableStore {
         let mut out = self.scan_page(start, end, resume, row_limit, limits, wide, now)?;
         // As a single-partition read warns (`read::finish`), per page of the scan, as
         // Cassandra warns per range read command.
-        if out.tombstones_scanned > limits.tombstone_warn_threshold {
-            out.warnings.push(format!(
-                "Read {} live rows and {} tombstone cells (see tombstone_warn_threshold)",
-                out.live_rows, out.tombstones_scanned
-            ));
-        }
+        out.warnings.extend(crate::read::tombstone_warning(
+            out.live_rows,
+            out.tombstones_scanned,
+            &limits,
+        ));
         Ok(out)
     }
 

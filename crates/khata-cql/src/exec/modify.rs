@@ -1025,11 +1025,7 @@ pub(crate) fn check(
     match statement {
         Statement::Batch(b) => {
             for s in &b.statements {
-                let s = match s {
-                    BatchStatement::Insert(i) => Statement::Insert(Box::new(i.clone())),
-                    BatchStatement::Update(u) => Statement::Update(Box::new(u.clone())),
-                    BatchStatement::Delete(d) => Statement::Delete(Box::new(d.clone())),
-                };
+                let s = as_statement(s);
                 if !json(&s) {
                     mutations_of(exec, run, &s, None)?;
                 }
@@ -1041,6 +1037,15 @@ pub(crate) fn check(
             condition(exec, run, s)?;
             mutations_of(exec, run, s, None).map(drop)
         }
+    }
+}
+
+/// A statement of a text batch as the statement it is on its own.
+fn as_statement(s: &BatchStatement) -> Statement {
+    match s {
+        BatchStatement::Insert(i) => Statement::Insert(Box::new(i.clone())),
+        BatchStatement::Update(u) => Statement::Update(Box::new(u.clone())),
+        BatchStatement::Delete(d) => Statement::Delete(Box::new(d.clone())),
     }
 }
 
@@ -1520,15 +1525,7 @@ pub(crate) async fn run_text_batch(
     }
     .or(run.params.default_timestamp)
     .unwrap_or_else(|| exec.coordinator().timestamp());
-    let statements: Vec<Statement> = batch
-        .statements
-        .iter()
-        .map(|s| match s {
-            BatchStatement::Insert(i) => Statement::Insert(Box::new(i.clone())),
-            BatchStatement::Update(u) => Statement::Update(Box::new(u.clone())),
-            BatchStatement::Delete(d) => Statement::Delete(Box::new(d.clone())),
-        })
-        .collect();
+    let statements: Vec<Statement> = batch.statements.iter().map(as_statement).collect();
     let conditions = statements
         .iter()
         .map(|statement| condition(exec, run, statement))
