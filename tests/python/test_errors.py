@@ -236,6 +236,24 @@ def test_already_exists(session, keyspace, table):
     session.execute(f"CREATE TABLE IF NOT EXISTS {table} (k int PRIMARY KEY)")
 
 
+@pytest.mark.parametrize("statement, message", [
+    ("SELECT * FROM {t} WHERE k != 1", 'Unsupported "!=" relation: k != 1'),
+    ("SELECT * FROM {t} WHERE token(k) != 1", 'Unsupported "!=" relation: token(k) != 1'),
+    ("SELECT k, count(*) FROM {t} GROUP BY zzz", "Undefined column name zzz"),
+    ("SELECT k, count(*) FROM {t} GROUP BY v",
+     "Group by is currently only supported on the columns of the PRIMARY KEY, got v"),
+    ("SELECT * FROM {t} WHERE k = sum((int) 4)",
+     "Aggregation function are not supported in the where clause"),
+    ("INSERT INTO {t} (k, c) VALUES (1, max((int) 4))",
+     "Aggregation function are not supported in the where clause"),
+])
+def test_refused_in_cassandras_words(session, table, statement, message):
+    """Relations, GROUP BY columns and aggregates as terms, refused as Cassandra 4.1's
+    SingleColumnRelation, getAggregationSpecification and FunctionCall.Raw refuse them."""
+    with pytest.raises(InvalidRequest, match=re.escape(message)):
+        session.execute(statement.format(t=table))
+
+
 def test_unknown_function(session, table):
     with pytest.raises(InvalidRequest):
         session.execute(f"SELECT no_such_function(v) FROM {table} WHERE k = 1")

@@ -243,6 +243,22 @@ def test_json_function_misuse_and_failures(session, jt):
         in str(error.value)
 
 
+def test_from_json_of_a_null_literal_is_null(session, jt):
+    """fromJson(null) written out is null, as a bound null is (cqlpy's test for #7912)."""
+    session.execute(f"INSERT INTO {jt} (k, intval) VALUES (40, 5)")
+    session.execute(f"INSERT INTO {jt} (k, intval) VALUES (40, fromJson(null))")
+    assert session.execute(f"SELECT intval FROM {jt} WHERE k = 40").one().intval is None
+
+
+def test_counter_blob_conversions(session, ks):
+    """BytesConversionFcts defines counterAsBlob and blobAsCounter as for every native type."""
+    session.execute(f"CREATE TABLE {ks}.cb (k int PRIMARY KEY, c counter)")
+    session.execute(f"UPDATE {ks}.cb SET c = c + 1000 WHERE k = 1")
+    row = session.execute(
+        f"SELECT counterAsBlob(c), blobAsCounter(counterAsBlob(c)) FROM {ks}.cb WHERE k = 1").one()
+    assert tuple(row) == (b"\x00\x00\x00\x00\x00\x00\x03\xe8", 1000)
+
+
 def test_function_argument_markers_named_as_cassandra_names_them(session, ks):
     session.execute(f"CREATE TABLE {ks}.fa (k int PRIMARY KEY, l list<int>, u timeuuid)")
     from_json = session.prepare(f"INSERT INTO {ks}.fa (k, l) VALUES (?, fromJson(?))")

@@ -146,6 +146,8 @@ fn from_json_arg(
 ) -> Result<Option<CqlValue>, LiteralError> {
     let text = match args {
         [Term::Literal(Literal::String(s))] => s.clone(),
+        // `fromJson(null)`: null, as a bound null is (FromJsonFct returns null for null).
+        [Term::Literal(Literal::Null)] => return Ok(None),
         [Term::Marker(m)] => match run.values.get(m.index) {
             Some(crate::frame::Value::Set(bytes)) => String::from_utf8(bytes.to_vec())
                 .map_err(|_| LiteralError::InvalidLiteral("fromJson() takes text".into()))?,
@@ -183,6 +185,12 @@ pub(crate) fn evaluate(
     if lower == "tojson" {
         return Err(LiteralError::InvalidLiteral(
             "toJson() may only be used within the selection clause of SELECT statements".into(),
+        ));
+    }
+    if super::aggregate::AggKind::from_name(&lower).is_some() {
+        // FunctionCall.Raw.prepare's words (sic), in WHERE and in values alike.
+        return Err(LiteralError::InvalidLiteral(
+            "Aggregation function are not supported in the where clause".into(),
         ));
     }
     let (value, result_ty) = match blob_conversion(&lower) {

@@ -520,6 +520,11 @@ impl Restrictions {
                 } => {
                     let c = column(t, &name.0)?;
                     match (c.kind, op) {
+                        (ColumnKind::PartitionKey { .. }, ComparisonOp::NotEqual) => {
+                            return Err(ExecError::invalid(format!(
+                                "Unsupported \"!=\" relation: {relation}"
+                            )));
+                        }
                         (ColumnKind::PartitionKey { position }, ComparisonOp::Equal) => {
                             let v = required(run, value, c)?;
                             restrict(&mut r.pk[position as usize], vec![v], c, false)?;
@@ -708,6 +713,11 @@ impl Restrictions {
                         ComparisonOp::Equal => {
                             r.token_low = RangeBound::Included(token);
                             r.token_high = RangeBound::Included(token);
+                        }
+                        ComparisonOp::NotEqual => {
+                            return Err(ExecError::invalid(format!(
+                                "Unsupported \"!=\" relation: {relation}"
+                            )));
                         }
                         _ => return Err(ExecError::invalid("Invalid token relation")),
                     }

@@ -1738,6 +1738,19 @@ fn group_by_columns(t: &TableSchema, s: &Select) -> Result<Vec<ColumnDef>, ExecE
                 "Group by is only supported on primary key columns, not {g}"
             )));
         };
+        // `getAggregationSpecification`'s checks, in its order.
+        match t.def.column(&n.0) {
+            None => {
+                return Err(ExecError::invalid(format!("Undefined column name {}", n.0)));
+            }
+            Some(c) if !key.iter().any(|k| k.name == c.name) => {
+                return Err(ExecError::invalid(format!(
+                    "Group by is currently only supported on the columns of the PRIMARY KEY, got {}",
+                    c.name
+                )));
+            }
+            Some(_) => {}
+        }
         loop {
             let c = next.next().ok_or_else(out_of_order)?;
             out.push(c.clone());

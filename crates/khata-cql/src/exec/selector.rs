@@ -106,6 +106,7 @@ pub(super) fn native(name: &str) -> Option<CqlType> {
         "bigint" => CqlType::Bigint,
         "blob" => CqlType::Blob,
         "boolean" => CqlType::Boolean,
+        "counter" => CqlType::Counter,
         "date" => CqlType::Date,
         "decimal" => CqlType::Decimal,
         "double" => CqlType::Double,

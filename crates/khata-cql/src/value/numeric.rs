@@ -173,9 +173,10 @@ fn decimal_integer(d: &Decimal) -> Option<BigInt> {
 /// methods of the value. To an integer type, `intValue()`/`longValue()` (integers and decimals
 /// keep the low bits of their integer part, floats saturate, NaN is 0) and for `tinyint` and
 /// `smallint` the low bits of the `int`; to `float`/`double` the nearest; to `varint`
-/// `BigInteger.valueOf(longValue())`; to `decimal` `BigDecimal.valueOf(doubleValue())` (so
-/// `CAST(1 AS decimal)` is `1.0`). `None` when the value has no such number (NaN or
-/// infinity to a decimal). A cast to the value's own type never comes here.
+/// `BigInteger.valueOf(longValue())`; to `decimal` exactly for integers and varints
+/// (`BigDecimal.valueOf(longValue())`, `new BigDecimal(BigInteger)`: `CAST(1 AS decimal)` is
+/// `1`), through `Double.toString` for doubles and `Float.toString` for floats (`5.2f` is
+/// `5.2`). `None` when the value has no such number (NaN or infinity to a decimal). A cast to the value's own type never comes here.
 pub(crate) fn cast_number(v: &super::CqlValue, to: &CqlType) -> Option<super::CqlValue> {
     use super::CqlValue as V;
     enum N {
@@ -234,7 +235,21 @@ pub(crate) fn cast_number(v: &super::CqlValue, to: &CqlType) -> Option<super::Cq
         }),
         CqlType::Double => V::Double(double(&n)?),
         CqlType::Varint => V::Varint(BigInt::from(long(&n)?)),
-        CqlType::Decimal => V::Decimal(super::arith::java_double_decimal(double(&n)?).ok()?),
+        CqlType::Decimal => V::Decimal(match (&n, v) {
+            // `new BigDecimal(Float.toString(f))`: the float's own digits, not its double's.
+            (_, V::Float(f)) if f.is_finite() => parse_decimal(&java_float_string(*f))?,
+            (N::Float(f), _) => super::arith::java_double_decimal(*f).ok()?,
+            // `BigDecimal.valueOf(longValue())` and `new BigDecimal(BigInteger)`: exact.
+            (N::Int(i), _) => Decimal {
+                unscaled: BigInt::from(*i),
+                scale: 0,
+            },
+            (N::Big(b), _) => Decimal {
+                unscaled: b.clone(),
+                scale: 0,
+            },
+            (N::Dec(d), _) => d.clone(),
+        }),
         _ => return None,
     })
 }
