@@ -285,3 +285,74 @@ def test_time_function_of_a_blob_conversion(session, ks):
     session.execute(
         f"INSERT INTO {ks}.td (k, d) VALUES (0, toDate(blobAsTimestamp(0x0000000005265c00)))")
     assert str(session.execute(f"SELECT d FROM {ks}.td WHERE k = 0").one().d) == "1970-01-02"
+
+
+def test_unset_operands_leave_columns_alone(session, ks):
+    """An UNSET operand skips its operation, as Cassandra's Operation classes do: a counter
+    keeps its value, a collection its elements; a key or index cannot be unset."""
+    from cassandra.query import UNSET_VALUE
+    session.execute(f"CREATE TABLE {ks}.unset_counter (p int PRIMARY KEY, c counter)")
+    for op in ("+", "-"):
+        add = session.prepare(f"UPDATE {ks}.unset_counter SET c = c {op} ? WHERE p = 1")
+        session.execute(add, [3])
+        session.execute(add, [UNSET_VALUE])
+    assert session.execute(f"SELECT c FROM {ks}.unset_counter WHERE p = 1").one().c == 0
+    add = session.prepare(f"UPDATE {ks}.unset_counter SET c = c + ? WHERE p = 2")
+    session.execute(add, [UNSET_VALUE])
+    assert session.execute(f"SELECT c FROM {ks}.unset_counter WHERE p = 2").one() is None
+    refused(session, add, "Invalid null value for counter increment", [None])
+    refused(session, f"UPDATE {ks}.unset_counter SET c = c + null WHERE p = 1",
+            "Invalid null value for counter increment/decrement")
+    refused(session, session.prepare(f"UPDATE {ks}.unset_counter SET c = c - ? WHERE p = 1"),
+            "The negation of -9223372036854775808 overflows supported counter precision "
+            "(signed 8 bytes integer)", [-(2**63)])
+
+    session.execute(f"CREATE TABLE {ks}.unset_coll (k int PRIMARY KEY, l list<text>, "
+                    "s set<text>, m map<text, text>)")
+    session.execute(f"INSERT INTO {ks}.unset_coll (k, l, s, m) "
+                    "VALUES (1, ['a', 'b'], {'x'}, {'k': 'v'})")
+
+    def unchanged():
+        row = session.execute(f"SELECT l, s, m FROM {ks}.unset_coll WHERE k = 1").one()
+        assert (row.l, row.s, row.m) == (["a", "b"], {"x"}, {"k": "v"})
+
+    for statement in ["UPDATE {t} SET l = l + ? WHERE k = 1", "UPDATE {t} SET l = ? + l WHERE k = 1",
+                      "UPDATE {t} SET l = l - ? WHERE k = 1", "UPDATE {t} SET s = s + ? WHERE k = 1",
+                      "UPDATE {t} SET s = s - ? WHERE k = 1", "UPDATE {t} SET m = m + ? WHERE k = 1",
+                      "UPDATE {t} SET m = m - ? WHERE k = 1", "UPDATE {t} SET m['k'] = ? WHERE k = 1",
+                      "UPDATE {t} SET l[0] = ? WHERE k = 1", "DELETE l[?] FROM {t} WHERE k = 1",
+                      "UPDATE {t} SET l = ?, s = ?, m = ? WHERE k = 1"]:
+        prepared = session.prepare(statement.format(t=f"{ks}.unset_coll"))
+        session.execute(prepared, [UNSET_VALUE] * len(prepared.column_metadata))
+        unchanged()
+    for statement, value, message in [
+        ("UPDATE {t} SET m[?] = 'v' WHERE k = 1", UNSET_VALUE, "Invalid unset map key"),
+        ("UPDATE {t} SET m[?] = 'v' WHERE k = 1", None, "Invalid null map key"),
+        ("DELETE m[?] FROM {t} WHERE k = 1", UNSET_VALUE, "Invalid unset map key"),
+        ("DELETE m[?] FROM {t} WHERE k = 1", None, "Invalid null map key"),
+        ("UPDATE {t} SET l[?] = 'v' WHERE k = 1", UNSET_VALUE,
+         "Invalid unset value for list index"),
+        ("UPDATE {t} SET l[?] = 'v' WHERE k = 1", None, "Invalid null value for list index"),
+        ("DELETE l[?] FROM {t} WHERE k = 1", None, "Invalid null value for list index"),
+        ("DELETE s[?] FROM {t} WHERE k = 1", None, "Invalid null set element"),
+    ]:
+        refused(session, session.prepare(statement.format(t=f"{ks}.unset_coll")), message,
+                [value])
+    unchanged()
+
+
+def test_unset_key_column_in_insert(session, ks):
+    """A key column bound to UNSET is refused as Cassandra's key restrictions refuse it, not
+    reported missing."""
+    from cassandra.query import UNSET_VALUE
+    session.execute(f"CREATE TABLE {ks}.unset_key (p int, c int, v int, PRIMARY KEY (p, c))")
+    for suffix in ("", " IF NOT EXISTS"):
+        insert = session.prepare(f"INSERT INTO {ks}.unset_key (p, c, v) VALUES (?, ?, 1){suffix}")
+        refused(session, insert, "Invalid unset value for column c", [1, UNSET_VALUE])
+        # The driver refuses to route an unset partition key: unset the bound value afterwards.
+        bound = insert.bind([1, 1])
+        bound.values[0] = UNSET_VALUE
+        bound._routing_key = b"\x00\x00\x00\x01"
+        refused(session, bound, "Invalid unset value for column p")
+        refused(session, insert, "Invalid null value in condition for column c", [1, None])
+    assert list(session.execute(f"SELECT * FROM {ks}.unset_key")) == []

@@ -20,7 +20,7 @@ use khata_types::schema::{ColumnDef, ColumnKind, CqlType};
 use khata_types::token::{DecoratedKey, serialize_partition_key};
 use khata_types::{MAX_TTL_SECONDS, Timestamp};
 
-use super::bind::{self, Bound, required};
+use super::bind::{self, Bound};
 use super::cells::{Deferred, WriteTime, add_elements, field_path, remove_elements, set_column};
 use super::error::{ExecError, coordinator_consistency};
 use super::restrictions::{self, Restrictions};
@@ -28,7 +28,7 @@ use super::{Executor, Run, lwt};
 use crate::frame::{self, BatchType, ResultBody, Value};
 use crate::language::ast::{
     AssignmentOp, Batch as AstBatch, BatchKind, BatchStatement, Delete, ElementSelector, IfClause,
-    Insert, InsertValues, Relation, Statement, Update, Using,
+    Insert, InsertValues, Literal, Relation, Statement, Term, Update, Using,
 };
 use crate::server::Session;
 
@@ -230,6 +230,9 @@ fn insert_mutations(
                 "Invalid null value in condition for column {}",
                 c.name
             ))),
+            // A key column bound to UNSET is named, not missing: Cassandra turns the INSERT's
+            // key columns into `c = ?` restrictions, which refuse an unset value.
+            Some((_, Bound::Unset)) => Err(unset_key(c)),
             // Cassandra's two wordings.
             _ if matches!(c.kind, ColumnKind::PartitionKey { .. }) => Err(ExecError::invalid(
                 format!("Some partition key parts are missing: {}", c.name),
@@ -421,13 +424,7 @@ fn shaped_insert_mutations(
                 "Invalid null value in condition for column {}",
                 c.name
             ))),
-            Bound::Unset if matches!(c.kind, ColumnKind::PartitionKey { .. }) => Err(
-                ExecError::invalid(format!("Some partition key parts are missing: {}", c.name)),
-            ),
-            Bound::Unset => Err(ExecError::invalid(format!(
-                "Some clustering keys are missing: {}",
-                c.name
-            ))),
+            Bound::Unset => Err(unset_key(c)),
         }
     };
     let pk = shape
@@ -458,6 +455,33 @@ fn shaped_insert_mutations(
         .iter()
         .filter_map(|&position| Some((columns[position], bound[position].take()?)));
     insert_mutation(t, key, clustering_key, &wt, cells)
+}
+
+/// The key of `m[key]` in an UPDATE or DELETE, in Cassandra's words when it is null or unset
+/// (Maps.SetterByKey, DiscarderByKey).
+fn map_key(run: &Run<'_>, term: &Term, ty: &CqlType, column: &str) -> Result<Bytes, ExecError> {
+    match bind::value(run, term, ty, column)? {
+        Bound::Value(k) => Ok(k),
+        Bound::Null => Err(ExecError::invalid("Invalid null map key")),
+        Bound::Unset => Err(ExecError::invalid("Invalid unset map key")),
+    }
+}
+
+/// The index of `l[index]` in an UPDATE or DELETE; `None` when it is unset, which an UPDATE
+/// refuses and a DELETE ignores (Cassandra's Lists.SetterByIndex, DiscarderByIndex).
+fn list_index(run: &Run<'_>, term: &Term, column: &str) -> Result<Option<i32>, ExecError> {
+    match bind::value(run, term, &CqlType::Int, column)? {
+        Bound::Value(index) => <[u8; 4]>::try_from(&index[..])
+            .map(|b| Some(i32::from_be_bytes(b)))
+            .map_err(|_| ExecError::invalid("Invalid list index")),
+        Bound::Null => Err(ExecError::invalid("Invalid null value for list index")),
+        Bound::Unset => Ok(None),
+    }
+}
+
+/// An INSERT's key column bound to UNSET (Cassandra's `EQRestriction.appendTo` words).
+fn unset_key(c: &ColumnDef) -> ExecError {
+    ExecError::invalid(format!("Invalid unset value for column {}", c.name))
 }
 
 /// A counter table: flagged so (it stays one once its counter columns are dropped, as in
@@ -570,18 +594,33 @@ fn update_mutations(
                 ));
             }
             AssignmentOp::Add(term) | AssignmentOp::Subtract(term) if counter => {
-                let Bound::Value(bytes) = bind::value(run, term, &CqlType::Bigint, &c.name)? else {
-                    return Err(ExecError::invalid(
-                        "Invalid null value for counter increment/decrement",
-                    ));
+                let bytes = match bind::value(run, term, &CqlType::Bigint, &c.name)? {
+                    Bound::Value(bytes) => bytes,
+                    // An unset increment leaves the counter alone (Cassandra's Constants.Adder).
+                    Bound::Unset => continue,
+                    // A literal null is refused when Cassandra prepares the statement, a bound
+                    // one when it runs it: two wordings.
+                    Bound::Null if matches!(term, Term::Literal(Literal::Null)) => {
+                        return Err(ExecError::invalid(
+                            "Invalid null value for counter increment/decrement",
+                        ));
+                    }
+                    Bound::Null => {
+                        return Err(ExecError::invalid(
+                            "Invalid null value for counter increment",
+                        ));
+                    }
                 };
                 let delta = <[u8; 8]>::try_from(&bytes[..])
                     .map(i64::from_be_bytes)
                     .map_err(|_| ExecError::invalid("Invalid counter increment"))?;
-                let delta = if matches!(a.op, AssignmentOp::Subtract(_)) {
-                    delta.wrapping_neg()
-                } else {
-                    delta
+                let delta = match a.op {
+                    AssignmentOp::Subtract(_) => delta.checked_neg().ok_or_else(|| {
+                        ExecError::invalid(format!(
+                            "The negation of {delta} overflows supported counter precision (signed 8 bytes integer)"
+                        ))
+                    })?,
+                    _ => delta,
                 };
                 deferred.push(Deferred::CounterAdd {
                     column: c.clone(),
@@ -636,7 +675,7 @@ fn update_mutations(
                     value: value_ty,
                     ..
                 } => {
-                    let k = required(run, key, key_ty, &c.name)?;
+                    let k = map_key(run, key, key_ty, &c.name)?;
                     let cell = match bind::value(run, value, value_ty, &c.name)? {
                         Bound::Value(v) => wt.cell(v),
                         Bound::Null => wt.tombstone(),
@@ -645,10 +684,12 @@ fn update_mutations(
                     target_row.cells.insert(CellKey::element(c.id, k), cell);
                 }
                 CqlType::List { element, .. } => {
-                    let index = required(run, key, &CqlType::Int, &c.name)?;
-                    let index = <[u8; 4]>::try_from(&index[..])
-                        .map(i32::from_be_bytes)
-                        .map_err(|_| ExecError::invalid("Invalid list index"))?;
+                    let index = match list_index(run, key, &c.name)? {
+                        Some(index) => index,
+                        None => {
+                            return Err(ExecError::invalid("Invalid unset value for list index"));
+                        }
+                    };
                     let value = match bind::value(run, value, element, &c.name)? {
                         Bound::Value(v) => Some(v),
                         Bound::Null => None,
@@ -866,7 +907,7 @@ fn delete_mutations(
                             key, frozen: false, ..
                         },
                     ) => {
-                        let k = required(run, term, key, &c.name)?;
+                        let k = map_key(run, term, key, &c.name)?;
                         r.cells.insert(CellKey::element(c.id, k), wt.tombstone());
                     }
                     (
@@ -876,14 +917,25 @@ fn delete_mutations(
                             frozen: false,
                         },
                     ) => {
-                        let k = required(run, term, element, &c.name)?;
+                        let k = match bind::value(run, term, element, &c.name)? {
+                            Bound::Value(k) => k,
+                            Bound::Null => {
+                                return Err(ExecError::invalid("Invalid null set element"));
+                            }
+                            Bound::Unset => {
+                                return Err(ExecError::invalid(format!(
+                                    "Invalid unset value for column {}",
+                                    c.name
+                                )));
+                            }
+                        };
                         r.cells.insert(CellKey::element(c.id, k), wt.tombstone());
                     }
                     (Some(ElementSelector::Element(term)), CqlType::List { frozen: false, .. }) => {
-                        let index = required(run, term, &CqlType::Int, &c.name)?;
-                        let index = <[u8; 4]>::try_from(&index[..])
-                            .map(i32::from_be_bytes)
-                            .map_err(|_| ExecError::invalid("Invalid list index"))?;
+                        // An unset index deletes nothing (Cassandra's Lists.DiscarderByIndex).
+                        let Some(index) = list_index(run, term, &c.name)? else {
+                            continue;
+                        };
                         deferred.push(Deferred::ListSet {
                             column: c.clone(),
                             index,
