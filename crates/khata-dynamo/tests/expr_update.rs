@@ -64,6 +64,23 @@ fn lists_and_maps() {
     let (j, _) = apply("SET l[1] = :v, l[99] = :v", json!({":v": {"S": "x"}})).unwrap();
     assert_eq!(j["l"]["L"][1], json!({"S": "x"}));
     assert_eq!(j["l"]["L"][4], json!({"S": "x"}));
+    // Several SETs past the end append in index order, not as written (Alternator's
+    // test_nested_attribute_update_array_out_of_bounds, checked against DynamoDB).
+    let (j, _) = apply(
+        "SET l[84] = :a, l[37] = :b, l[17] = :c, l[50] = :d",
+        json!({":a": {"S": "a"}, ":b": {"S": "b"}, ":c": {"S": "c"}, ":d": {"S": "d"}}),
+    )
+    .unwrap();
+    let appended: Vec<_> = j["l"]["L"].as_array().unwrap()[4..].to_vec();
+    assert_eq!(
+        appended,
+        [
+            json!({"S": "c"}),
+            json!({"S": "b"}),
+            json!({"S": "d"}),
+            json!({"S": "a"})
+        ]
+    );
     let (j, _) = apply("REMOVE l[0], l[2]", json!({})).unwrap();
     assert_eq!(j["l"], json!({"L": [{"N": "1"}, {"N": "3"}]}));
     let (j, changed) = apply("SET m.k2 = :v REMOVE m.k", json!({":v": {"S": "w"}})).unwrap();

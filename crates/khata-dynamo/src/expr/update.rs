@@ -2,10 +2,11 @@
 //!
 //! As DynamoDB does: every right-hand side is evaluated on the item as it was before the
 //! update; then the actions are applied. REMOVEs of list elements use the old indexes (they
-//! are applied from the highest index down). SET past the end of a list appends. A SET whose
-//! parent path does not exist, or crosses a value of the wrong type, is refused; so is a REMOVE
-//! or DELETE, except on an item that does not exist, where DynamoDB lets it through as removing
-//! nothing. A REMOVE of a map key or list index the parent lacks removes nothing.
+//! are applied from the highest index down). SET past the end of a list appends; several such
+//! SETs append in index order, whatever their order in the expression. A SET whose parent path
+//! does not exist, or crosses a value of the wrong type, is refused; so is a REMOVE or DELETE,
+//! except on an item that does not exist, where DynamoDB lets it through as removing nothing. A
+//! REMOVE of a map key or list index the parent lacks removes nothing.
 
 use std::collections::BTreeSet;
 
@@ -224,14 +225,22 @@ pub(crate) fn apply(
     }
     let mut item = old.clone();
     let mut changed = BTreeSet::new();
+    let mut writes: Vec<(&Path, AttributeValue)> = Vec::new();
     let mut removals: Vec<&Path> = Vec::new();
     for (action, step) in actions.iter().zip(planned) {
         changed.insert(action.path().top().to_owned());
         match step {
-            Step::Write(v) => set_at(&mut item, action.path(), v)?,
+            Step::Write(v) => writes.push((action.path(), v)),
             Step::Remove => removals.push(action.path()),
             Step::Nothing => {}
         }
+    }
+    // In path order, as DynamoDB applies them: the paths do not overlap, so the order only
+    // shows where several SETs past a list's end append, which is by index, not as written
+    // (`SET a[84] = :x, a[17] = :y` appends :y then :x).
+    writes.sort_by(|a, b| a.0.cmp(b.0));
+    for (path, v) in writes {
+        set_at(&mut item, path, v)?;
     }
     // Highest list indexes first, so earlier removals do not shift later ones.
     removals.sort_by(|a, b| b.cmp(a));
