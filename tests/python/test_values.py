@@ -146,6 +146,35 @@ def test_function_result_of_another_type(session, ks):
             "(type timestamp)")
 
 
+def test_function_result_of_a_value_compatible_type(session, ks):
+    """A function's result goes to a receiver whose type reads its values as its own
+    (Cassandra's isValueCompatibleWith): text takes ascii, blob anything, bigint and timestamp
+    each other, varint int and bigint, date int, time bigint."""
+    import datetime
+    from cassandra.util import Date, Time
+    session.execute(f"CREATE TABLE {ks}.vc (k int PRIMARY KEY, t text, b blob, bi bigint, "
+                    "ts timestamp, vi varint, d date, ti time, a ascii)")
+    session.execute(f"INSERT INTO {ks}.vc (k, t, b, bi, ts, vi, d, ti) VALUES (1, "
+                    "blobAsAscii(0x68656c6c6f), blobAsInt(0x00000007), "
+                    "blobAsTimestamp(0x00000000000003e8), blobAsBigint(0x00000000000007d0), "
+                    "blobAsInt(0xffffffff), blobAsInt(0x80000001), "
+                    "blobAsBigint(0x000000000000000a))")
+    row = session.execute(f"SELECT * FROM {ks}.vc WHERE k = 1").one()
+    assert (row.t, row.b, row.bi, row.vi) == ("hello", b"\0\0\0\x07", 1000, -1)
+    assert row.ts == datetime.datetime(1970, 1, 1, 0, 0, 2)
+    assert (row.d, row.ti) == (Date(1), Time(10))
+    assert [r.k for r in session.execute(
+        f"SELECT k FROM {ks}.vc WHERE k = 1 AND t = blobAsAscii(0x68656c6c6f) ALLOW FILTERING")
+    ] == [1]
+    # Not the other way: ascii does not read text, nor int bigint.
+    refused(session, f"INSERT INTO {ks}.vc (k, a) VALUES (2, blobAsText(0x68))",
+            "Type error: cannot assign result of function system.blobastext (type text) to a "
+            "(type ascii)")
+    refused(session, f"INSERT INTO {ks}.vc (k, t) VALUES (2, intAsBlob(1))",
+            "Type error: cannot assign result of function system.intasblob (type blob) to t "
+            "(type text)")
+
+
 def test_tuple_literal_for_a_frozen_udt(session, ks):
     session.execute(f"CREATE TYPE {ks}.xy (x int, y int)")
     session.execute(f"CREATE TABLE {ks}.tu (k int PRIMARY KEY, v frozen<xy>)")
@@ -316,11 +345,16 @@ def test_unset_operands_leave_columns_alone(session, ks):
         row = session.execute(f"SELECT l, s, m FROM {ks}.unset_coll WHERE k = 1").one()
         assert (row.l, row.s, row.m) == (["a", "b"], {"x"}, {"k": "v"})
 
-    for statement in ["UPDATE {t} SET l = l + ? WHERE k = 1", "UPDATE {t} SET l = ? + l WHERE k = 1",
-                      "UPDATE {t} SET l = l - ? WHERE k = 1", "UPDATE {t} SET s = s + ? WHERE k = 1",
-                      "UPDATE {t} SET s = s - ? WHERE k = 1", "UPDATE {t} SET m = m + ? WHERE k = 1",
-                      "UPDATE {t} SET m = m - ? WHERE k = 1", "UPDATE {t} SET m['k'] = ? WHERE k = 1",
-                      "UPDATE {t} SET l[0] = ? WHERE k = 1", "DELETE l[?] FROM {t} WHERE k = 1",
+    for statement in ["UPDATE {t} SET l = l + ? WHERE k = 1",
+                      "UPDATE {t} SET l = ? + l WHERE k = 1",
+                      "UPDATE {t} SET l = l - ? WHERE k = 1",
+                      "UPDATE {t} SET s = s + ? WHERE k = 1",
+                      "UPDATE {t} SET s = s - ? WHERE k = 1",
+                      "UPDATE {t} SET m = m + ? WHERE k = 1",
+                      "UPDATE {t} SET m = m - ? WHERE k = 1",
+                      "UPDATE {t} SET m['k'] = ? WHERE k = 1",
+                      "UPDATE {t} SET l[0] = ? WHERE k = 1",
+                      "DELETE l[?] FROM {t} WHERE k = 1",
                       "UPDATE {t} SET l = ?, s = ?, m = ? WHERE k = 1"]:
         prepared = session.prepare(statement.format(t=f"{ks}.unset_coll"))
         session.execute(prepared, [UNSET_VALUE] * len(prepared.column_metadata))

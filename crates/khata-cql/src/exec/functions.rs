@@ -204,8 +204,16 @@ pub(crate) fn evaluate(
             (value, result)
         }
     };
+    if result_ty != *ty && value_compatible(ty, &result_ty) {
+        // The receiver reads the result's bytes as its own value.
+        let bytes = value.to_bytes(&result_ty);
+        return CqlValue::deserialize(ty, &bytes).map(Some).map_err(|e| {
+            LiteralError::InvalidLiteral(format!(
+                "Invalid value of function system.{lower} for {receiver}: {e}"
+            ))
+        });
+    }
     let fits = match (&value, ty) {
-        (CqlValue::Timeuuid(u), CqlType::Uuid) => return Ok(Some(CqlValue::Uuid(*u))),
         (CqlValue::Empty, ty) => result_ty == *ty,
         (v, ty) => v.conforms_to(ty),
     };
@@ -219,6 +227,26 @@ pub(crate) fn evaluate(
         )));
     }
     Ok(Some(value))
+}
+
+/// Whether a receiver of type `receiver` takes the result of a function returning `result`
+/// although the types differ: Cassandra's `isValueCompatibleWith` overrides, the types whose
+/// values the receiver's type reads as its own. A blob reads anything; text reads ascii; bigint
+/// and timestamp read each other; varint reads int, bigint and timestamp (through bigint); date
+/// reads int; time reads bigint; uuid reads timeuuid.
+fn value_compatible(receiver: &CqlType, result: &CqlType) -> bool {
+    use CqlType as T;
+    matches!(
+        (receiver, result),
+        (T::Blob, _)
+            | (T::Text, T::Ascii)
+            | (T::Bigint, T::Timestamp)
+            | (T::Timestamp, T::Bigint)
+            | (T::Varint, T::Int | T::Bigint | T::Timestamp)
+            | (T::Date, T::Int)
+            | (T::Time, T::Bigint)
+            | (T::Uuid, T::Timeuuid)
+    )
 }
 
 /// The type of what [`call`] returns.
