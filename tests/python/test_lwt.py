@@ -292,3 +292,28 @@ def test_failed_conditions_answer_regular_then_static_columns(session, keyspace)
     # Unset values in an IN list are left out.
     prepared = session.prepare(f"UPDATE {table} SET v = 3 WHERE k = 0 AND c = 0 IF v IN (?, ?)")
     assert session.execute(prepared, [UNSET_VALUE, 1]).was_applied
+
+
+def test_contains_conditions_on_collections(session, keyspace):
+    """`IF c CONTAINS v` and `IF m CONTAINS KEY k` test a collection's members (Cassandra
+    5.0's conditions, CASSANDRA-10537), with literals and markers bound as the member's type;
+    on a column of another kind they are refused in its words."""
+    t = f"{keyspace}.lwt_contains"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, v text, s set<int>, l list<text>, "
+                    "m map<text, int>, fs frozen<set<int>>)")
+    session.execute(f"INSERT INTO {t} (k, v, s, l, m, fs) VALUES (0, 'A', {{1, 2}}, ['A'], "
+                    "{'a': 1}, {5})")
+    assert session.execute(f"UPDATE {t} SET v = 'B' WHERE k = 0 IF s CONTAINS 1").one()[0]
+    assert not session.execute(f"UPDATE {t} SET v = 'C' WHERE k = 0 IF s CONTAINS 3").one()[0]
+    assert session.execute(
+        f"UPDATE {t} SET v = 'D' WHERE k = 0 IF l CONTAINS 'A' AND m CONTAINS KEY 'a' "
+        "AND m CONTAINS 1 AND fs CONTAINS 5").one()[0]
+    prepared = session.prepare(f"UPDATE {t} SET v = ? WHERE k = 0 IF m CONTAINS KEY ?")
+    assert not session.execute(prepared, ["E", "b"]).one()[0]
+    assert session.execute(prepared, ["F", "a"]).one()[0]
+    assert not session.execute(f"UPDATE {t} SET v = 'G' WHERE k = 1 IF s CONTAINS 1").one()[0]
+    assert session.execute(f"SELECT v FROM {t} WHERE k = 0").one().v == "F"
+    with pytest.raises(InvalidRequest, match="Cannot use CONTAINS on non-collection column v"):
+        session.execute(f"UPDATE {t} SET v = 'H' WHERE k = 0 IF v CONTAINS 'A'")
+    with pytest.raises(InvalidRequest, match="Cannot use CONTAINS KEY on non-map column l"):
+        session.execute(f"UPDATE {t} SET v = 'H' WHERE k = 0 IF l CONTAINS KEY 'A'")

@@ -163,6 +163,54 @@ pub(crate) fn bind_check(
         };
         let unset = || ExecError::invalid("Invalid 'unset' value in condition");
         check.predicate = match &cond.predicate {
+            ConditionPredicate::Compare(
+                op @ (ComparisonOp::Contains | ComparisonOp::ContainsKey),
+                term,
+            ) if check.element.is_none() => {
+                // `IF c CONTAINS v` / `IF m CONTAINS KEY k` (Cassandra 5.0's conditions on a
+                // whole collection, frozen or not).
+                let name = &check.column.name;
+                let member = match (op, &ty) {
+                    (ComparisonOp::Contains, CqlType::List { element, .. })
+                    | (ComparisonOp::Contains, CqlType::Set { element, .. }) => element.as_ref(),
+                    (ComparisonOp::Contains, CqlType::Map { value, .. }) => value.as_ref(),
+                    (ComparisonOp::ContainsKey, CqlType::Map { key, .. }) => key.as_ref(),
+                    (ComparisonOp::Contains, _) => {
+                        return Err(ExecError::invalid(format!(
+                            "Cannot use CONTAINS on non-collection column {name}"
+                        )));
+                    }
+                    _ => {
+                        return Err(ExecError::invalid(format!(
+                            "Cannot use CONTAINS KEY on non-map column {name}"
+                        )));
+                    }
+                };
+                match bind::value(run, term, member, name)? {
+                    Bound::Value(b) => Predicate::Compare(*op, Some(b)),
+                    Bound::Null => {
+                        return Err(ExecError::invalid(format!(
+                            "Invalid null value for {} condition on {name}",
+                            op.symbol()
+                        )));
+                    }
+                    Bound::Unset => return Err(unset()),
+                }
+            }
+            ConditionPredicate::Compare(
+                op @ (ComparisonOp::Contains
+                | ComparisonOp::ContainsKey
+                | ComparisonOp::NotContains
+                | ComparisonOp::NotContainsKey
+                | ComparisonOp::Like),
+                _,
+            ) => {
+                return Err(ExecError::invalid(format!(
+                    "Unsupported \"{}\" condition on {}",
+                    op.symbol(),
+                    check.column.name
+                )));
+            }
             ConditionPredicate::Compare(op, term) => {
                 if matches!(
                     op,
@@ -310,6 +358,34 @@ fn current(c: &ColumnCheck, row: &Row, statics: &Row, now: u32) -> Option<Bytes>
     }
 }
 
+/// Whether the collection `current` (of type `ty`) holds `v` among its elements or values
+/// (`CONTAINS`), or its keys (`CONTAINS KEY`); an absent collection holds nothing.
+fn contains(ty: &CqlType, op: ComparisonOp, current: Option<&Bytes>, v: &Bytes) -> bool {
+    let Some(current) = current.and_then(|c| CqlValue::deserialize(ty, c).ok()) else {
+        return false;
+    };
+    let same = |member_ty: &CqlType, member: &CqlValue| {
+        CqlValue::deserialize(member_ty, v)
+            .is_ok_and(|wanted| compare(member_ty, member, &wanted) == Ordering::Equal)
+    };
+    match (current, ty) {
+        (CqlValue::List(items), CqlType::List { element, .. })
+        | (CqlValue::Set(items), CqlType::Set { element, .. }) => {
+            items.iter().any(|item| same(element, item))
+        }
+        (CqlValue::Map(entries), CqlType::Map { key, value, .. }) => {
+            entries.iter().any(|(k, x)| {
+                if op == ComparisonOp::ContainsKey {
+                    same(key, k)
+                } else {
+                    same(value, x)
+                }
+            })
+        }
+        _ => false,
+    }
+}
+
 fn holds(c: &ColumnCheck, current: Option<&Bytes>) -> bool {
     let Ok(ty) = checked_type(c) else {
         return false;
@@ -346,6 +422,9 @@ fn holds(c: &ColumnCheck, current: Option<&Bytes>) -> bool {
         _ => false,
     };
     match &c.predicate {
+        Predicate::Compare(op @ (ComparisonOp::Contains | ComparisonOp::ContainsKey), Some(v)) => {
+            contains(&ty, *op, current, v)
+        }
         Predicate::In(values) => values.iter().any(|v| equal(v.as_ref())),
         Predicate::Compare(ComparisonOp::Equal, v) => equal(v.as_ref()),
         Predicate::Compare(ComparisonOp::NotEqual, v) => !equal(v.as_ref()),
