@@ -341,6 +341,8 @@ pub(crate) struct SelectShape {
     /// The WHERE clause, when it names one row by its whole primary key (only filled by
     /// [`SelectShape::checked`]).
     point: Option<PointKey>,
+    /// The selection queries the static row ([`queries_static_row`]).
+    static_selected: bool,
 }
 
 impl SelectShape {
@@ -360,6 +362,7 @@ impl SelectShape {
             .map(|(c, o)| (c.ty.clone(), *o))
             .collect();
         let metadata_id = super::result_metadata_id(Some(&specs));
+        let static_selected = queries_static_row(&table, &outs);
         Ok(SelectShape {
             table,
             outs,
@@ -368,6 +371,7 @@ impl SelectShape {
             clustering_types,
             metadata_id,
             point: None,
+            static_selected,
         })
     }
 
@@ -674,18 +678,21 @@ struct Plan {
     /// `ranges` name one whole row (every clustering column by `=`, one value each).
     one_row: bool,
     filters: Vec<Filter>,
-    /// No clustering or regular column is restricted: a partition with only static content
-    /// is one row (Cassandra's `queriesFullPartitions`); otherwise such a partition has none.
-    full_partitions: bool,
+    /// A partition with only static content is one row: no clustering or regular column is
+    /// restricted (Cassandra's `queriesFullPartitions`) and the selection or a filter queries
+    /// the static row ([`queries_static_row`]); otherwise such a partition has none.
+    static_rows: bool,
     /// A partition key column is restricted by `IN` ([`Restrictions::key_in`]).
     key_in: bool,
 }
 
+/// `static_selected`: the selection queries the static row ([`queries_static_row`]).
 fn plan(
     t: &TableSchema,
     s: &Select,
     run: &Run<'_>,
     point: Option<&PointKey>,
+    static_selected: bool,
 ) -> Result<Plan, ExecError> {
     if let Some(point) = point {
         // One row (or one partition) by its whole key: what the general path below gives for
@@ -699,7 +706,7 @@ fn plan(
             reversed,
             one_row: true,
             filters: Vec::new(),
-            full_partitions: point.names_partition(),
+            static_rows: point.names_partition() && static_selected,
             key_in: false,
         });
     }
@@ -779,6 +786,12 @@ fn plan(
                 ColumnKind::Regular | ColumnKind::Clustering { .. }
             )
         });
+    // A restricted static column is fetched and queried, as a selected one is.
+    let static_rows = full_partitions
+        && (static_selected
+            || r.filters
+                .iter()
+                .any(|f| f.column.kind == ColumnKind::Static));
     let one_row = ranges.len() == 1 && r.names_rows(t);
     Ok(Plan {
         source,
@@ -786,7 +799,7 @@ fn plan(
         reversed,
         one_row,
         filters: r.filters,
-        full_partitions,
+        static_rows,
         key_in: r.key_in,
     })
 }
@@ -796,7 +809,7 @@ fn plan(
 pub(crate) fn check(exec: &Executor, s: &Select, run: &Run<'_>) -> Result<(), ExecError> {
     let shape = SelectShape::checked(&exec.coordinator().schema(), run, s)?;
     if shape.point.is_none() {
-        plan(&shape.table, s, run, None)?;
+        plan(&shape.table, s, run, None, shape.static_selected)?;
     }
     Ok(())
 }
@@ -1060,7 +1073,7 @@ pub(crate) async fn run(
             "ANY ConsistencyLevel is only supported for writes",
         ));
     }
-    let plan = plan(t, s, run, shape.point.as_ref())?;
+    let plan = plan(t, s, run, shape.point.as_ref(), shape.static_selected)?;
     if matches!(
         run.params.consistency,
         crate::frame::Consistency::Serial | crate::frame::Consistency::LocalSerial
@@ -1259,7 +1272,7 @@ pub(crate) async fn run(
             && already == 0
             && partition.static_row.is_live(now)
             && !types.is_empty()
-            && plan.full_partitions;
+            && plan.static_rows;
         let candidates: Vec<(Option<&Bytes>, Option<&Row>)> = if static_only {
             vec![(None, None)]
         } else {
@@ -1816,21 +1829,7 @@ fn check_selection(
 /// functions, casts, WRITETIME/TTL or aggregates too) is a partition key or static column, and
 /// a query over a key range (no partition key restricted) reads every partition key column.
 fn check_distinct(t: &TableSchema, s: &Select, outs: &[(String, Output)]) -> Result<(), ExecError> {
-    let mut read: Vec<&ColumnDef> = Vec::new();
-    for (_, o) in outs {
-        match o {
-            Output::Column(c)
-            | Output::Writetime(c)
-            | Output::Ttl(c)
-            | Output::Aggregate(_, Some(c))
-            | Output::Time(_, c)
-            | Output::Element(c, _)
-            | Output::Cast(c, _) => read.push(c),
-            Output::Computed(computed) => computed.columns(&mut read),
-            Output::Aggregate(_, None) => {}
-            Output::Token => read.extend(t.def.partition_key()),
-        }
-    }
+    let read = read_columns(t, outs);
     if let Some(c) = read
         .iter()
         .find(|c| !matches!(c.kind, ColumnKind::PartitionKey { .. } | ColumnKind::Static))
@@ -1860,6 +1859,44 @@ fn check_distinct(t: &TableSchema, s: &Select, outs: &[(String, Output)]) -> Res
         )));
     }
     Ok(())
+}
+
+/// Every column the selectors read (through functions, casts, WRITETIME/TTL or aggregates
+/// too).
+fn read_columns<'t>(t: &'t TableSchema, outs: &'t [(String, Output)]) -> Vec<&'t ColumnDef> {
+    let mut read: Vec<&ColumnDef> = Vec::new();
+    for (_, o) in outs {
+        match o {
+            Output::Column(c)
+            | Output::Writetime(c)
+            | Output::Ttl(c)
+            | Output::Aggregate(_, Some(c))
+            | Output::Time(_, c)
+            | Output::Element(c, _)
+            | Output::Cast(c, _) => read.push(c),
+            Output::Computed(computed) => computed.columns(&mut read),
+            Output::Aggregate(_, None) => {}
+            Output::Token => read.extend(t.def.partition_key()),
+        }
+    }
+    read
+}
+
+/// Whether the selection queries the static row: it reads a static column, or no column
+/// outside the primary key (`*`, `count(*)`, key columns only). A partition with only static
+/// content is a row only for such a selection, as in Cassandra, whose column filter fetches
+/// and queries every column when the selection names no regular or static column, and leaves
+/// the static row empty when it names regular columns and no static one (`SELECT r` of such a
+/// partition is no row, `SELECT k, c` one).
+fn queries_static_row(t: &TableSchema, outs: &[(String, Output)]) -> bool {
+    let read = read_columns(t, outs);
+    read.iter().any(|c| c.kind == ColumnKind::Static)
+        || read.iter().all(|c| {
+            matches!(
+                c.kind,
+                ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
+            )
+        })
 }
 
 /// One element of a non-frozen or frozen map or set.
