@@ -222,12 +222,8 @@ pub(crate) fn write_condition(
     p: &Placeholders,
     ex: &mut Expressions<'_>,
 ) -> Result<Option<Condition>> {
+    // The operation refused a mix of the two kinds first (`expr::check_parameters`).
     if let Some(text) = string(req, "ConditionExpression")? {
-        if req.get("Expected").is_some_and(|v| !v.is_null()) {
-            return Err(validation(
-                "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {Expected} Expression parameters: {ConditionExpression}",
-            ));
-        }
         return Ok(Some(ex.condition(text)?));
     }
     match req.get("Expected") {
@@ -604,6 +600,7 @@ pub async fn put_item(
     req: &Object,
     parsed: Option<Item>,
 ) -> Result<Body> {
+    expr::check_parameters(req, &expr::WRITE_PARAMETERS)?;
     let item = parsed_item_param(parsed, req, "Item", "item")?;
     let w = write_request(req, layout)?;
     let key = layout.key_of_item(&item)?;
@@ -623,6 +620,7 @@ pub async fn get_item(
     req: &Object,
     parsed: Option<Item>,
 ) -> Result<Body> {
+    expr::check_parameters(req, &expr::GET_PARAMETERS)?;
     let key = key_param(layout, req, parsed)?;
     let p = Placeholders::of(req, GET_EXPRESSIONS)?;
     let mut ex = Expressions::new(&p.names, &p.values);
@@ -703,6 +701,7 @@ pub async fn delete_item(
     req: &Object,
     parsed: Option<Item>,
 ) -> Result<Body> {
+    expr::check_parameters(req, &expr::WRITE_PARAMETERS)?;
     let key = key_param(layout, req, parsed)?;
     let w = write_request(req, layout)?;
     write_item(coordinator, layout, &key, None, w, req).await
@@ -716,19 +715,13 @@ pub async fn update_item(
     req: &Object,
     parsed: Option<Item>,
 ) -> Result<Body> {
+    expr::check_parameters(req, &expr::UPDATE_PARAMETERS)?;
     let key_item = parsed_item_param(parsed, req, "Key", "key")?;
     let key = layout.key_of_param(&key_item)?;
     let p = Placeholders::of(req, UPDATE_EXPRESSIONS)?;
     let mut ex = Expressions::new(&p.names, &p.values);
     let update: Option<Update> = match string(req, "UpdateExpression")? {
-        Some(text) => {
-            if req.get("AttributeUpdates").is_some_and(|v| !v.is_null()) {
-                return Err(validation(
-                    "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributeUpdates} Expression parameters: {UpdateExpression}",
-                ));
-            }
-            Some(ex.update(text)?)
-        }
+        Some(text) => Some(ex.update(text)?),
         None => match req.get("AttributeUpdates") {
             None | Some(Value::Null) => None,
             Some(v) => Some(expr::attribute_updates(v)?),
@@ -929,7 +922,18 @@ pub(crate) fn read_shape(
         Some(text) => Some(ex.filter(text)?),
         None => match req.get(filter_name) {
             None | Some(Value::Null) => None,
-            Some(v) => Some(expr::query_filter(v, string(req, "ConditionalOperator")?)?),
+            Some(v) => {
+                let parameter = if filter_name == "QueryFilter" {
+                    "queryFilter"
+                } else {
+                    "scanFilter"
+                };
+                Some(expr::query_filter(
+                    v,
+                    parameter,
+                    string(req, "ConditionalOperator")?,
+                )?)
+            }
         },
     };
     Ok(ReadShape {
@@ -1187,21 +1191,6 @@ fn not_projected(req: &Object) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a request that gives both legacy parameters and expressions, naming those present.
-fn not_mixed(req: &Object, legacy: &[&'static str], expressions: &[&'static str]) -> Result<()> {
-    let present = |names: &[&'static str]| -> Vec<&'static str> {
-        names
-            .iter()
-            .copied()
-            .filter(|n| req.get(*n).is_some_and(|v| !v.is_null()))
-            .collect()
-    };
-    Ok(expr::check_not_mixed(
-        &present(legacy),
-        &present(expressions),
-    )?)
-}
-
 /// A Query's `ScanIndexForward` (absent: forward).
 pub(crate) fn scan_index_forward(req: &Object) -> Result<bool> {
     match req.get("ScanIndexForward") {
@@ -1215,20 +1204,7 @@ pub(crate) fn scan_index_forward(req: &Object) -> Result<bool> {
 
 /// Query (on an index: [`crate::indexes::query`]).
 pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Body> {
-    not_mixed(
-        req,
-        &[
-            "KeyConditions",
-            "QueryFilter",
-            "AttributesToGet",
-            "ConditionalOperator",
-        ],
-        &[
-            "KeyConditionExpression",
-            "FilterExpression",
-            "ProjectionExpression",
-        ],
-    )?;
+    expr::check_parameters(req, &expr::QUERY_PARAMETERS)?;
     if let Some(index) = string(req, "IndexName")? {
         return crate::indexes::query::query(coordinator, layout, req, index).await;
     }
@@ -1425,11 +1401,7 @@ fn unreadable(e: crate::value::DecodeError) -> OpError {
 /// Scan, with parallel `Segment`/`TotalSegments`: segment `i` of `n` is the `i`th of `n`
 /// equal slices of the token ring, so the segments together cover every item once.
 pub async fn scan(coordinator: &Coordinator, layout: &ItemLayout, req: &Object) -> Result<Body> {
-    not_mixed(
-        req,
-        &["ScanFilter", "AttributesToGet", "ConditionalOperator"],
-        &["FilterExpression", "ProjectionExpression"],
-    )?;
+    expr::check_parameters(req, &expr::SCAN_PARAMETERS)?;
     if let Some(index) = string(req, "IndexName")? {
         return crate::indexes::query::scan(coordinator, layout, req, index).await;
     }

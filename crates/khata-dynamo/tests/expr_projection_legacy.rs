@@ -3,8 +3,8 @@ mod common;
 
 use common::{item, names};
 use khata_dynamo::expr::{
-    attribute_updates, attributes_to_get, check_not_mixed, expected, key_conditions,
-    parse_projection, query_filter,
+    QUERY_PARAMETERS, SCAN_PARAMETERS, UPDATE_PARAMETERS, WRITE_PARAMETERS, attribute_updates,
+    attributes_to_get, check_parameters, expected, key_conditions, parse_projection, query_filter,
 };
 use khata_dynamo::value::ValueError;
 use serde_json::json;
@@ -84,6 +84,7 @@ fn legacy_filters_keys_updates_and_attributes() {
     let it = the_item();
     let f = query_filter(
         &json!({"a": {"ComparisonOperator": "NOT_NULL"}, "b": {"ComparisonOperator": "NULL"}}),
+        "queryFilter",
         Some("AND"),
     )
     .unwrap();
@@ -107,11 +108,165 @@ fn legacy_filters_keys_updates_and_attributes() {
         p.apply(&it).to_json(),
         json!({"a": {"N": "1"}, "s": {"SS": ["p", "q"]}})
     );
+}
+
+fn check(parameters: &khata_dynamo::expr::Parameters, req: serde_json::Value) -> String {
+    match check_parameters(req.as_object().unwrap(), parameters) {
+        Ok(()) => "ok".into(),
+        Err(e) => msg(e),
+    }
+}
+
+/// Which legacy and expression parameters a request may give together, and what
+/// `ConditionalOperator` needs, as DynamoDB answers (dynalite's and extenddb's suites, run
+/// against DynamoDB, and Alternator's test_expected.py::test_update_expected_empty).
+#[test]
+fn legacy_and_expression_parameters() {
+    let mixed = "Can not use both expression and non-expression parameters in the same request: ";
+    let cond = json!({"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "x"}]});
     assert_eq!(
-        check_not_mixed(&["AttributesToGet"], &["ProjectionExpression"])
-            .unwrap_err()
-            .0,
-        "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}"
+        check(
+            &UPDATE_PARAMETERS,
+            json!({"AttributeUpdates": {}, "ConditionExpression": "a = :v"})
+        ),
+        format!(
+            "{mixed}Non-expression parameters: {{AttributeUpdates}} Expression parameters: {{ConditionExpression}}"
+        )
     );
-    assert!(check_not_mixed(&[], &["ProjectionExpression"]).is_ok());
+    assert_eq!(
+        check(
+            &UPDATE_PARAMETERS,
+            json!({"AttributeUpdates": {}, "Expected": {}, "ConditionalOperator": "AND",
+                   "UpdateExpression": "SET a = :v", "ConditionExpression": "a = :v"})
+        ),
+        format!(
+            "{mixed}Non-expression parameters: {{AttributeUpdates, Expected, ConditionalOperator}} Expression parameters: {{UpdateExpression, ConditionExpression}}"
+        )
+    );
+    assert_eq!(
+        check(
+            &WRITE_PARAMETERS,
+            json!({"ConditionalOperator": "OR", "ConditionExpression": "a = :v"})
+        ),
+        format!(
+            "{mixed}Non-expression parameters: {{ConditionalOperator}} Expression parameters: {{ConditionExpression}}"
+        )
+    );
+    // KeyConditions go with a filter or projection expression, not with the key expression.
+    assert_eq!(
+        check(
+            &QUERY_PARAMETERS,
+            json!({"KeyConditions": {}, "FilterExpression": "a = :v", "ProjectionExpression": "a"})
+        ),
+        "ok"
+    );
+    assert_eq!(
+        check(
+            &QUERY_PARAMETERS,
+            json!({"KeyConditions": {}, "QueryFilter": {}, "KeyConditionExpression": "p = :p",
+                   "ProjectionExpression": "a"})
+        ),
+        format!(
+            "{mixed}Non-expression parameters: {{QueryFilter, KeyConditions}} Expression parameters: {{ProjectionExpression, KeyConditionExpression}}"
+        )
+    );
+    assert_eq!(
+        check(
+            &SCAN_PARAMETERS,
+            json!({"AttributesToGet": ["a"], "FilterExpression": "a = :v"})
+        ),
+        format!(
+            "{mixed}Non-expression parameters: {{AttributesToGet}} Expression parameters: {{FilterExpression}}"
+        )
+    );
+    let without = "ConditionalOperator cannot be used without Filter or Expected";
+    let one =
+        "ConditionalOperator can only be used when Filter or Expected has two or more elements";
+    assert_eq!(
+        check(&WRITE_PARAMETERS, json!({"ConditionalOperator": "OR"})),
+        without
+    );
+    assert_eq!(
+        check(
+            &UPDATE_PARAMETERS,
+            json!({"Expected": {}, "ConditionalOperator": "AND"})
+        ),
+        without
+    );
+    assert_eq!(
+        check(
+            &SCAN_PARAMETERS,
+            json!({"ScanFilter": {"a": cond}, "ConditionalOperator": "AND"})
+        ),
+        one
+    );
+    assert_eq!(
+        check(
+            &QUERY_PARAMETERS,
+            json!({"KeyConditions": {"p": cond, "c": cond}, "ConditionalOperator": "AND"})
+        ),
+        without
+    );
+    assert_eq!(
+        check(
+            &QUERY_PARAMETERS,
+            json!({"QueryFilter": {"a": cond, "b": cond}, "ConditionalOperator": "OR"})
+        ),
+        "ok"
+    );
+    assert_eq!(
+        check(
+            &WRITE_PARAMETERS,
+            json!({"Expected": {"a": cond, "b": cond}, "ConditionalOperator": "XOR"})
+        ),
+        "1 validation error detected: Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]"
+    );
+}
+
+/// The values of an IN or BETWEEN are of one type, and an unknown operator is named with
+/// where it was (dynalite's suite; Alternator's test_expected.py::test_update_expected_1_in,
+/// test_query_filter.py::test_query_filter_in_different_types, test_key_conditions.py).
+#[test]
+fn legacy_operators_and_their_values() {
+    let same = "One or more parameter values were invalid: AttributeValues inside AttributeValueList must be of same type";
+    let mixed = |op: &str| json!({"i": {"ComparisonOperator": op, "AttributeValueList": [{"N": "3"}, {"S": "dog"}]}});
+    assert_eq!(msg(expected(&mixed("IN"), None).unwrap_err()), same);
+    assert_eq!(msg(expected(&mixed("BETWEEN"), None).unwrap_err()), same);
+    assert_eq!(
+        msg(query_filter(&mixed("IN"), "queryFilter", None).unwrap_err()),
+        same
+    );
+    assert_eq!(
+        msg(query_filter(&mixed("BETWEEN"), "scanFilter", None).unwrap_err()),
+        same
+    );
+    assert!(
+        expected(
+            &json!({"i": {"ComparisonOperator": "IN", "AttributeValueList": [{"N": "3"}, {"N": "4"}]}}),
+            None
+        )
+        .is_ok()
+    );
+    let enum_set = "Member must satisfy enum value set: [IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]";
+    assert_eq!(
+        msg(key_conditions(
+            &json!({"p": {"ComparisonOperator": "eq", "AttributeValueList": [{"S": "x"}]}}),
+            "p",
+            None
+        )
+        .unwrap_err()),
+        format!(
+            "1 validation error detected: Value 'eq' at 'keyConditions.p.member.comparisonOperator' failed to satisfy constraint: {enum_set}"
+        )
+    );
+    assert_eq!(
+        msg(expected(
+            &json!({"a": {"ComparisonOperator": "DOG", "AttributeValueList": [{"S": "x"}]}}),
+            None
+        )
+        .unwrap_err()),
+        format!(
+            "1 validation error detected: Value 'DOG' at 'expected.a.member.comparisonOperator' failed to satisfy constraint: {enum_set}"
+        )
+    );
 }

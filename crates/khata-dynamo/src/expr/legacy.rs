@@ -20,20 +20,126 @@ fn shape(m: &str) -> ValueError {
     ValueError::Serialization(m.to_owned())
 }
 
-/// Refuses a request that mixes legacy and expression parameters; pass the names of the
-/// parameters present of each kind.
-pub fn check_not_mixed(
-    non_expression: &[&str],
-    expression: &[&str],
-) -> Result<(), ValidationError> {
-    if non_expression.is_empty() || expression.is_empty() {
-        return Ok(());
+/// One operation's legacy parameters and the expression parameters that replace them, each
+/// in the order DynamoDB names them when a request gives both kinds.
+#[derive(Debug, Clone, Copy)]
+pub struct Parameters {
+    /// `ConditionalOperator` included: it counts as a legacy parameter.
+    pub legacy: &'static [&'static str],
+    pub expressions: &'static [&'static str],
+    /// The legacy conditions `ConditionalOperator` joins: `Expected`, `QueryFilter` or
+    /// `ScanFilter`.
+    pub conditions: &'static str,
+}
+
+/// PutItem's and DeleteItem's.
+pub const WRITE_PARAMETERS: Parameters = Parameters {
+    legacy: &["Expected", "ConditionalOperator"],
+    expressions: &["ConditionExpression"],
+    conditions: "Expected",
+};
+/// UpdateItem's.
+pub const UPDATE_PARAMETERS: Parameters = Parameters {
+    legacy: &["AttributeUpdates", "Expected", "ConditionalOperator"],
+    expressions: &["UpdateExpression", "ConditionExpression"],
+    conditions: "Expected",
+};
+/// GetItem's (it has no conditions).
+pub const GET_PARAMETERS: Parameters = Parameters {
+    legacy: &["AttributesToGet"],
+    expressions: &["ProjectionExpression"],
+    conditions: "",
+};
+/// Query's. `KeyConditions` counts only next to a `KeyConditionExpression`: DynamoDB takes the
+/// legacy key conditions with a `FilterExpression` or `ProjectionExpression` (Alternator's
+/// test_limit_expression_len and test_projection_expression_query pass on AWS with them).
+pub const QUERY_PARAMETERS: Parameters = Parameters {
+    legacy: &[
+        "AttributesToGet",
+        "QueryFilter",
+        "ConditionalOperator",
+        "KeyConditions",
+    ],
+    expressions: &[
+        "ProjectionExpression",
+        "FilterExpression",
+        "KeyConditionExpression",
+    ],
+    conditions: "QueryFilter",
+};
+/// Scan's.
+pub const SCAN_PARAMETERS: Parameters = Parameters {
+    legacy: &["AttributesToGet", "ScanFilter", "ConditionalOperator"],
+    expressions: &["ProjectionExpression", "FilterExpression"],
+    conditions: "ScanFilter",
+};
+
+/// Refuses what DynamoDB refuses of a request's legacy parameters before reading any of them:
+/// an unknown `ConditionalOperator`; legacy and expression parameters together (naming those
+/// given of each kind); a `ConditionalOperator` without at least two conditions to join.
+pub fn check_parameters(
+    req: &serde_json::Map<String, Json>,
+    parameters: &Parameters,
+) -> Result<(), ValueError> {
+    let given = |name: &str| req.get(name).is_some_and(|v| !v.is_null());
+    let operator = match req.get("ConditionalOperator") {
+        // GetItem has no ConditionalOperator: one given is an unknown member, ignored.
+        _ if parameters.conditions.is_empty() => None,
+        None | Some(Json::Null) => None,
+        Some(Json::String(s)) => Some(s.as_str()),
+        Some(_) => {
+            return Err(shape(
+                "Unexpected value type in payload for ConditionalOperator",
+            ));
+        }
+    };
+    if let Some(other) = operator.filter(|o| !matches!(*o, "AND" | "OR")) {
+        return Err(ValueError::Validation(ValidationError(format!(
+            "1 validation error detected: Value '{other}' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]"
+        ))));
     }
-    Err(ValidationError(format!(
-        "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {{{}}} Expression parameters: {{{}}}",
-        non_expression.join(", "),
-        expression.join(", ")
-    )))
+    let key_condition_expression = given("KeyConditionExpression");
+    let legacy: Vec<&str> = parameters
+        .legacy
+        .iter()
+        .copied()
+        .filter(|n| given(n) && (*n != "KeyConditions" || key_condition_expression))
+        .collect();
+    let expressions: Vec<&str> = parameters
+        .expressions
+        .iter()
+        .copied()
+        .filter(|n| given(n))
+        .collect();
+    if !legacy.is_empty() && !expressions.is_empty() {
+        return Err(ValueError::Validation(ValidationError(format!(
+            "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {{{}}} Expression parameters: {{{}}}",
+            legacy.join(", "),
+            expressions.join(", ")
+        ))));
+    }
+    if operator.is_some() {
+        // A conditions member that is no map is refused when it is read.
+        let conditions = match req.get(parameters.conditions) {
+            None | Some(Json::Null) => Some(0),
+            Some(Json::Object(m)) => Some(m.len()),
+            Some(_) => None,
+        };
+        match conditions {
+            Some(0) => {
+                return Err(ValueError::Validation(ValidationError(
+                    "ConditionalOperator cannot be used without Filter or Expected".into(),
+                )));
+            }
+            Some(1) => {
+                return Err(ValueError::Validation(ValidationError(
+                    "ConditionalOperator can only be used when Filter or Expected has two or more elements".into(),
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn object(j: &Json) -> Result<&serde_json::Map<String, Json>, ValueError> {
@@ -49,7 +155,27 @@ fn values_list(entry: &serde_json::Map<String, Json>) -> Result<Vec<AttributeVal
     }
 }
 
-/// One `ComparisonOperator` with its arguments on attribute `name`.
+const OPERATORS: &str =
+    "[IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]";
+
+/// Refuses a `ComparisonOperator` that is none of DynamoDB's, naming where it was:
+/// `parameter` is the member in DynamoDB's spelling (`keyConditions`, `expected`, ...).
+fn known_operator(parameter: &str, name: &str, operator: &str) -> Result<(), ValueError> {
+    if OPERATORS
+        .trim_matches(['[', ']'])
+        .split(", ")
+        .any(|o| o == operator)
+    {
+        return Ok(());
+    }
+    Err(ValueError::Validation(ValidationError(format!(
+        "1 validation error detected: Value '{operator}' at '{parameter}.{name}.member.comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: {OPERATORS}"
+    ))))
+}
+
+/// One `ComparisonOperator` (known: [`known_operator`]) with its arguments on attribute
+/// `name`. As DynamoDB checks them: the number of arguments, that they are of one type, that
+/// the operator takes that type, and a BETWEEN's order.
 fn comparison(name: &str, operator: &str, args: Vec<AttributeValue>) -> Result<Cond, ValueError> {
     let path = || Operand::Path(Path::attribute(name));
     let wanted = match operator {
@@ -59,16 +185,20 @@ fn comparison(name: &str, operator: &str, args: Vec<AttributeValue>) -> Result<C
         "NULL" | "NOT_NULL" => args.is_empty(),
         "IN" => !args.is_empty(),
         "BETWEEN" => args.len() == 2,
-        other => {
-            return Err(ValueError::Validation(ValidationError(format!(
-                "1 validation error detected: Value '{other}' at 'comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: [IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]"
-            ))));
-        }
+        _ => false,
     };
     if !wanted {
         return Err(invalid(format_args!(
             "Invalid number of argument(s) for the {operator} ComparisonOperator"
         )));
+    }
+    if args
+        .iter()
+        .any(|v| std::mem::discriminant(v) != std::mem::discriminant(&args[0]))
+    {
+        return Err(invalid(
+            "AttributeValues inside AttributeValueList must be of same type",
+        ));
     }
     let scalar_only = matches!(
         operator,
@@ -170,6 +300,7 @@ pub fn expected(json: &Json, conditional_operator: Option<&str>) -> Result<Condi
             .get("AttributeValueList")
             .is_some_and(|v| !v.is_null());
         if let Some(operator) = operator {
+            known_operator("expected", name, operator)?;
             if exists.is_some() {
                 return Err(invalid(format_args!(
                     "Exists and ComparisonOperator cannot be used together for Attribute: {name}"
@@ -214,9 +345,11 @@ pub fn expected(json: &Json, conditional_operator: Option<&str>) -> Result<Condi
     combine(conds, conditional_operator).map(Condition)
 }
 
-/// `QueryFilter` or `ScanFilter` (with `ConditionalOperator`) as a condition.
+/// `QueryFilter` or `ScanFilter` (with `ConditionalOperator`) as a condition; `parameter` is
+/// which, as DynamoDB spells it in messages (`queryFilter`, `scanFilter`).
 pub fn query_filter(
     json: &Json,
+    parameter: &str,
     conditional_operator: Option<&str>,
 ) -> Result<Condition, ValueError> {
     let mut conds = Vec::new();
@@ -226,6 +359,7 @@ pub fn query_filter(
             .get("ComparisonOperator")
             .and_then(Json::as_str)
             .ok_or_else(|| invalid("ComparisonOperator must be provided"))?;
+        known_operator(parameter, name, operator)?;
         conds.push(comparison(name, operator, values_list(entry)?)?);
     }
     combine(conds, conditional_operator).map(Condition)
@@ -251,6 +385,7 @@ pub fn key_conditions(
             .get("ComparisonOperator")
             .and_then(Json::as_str)
             .ok_or_else(|| invalid("ComparisonOperator must be provided"))?;
+        known_operator("keyConditions", name, operator)?;
         if !matches!(
             operator,
             "EQ" | "LE" | "LT" | "GE" | "GT" | "BEGINS_WITH" | "BETWEEN"

@@ -28,7 +28,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 pub use ast::{Comparator, Path, PathElement};
 pub use key::{KeyCondition, RangeCondition};
 pub use legacy::{
-    attribute_updates, attributes_to_get, check_not_mixed, expected, key_conditions, query_filter,
+    GET_PARAMETERS, Parameters, QUERY_PARAMETERS, SCAN_PARAMETERS, UPDATE_PARAMETERS,
+    WRITE_PARAMETERS, attribute_updates, attributes_to_get, check_parameters, expected,
+    key_conditions, query_filter,
 };
 pub use parser::{MAX_EXPRESSION_BYTES, MAX_IN_OPERANDS, MAX_PATH_DEPTH};
 pub use reserved::is_reserved;
