@@ -6,6 +6,10 @@ deleted or expired, is built from the data already in the table, and is refused 
 Cassandra refuses it, with Cassandra's messages. Indexes on the elements of collections
 (`values()`, `keys()`, `entries()`) answer `CONTAINS`, `CONTAINS KEY` and `m[key] = value`;
 indexes on clustering, partition key and static columns answer `=` on them.
+
+The empty value is indexed like any other; a value of 64 KiB or more is refused on write and
+in a query, with Cassandra's messages. Index names are ASCII word characters, as Cassandra
+requires, and short enough for the index's storage directory.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ import time
 
 import pytest
 from cassandra import InvalidRequest
-from cassandra.query import SimpleStatement
+from cassandra.protocol import ConfigurationException
+from cassandra.query import BatchStatement, SimpleStatement
 
 from khata_helpers import wait_until
 
@@ -275,3 +280,120 @@ def test_collection_elements_and_key_columns(session, cluster, ks, cqlsh):
     described = cqlsh(f"DESCRIBE TABLE {ks}.posts").stdout
     assert f"CREATE INDEX posts_tags_idx ON {ks}.posts (values(tags));" in described
     assert f"CREATE INDEX posts_attrs_idx ON {ks}.posts (keys(attrs));" in described
+
+
+def index_names(session, ks, table):
+    rows = session.execute(
+        "SELECT index_name FROM system_schema.indexes WHERE keyspace_name = %s "
+        "AND table_name = %s", (ks, table))
+    return sorted(r.index_name for r in rows)
+
+
+def test_index_names_cassandra_and_the_storage_refuse(session, ks):
+    session.execute(f"CREATE TABLE {ks}.names (k int PRIMARY KEY, v int, \"café\" int, "
+                    f"{'c' * 300} int)")
+    # Cassandra's IndexMetadata.validate: `\\w+` in ASCII, a ConfigurationException.
+    for name in ['"a-b"', '"índice"']:
+        with pytest.raises(ConfigurationException, match="Illegal index name"):
+            session.execute(f"CREATE INDEX {name} ON {ks}.names (v)")
+    # `names.<index>-<32 hex digits>` must be one file name: 216 characters at most here. A
+    # longer name once failed with a server error and left the index in the schema, without
+    # storage, so that the node could not start again.
+    with pytest.raises(InvalidRequest, match="more than 216 characters long"):
+        session.execute(f"CREATE INDEX {'x' * 500} ON {ks}.names (v)")
+    with pytest.raises(InvalidRequest, match="more than 216 characters long"):
+        session.execute(f"CREATE INDEX {'x' * 217} ON {ks}.names (v)")
+    assert index_names(session, ks, "names") == []
+    session.execute(f"CREATE INDEX {'x' * 216} ON {ks}.names (v)")
+    session.execute(f"INSERT INTO {ks}.names (k, v) VALUES (1, 7)")
+    assert [r.k for r in session.execute(f"SELECT k FROM {ks}.names WHERE v = 7")] == [1]
+    # Default names keep ASCII word characters only, and are cut to fit.
+    session.execute(f'CREATE INDEX ON {ks}.names ("café")')
+    session.execute(f"CREATE INDEX ON {ks}.names ({'c' * 300})")
+    names = index_names(session, ks, "names")
+    assert "names_caf_idx" in names
+    long_default = [n for n in names if n.startswith("names_ccc")]
+    assert len(long_default) == 1 and len(long_default[0]) == 216
+    assert long_default[0].endswith("_idx")
+
+
+def test_the_empty_value_is_indexed(session, ks):
+    session.execute(f"CREATE TABLE {ks}.empties (k int, c int, v text, b blob, s set<text>, "
+                    "PRIMARY KEY (k, c))")
+    session.execute(f"INSERT INTO {ks}.empties (k, c, v, b, s) VALUES (0, 0, '', 0x, {{''}})")
+    # Built from the data already there, then kept up on writes.
+    for target in ["v", "b", "s"]:
+        session.execute(f"CREATE INDEX ON {ks}.empties ({target})")
+    session.execute(f"INSERT INTO {ks}.empties (k, c, v, b, s) VALUES (1, 0, '', 0x, {{'', 'a'}})")
+    session.execute(f"INSERT INTO {ks}.empties (k, c, v, b) VALUES (2, 0, 'x', 0x00)")
+
+    def keys(where):
+        return sorted(r.k for r in session.execute(f"SELECT k FROM {ks}.empties WHERE {where}"))
+
+    assert keys("v = ''") == [0, 1]
+    assert keys("b = 0x") == [0, 1]
+    assert keys("s CONTAINS ''") == [0, 1]
+    assert keys("v = 'x'") == [2]
+    session.execute(f"UPDATE {ks}.empties SET v = 'y' WHERE k = 0 AND c = 0")
+    assert keys("v = ''") == [1]
+    session.execute(f"TRUNCATE {ks}.empties")
+    assert keys("v = ''") == []
+
+
+BIG = 65535  # Cassandra's FBUtilities.MAX_UNSIGNED_SHORT: an indexed value must be smaller.
+
+
+def too_big(table, column, size):
+    return (f"Cannot index value of size {size} for index {table}_{column}_idx on "
+            f"secondary_index.{table}({column}) (maximum allowed size=65535)")
+
+
+def test_values_of_64k_and_more_are_not_indexed(session, ks):
+    session.execute(f"CREATE TABLE {ks}.large (k int PRIMARY KEY, v blob, "
+                    "tags set<blob>, m map<blob, blob>, f frozen<list<blob>>)")
+    session.execute(f"CREATE TABLE {ks}.large_keys (k int PRIMARY KEY, m map<blob, blob>)")
+    session.execute(f"CREATE TABLE {ks}.large_entries (k int PRIMARY KEY, m map<blob, blob>)")
+    # A value written before the index existed is left out of it; the build does not fail.
+    session.execute(f"INSERT INTO {ks}.large (k, v) VALUES (0, %s)", (b"x" * BIG,))
+    for ddl in [f"CREATE INDEX ON {ks}.large (v)", f"CREATE INDEX ON {ks}.large (tags)",
+                f"CREATE INDEX ON {ks}.large (m)", f"CREATE INDEX ON {ks}.large (full(f))",
+                f"CREATE INDEX ON {ks}.large_keys (keys(m))",
+                f"CREATE INDEX ON {ks}.large_entries (entries(m))"]:
+        session.execute(ddl)
+    small, big = b"x" * (BIG - 1), b"x" * BIG
+    session.execute(f"INSERT INTO {ks}.large (k, v) VALUES (1, %s)", (small,))
+    insert = session.prepare(f"INSERT INTO {ks}.large (k, v) VALUES (?, ?)")
+    refused = [
+        (f"INSERT INTO {ks}.large (k, v) VALUES (2, %s)", (big,), too_big("large", "v", BIG)),
+        (f"UPDATE {ks}.large SET v = %s WHERE k = 1", (big,), too_big("large", "v", BIG)),
+        (f"INSERT INTO {ks}.large (k, v) VALUES (2, %s) IF NOT EXISTS", (big,),
+         too_big("large", "v", BIG)),
+        (f"UPDATE {ks}.large SET tags = tags + %s WHERE k = 1", ({big},),
+         too_big("large", "tags", BIG)),
+        (f"UPDATE {ks}.large SET m[0x00] = %s WHERE k = 1", (big,), too_big("large", "m", BIG)),
+        (f"INSERT INTO {ks}.large (k, f) VALUES (1, %s)", ([b"x" * (1024 * 65)],),
+         too_big("large", "f", 1024 * 65 + 8)),
+        (f"UPDATE {ks}.large_keys SET m[%s] = 0x00 WHERE k = 1", (big,),
+         too_big("large_keys", "m", BIG)),
+        # An entry is its key and value as a CompositeType: 2 + key + 1 + 2 + value + 1 bytes.
+        (f"UPDATE {ks}.large_entries SET m[0x01] = %s WHERE k = 1", (b"x" * (BIG - 7),),
+         too_big("large_entries", "m", BIG)),
+    ]
+    for statement, values, message in refused:
+        with pytest.raises(InvalidRequest) as raised:
+            session.execute(statement, values)
+        assert message in str(raised.value), statement
+    batch = BatchStatement()
+    batch.add(insert, (3, big))
+    with pytest.raises(InvalidRequest, match="Cannot index value of size 65535"):
+        session.execute(batch)
+    session.execute(f"UPDATE {ks}.large_entries SET m[0x01] = %s WHERE k = 1", (b"x" * (BIG - 8),))
+    assert [r.k for r in session.execute(f"SELECT k FROM {ks}.large WHERE v = %s", (small,))] \
+        == [1]
+    assert list(session.execute(f"SELECT k FROM {ks}.large WHERE k IN (2, 3)")) == []
+    # Cassandra's CassandraIndex.validate(ReadCommand): a query value over 64K is refused.
+    session.execute(f"SELECT k FROM {ks}.large WHERE v = %s", (big,))
+    with pytest.raises(InvalidRequest, match="Index expression values may not be larger than 64K"):
+        session.execute(f"SELECT k FROM {ks}.large WHERE v = %s", (big + b"x",))
+    with pytest.raises(InvalidRequest, match="Index expression values may not be larger than 64K"):
+        session.execute(f"SELECT k FROM {ks}.large WHERE tags CONTAINS %s", (big + b"x",))

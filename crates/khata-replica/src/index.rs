@@ -25,9 +25,20 @@
 //! (or partition) and delete the stale ones with a tombstone at the entry's own timestamp,
 //! which shadows that entry and no later one (Cassandra's read-time cleanup).
 //!
+//! Every value is indexed, the empty one included (`WHERE v = ''` finds the rows whose `v` is
+//! empty, as in Cassandra). A value of 64 KiB or more cannot be (Cassandra's limit: an index
+//! table's partition key is at most 65535 bytes): a write of one is refused with Cassandra's
+//! message, and a query for one too (see [`MAX_INDEXED_VALUE_BYTES`]).
+//!
 //! An index created on a table that already has data is built by scanning the table; a row
-//! with the empty key (never an indexed value) marks the build complete, and an index without
-//! it is built again when the node starts.
+//! in the empty value's partition whose clustering no entry can have ([`BUILT_MARKER`]) marks
+//! the build complete, and an index without it is built again when the node starts. (Before
+//! empty values were indexed the marker was the row with the empty clustering; an index
+//! carrying only that one is built again, so that it gains its empty values' entries.)
+//!
+//! An index's storage table is named `<table>.<index>`, and the storage engine names its
+//! directory `<table>.<index>-<id>`, which has to fit in one file name: index names are
+//! limited accordingly ([`check_name`]).
 
 use std::ops::Bound;
 
@@ -126,6 +137,49 @@ fn split_entry_value(entry: &Bytes) -> Option<(Bytes, Bytes)> {
     let len = usize::try_from(u32::from_be_bytes(entry.get(..4)?.try_into().ok()?)).ok()?;
     let key = entry.get(4..4usize.checked_add(len)?)?;
     Some((entry.slice_ref(key), entry.slice(4 + len..)))
+}
+
+/// The size from which an indexed value is refused: Cassandra's `FBUtilities.MAX_UNSIGNED_SHORT`
+/// (a write of a value this size or larger, or a query for a larger one, is refused).
+pub const MAX_INDEXED_VALUE_BYTES: usize = 65535;
+
+/// The longest file name (one path component) the file systems khata runs on take.
+const MAX_FILE_NAME_BYTES: usize = 255;
+
+/// What the storage engine adds to a table's name for its directory: `-` and the id's 32 hex
+/// digits ([`TableSpec::dir_name`]).
+const DIR_NAME_SUFFIX_BYTES: usize = 33;
+
+/// The longest name an index on table `table` may have: its storage directory is
+/// `<table>.<index>-<id>`, which must be one file name of at most 255 bytes.
+pub fn max_name_len(table: &str) -> usize {
+    MAX_FILE_NAME_BYTES.saturating_sub(table.len() + 1 + DIR_NAME_SUFFIX_BYTES)
+}
+
+/// Whether `name` is one an index on `table` may take: Cassandra's rule, ASCII word
+/// characters only (`\w+`, `IndexMetadata.isNameValid`), and short enough for its storage
+/// directory ([`max_name_len`]; Cassandra 4.1 has no limit and fails creating the files).
+pub fn check_name(table: &str, name: &str) -> Result<()> {
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(ReplicaError::Invalid(format!("Illegal index name {name}")));
+    }
+    let max = max_name_len(table);
+    if name.len() > max {
+        return Err(ReplicaError::Invalid(format!(
+            "Index name must not be empty, more than {max} characters long, or contain non-alphanumeric-underscore characters (got \"{name}\")"
+        )));
+    }
+    Ok(())
+}
+
+/// The size Cassandra gives a value an index of `kind` files: an `entries()` value is its
+/// key and value as a `CompositeType` (a 2-byte length and an end byte each), where khata's
+/// [`entry_value`] has one 4-byte length.
+fn cassandra_size(kind: IndexKind, filed: &[u8]) -> usize {
+    match kind {
+        IndexKind::Entries => filed.len() + 2,
+        _ => filed.len(),
+    }
 }
 
 /// The storage table id of index `name` on table `base`: derived from both, so every node
@@ -476,13 +530,35 @@ fn partition_value(
     }
 }
 
+/// What to do with a value too large to index ([`MAX_INDEXED_VALUE_BYTES`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Oversized {
+    /// Refuse the write, as Cassandra's `CassandraIndex.validate` does.
+    Refuse,
+    /// Leave it out of the index (a build over data written before the index was made).
+    Skip,
+}
+
 /// The index entries a write of `update` to `table` makes, for the indexes `only` names (all
-/// when `None`), appended to `out`: one mutation per index and value.
+/// when `None`), appended to `out`: one mutation per index and value. A value too large to
+/// index refuses the write (`Invalid`, with Cassandra's message).
 pub(crate) fn entries(
     table: &TableSchema,
     key: &DecoratedKey,
     update: &Partition,
     only: Option<&str>,
+    out: &mut Vec<Mutation>,
+) -> Result<()> {
+    file_entries(table, key, update, only, Oversized::Refuse, out)
+}
+
+/// [`entries`], with `oversized` saying what a value too large to index does.
+fn file_entries(
+    table: &TableSchema,
+    key: &DecoratedKey,
+    update: &Partition,
+    only: Option<&str>,
+    oversized: Oversized,
     out: &mut Vec<Mutation>,
 ) -> Result<()> {
     let mut prefix: Option<Vec<u8>> = None;
@@ -501,9 +577,18 @@ pub(crate) fn entries(
         let first = out.len();
         // (value, base clustering, timestamp, expiry)
         let mut add = |value: Bytes, clustering: &[u8], timestamp, expiry| -> Result<()> {
-            // The empty value is the key of the built marker, never an entry.
-            if value.is_empty() {
-                return Ok(());
+            let size = cassandra_size(kind, &value);
+            if size >= MAX_INDEXED_VALUE_BYTES {
+                return match oversized {
+                    Oversized::Skip => Ok(()),
+                    Oversized::Refuse => Err(ReplicaError::Invalid(format!(
+                        "Cannot index value of size {size} for index {} on {}.{}({}) (maximum allowed size={MAX_INDEXED_VALUE_BYTES})",
+                        index.name,
+                        khata_types::type_text::quote_identifier(&table.def.keyspace),
+                        khata_types::type_text::quote_identifier(&table.def.name),
+                        column.name,
+                    ))),
+                };
             }
             let prefix = match &prefix {
                 Some(p) => p,
@@ -684,6 +769,12 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
         .find(|i| i.name == q.index)
         .ok_or_else(|| ReplicaError::NotFound(format!("Index '{}' doesn't exist", q.index)))?;
     let column = indexed_column(&table.def, index)?;
+    // Cassandra's `CassandraIndex.validate(ReadCommand)`.
+    if cassandra_size(index.column().1, &q.value) > MAX_INDEXED_VALUE_BYTES {
+        return Err(ReplicaError::Invalid(
+            "Index expression values may not be larger than 64K".into(),
+        ));
+    }
     let indexed = Indexed::of(column, index.column().1);
     let clustering_types = clustering_types(&table.def);
     let key_columns = table.def.partition_key().len();
@@ -731,6 +822,10 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
             let Some(liveness) = row.liveness else {
                 continue;
             };
+            // The built marker (the empty value's partition holds it), not an entry.
+            if is_marker(entry) {
+                continue;
+            }
             let values = match decode_key(&types, entry) {
                 Ok(v) if v.len() >= 2 => v,
                 _ => {
@@ -870,9 +965,19 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
     Ok(result)
 }
 
-/// The key of the row that marks an index as built (the empty key, never an indexed value).
+/// The key of the partition holding the row that marks an index as built: the empty value's.
 fn built_marker_key() -> DecoratedKey {
     DecoratedKey::new(Bytes::new())
+}
+
+/// The clustering of the row that marks an index as built: a byte no entry's clustering starts
+/// with (an entry's starts with its token's component header, [`khata_types::clustering::VALUE`]).
+const BUILT_MARKER: &[u8] = &[0x00];
+
+/// Whether an index row's clustering is a built marker, [`BUILT_MARKER`] or the empty one that
+/// marked builds before empty values were indexed, rather than an entry.
+fn is_marker(clustering: &[u8]) -> bool {
+    clustering.len() <= BUILT_MARKER.len()
 }
 
 /// Whether the build of an index has completed.
@@ -883,14 +988,8 @@ pub(crate) fn is_built(
     now: LocalTime,
 ) -> Result<bool> {
     let id = index_table_id(table.id, &index.name);
-    let read = engine.read(
-        id,
-        &built_marker_key(),
-        &[full_range()],
-        false,
-        Some(1),
-        now,
-    )?;
+    let marker = (Bytes::from_static(BUILT_MARKER), after_prefix(BUILT_MARKER));
+    let read = engine.read(id, &built_marker_key(), &[marker], false, Some(1), now)?;
     Ok(read.partition.live_rows(now).next().is_some())
 }
 
@@ -915,7 +1014,16 @@ pub(crate) fn build(
         )?;
         let mut out = Vec::new();
         for (key, partition) in &page.partitions {
-            entries(table, key, partition, Some(&index.name), &mut out)?;
+            // A value written before the index existed may be too large to index: it is left
+            // out (no query can ask for it).
+            file_entries(
+                table,
+                key,
+                partition,
+                Some(&index.name),
+                Oversized::Skip,
+                &mut out,
+            )?;
         }
         if !out.is_empty() {
             engine.apply_batch(out, true)?;
@@ -927,7 +1035,7 @@ pub(crate) fn build(
     }
     let mut marker = Partition::new();
     marker.add_row(
-        Bytes::new(),
+        Bytes::from_static(BUILT_MARKER),
         Row {
             liveness: Some(LivenessInfo::new(timestamp, None)),
             ..Row::default()

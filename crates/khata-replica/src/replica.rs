@@ -163,7 +163,7 @@ impl Replica {
         }
         let now = clock.now_seconds();
         let stored = read_schema_rows(&engine, now)?;
-        let user = schema_tables::load(&stored)?;
+        let mut user = schema_tables::load(&stored)?;
         let (host_id, tokens) =
             read_identity(&engine, now)?.unwrap_or((config.new_host_id, config.new_tokens));
         let replica = Replica {
@@ -180,6 +180,7 @@ impl Replica {
             virtual_ids: virtual_tables::all().iter().map(|d| d.id).collect(),
             virtual_state: virtual_tables::VirtualState::default(),
         };
+        let mut unusable = Vec::new();
         for table in user.values().flat_map(|k| k.tables.values()) {
             if !existing.contains_key(&table.def.id) {
                 warn!(
@@ -191,10 +192,22 @@ impl Replica {
             }
             for i in &table.indexes {
                 let spec = index::index_spec(&table.def, i);
-                if !existing.contains_key(&spec.id) {
-                    replica.engine.create_table(spec)?;
+                if existing.contains_key(&spec.id) {
+                    continue;
                 }
+                // An index whose storage could never be made (a name too long for its
+                // directory, which khata accepted once and then could not create), rather
+                // than a node that cannot start.
+                if let Err(e) = index::check_name(&table.def.name, &i.name) {
+                    let def = &table.def;
+                    unusable.push((def.keyspace.clone(), def.name.clone(), i.name.clone(), e));
+                    continue;
+                }
+                replica.engine.create_table(spec)?;
             }
+        }
+        for (keyspace, table, index, reason) in unusable {
+            replica.drop_unusable_index(&mut user, &keyspace, &table, &index, &reason)?;
         }
         let known: std::collections::HashSet<Uuid> = user
             .values()
@@ -229,6 +242,37 @@ impl Replica {
             "replica open"
         );
         Ok(replica)
+    }
+
+    /// Take index `name` of `table`, which has no storage and cannot have any, out of the
+    /// schema (`user`, and its rows in `system_schema`), saying so in the log. It held no
+    /// entries, so nothing is lost but its definition; the table and its data stay.
+    fn drop_unusable_index(
+        &self,
+        user: &mut BTreeMap<String, KeyspaceSchema>,
+        keyspace: &str,
+        table: &str,
+        name: &str,
+        reason: &ReplicaError,
+    ) -> Result<()> {
+        tracing::error!(
+            keyspace,
+            table,
+            index = name,
+            %reason,
+            "secondary index has no storage and cannot have any; it is dropped from the \
+             schema (the table's data is untouched: create the index again under a valid name)"
+        );
+        let Some(t) = user.get_mut(keyspace).and_then(|k| k.tables.get_mut(table)) else {
+            return Ok(());
+        };
+        let mut next = TableSchema::clone(t);
+        next.indexes.retain(|i| i.name != name);
+        let writes =
+            schema_tables::table_writes(&next, self.schema_timestamp(), self.clock.now_seconds())?;
+        self.apply_system(writes)?;
+        *t = Arc::new(next);
+        Ok(())
     }
 
     pub fn engine(&self) -> &Engine {
@@ -454,22 +498,38 @@ impl Replica {
         let ts = self.schema_timestamp();
         let now = self.clock.now_seconds();
         let (event, writes, storage) = plan(&mut keyspaces, &current, change, ts, now)?;
-        self.apply_system(writes)?;
+        // A new table's (or index's) storage is made before the schema names it, so a failure
+        // to make it leaves no table in the schema without storage (which the next start could
+        // not open); a schema write that fails then takes the new storage away again.
+        let created = match &storage {
+            StorageChange::Create(def) => Some(spec_of(def)),
+            StorageChange::CreateIndex(table, index) => Some(index::index_spec(&table.def, index)),
+            _ => None,
+        }
+        // Storage that was there already (left by a table not in the schema) is not ours to
+        // take away.
+        .filter(|spec| !self.engine.tables().iter().any(|s| s.id == spec.id));
+        if let Some(spec) = &created {
+            self.engine.create_table(spec.clone())?;
+        }
+        if let Err(e) = self.apply_system(writes) {
+            if let Some(spec) = created
+                && let Err(drop) = self.engine.drop_table(spec.id)
+            {
+                warn!(table = spec.name, error = %drop, "storage of a table not created is left");
+            }
+            return Err(e);
+        }
         let mut build = None;
         match storage {
-            StorageChange::None => {}
-            StorageChange::Create(def) => self.engine.create_table(spec_of(&def))?,
+            StorageChange::None | StorageChange::Create(_) => {}
             StorageChange::Alter(def) => self.engine.alter_table(spec_of(&def))?,
             StorageChange::Drop(ids) => {
                 for id in ids {
                     self.engine.drop_table(id)?;
                 }
             }
-            StorageChange::CreateIndex(table, index) => {
-                self.engine
-                    .create_table(index::index_spec(&table.def, &index))?;
-                build = Some((table, index));
-            }
+            StorageChange::CreateIndex(table, index) => build = Some((table, index)),
         }
         self.publish(keyspaces);
         self.write_local()?;
@@ -1076,6 +1136,7 @@ fn plan(
             index: new,
         } => {
             let ks = keyspace_mut(keyspaces, &keyspace)?;
+            index::check_name(&table, &new.name)?;
             if ks
                 .tables
                 .values()

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use khata_coordinator::CoordinatorError;
 use khata_coordinator::catalog::{
-    IndexDef, IndexKind, ReplicaError, Schema, SchemaChange, TableSchema, UserType, check_target,
-    column_id, system_tables, target_text,
+    IndexDef, IndexKind, ReplicaError, Schema, SchemaChange, TableSchema, UserType,
+    check_index_name, check_target, column_id, max_index_name_len, system_tables, target_text,
 };
 use khata_types::schema::{
     ClusteringOrder, ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication, TableDef,
@@ -406,25 +406,19 @@ fn create_index(
     };
     let name = match &c.name {
         Some(n) => {
-            if n.0.is_empty() || !n.0.chars().all(|c| c.is_alphanumeric() || c == '_') {
-                return Err(ExecError::invalid(format!("Illegal index name {}", n.0)));
+            // Cassandra's `IndexMetadata.validate` (a ConfigurationException) for a name that
+            // is not ASCII word characters; khata's own words for one too long for its storage.
+            if let Err(e) = check_index_name(&t.def.name, &n.0) {
+                let message = e.to_string();
+                return Err(if message.starts_with("Illegal index name") {
+                    config_error(message)
+                } else {
+                    ExecError::invalid(message)
+                });
             }
             n.0.clone()
         }
-        None => {
-            // Cassandra's default: `<table>_<column>_idx`, word characters only, then `_1`...
-            let base: String = format!("{}_{}_idx", t.def.name, column.name)
-                .chars()
-                .filter(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            let mut name = base.clone();
-            let mut n = 0;
-            while taken(&name) {
-                n += 1;
-                name = format!("{base}_{n}");
-            }
-            name
-        }
+        None => default_index_name(&t.def.name, &column.name, taken),
     };
     if !taken(&name)
         && let Some(same) = t.indexes.iter().find(|i| i.target == target)
@@ -442,6 +436,30 @@ fn create_index(
         table: t.def.name.clone(),
         index: IndexDef { name, target },
     }))
+}
+
+/// Cassandra's default index name: `<table>_<column>_idx` without its non-word characters
+/// (Java's `\W`: anything but ASCII letters, digits and `_`), then `_1`, `_2`... until one is
+/// free. khata cuts the `<table>_<column>` part when the name would not fit its storage
+/// ([`max_index_name_len`]); Cassandra 4.1 keeps it whole and fails creating the files.
+fn default_index_name(table: &str, column: &str, taken: impl Fn(&str) -> bool) -> String {
+    let stem: String = format!("{table}_{column}")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let max = max_index_name_len(table);
+    let fit = |suffix: &str| {
+        let room = max.saturating_sub(suffix.len());
+        // ASCII only, so any byte length is a character boundary.
+        format!("{}{suffix}", &stem[..stem.len().min(room)])
+    };
+    let mut name = fit("_idx");
+    let mut n = 0;
+    while taken(&name) {
+        n += 1;
+        name = fit(&format!("_idx_{n}"));
+    }
+    name
 }
 
 fn is_collection(ty: &CqlType) -> bool {
