@@ -1,5 +1,6 @@
 """Schema statements as Cassandra 4.1 checks and records them: user types in use, dropped
-columns, replication options, counter tables, table options and CREATE TABLE's structure.
+columns, replication options, counter tables, table options, CREATE TABLE's structure and the
+system keyspaces no statement may change.
 
 Messages and error classes are Cassandra 4.1's (`DropTypeStatement`, `CreateTypeStatement`,
 `CreateTableStatement`, `AlterTableStatement`, `TableAttributes`, `TableParams`,
@@ -12,7 +13,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from cassandra import InvalidRequest
+from cassandra import InvalidRequest, Unauthorized
 from cassandra.protocol import ConfigurationException, SyntaxException
 
 
@@ -382,3 +383,44 @@ def test_replication_above_the_nodes_warns(session):
         future.result()
         assert (future.warnings or []) == warnings, cql
     session.execute("DROP KEYSPACE rfwarn")
+
+
+# --- system keyspaces ---------------------------------------------------------------------------
+
+RF1 = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+
+
+@pytest.mark.parametrize("statement,error,message", [
+    # ClientState.preventSystemKSSchemaModification, from each statement's authorize(): before
+    # anything else is checked (the table need not exist).
+    ("ALTER TABLE system.local WITH comment = ''", Unauthorized,
+     "system keyspace is not user-modifiable."),
+    ("DROP TABLE system.local", Unauthorized, "system keyspace is not user-modifiable."),
+    ("DROP TABLE IF EXISTS system.nope", Unauthorized, "system keyspace is not user-modifiable."),
+    ("ALTER TABLE system_schema.tables WITH comment = ''", Unauthorized,
+     "system_schema keyspace is not user-modifiable."),
+    ("CREATE TABLE system.mine (k int PRIMARY KEY)", Unauthorized,
+     "system keyspace is not user-modifiable."),
+    ("CREATE INDEX ON system.local (rack)", Unauthorized,
+     "system keyspace is not user-modifiable."),
+    ("CREATE TYPE system.t (a int)", Unauthorized, "system keyspace is not user-modifiable."),
+    ("DROP KEYSPACE system_schema", Unauthorized,
+     "system_schema keyspace is not user-modifiable."),
+    (f"ALTER KEYSPACE system WITH replication = {RF1}", Unauthorized,
+     "system keyspace is not user-modifiable."),
+    ("CREATE TABLE system_views.mine (k int PRIMARY KEY)", Unauthorized,
+     "system_views keyspace is not user-modifiable."),
+    ("DROP TABLE system_traces.events", Unauthorized, "Cannot DROP <table system_traces.events>"),
+    ("ALTER TABLE system_traces.sessions WITH comment = ''", Unauthorized,
+     "Cannot ALTER <table system_traces.sessions>"),
+    ("CREATE TABLE system_traces.mine (k int PRIMARY KEY)", Unauthorized,
+     "Cannot CREATE <all tables in system_traces>"),
+    ("DROP KEYSPACE system_traces", Unauthorized, "Cannot DROP <keyspace system_traces>"),
+    # AlterSchemaStatement.execute, for statements whose authorize() names no such resource.
+    (f"CREATE KEYSPACE system WITH replication = {RF1}", InvalidRequest,
+     "System keyspace 'system' is not user-modifiable"),
+    ("DROP INDEX IF EXISTS system.nope", InvalidRequest,
+     "System keyspace 'system' is not user-modifiable"),
+])
+def test_system_keyspaces_are_not_user_modifiable(session, statement, error, message):
+    fails(session, statement, error, message)

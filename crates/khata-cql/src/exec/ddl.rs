@@ -33,6 +33,7 @@ pub(crate) async fn run(
     statement: &Statement,
     run: &mut Run<'_>,
 ) -> Result<ResultBody, ExecError> {
+    refuse_system_change(statement, run)?;
     let schema = exec.coordinator().schema();
     // The datacenters NetworkTopologyStrategy may name: on one node, the node's own.
     let known_datacenters = [exec.coordinator().node().data_center.clone()];
@@ -327,7 +328,95 @@ pub(crate) async fn run(
     }
 }
 
-/// Keyspace and table names: 1..48 word characters, as Cassandra requires.
+/// The system keyspaces whose schema no statement may change (Cassandra's
+/// `SchemaConstants.isLocalSystemKeyspace`, which counts the virtual keyspaces in).
+const LOCAL_SYSTEM_KEYSPACES: [&str; 4] = [
+    system_tables::SYSTEM,
+    system_tables::SYSTEM_SCHEMA,
+    "system_views",
+    "system_virtual_schema",
+];
+
+/// The replicated system keyspaces, whose replication alone may be altered.
+const REPLICATED_SYSTEM_KEYSPACES: [&str; 3] = [
+    system_tables::SYSTEM_TRACES,
+    "system_auth",
+    "system_distributed",
+];
+
+/// Refuse a schema statement on a system keyspace before anything else is looked at, as
+/// Cassandra 4.1 does: each statement's `authorize` asks for a permission on a resource, and
+/// `ClientState.preventSystemKSSchemaModification` answers `Unauthorized` for CREATE, ALTER
+/// and DROP on a local system keyspace (`<ks> keyspace is not user-modifiable.`) and on a
+/// replicated one (`Cannot <PERMISSION> <resource>`, except ALTER of the keyspace itself).
+/// `CREATE KEYSPACE` and `DROP INDEX` ask for nothing keyspace-wide that way: Cassandra's
+/// `AlterSchemaStatement.execute` refuses them on a local system keyspace with `Invalid`.
+fn refuse_system_change(statement: &Statement, run: &Run<'_>) -> Result<(), ExecError> {
+    enum Resource {
+        Keyspace,
+        AllTables,
+        Table(String),
+    }
+    let (keyspace, permission, resource) = match statement {
+        Statement::CreateKeyspace(c) => return refuse_local_system(&c.name.0),
+        Statement::DropIndex(d) => return refuse_local_system(&run.keyspace_of(&d.name)?),
+        Statement::AlterKeyspace(a) => (a.name.0.clone(), "ALTER", Resource::Keyspace),
+        Statement::DropKeyspace(d) => (d.name.0.clone(), "DROP", Resource::Keyspace),
+        Statement::CreateTable(c) => (run.keyspace_of(&c.name)?, "CREATE", Resource::AllTables),
+        Statement::AlterTable(a) => {
+            let table = Resource::Table(a.table.name.0.clone());
+            (run.keyspace_of(&a.table)?, "ALTER", table)
+        }
+        Statement::DropTable(d) => {
+            let table = Resource::Table(d.table.name.0.clone());
+            (run.keyspace_of(&d.table)?, "DROP", table)
+        }
+        Statement::CreateIndex(c) => {
+            let table = Resource::Table(c.table.name.0.clone());
+            (run.keyspace_of(&c.table)?, "ALTER", table)
+        }
+        Statement::CreateType(c) => (run.keyspace_of(&c.name)?, "CREATE", Resource::AllTables),
+        Statement::AlterType(a) => (run.keyspace_of(&a.name)?, "ALTER", Resource::AllTables),
+        Statement::DropType(d) => (run.keyspace_of(&d.name)?, "DROP", Resource::AllTables),
+        _ => return Ok(()),
+    };
+    let unauthorized = |message: String| {
+        Err(ExecError::Body(crate::frame::ErrorBody::new(
+            crate::frame::ErrorKind::Unauthorized,
+            message,
+        )))
+    };
+    let is = |names: &[&str]| names.iter().any(|n| n.eq_ignore_ascii_case(&keyspace));
+    if is(&LOCAL_SYSTEM_KEYSPACES) {
+        return unauthorized(format!("{keyspace} keyspace is not user-modifiable."));
+    }
+    if is(&REPLICATED_SYSTEM_KEYSPACES) {
+        let resource = match resource {
+            // Altering a replicated system keyspace's replication is allowed here (khata's
+            // replica refuses it later: it keeps their replication fixed).
+            Resource::Keyspace if permission == "ALTER" => return Ok(()),
+            Resource::Keyspace => format!("<keyspace {keyspace}>"),
+            Resource::AllTables => format!("<all tables in {keyspace}>"),
+            Resource::Table(table) => format!("<table {keyspace}.{table}>"),
+        };
+        return unauthorized(format!("Cannot {permission} {resource}"));
+    }
+    Ok(())
+}
+
+/// `AlterSchemaStatement.execute`'s refusal of a local system keyspace.
+fn refuse_local_system(keyspace: &str) -> Result<(), ExecError> {
+    if LOCAL_SYSTEM_KEYSPACES
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(keyspace))
+    {
+        return Err(ExecError::invalid(format!(
+            "System keyspace '{keyspace}' is not user-modifiable"
+        )));
+    }
+    Ok(())
+}
+
 /// `CREATE INDEX`: the checks Cassandra makes before the schema change, with its messages.
 /// `None` when `IF NOT EXISTS` finds the same index under another name.
 fn create_index(
@@ -347,11 +436,6 @@ fn create_index(
             c.table.name.0
         )));
     };
-    if system_tables::is_system_keyspace(&keyspace) {
-        return Err(ExecError::invalid(format!(
-            "{keyspace} keyspace is not user-modifiable"
-        )));
-    }
     if c.custom || c.using.is_some() {
         return Err(ExecError::invalid(
             "CUSTOM indexes (USING 'class') are not supported by khata; create a regular index",
@@ -1368,11 +1452,6 @@ fn alter_table(
 ) -> Result<SchemaChange, ExecError> {
     let mut next = t.clone();
     let keyspace = t.def.keyspace.clone();
-    if system_tables::is_system_keyspace(&keyspace) {
-        return Err(ExecError::invalid(format!(
-            "{keyspace} keyspace is not user-modifiable"
-        )));
-    }
     match action {
         AlterTableAction::Add {
             if_not_exists,
