@@ -1220,6 +1220,13 @@ pub(crate) async fn run(
         Some(p) if p > 0 && !aggregate && !post_order => Some(p as u64),
         _ => None,
     };
+    // GROUP BY results page by groups, as Cassandra's `CQLGroupByLimits` count them: a page
+    // holds at most the page size in groups and ends before the first row of the next group,
+    // so no group is split between pages. An aggregate without GROUP BY is one row, one page.
+    let group_page = match run.params.page_size {
+        Some(p) if p > 0 && grouped => Some(p as u64),
+        _ => None,
+    };
     // The clustering key of each row in `rows`, for the post-query ordering.
     let mut row_keys: Vec<Bytes> = Vec::new();
     let mut state = match &run.params.paging_state {
@@ -1228,6 +1235,39 @@ pub(crate) async fn run(
     };
     let mut rows: Vec<Vec<Option<Bytes>>> = Vec::new();
     let mut failure: Option<ExecError> = None;
+    // The groups this page may start: its page size, and what LIMIT leaves of the groups.
+    let group_budget = match (group_page, result_limit.filter(|_| grouped)) {
+        (Some(p), Some(l)) => Some(p.min(l.saturating_sub(state.returned))),
+        (p, l) => p.or(l.map(|l| l.saturating_sub(state.returned))),
+    };
+    // The groups this page started, and the group of the last row aggregated.
+    let mut page_groups = 0u64;
+    let mut page_group: Option<Bytes> = None;
+    // Set when a row would start a group past `group_budget`: the page ends before it. It
+    // holds the groups of that row's partition aggregated on this page and before.
+    // (An atomic, not a `Cell`, since the emitting closure is held across awaits of a `Send`
+    // future; `u64::MAX` stands for not set.)
+    let groups_full_at = std::sync::atomic::AtomicU64::new(u64::MAX);
+    let groups_full = || match groups_full_at.load(std::sync::atomic::Ordering::Relaxed) {
+        u64::MAX => None,
+        groups => Some(groups as u32),
+    };
+    // A page that resumes inside a partition counts that partition's groups from the paging
+    // state (PER PARTITION LIMIT with GROUP BY counts groups).
+    if grouped && state.last_clustering.is_some() {
+        let resumed_key = match &plan.source {
+            Source::Partitions(keys) => keys
+                .get(state.partition_index as usize)
+                .map(|k| k.key.clone()),
+            Source::Scan(..) => state.key.clone(),
+            Source::Index { .. } => state.counted_key.clone(),
+        };
+        if let Some(k) = resumed_key {
+            // No group key matches the empty one, so the resumed partition's next row counts
+            // as a new group, which it is: the page ended at a group's end.
+            partition_groups = Some((k, Bytes::new(), state.partition_returned as usize));
+        }
+    }
     let coordinator = Arc::clone(&run.coordinator);
     let env = super::selector::Env {
         coordinator: &coordinator,
@@ -1303,16 +1343,28 @@ pub(crate) async fn run(
             if !passes {
                 continue;
             }
-            if let Some(p) = group_per_partition {
-                let group = group_key(group_by, &pk_values, &ck_values);
+            let row_group = grouped.then(|| group_key(group_by, &pk_values, &ck_values));
+            if let Some(group) = &row_group {
                 let count = match &partition_groups {
-                    Some((k, g, n)) if *k == key.key => n + usize::from(*g != group),
+                    Some((k, g, n)) if *k == key.key => n + usize::from(g != group),
                     _ => 1,
                 };
-                partition_groups = Some((key.key.clone(), group, count));
-                if count > p {
+                if group_per_partition.is_some_and(|p| count > p) {
                     break;
                 }
+                let starts_group = page_group.as_ref() != Some(group);
+                if starts_group && group_budget.is_some_and(|b| page_groups >= b) {
+                    groups_full_at.store(
+                        count.saturating_sub(1) as u64,
+                        std::sync::atomic::Ordering::Relaxed,
+                    );
+                    break;
+                }
+                if starts_group {
+                    page_groups += 1;
+                    page_group = Some(group.clone());
+                }
+                partition_groups = Some((key.key.clone(), group.clone(), count));
             }
             emitted += 1;
             last = ck.cloned();
@@ -1414,7 +1466,7 @@ pub(crate) async fn run(
             }
             match aggregator.as_mut() {
                 Some(agg) => {
-                    let group = group_key(group_by, &pk_values, &ck_values);
+                    let group = row_group.unwrap_or_default();
                     if let Err(e) = agg.add(group, out) {
                         failure = Some(e);
                     }
@@ -1450,6 +1502,7 @@ pub(crate) async fn run(
                 let key = &keys[index];
                 // Resuming a page: only what comes after the last row returned.
                 let mut ranges = plan.ranges.clone();
+                let resumed_after = state.last_clustering.clone();
                 let already = if state.last_clustering.is_some() {
                     std::mem::take(&mut state.partition_returned) as usize
                 } else {
@@ -1498,6 +1551,15 @@ pub(crate) async fn run(
                     .await?;
                 run.warnings.extend(result.warnings.iter().cloned());
                 let (emitted, last) = emit(key, &result.partition, &mut rows, budget, already);
+                if let Some(groups) = groups_full() {
+                    // A page of groups ends before the row starting the next group (at the
+                    // partition's start when no row of it was taken).
+                    state.partition_index = index as u32;
+                    state.last_clustering = last.or(resumed_after);
+                    state.partition_returned = groups;
+                    more = true;
+                    break;
+                }
                 // The page is full and rows of the partition may be left: read up to the row
                 // limit, or (with filters, which read the whole partition) live rows after
                 // the last one returned, which later pages filter.
@@ -1536,7 +1598,9 @@ pub(crate) async fn run(
                     .as_ref()
                     .map(|_| (r.key.key.clone(), state.partition_returned as usize))
             });
-            loop {
+            // The partition of the last row taken on this page (GROUP BY pages end there).
+            let mut taken_from: Option<DecoratedKey> = resume.as_ref().map(|r| r.key.clone());
+            'chunks: loop {
                 let budget = remaining(&state, rows.len());
                 if budget == Some(0) {
                     more = limit.is_none_or(|l| state.returned + (rows.len() as u64) < l);
@@ -1566,7 +1630,28 @@ pub(crate) async fn run(
                         Some((k, n)) if *k == key.key => *n,
                         _ => 0,
                     };
-                    let (emitted, _) = emit(key, &p, &mut rows, None, already);
+                    let (emitted, last) = emit(key, &p, &mut rows, None, already);
+                    if let Some(groups) = groups_full() {
+                        // A page of groups ends before the row starting the next group: after
+                        // the last row taken from this partition, or after the partition of
+                        // the last row taken (groups never span partitions).
+                        let (key, last_clustering, groups) = match last {
+                            Some(l) => (key.clone(), Some(l), groups),
+                            None => match taken_from.take() {
+                                Some(k) => (k, None, 0),
+                                None => break 'chunks,
+                            },
+                        };
+                        state.partition_returned = groups;
+                        state.key = Some(key.key);
+                        state.last_clustering = last_clustering;
+                        more = true;
+                        resume = None;
+                        break 'chunks;
+                    }
+                    if emitted > 0 {
+                        taken_from = Some(key.clone());
+                    }
                     carried = Some((key.key.clone(), already + emitted));
                 }
                 match page.resume {
@@ -1627,27 +1712,33 @@ pub(crate) async fn run(
                     break;
                 }
                 let chunk = budget.unwrap_or(5000).clamp(1, 5000) as usize;
+                let query = |resume: &Option<Bytes>,
+                             resume_within: &Option<Bytes>,
+                             carried: &Option<(Bytes, usize)>,
+                             row_limit: usize| IndexQuery {
+                    table: t.def.id,
+                    index: index.clone(),
+                    value: value.clone(),
+                    start: *low,
+                    end: *high,
+                    resume: resume.clone(),
+                    resume_within: resume_within.clone(),
+                    // The last entry consumed is in the carried partition.
+                    skip_partition: resume.is_some() && done_with(carried),
+                    row_limit,
+                    now,
+                };
                 let found = exec
                     .coordinator()
-                    .index_query(
-                        IndexQuery {
-                            table: t.def.id,
-                            index: index.clone(),
-                            value: value.clone(),
-                            start: *low,
-                            end: *high,
-                            resume: resume.clone(),
-                            resume_within: resume_within.clone(),
-                            // The last entry consumed is in the carried partition.
-                            skip_partition: resume.is_some() && done_with(&carried),
-                            row_limit: chunk,
-                            now,
-                        },
-                        cl,
-                    )
+                    .index_query(query(&resume, &resume_within, &carried, chunk), cl)
                     .await?;
                 run.warnings.extend(found.warnings.iter().cloned());
-                for (key, partition) in &found.partitions {
+                // The rows of this chunk taken before a page of groups ended, as the index
+                // query counts rows (a partition with only static content is one).
+                let mut taken: Option<(usize, Option<(Bytes, u32)>)> = None;
+                let mut counted = 0usize;
+                let carried_before = carried.clone();
+                for (i, (key, partition)) in found.partitions.iter().enumerate() {
                     let mut p = partition.clone();
                     p.rows
                         .retain(|k, _| plan.ranges.iter().any(|(lo, hi)| k >= lo && k < hi));
@@ -1656,8 +1747,43 @@ pub(crate) async fn run(
                         Some((k, n)) if *k == key.key => *n,
                         _ => 0,
                     };
-                    let (emitted, _) = emit(key, &p, &mut rows, left, already);
+                    let (emitted, last) = emit(key, &p, &mut rows, left, already);
+                    if let Some(groups) = groups_full() {
+                        taken = Some(match last {
+                            Some(l) => (
+                                counted + partition.rows.range(..=l).count(),
+                                Some((key.key.clone(), groups)),
+                            ),
+                            None => (counted, carried.take().map(|(k, _)| (k, 0))),
+                        });
+                        break;
+                    }
+                    let resumed_inside = i == 0 && resume_within.is_some();
+                    counted += match partition.rows.len() {
+                        0 if !resumed_inside && partition.static_row.is_live(now) => 1,
+                        n => n,
+                    };
                     carried = Some((key.key.clone(), already + emitted));
+                }
+                if let Some((count, counted_in)) = taken {
+                    // A page of groups ended inside this chunk: the position after the rows
+                    // taken is where the same query stops when limited to them.
+                    if count > 0 {
+                        let upto = exec
+                            .coordinator()
+                            .index_query(query(&resume, &resume_within, &carried_before, count), cl)
+                            .await?;
+                        resume = upto.resume;
+                        resume_within = upto.resume_within;
+                    }
+                    state.last_clustering = resume.take();
+                    state.key = resume_within.take();
+                    if let Some((k, groups)) = counted_in {
+                        state.partition_returned = groups;
+                        state.counted_key = Some(k);
+                    }
+                    more = state.last_clustering.is_some();
+                    break;
                 }
                 resume_within = found.resume_within;
                 match found.resume {
@@ -1665,7 +1791,7 @@ pub(crate) async fn run(
                     None => break,
                 }
             }
-            if more {
+            if more && groups_full().is_none() {
                 state.last_clustering = resume;
                 state.key = resume_within;
                 if let Some((k, n)) = carried {
@@ -1694,16 +1820,22 @@ pub(crate) async fn run(
     if let Some(agg) = aggregator {
         rows = agg.finish();
         if let Some(l) = result_limit {
-            rows.truncate(usize::try_from(l).unwrap_or(usize::MAX));
+            let left = l.saturating_sub(state.returned);
+            rows.truncate(usize::try_from(left).unwrap_or(usize::MAX));
         }
-        more = false;
+        if group_page.is_none() {
+            more = false;
+        }
     }
     if s.json {
         rows = rows.iter().map(|r| vec![json_row(outs, r)]).collect();
     }
-    // More pages only when the page filled, not when LIMIT was reached.
+    // More pages only when the page filled, not when LIMIT was reached (LIMIT and the page
+    // size count groups with GROUP BY).
     let total = state.returned + rows.len() as u64;
-    if page_size.is_none() || limit.is_some_and(|l| total >= l) {
+    if (page_size.is_none() && group_page.is_none())
+        || limit.or(result_limit).is_some_and(|l| total >= l)
+    {
         more = false;
     }
     let mut metadata = RowsMetadata::new(shape.specs.clone());
