@@ -62,6 +62,15 @@ const CASES: &[(&str, ParseErrorKind, u32, u32, &str, &str)] = &[
         "Only expressions of the form X = <value> + X are supported.",
     ),
     (
+        // `-2mo` is one duration token (Cassandra's DURATION rule), not a subtraction.
+        "INSERT INTO t (p, d) VALUES (1, 1y-2mo)",
+        ParseErrorKind::MismatchedInput,
+        1,
+        34,
+        "-2mo",
+        "mismatched input '-2mo' expecting ')'",
+    ),
+    (
         "SELECT * FROM t WHERE a = 'open",
         ParseErrorKind::UnterminatedLiteral,
         1,

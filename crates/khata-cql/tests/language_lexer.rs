@@ -104,7 +104,7 @@ fn numbers_blobs_uuids_durations() {
             TokenKind::Eof,
         ]
     );
-    // A minus is always its own token; the parser folds it into literals.
+    // A minus before a number is its own token; the parser folds it into literals.
     assert_eq!(
         kinds("c-1"),
         vec![
@@ -114,6 +114,34 @@ fn numbers_blobs_uuids_durations() {
             TokenKind::Eof
         ]
     );
+}
+
+#[test]
+fn a_minus_right_before_a_duration_is_part_of_it() {
+    // Cassandra's DURATION rule starts with `'-'?`: `1y-2mo` is two durations.
+    assert_eq!(
+        kinds("1y-2mo -P1D -P2W -1h30m - 1h -1 -1.5 -x -Px"),
+        vec![
+            TokenKind::Duration("1y".into()),
+            TokenKind::Duration("-2mo".into()),
+            TokenKind::Duration("-P1D".into()),
+            TokenKind::Duration("-P2W".into()),
+            TokenKind::Duration("-1h30m".into()),
+            TokenKind::Minus,
+            TokenKind::Duration("1h".into()),
+            TokenKind::Minus,
+            TokenKind::Integer("1".into()),
+            TokenKind::Minus,
+            TokenKind::Float("1.5".into()),
+            TokenKind::Minus,
+            word("x"),
+            TokenKind::Minus,
+            word("px"),
+            TokenKind::Eof,
+        ]
+    );
+    // `-=` stays one operator.
+    assert_eq!(kinds("-=1h")[0], TokenKind::MinusEqual);
 }
 
 #[test]

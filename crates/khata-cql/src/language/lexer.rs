@@ -6,8 +6,11 @@
 //! `P1DT2H`, `P0001-02-03T04:05:06`), markers, operators and punctuation; whitespace and
 //! comments (`--` and `//` to the end of the line, `/* ... */`) are skipped.
 //!
-//! One deliberate difference: Cassandra's lexer folds a leading `-` into integer, float and
-//! duration literals (`-1`), which makes `x-1` two integers. Here `-` is always its own token
+//! A `-` right before a duration is part of its token, as in Cassandra's `DURATION` rule, so
+//! `1y-2mo` is two durations (a syntax error) and `-1h` one literal.
+//!
+//! One deliberate difference: Cassandra's lexer also folds a leading `-` into integer and float
+//! literals (`-1`), which makes `x-1` two integers. Here `-` before a number is its own token
 //! and the parser folds `-` followed by a literal into a negative literal, so `c = c - 1` and
 //! `c = c -1` both parse as a subtraction.
 //!
@@ -155,6 +158,10 @@ impl Lexer<'_> {
             '0'..='9' => Ok(self.number()),
             'P' => Ok(self.iso_duration().unwrap_or_else(|| self.word())),
             'a'..='z' | 'A'..='Z' => Ok(self.word()),
+            '-' => match self.negative_duration() {
+                Some(duration) => Ok(duration),
+                None => self.punctuation(c, position),
+            },
             _ => self.punctuation(c, position),
         }
     }
@@ -350,6 +357,28 @@ impl Lexer<'_> {
             return TokenKind::Duration(self.text[start..self.offset].to_string());
         }
         TokenKind::Integer(self.text[start..self.offset].to_string())
+    }
+
+    /// A duration with its leading `-` (`-2mo`, `-P1D`), if one starts here: Cassandra's
+    /// `DURATION` takes an optional `-`, which its `INTEGER` and `FLOAT` share.
+    fn negative_duration(&mut self) -> Option<TokenKind> {
+        let save = (self.offset, self.position);
+        self.bump_ascii(1);
+        let duration = match self.peek() {
+            Some('0'..='9') => match self.number() {
+                TokenKind::Duration(text) => Some(TokenKind::Duration(format!("-{text}"))),
+                _ => None,
+            },
+            Some('P') => match self.iso_duration() {
+                Some(TokenKind::Duration(text)) => Some(TokenKind::Duration(format!("-{text}"))),
+                _ => None,
+            },
+            _ => None,
+        };
+        if duration.is_none() {
+            (self.offset, self.position) = save;
+        }
+        duration
     }
 
     /// The length of an exponent (`e10`, `E-3`) here, or 0.
