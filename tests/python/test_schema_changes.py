@@ -231,6 +231,19 @@ def test_an_existing_type_name_is_invalid(session, keyspace):
      "Could not create Compression for type org.apache.cassandra.io.compress.FooCompressor"),
     ("compression = {'chunk_length_in_kb': '3'}", ConfigurationException,
      "Missing sub-option 'class' for the 'compression' option."),
+    ("compression = {'class': 'LZ4Compressor', 'min_compress_ratio': 0.5}",
+     ConfigurationException, "min_compress_ratio can either be 0 or greater than or equal to 1"),
+    ("compression = {'class': 'LZ4Compressor', 'chunk_length_in_kb': 3}",
+     ConfigurationException, "chunk_length_in_kb must be a power of 2"),
+    ("compression = {'class': 'LZ4Compressor', 'compression_level': 3}",
+     ConfigurationException, "Unknown compression options compression_level"),
+    ("compression = {'enabled': false, 'class': 'LZ4Compressor'}", ConfigurationException,
+     "If the 'enabled' option is set to false no other options must be specified"),
+    ("compression = {'class': ''}", ConfigurationException,
+     "The 'class' option must not be empty. To disable compression use 'enabled' : false"),
+    ("compaction = {'class': 'LeveledCompactionStrategy', 'fanout_size': '90', "
+     "'sstable_size_in_mb': '1089'}", ConfigurationException,
+     "your maxSSTableSize must be absurdly high to compute"),
 ])
 def test_table_option_errors(session, keyspace, options, error, message):
     fails(session, f"CREATE TABLE {keyspace}.bad_options (a int PRIMARY KEY, b int) WITH {options}",
@@ -355,6 +368,28 @@ def test_compaction_and_compression_maps_are_kept_as_given(session, keyspace):
     session.execute(f"INSERT INTO {keyspace}.maps (a, b) VALUES (1, 1)")
     assert list(session.execute(f"SELECT b FROM {keyspace}.maps WHERE a = 1")) == [(1,)]
 
+
+
+@pytest.mark.parametrize("given, kept", [
+    # CompressionParams.asMap: min_compress_ratio as a double, and not at all when 0.
+    ("{'class': 'LZ4Compressor', 'min_compress_ratio': 2}",
+     {"class": "org.apache.cassandra.io.compress.LZ4Compressor", "chunk_length_in_kb": "16",
+      "min_compress_ratio": "2.0"}),
+    ("{'class': 'LZ4Compressor', 'min_compress_ratio': 0}",
+     {"class": "org.apache.cassandra.io.compress.LZ4Compressor", "chunk_length_in_kb": "16"}),
+    # An empty map names no compressor: no compression (CompressionParams.fromMap).
+    ("{}", {"enabled": "false"}),
+])
+def test_compression_maps_as_cassandra_keeps_them(session, keyspace, given, kept):
+    session.execute(f"DROP TABLE IF EXISTS {keyspace}.kept_compression")
+    session.execute(f"CREATE TABLE {keyspace}.kept_compression (a int PRIMARY KEY, b int) "
+                    f"WITH compression = {given}")
+    row = session.execute(
+        "SELECT compression FROM system_schema.tables "
+        "WHERE keyspace_name = %s AND table_name = 'kept_compression'", [keyspace]).one()
+    assert dict(row.compression) == kept
+    session.execute(f"INSERT INTO {keyspace}.kept_compression (a, b) VALUES (1, 1)")
+    assert list(session.execute(f"SELECT b FROM {keyspace}.kept_compression")) == [(1,)]
 
 def test_replication_above_the_nodes_warns(session):
     """CREATE and ALTER KEYSPACE warn as Cassandra 4.1 does when the factor exceeds the nodes

@@ -21,7 +21,8 @@ use khata_types::schema::{
     TableDef, TableOptions,
 };
 use khata_types::table_options::{
-    compaction_from_map, compression_from_map, reported_compaction_map, reported_compression_map,
+    compaction_from_stored_map, compression_from_stored_map, reported_compaction_map,
+    reported_compression_map,
 };
 use khata_types::token::DecoratedKey;
 use khata_types::type_text::{parse_type_text, type_text};
@@ -543,10 +544,11 @@ fn load_table(stored: &StoredRows, ks: &KeyspaceSchema, row: &ReadRow) -> Result
         .uuid_opt("id")?
         .ok_or_else(|| ReplicaError::CorruptSchema(format!("table {keyspace}.{name} has no id")))?;
     let compaction_map = string_map(row.text_map("compaction")?);
-    let compaction = compaction_from_map(&compaction_map).map_err(ReplicaError::CorruptSchema)?;
+    let compaction =
+        compaction_from_stored_map(&compaction_map).map_err(ReplicaError::CorruptSchema)?;
     let compression_map = string_map(row.text_map("compression")?);
     let (compression, chunk_length_bytes) =
-        compression_from_map(&compression_map).map_err(ReplicaError::CorruptSchema)?;
+        compression_from_stored_map(&compression_map).map_err(ReplicaError::CorruptSchema)?;
     let options = TableOptions {
         gc_grace_seconds: row.int_opt("gc_grace_seconds")?.unwrap_or(864_000).max(0) as u32,
         default_time_to_live: row.int_opt("default_time_to_live")?.unwrap_or(0).max(0) as u32,

@@ -107,6 +107,27 @@ fn parse_number<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, Strin
 
 /// A strategy from a `compaction` map (Cassandra's option names and errors).
 pub fn compaction_from_map(map: &BTreeMap<String, String>) -> Result<CompactionStrategy, String> {
+    let strategy = compaction_strategy(map)?;
+    if let CompactionStrategy::Leveled {
+        sstable_size_bytes,
+        fanout_size,
+    } = strategy
+    {
+        check_level_sizes(sstable_size_bytes / (1024 * 1024), fanout_size)?;
+    }
+    Ok(strategy)
+}
+
+/// A strategy from a `compaction` map read back from `system_schema.tables`: as
+/// [`compaction_from_map`], without the checks added since an earlier khata kept the map, so
+/// that a table it created still loads.
+pub fn compaction_from_stored_map(
+    map: &BTreeMap<String, String>,
+) -> Result<CompactionStrategy, String> {
+    compaction_strategy(map)
+}
+
+fn compaction_strategy(map: &BTreeMap<String, String>) -> Result<CompactionStrategy, String> {
     let Some(class) = map.get("class") else {
         return Err("Missing sub-option 'class' for the 'compaction' option.".into());
     };
@@ -252,6 +273,26 @@ pub fn compaction_from_map(map: &BTreeMap<String, String>) -> Result<CompactionS
     Ok(strategy)
 }
 
+/// Levels a leveled table may have (Cassandra's `LeveledGenerations.MAX_LEVEL_COUNT`).
+const LEVEL_COUNT: i32 = 9;
+
+/// Cassandra's `LeveledManifest.maxBytesForLevel` for the last level, which
+/// `LeveledCompactionStrategy.validateOptions` computes so that a table whose levels could
+/// not be sized is refused when created (CASSANDRA-20570) rather than when compacted.
+fn check_level_sizes(sstable_size_mb: u64, fanout_size: u32) -> Result<(), String> {
+    let sstable_bytes = sstable_size_mb as f64 * (1024.0 * 1024.0);
+    let bytes = f64::from(fanout_size).powi(LEVEL_COUNT - 1) * sstable_bytes;
+    if bytes > i64::MAX as f64 {
+        return Err(format!(
+            "At most {} bytes may be in a compaction level; your maxSSTableSize must be \
+             absurdly high to compute {}",
+            i64::MAX,
+            java_double(bytes)
+        ));
+    }
+    Ok(())
+}
+
 /// The `compression` map of a setting.
 pub fn compression_to_map(
     compression: Compression,
@@ -276,63 +317,215 @@ pub fn compression_to_map(
     m
 }
 
-/// A setting from a `compression` map: the compression and the chunk length in bytes.
+/// A setting from a `compression` map read back from `system_schema.tables`: as
+/// [`compression_from_map`], but a map an earlier khata kept before a check was added (an
+/// option its compressor does not take, a `min_compress_ratio` below 1) is still read, so that
+/// the table it created loads.
+pub fn compression_from_stored_map(
+    map: &BTreeMap<String, String>,
+) -> Result<(Compression, u32), String> {
+    compression_from_map(map).or_else(|refusal| {
+        let enabled = map
+            .get("enabled")
+            .is_none_or(|v| v.eq_ignore_ascii_case("true"));
+        let class = map.get("class").or_else(|| map.get("sstable_compression"));
+        let chunk_kb = map
+            .get("chunk_length_in_kb")
+            .or_else(|| map.get("chunk_length_kb"))
+            .map_or(Ok(16), |v| v.trim().parse::<u32>())
+            .ok()
+            .filter(|kb| kb.is_power_of_two() && *kb <= 4096);
+        match (enabled, class, chunk_kb) {
+            (false, _, _) => Ok((Compression::None, 16 * 1024)),
+            (true, Some(c), Some(kb)) if !c.is_empty() => Ok((Compression::Lz4, kb * 1024)),
+            _ => Err(refusal),
+        }
+    })
+}
+
+/// The sub-options each compressor takes besides the class, the chunk length and
+/// `min_compress_ratio` (each `ICompressor.supportedOptions`).
+fn compressor_options(class: &str) -> &'static [&'static str] {
+    match class {
+        "LZ4Compressor" => &["lz4_compressor_type", "lz4_high_compressor_level"],
+        "ZstdCompressor" => &["compression_level"],
+        _ => &[],
+    }
+}
+
+/// A setting from a `compression` map: the compression and the chunk length in bytes
+/// (Cassandra 4.1's `CompressionParams.fromMap` and `validate`). An empty map is no
+/// compression, as Cassandra reads it (enabled, but no class names a compressor).
 pub fn compression_from_map(map: &BTreeMap<String, String>) -> Result<(Compression, u32), String> {
-    let mut chunk_kb: u32 = 16;
     let mut enabled = true;
     let mut class: Option<&str> = None;
+    let mut chunk_kb: Option<&str> = None;
+    let mut others: Vec<&str> = Vec::new();
     for (k, v) in map {
         match k.as_str() {
             "class" | "sstable_compression" => class = Some(v),
             "enabled" => enabled = v.eq_ignore_ascii_case("true"),
-            "chunk_length_in_kb" | "chunk_length_kb" => chunk_kb = parse_number(k, v)?,
-            "crc_check_chance"
-            | "min_compress_ratio"
-            | "compression_level"
-            | "lz4_compressor_type"
-            | "lz4_high_compressor_level" => {}
-            other => return Err(format!("Unknown compression options {other}")),
+            "chunk_length_in_kb" | "chunk_length_kb" => chunk_kb = Some(v),
+            // Moved to the table's own options; still taken here, as Cassandra takes it.
+            "crc_check_chance" => {}
+            other => others.push(other),
         }
     }
-    // Cassandra's CompressionParams.fromMap: enabled compression names its class first.
     if !map.is_empty() && enabled && class.is_none() {
         return Err("Missing sub-option 'class' for the 'compression' option.".into());
     }
-    if !chunk_kb.is_power_of_two() {
-        return Err(format!(
-            "chunk_length_in_kb must be a power of 2, but was {chunk_kb}"
-        ));
+    if !enabled {
+        if map.len() > 1 {
+            return Err(
+                "If the 'enabled' option is set to false no other options must be specified".into(),
+            );
+        }
+        return Ok((Compression::None, 16 * 1024));
     }
-    if !(1..=4096).contains(&chunk_kb) {
+    let chunk_kb = match chunk_kb {
+        None => 16,
+        Some(text) => {
+            let kb: i64 = text
+                .trim()
+                .parse()
+                .map_err(|_| "Invalid value for chunk_length_in_kb".to_string())?;
+            if kb > i64::from(i32::MAX / 1024) {
+                return Err(format!("Value of chunk_length_in_kb is too large ({kb})"));
+            }
+            kb
+        }
+    };
+    if chunk_kb <= 0 {
+        return Err("Invalid negative or null chunk_length_in_kb".into());
+    }
+    if !(chunk_kb as u64).is_power_of_two() {
+        return Err("chunk_length_in_kb must be a power of 2".into());
+    }
+    // khata's own bound: a chunk is read whole into memory.
+    if chunk_kb > 4096 {
         return Err(format!(
             "Invalid negative or too large chunk_length_in_kb: {chunk_kb}"
         ));
     }
-    let compression = match class.map(|c| short(c, COMPRESSION_PACKAGE)) {
-        _ if !enabled => Compression::None,
-        None => return Err("Missing sub-option 'class' for the 'compression' option.".into()),
-        Some(c) if c.is_empty() => Compression::None,
-        // khata compresses with LZ4 whichever compressor is named: the others are accepted so
-        // that schemas written for Cassandra load unchanged.
-        Some(c)
-            if matches!(
-                c.as_str(),
-                "LZ4Compressor" | "SnappyCompressor" | "DeflateCompressor" | "ZstdCompressor"
-            ) =>
-        {
-            Compression::Lz4
+    let chunk_bytes = chunk_kb as u32 * 1024;
+    check_min_compress_ratio(map, chunk_bytes)?;
+    let class = match class {
+        // The legacy `sstable_compression` named no compressor with an empty class.
+        Some("") if map.contains_key("sstable_compression") => {
+            return Ok((Compression::None, chunk_bytes));
         }
-        Some(c) => {
-            let class = class.unwrap_or_default();
-            let class = if class.contains('.') {
-                class.to_string()
-            } else {
-                format!("{COMPRESSION_PACKAGE}{c}")
-            };
-            return Err(format!("Could not create Compression for type {class}"));
+        Some("") => {
+            return Err(
+                "The 'class' option must not be empty. To disable compression use 'enabled' : false"
+                    .into(),
+            );
         }
+        // An empty map: no compressor.
+        None => return Ok((Compression::None, chunk_bytes)),
+        Some(class) => class,
     };
-    Ok((compression, chunk_kb * 1024))
+    let name = short(class, COMPRESSION_PACKAGE);
+    // khata compresses with LZ4 whichever compressor is named: the others are accepted so
+    // that schemas written for Cassandra load unchanged.
+    if !matches!(
+        name.as_str(),
+        "LZ4Compressor" | "SnappyCompressor" | "DeflateCompressor" | "ZstdCompressor"
+    ) {
+        let class = if class.contains('.') {
+            class.to_string()
+        } else {
+            format!("{COMPRESSION_PACKAGE}{name}")
+        };
+        return Err(format!("Could not create Compression for type {class}"));
+    }
+    let supported = compressor_options(&name);
+    if let Some(unknown) = others
+        .iter()
+        .find(|o| **o != "min_compress_ratio" && !supported.contains(o))
+    {
+        return Err(format!("Unknown compression options {unknown}"));
+    }
+    Ok((Compression::Lz4, chunk_bytes))
+}
+
+/// `min_compress_ratio` as Cassandra checks it (`CompressionParams.validate`): the largest
+/// compressed chunk it allows, the chunk length over the ratio, may not exceed the chunk
+/// length unless the ratio is 0 (no limit).
+fn check_min_compress_ratio(
+    map: &BTreeMap<String, String>,
+    chunk_bytes: u32,
+) -> Result<(), String> {
+    let Some(ratio) = min_compress_ratio(map)? else {
+        return Ok(());
+    };
+    // Java's `(int) Math.ceil(Math.min(chunk / ratio, Integer.MAX_VALUE))`: `as` saturates and
+    // makes NaN 0, as Java's cast does.
+    let max_compressed = (f64::from(chunk_bytes) / ratio)
+        .min(f64::from(i32::MAX))
+        .ceil() as i32;
+    if max_compressed < 0 {
+        return Err("Invalid negative min_compress_ratio".into());
+    }
+    if i64::from(max_compressed) > i64::from(chunk_bytes) && max_compressed < i32::MAX {
+        return Err("min_compress_ratio can either be 0 or greater than or equal to 1".into());
+    }
+    Ok(())
+}
+
+/// The `min_compress_ratio` given, as Java's `Double.parseDouble` reads it (a trailing `d` or
+/// `f` allowed; `NaN` and `Infinity` spelled so).
+fn min_compress_ratio(map: &BTreeMap<String, String>) -> Result<Option<f64>, String> {
+    let Some(text) = map.get("min_compress_ratio") else {
+        return Ok(None);
+    };
+    let trimmed = text.trim();
+    let unsigned = trimmed.trim_start_matches(['+', '-']);
+    let body = if matches!(unsigned, "NaN" | "Infinity") {
+        trimmed
+    } else {
+        let body = trimmed
+            .strip_suffix(['d', 'D', 'f', 'F'])
+            .unwrap_or(trimmed);
+        if !body
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'))
+        {
+            return Err(format!(
+                "{text} is not a valid value for min_compress_ratio"
+            ));
+        }
+        body
+    };
+    body.parse::<f64>()
+        .map(Some)
+        .map_err(|_| format!("{text} is not a valid value for min_compress_ratio"))
+}
+
+/// A double as Java's `Double.toString` writes it (`2.0`, `1.5`, `1.0E7`), as
+/// `CompressionParams.asMap` writes `min_compress_ratio`.
+fn java_double(d: f64) -> String {
+    if d.is_nan() {
+        return "NaN".into();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    let magnitude = d.abs();
+    if d == 0.0 || (1e-3..1e7).contains(&magnitude) {
+        let text = format!("{d:?}");
+        return if text.contains('.') {
+            text
+        } else {
+            format!("{text}.0")
+        };
+    }
+    let text = format!("{d:e}");
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    if mantissa.contains('.') {
+        format!("{mantissa}E{exponent}")
+    } else {
+        format!("{mantissa}.0E{exponent}")
+    }
 }
 
 /// A `compaction` map as Cassandra keeps what was given (`CompactionParams.create` and
@@ -356,7 +549,8 @@ pub fn compaction_map_as_given(map: &BTreeMap<String, String>) -> BTreeMap<Strin
 }
 
 /// A `compression` map as Cassandra keeps what was given (`CompressionParams.asMap`): `enabled`
-/// false alone, or the compressor's other options with its class in full and the chunk length.
+/// false alone, or the compressor's other options with its class in full, the chunk length and
+/// a `min_compress_ratio` other than 0 as a double.
 /// Call it on a map [`compression_from_map`] accepted, with the chunk length it read.
 pub fn compression_map_as_given(
     map: &BTreeMap<String, String>,
@@ -378,10 +572,17 @@ pub fn compression_map_as_given(
                     | "chunk_length_kb"
                     | "chunk_length_in_kb"
                     | "crc_check_chance"
+                    | "min_compress_ratio"
             )
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    // Kept as the double it was read as (`2` is `2.0`), and not at all when 0, the default.
+    if let Ok(Some(ratio)) = min_compress_ratio(map)
+        && ratio != 0.0
+    {
+        out.insert("min_compress_ratio".into(), java_double(ratio));
+    }
     let full = if class.contains('.') {
         class.clone()
     } else {
@@ -500,5 +701,111 @@ mod tests {
             compression_from_map(&map(&[("class", "FooCompressor")])).unwrap_err(),
             "Could not create Compression for type org.apache.cassandra.io.compress.FooCompressor"
         );
+    }
+
+    #[test]
+    fn empty_compression_map_is_no_compression() {
+        let (c, chunk) = compression_from_map(&BTreeMap::new()).unwrap();
+        assert_eq!(c, Compression::None);
+        assert_eq!(
+            compression_map_as_given(&BTreeMap::new(), c, chunk),
+            map(&[("enabled", "false")])
+        );
+        assert_eq!(
+            compression_from_map(&map(&[("enabled", "false"), ("class", "LZ4Compressor")]))
+                .unwrap_err(),
+            "If the 'enabled' option is set to false no other options must be specified"
+        );
+        assert!(
+            compression_from_map(&map(&[("class", "")]))
+                .unwrap_err()
+                .starts_with("The 'class' option must not be empty.")
+        );
+    }
+
+    #[test]
+    fn min_compress_ratio_is_checked_and_kept_as_a_double() {
+        let as_given = |ratio: &str| {
+            let given = map(&[("class", "LZ4Compressor"), ("min_compress_ratio", ratio)]);
+            compression_from_map(&given)
+                .map(|(c, chunk)| compression_map_as_given(&given, c, chunk))
+        };
+        assert_eq!(
+            as_given("2")
+                .unwrap()
+                .get("min_compress_ratio")
+                .map(String::as_str),
+            Some("2.0")
+        );
+        assert_eq!(
+            as_given("1.5")
+                .unwrap()
+                .get("min_compress_ratio")
+                .map(String::as_str),
+            Some("1.5")
+        );
+        assert_eq!(as_given("0").unwrap().get("min_compress_ratio"), None);
+        assert_eq!(
+            as_given("0.5").unwrap_err(),
+            "min_compress_ratio can either be 0 or greater than or equal to 1"
+        );
+        assert_eq!(
+            as_given("-1").unwrap_err(),
+            "Invalid negative min_compress_ratio"
+        );
+        assert!(as_given("abc").is_err());
+    }
+
+    #[test]
+    fn compressors_take_only_their_options() {
+        assert_eq!(
+            compression_from_map(&map(&[
+                ("class", "LZ4Compressor"),
+                ("compression_level", "3")
+            ]))
+            .unwrap_err(),
+            "Unknown compression options compression_level"
+        );
+        assert!(
+            compression_from_map(&map(&[
+                ("class", "LZ4Compressor"),
+                ("lz4_compressor_type", "high")
+            ]))
+            .is_ok()
+        );
+        assert_eq!(
+            compression_from_map(&map(&[
+                ("class", "LZ4Compressor"),
+                ("chunk_length_in_kb", "3")
+            ]))
+            .unwrap_err(),
+            "chunk_length_in_kb must be a power of 2"
+        );
+        assert_eq!(
+            compression_from_map(&map(&[
+                ("class", "LZ4Compressor"),
+                ("chunk_length_in_kb", "0")
+            ]))
+            .unwrap_err(),
+            "Invalid negative or null chunk_length_in_kb"
+        );
+    }
+
+    #[test]
+    fn leveled_levels_must_be_sizable() {
+        let lcs = |fanout: &str, size: &str| {
+            compaction_from_map(&map(&[
+                ("class", "LeveledCompactionStrategy"),
+                ("fanout_size", fanout),
+                ("sstable_size_in_mb", size),
+            ]))
+        };
+        assert!(
+            lcs("90", "1089")
+                .unwrap_err()
+                .contains("your maxSSTableSize must be absurdly high to compute")
+        );
+        assert!(lcs("10", "160").is_ok());
+        assert!(lcs("20", "100").is_ok());
     }
 }
