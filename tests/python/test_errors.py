@@ -218,6 +218,41 @@ def test_allow_filtering_refusal(session, table, where):
     assert ALLOW_FILTERING_MESSAGE in str(error.value)
 
 
+def test_null_or_unset_filter_values(session, keyspace):
+    """A filter's null or unset value is refused once the restrictions have passed: without
+    ALLOW FILTERING, the demand for it comes first, as Cassandra checks restrictions when it
+    prepares a statement and values when it runs it."""
+    from cassandra.query import UNSET_VALUE
+    session.execute(f"CREATE TABLE {keyspace}.nulls (p text, c text, i int, s set<int>, "
+                    "m map<int, int>, st int STATIC, PRIMARY KEY (p, c))")
+    table = f"{keyspace}.nulls"
+    for condition in ["i = NULL", "i > NULL", "i >= NULL", "i < NULL", "i <= NULL",
+                      "s CONTAINS NULL", "m CONTAINS NULL", "m CONTAINS KEY NULL",
+                      "m[1] = NULL", "m[NULL] = 1", "st > NULL"]:
+        for where in (f"p = 'x' AND {condition}", condition):
+            with pytest.raises(InvalidRequest, match=ALLOW_FILTERING_MESSAGE):
+                session.execute(f"SELECT c FROM {table} WHERE {where}")
+        column = condition.split()[0].split("[")[0]
+        what = {"m[1]": "map value", "m[NULL]": "map key"}.get(condition.split()[0], "value")
+        with pytest.raises(InvalidRequest,
+                           match=re.escape(f"Unsupported null {what} for column {column}")):
+            session.execute(f"SELECT c FROM {table} WHERE p = 'x' AND {condition} ALLOW FILTERING")
+    for condition, message in [("i = ?", "Unsupported unset value for column i"),
+                               ("s CONTAINS ?", "Unsupported unset value for column s"),
+                               ("m[?] = 1", "Unsupported unset map key for column m"),
+                               ("m[1] = ?", "Unsupported unset map value for column m")]:
+        with pytest.raises(InvalidRequest, match=ALLOW_FILTERING_MESSAGE):
+            session.prepare(f"SELECT c FROM {table} WHERE p = 'x' AND {condition}")
+        select = session.prepare(
+            f"SELECT c FROM {table} WHERE p = 'x' AND {condition} ALLOW FILTERING")
+        with pytest.raises(InvalidRequest, match=re.escape(message)):
+            session.execute(select, [UNSET_VALUE])
+    # An UPDATE or DELETE refuses the column itself.
+    with pytest.raises(InvalidRequest,
+                       match="Non PRIMARY KEY columns found in where clause: i"):
+        session.execute(f"DELETE FROM {table} WHERE p = 'x' AND c = 'y' AND i = NULL")
+
+
 def test_allow_filtering_runs_the_query(session, table):
     rows = session.execute(f"SELECT k, c FROM {table} WHERE v = 'one' ALLOW FILTERING")
     assert sorted((r.k, r.c) for r in rows) == [(1, 1), (2, 1)]

@@ -48,6 +48,11 @@ pub(crate) struct Restrictions {
     /// A partition key column is restricted by `IN` (even of one value): Cassandra's
     /// `keyIsInRelation`, which makes an ORDER BY a post-query ordering.
     pub key_in: bool,
+    /// The first filter given a null or unset value, by its column's name, and its refusal.
+    /// Cassandra checks a statement's restrictions when it prepares it and binds the values
+    /// when it runs it, so a SELECT that needs ALLOW FILTERING says so before it refuses the
+    /// value ([`Restrictions::for_select`]); an UPDATE or DELETE refuses the filter itself.
+    unbound_filter: Option<(String, ExecError)>,
 }
 
 /// A restriction on a regular or static column, checked on each row read.
@@ -198,6 +203,29 @@ fn column<'t>(t: &'t TableSchema, name: &str) -> Result<&'t ColumnDef, ExecError
 
 fn required(run: &Run<'_>, term: &Term, c: &ColumnDef) -> Result<Bytes, ExecError> {
     bind::required(run, term, &c.ty, &c.name)
+}
+
+/// A filter's value of type `ty` (`what`: `value`, `map key` or `map value`). A null or unset
+/// one stands as empty bytes and is noted in `unbound` (the first only), in Cassandra's words
+/// (RowFilter's expressions' `validate`).
+fn filter_value(
+    run: &Run<'_>,
+    term: &Term,
+    ty: &CqlType,
+    c: &ColumnDef,
+    what: &str,
+    unbound: &mut Option<(String, ExecError)>,
+) -> Result<Bytes, ExecError> {
+    let state = match bind::value(run, term, ty, &c.name)? {
+        Bound::Value(bytes) => return Ok(bytes),
+        Bound::Null => "null",
+        Bound::Unset => "unset",
+    };
+    unbound.get_or_insert_with(|| {
+        let message = format!("Unsupported {state} {what} for column {}", c.name);
+        (c.name.clone(), ExecError::invalid(message))
+    });
+    Ok(Bytes::new())
 }
 
 /// Checks the columns of `token(...)` in a relation are the partition key, in order, with
@@ -365,6 +393,16 @@ impl Restrictions {
         allow_filtering: bool,
     ) -> Result<Restrictions, ExecError> {
         let mut r = Restrictions::build(t, run, clause, allow_filtering)?;
+        if let Some((column, refusal)) = r.unbound_filter.take() {
+            // Without ALLOW FILTERING, a filter on a column no index serves needs it: the
+            // refusal Cassandra gives first.
+            let indexed = t.indexes.iter().any(|i| i.column().0 == column);
+            return Err(if allow_filtering || indexed {
+                refusal
+            } else {
+                ExecError::invalid(FILTERING)
+            });
+        }
         if allow_filtering {
             r.filter_partial_partition_key(t);
             r.filter_clustering_gaps(t);
@@ -450,6 +488,7 @@ impl Restrictions {
             tuples: None,
             filters: Vec::new(),
             key_in: false,
+            unbound_filter: None,
         };
         let set_slice =
             |r: &mut Restrictions, first: usize, op: ComparisonOp, values: Vec<Bytes>| {
@@ -619,10 +658,12 @@ impl Restrictions {
                                     "Slice restrictions are not supported on duration columns",
                                 ));
                             }
+                            let value =
+                                filter_value(run, value, &c.ty, c, "value", &mut r.unbound_filter)?;
                             r.filters.push(Filter {
                                 column: c.clone(),
                                 op: *op,
-                                value: required(run, value, c)?,
+                                value,
                                 any_of: None,
                                 element: None,
                             });
@@ -643,10 +684,18 @@ impl Restrictions {
                                     c.name
                                 )));
                             };
+                            let value = filter_value(
+                                run,
+                                value,
+                                &element_ty,
+                                c,
+                                "value",
+                                &mut r.unbound_filter,
+                            )?;
                             r.filters.push(Filter {
                                 column: c.clone(),
                                 op: *op,
-                                value: bind::required(run, value, &element_ty, &c.name)?,
+                                value,
                                 any_of: None,
                                 element: None,
                             });
@@ -828,12 +877,15 @@ impl Restrictions {
                             op.symbol()
                         )));
                     }
+                    let key = filter_value(run, key, key_ty, c, "map key", &mut r.unbound_filter)?;
+                    let value =
+                        filter_value(run, value, value_ty, c, "map value", &mut r.unbound_filter)?;
                     r.filters.push(Filter {
                         column: c.clone(),
                         op: *op,
-                        value: bind::required(run, value, value_ty, &c.name)?,
+                        value,
                         any_of: None,
-                        element: Some(bind::required(run, key, key_ty, &c.name)?),
+                        element: Some(key),
                     });
                 }
                 Relation::MultiColumnIn {
