@@ -141,3 +141,92 @@ fn precedence() {
     check("not not n = :t", t.clone(), true);
     check("n = :f OR NOT n = :f", t, true);
 }
+
+/// A random tree of AND, OR and NOT over true and false comparisons.
+#[derive(Debug, Clone)]
+enum Tree {
+    Leaf(bool),
+    Not(Box<Tree>),
+    And(Box<Tree>, Box<Tree>),
+    Or(Box<Tree>, Box<Tree>),
+}
+
+impl Tree {
+    fn value(&self) -> bool {
+        match self {
+            Tree::Leaf(b) => *b,
+            Tree::Not(t) => !t.value(),
+            Tree::And(a, b) => a.value() && b.value(),
+            Tree::Or(a, b) => a.value() || b.value(),
+        }
+    }
+
+    /// How tightly the tree's top operator binds (a leaf tightest).
+    fn binding(&self) -> u8 {
+        match self {
+            Tree::Leaf(_) => 4,
+            Tree::Not(_) => 3,
+            Tree::And(..) => 2,
+            Tree::Or(..) => 1,
+        }
+    }
+
+    /// The text with only the parentheses precedence needs (`extra`: around every operand).
+    fn text(&self, extra: bool) -> String {
+        let wrap = |t: &Tree, needed: bool| {
+            let inner = t.text(extra);
+            if (needed || extra) && !matches!(t, Tree::Leaf(_)) {
+                format!("({inner})")
+            } else {
+                inner
+            }
+        };
+        match self {
+            Tree::Leaf(true) => "n = :t".into(),
+            Tree::Leaf(false) => "n = :f".into(),
+            Tree::Not(t) => format!("NOT {}", wrap(t, t.binding() < 3)),
+            // Left operands of the same operator need none (left associative); right ones do.
+            Tree::And(a, b) => format!(
+                "{} AND {}",
+                wrap(a, a.binding() < 2),
+                wrap(b, b.binding() <= 2)
+            ),
+            Tree::Or(a, b) => format!(
+                "{} OR {}",
+                wrap(a, a.binding() < 1),
+                wrap(b, b.binding() <= 1)
+            ),
+        }
+    }
+}
+
+fn tree() -> impl proptest::strategy::Strategy<Value = Tree> {
+    use proptest::prelude::*;
+    any::<bool>()
+        .prop_map(Tree::Leaf)
+        .prop_recursive(6, 40, 2, |inner| {
+            prop_oneof![
+                inner.clone().prop_map(|t| Tree::Not(Box::new(t))),
+                (inner.clone(), inner.clone())
+                    .prop_map(|(a, b)| Tree::And(Box::new(a), Box::new(b))),
+                (inner.clone(), inner).prop_map(|(a, b)| Tree::Or(Box::new(a), Box::new(b))),
+            ]
+        })
+}
+
+proptest::proptest! {
+    /// NOT, AND, OR and parentheses parse to what precedence says, with as few parentheses as
+    /// it needs and with parentheses around every operand.
+    #[test]
+    fn precedence_of_random_conditions(t in tree()) {
+        let vals = json!({":t": {"N": "10"}, ":f": {"N": "11"}});
+        for extra in [false, true] {
+            let text = t.text(extra);
+            let mut vals = values(vals.clone());
+            vals.retain(|k, _| text.contains(k.as_str()));
+            let c = parse_condition(&text, &names(&[]), &vals)
+                .unwrap_or_else(|e| panic!("{text}: {e}"));
+            proptest::prop_assert_eq!(c.eval(&the_item()), t.value(), "{}", text);
+        }
+    }
+}

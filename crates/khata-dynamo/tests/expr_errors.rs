@@ -160,7 +160,78 @@ fn limits() {
             .contains("The document path has too many nesting levels; nesting levels: 33")
     );
     let nested = format!("{}a = :v{}", "(".repeat(500), ")".repeat(500));
-    assert!(cond_err(&nested, &[], json!({":v": {"N": "1"}})).contains("nested levels"));
+    assert!(cond_err(&nested, &[], json!({":v": {"N": "1"}})).contains("redundant parentheses"));
+    let nested = format!("{}a = :v{}", "(".repeat(2040), ")".repeat(2040));
+    assert!(cond_err(&nested, &[], json!({":v": {"N": "1"}})).contains("redundant parentheses"));
+    let nested = format!("a < {}b{}", "size(".repeat(40), ")".repeat(40));
+    assert!(cond_err(&nested, &[], json!({})).contains("nested levels"));
+}
+
+/// DynamoDB limits a condition to 300 operators, not its nesting: `a<b or (a<b or (...))` 149
+/// deep (299 operators) is taken, 150 deep is refused, and so are 301 NOTs (Alternator's
+/// test_deeply_nested_expression_2 and _4, checked against DynamoDB).
+#[test]
+fn operators_not_nesting_are_limited() {
+    let v = json!({});
+    let chain = |depth: usize| format!("a<b {}{}", "or (a<b ".repeat(depth), ")".repeat(depth));
+    assert!(parse_condition(&chain(149), &names(&[]), &values(v.clone())).is_ok());
+    assert_eq!(
+        cond_err(&chain(150), &[], v.clone()),
+        "Invalid ConditionExpression: The expression contains too many operators; operator count: 301"
+    );
+    assert!(
+        parse_condition(
+            &format!("{}a<b", "not ".repeat(299)),
+            &names(&[]),
+            &values(v.clone())
+        )
+        .is_ok()
+    );
+    assert!(
+        cond_err(&format!("{}a<b", "not ".repeat(1000)), &[], v.clone())
+            .contains("too many operators; operator count: 301")
+    );
+    // NOTs and parentheses nested 99 deep, 298 operators.
+    let deep = format!("{}a<b{}", "NOT (a<b AND ".repeat(99), ")".repeat(99));
+    assert!(parse_condition(&deep, &names(&[]), &values(v)).is_ok());
+}
+
+/// The deepest input an expression's 4096 bytes can nest is refused without exhausting even a
+/// small stack (a request's task runs on a 2 MiB tokio worker stack).
+#[test]
+fn hostile_nesting_is_refused_within_a_small_stack() {
+    let inputs = [
+        "(".repeat(4095),
+        format!("{}a<b{}", "(".repeat(2046), ")".repeat(2046)),
+        format!("a < {}b{}", "size(".repeat(680), ")".repeat(680)),
+        format!("{}a<b", "NOT (".repeat(800)),
+    ];
+    let parsed = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            inputs
+                .iter()
+                .map(|i| parse_condition(i, &names(&[]), &values(json!({}))).is_err())
+                .collect::<Vec<_>>()
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(parsed, [true; 4]);
+    let updates = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            let text = format!(
+                "SET a = {}b{}",
+                "if_not_exists(c, list_append(".repeat(300),
+                "))".repeat(300)
+            );
+            parse_update(&text, &names(&[]), &values(json!({}))).is_err()
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(updates);
 }
 
 #[test]

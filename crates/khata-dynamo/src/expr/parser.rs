@@ -1,5 +1,5 @@
-//! The recursive-descent parser for condition, filter, key-condition, projection and update
-//! expressions, substituting `#names` and `:values` as it goes.
+//! The parser of condition, filter, key-condition, projection and update expressions, by
+//! descent, substituting `#names` and `:values` as it goes.
 //!
 //! Condition grammar, loosest binding first (DynamoDB's precedence: comparators, IN, BETWEEN,
 //! functions, parentheses, NOT, AND, OR):
@@ -8,14 +8,18 @@
 //! condition := and (OR and)*
 //! and       := not (AND not)*
 //! not       := NOT not | primary
-//! primary   := '(' condition ')'
-//!            | function '(' operand (',' operand)* ')'      -- attribute_exists, ..., contains
+//! primary   := '(' condition ')' | comparison
+//! comparison:= function '(' operand (',' operand)* ')'      -- attribute_exists, ..., contains
 //!            | operand comparator operand
 //!            | operand BETWEEN operand AND operand
 //!            | operand IN '(' operand (',' operand)* ')'
 //! operand   := path | :value | size '(' path ')'
 //! path      := (name | #name) ('.' (name | #name) | '[' digits ']')*
 //! ```
+//!
+//! The first four rules are folded with explicit stacks (a shunting-yard over NOT, AND, OR and
+//! parentheses), so that no input, however deeply it nests, recurses; a condition is bounded
+//! by DynamoDB's 300 operators instead. Only function arguments recurse, at most 32 deep.
 //!
 //! Update grammar: `(SET set (',' set)* | REMOVE path (',' path)* | ADD path :value (',' ...)*
 //! | DELETE path :value (',' ...)*)+`, each clause at most once, where `set := path '='
@@ -35,8 +39,101 @@ pub const MAX_EXPRESSION_BYTES: usize = 4096;
 pub const MAX_IN_OPERANDS: usize = 100;
 /// The most elements a document path may have.
 pub const MAX_PATH_DEPTH: usize = 32;
-/// Nested parentheses and NOTs beyond this are refused (keeps recursion bounded).
-const MAX_NESTING: usize = 64;
+/// The most operators (comparators, BETWEEN, IN, AND, OR, NOT; not functions or
+/// parentheses) a condition may have, as DynamoDB counts them.
+pub const MAX_OPERATORS: usize = 300;
+/// Functions nested in each other's arguments beyond this are refused, which bounds the
+/// parser's only recursion (parentheses and NOTs are folded without it). A condition nests
+/// functions two deep at most (`begins_with(size(a), :v)`); an update value may alternate
+/// `if_not_exists` and `list_append` without end, which nobody needs 32 deep.
+const MAX_FUNCTION_NESTING: usize = 32;
+
+/// AND, OR and NOT, the operators that join conditions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Logical {
+    Not,
+    And,
+    Or,
+}
+
+impl Logical {
+    /// How tightly it binds: NOT, then AND, then OR.
+    fn binding(self) -> u8 {
+        match self {
+            Logical::Not => 3,
+            Logical::And => 2,
+            Logical::Or => 1,
+        }
+    }
+}
+
+/// One level of parentheses (or the whole condition) being folded: its conditions and the
+/// operators waiting for their right operands, as a shunting-yard keeps them.
+struct Group {
+    /// The token index of its `(`; `None` for the whole condition.
+    open: Option<usize>,
+    operands: Vec<Cond>,
+    operators: Vec<Logical>,
+    /// The token span of the last group closed inside it, to know a redundant `((c))`.
+    last_group: Option<(usize, usize)>,
+}
+
+impl Group {
+    fn new(open: Option<usize>) -> Group {
+        Group {
+            open,
+            operands: Vec::new(),
+            operators: Vec::new(),
+            last_group: None,
+        }
+    }
+
+    /// Applies the NOTs waiting for the operand just completed.
+    fn fold_nots(&mut self) {
+        while self.operators.last() == Some(&Logical::Not) {
+            self.operators.pop();
+            let c = self.operands.pop().expect("a NOT waits for an operand");
+            self.operands.push(Cond::Not(Box::new(c)));
+        }
+    }
+
+    /// Folds the operators that bind at least as tightly as `next` (so AND and OR are left
+    /// associative and AND binds before OR), then lets `next` wait.
+    fn push_binary(&mut self, next: Logical) {
+        while let Some(&top) = self.operators.last() {
+            if top.binding() < next.binding() {
+                break;
+            }
+            self.fold_top();
+        }
+        self.operators.push(next);
+    }
+
+    fn fold_top(&mut self) {
+        let op = self.operators.pop().expect("an operator waits");
+        let right = self
+            .operands
+            .pop()
+            .expect("a binary operator has two operands");
+        let left = self
+            .operands
+            .pop()
+            .expect("a binary operator has two operands");
+        self.operands.push(match op {
+            Logical::And => Cond::And(Box::new(left), Box::new(right)),
+            Logical::Or => Cond::Or(Box::new(left), Box::new(right)),
+            Logical::Not => unreachable!("NOTs are folded as their operand completes"),
+        });
+    }
+
+    /// The group's one condition.
+    fn finish(mut self) -> Cond {
+        while !self.operators.is_empty() {
+            self.fold_top();
+        }
+        self.operands.pop().expect("a group holds a condition")
+    }
+}
 
 const CONDITION_FUNCTIONS: &[&str] = &[
     "attribute_exists",
@@ -54,6 +151,8 @@ pub(crate) struct Parser<'t, 'p, 'a> {
     kind: Kind,
     placeholders: &'p mut Placeholders<'a>,
     depth: usize,
+    /// Operators of the condition parsed so far ([`MAX_OPERATORS`]).
+    operators: usize,
 }
 
 /// DynamoDB's name of a value's type in update-operator messages.
@@ -102,6 +201,7 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
             kind,
             placeholders,
             depth: 0,
+            operators: 0,
         })
     }
 
@@ -163,10 +263,22 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
 
     fn enter(&mut self) -> Result<(), ValidationError> {
         self.depth += 1;
-        if self.depth > MAX_NESTING {
+        if self.depth > MAX_FUNCTION_NESTING {
             return Err(self.err(format_args!(
                 "The expression has too many nested levels; nesting levels: {}",
                 self.depth
+            )));
+        }
+        Ok(())
+    }
+
+    /// Counts one operator of a condition.
+    fn operator(&mut self) -> Result<(), ValidationError> {
+        self.operators += 1;
+        if self.operators > MAX_OPERATORS {
+            return Err(self.err(format_args!(
+                "The expression contains too many operators; operator count: {}",
+                self.operators
             )));
         }
         Ok(())
@@ -248,53 +360,64 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
 
     // ---- conditions ----
 
+    /// A condition: its NOTs, ANDs, ORs and parentheses folded with explicit stacks, so no
+    /// input recurses; the comparisons and functions between them are [`Self::comparison`]s.
     pub(crate) fn condition(&mut self) -> Result<Cond, ValidationError> {
-        let mut left = self.and()?;
-        while self.peek().is_keyword("OR") {
-            self.advance();
-            let right = self.and()?;
-            left = Cond::Or(Box::new(left), Box::new(right));
-        }
-        Ok(left)
-    }
-
-    fn and(&mut self) -> Result<Cond, ValidationError> {
-        let mut left = self.not()?;
-        while self.peek().is_keyword("AND") {
-            self.advance();
-            let right = self.not()?;
-            left = Cond::And(Box::new(left), Box::new(right));
-        }
-        Ok(left)
-    }
-
-    fn not(&mut self) -> Result<Cond, ValidationError> {
-        if self.peek().is_keyword("NOT") {
-            self.advance();
-            self.enter()?;
-            let inner = self.not()?;
-            self.depth -= 1;
-            return Ok(Cond::Not(Box::new(inner)));
-        }
-        self.primary()
-    }
-
-    fn primary(&mut self) -> Result<Cond, ValidationError> {
-        if *self.peek() == Tok::LParen {
-            let open = self.pos;
-            self.advance();
-            self.enter()?;
-            let inner = self.condition()?;
-            self.depth -= 1;
-            self.expect(Tok::RParen)?;
-            // `((c))`: DynamoDB refuses a group whose only content is another group.
-            if self.tokens[open + 1].tok == Tok::LParen
-                && self.matching_paren(open + 1) == Some(self.pos - 2)
-            {
-                return Err(self.err("The expression has redundant parentheses;"));
+        let mut groups = vec![Group::new(None)];
+        loop {
+            // An operand: NOTs and opening parentheses, then a comparison or function.
+            loop {
+                let group = groups.last_mut().expect("the outermost group stays");
+                if self.peek().is_keyword("NOT") {
+                    self.advance();
+                    group.operators.push(Logical::Not);
+                    self.operator()?;
+                } else if *self.peek() == Tok::LParen {
+                    groups.push(Group::new(Some(self.pos)));
+                    self.advance();
+                } else {
+                    let c = self.comparison()?;
+                    group.operands.push(c);
+                    break;
+                }
             }
-            return Ok(inner);
+            // What follows an operand: AND, OR, a closing parenthesis, or the end.
+            loop {
+                let group = groups.last_mut().expect("the outermost group stays");
+                group.fold_nots();
+                let next = if self.peek().is_keyword("AND") {
+                    Logical::And
+                } else if self.peek().is_keyword("OR") {
+                    Logical::Or
+                } else if *self.peek() == Tok::RParen && group.open.is_some() {
+                    let close = self.pos;
+                    self.advance();
+                    let inner = groups.pop().expect("a group is open");
+                    let open = inner.open.expect("checked above");
+                    // `((c))`: DynamoDB refuses a group whose only content is another group.
+                    if inner.last_group == Some((open + 1, close - 1)) {
+                        return Err(self.err("The expression has redundant parentheses;"));
+                    }
+                    let outer = groups.last_mut().expect("the outermost group stays");
+                    outer.operands.push(inner.finish());
+                    outer.last_group = Some((open, close));
+                    continue;
+                } else if groups.len() > 1 {
+                    return Err(self.syntax_error());
+                } else {
+                    let outermost = groups.pop().expect("the outermost group stays");
+                    return Ok(outermost.finish());
+                };
+                self.advance();
+                self.operator()?;
+                group.push_binary(next);
+                break;
+            }
         }
+    }
+
+    /// A comparison, BETWEEN, IN or condition function: what a condition joins.
+    fn comparison(&mut self) -> Result<Cond, ValidationError> {
         if self.is_function_call() {
             let Tok::Word(name) = self.peek().clone() else {
                 unreachable!()
@@ -313,6 +436,7 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
         let left = self.operand()?;
         if let Some(c) = self.comparator() {
             self.advance();
+            self.operator()?;
             let right = self.operand()?;
             self.distinct(c.symbol(), &left, &right)?;
             if !matches!(c, Comparator::Eq | Comparator::Ne) {
@@ -324,6 +448,7 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
         }
         if self.peek().is_keyword("BETWEEN") {
             self.advance();
+            self.operator()?;
             let low = self.operand()?;
             self.expect_keyword("AND")?;
             let high = self.operand()?;
@@ -348,6 +473,7 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
         }
         if self.peek().is_keyword("IN") {
             self.advance();
+            self.operator()?;
             self.expect(Tok::LParen)?;
             let mut list = vec![self.operand()?];
             while *self.peek() == Tok::Comma {
@@ -382,24 +508,6 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
             Tok::Ge => Some(Comparator::Ge),
             _ => None,
         }
-    }
-
-    /// The index of the `)` closing the `(` at `open`.
-    fn matching_paren(&self, open: usize) -> Option<usize> {
-        let mut depth = 0usize;
-        for (i, t) in self.tokens.iter().enumerate().skip(open) {
-            match t.tok {
-                Tok::LParen => depth += 1,
-                Tok::RParen => {
-                    depth = depth.checked_sub(1)?;
-                    if depth == 0 {
-                        return Some(i);
-                    }
-                }
-                _ => {}
-            }
-        }
-        None
     }
 
     fn misused_function(&self, name: &str) -> ValidationError {

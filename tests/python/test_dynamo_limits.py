@@ -1,0 +1,67 @@
+"""DynamoDB's limits where khata keeps them as DynamoDB does: the operators of a condition,
+attribute name lengths, table names, empty attribute lists. Expected answers from ScyllaDB's
+Alternator tests run against DynamoDB (test_limits.py, test_item.py) and dynalite's suite.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from botocore.exceptions import ClientError
+
+
+def refused(call, **kwargs) -> str:
+    with pytest.raises(ClientError) as e:
+        call(**kwargs)
+    assert e.value.response["Error"]["Code"] == "ValidationException", e.value.response
+    return e.value.response["Error"]["Message"]
+
+
+@pytest.fixture(scope="module")
+def raw_client(dynamodb_endpoint):
+    """A boto3 client that sends what it is given (no client-side validation)."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "dynamodb", endpoint_url=dynamodb_endpoint, region_name="us-east-1",
+        aws_access_key_id="a", aws_secret_access_key="b",
+        config=Config(parameter_validation=False, retries={"max_attempts": 1}))
+
+
+@pytest.fixture(scope="module")
+def table(dynamodb):
+    name = f"limits-{uuid.uuid4().hex[:8]}"
+    dynamodb.create_table(TableName=name,
+                          KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
+                          AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}],
+                          BillingMode="PAY_PER_REQUEST")
+    yield name
+    dynamodb.delete_table(TableName=name)
+
+
+def test_a_condition_may_have_300_operators_however_it_nests(dynamodb, table):
+    key = {"p": {"S": "nest"}}
+    dynamodb.put_item(TableName=table, Item={**key, "a": {"N": "1"}, "b": {"N": "2"}})
+
+    def update(condition):
+        return dynamodb.update_item(TableName=table, Key=key, UpdateExpression="SET z = :v",
+                                    ConditionExpression=condition,
+                                    ExpressionAttributeValues={":v": {"N": "1"}})
+
+    # a<b or (a<b or (...)) 149 deep: 299 operators.
+    update("a<b " + "or (a<b " * 149 + ")" * 149)
+    assert dynamodb.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]["z"] == \
+        {"N": "1"}
+    with pytest.raises(ClientError) as e:
+        update("a<b " + "or (a<b " * 454 + ")" * 454)
+    assert e.value.response["Error"]["Message"] == (
+        "Invalid ConditionExpression: The expression contains too many operators; "
+        "operator count: 301")
+    for hostile in ["(" * 4000, "(" * 2046 + "a<b" + ")" * 2046, "not " * 1000 + "a<b",
+                    "a < " + "size(" * 680 + "b" + ")" * 680]:
+        with pytest.raises(ClientError) as e:
+            update(hostile)
+        assert e.value.response["Error"]["Code"] == "ValidationException"
+        assert "ConditionExpression" in e.value.response["Error"]["Message"]
