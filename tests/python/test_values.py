@@ -175,6 +175,46 @@ def test_function_result_of_a_value_compatible_type(session, ks):
             "(type text)")
 
 
+
+def test_type_hint_of_a_value_compatible_type(session, ks):
+    """A type hint names the receiver's type or one whose values it reads (TypeCast
+    .testAssignment with isValueCompatibleWith); the term must be a value of the hinted type."""
+    session.execute(f"CREATE TABLE {ks}.th (k int PRIMARY KEY, t text, a ascii, vi varint, "
+                    "ts timestamp, d double)")
+    session.execute(f"UPDATE {ks}.th SET t = (ascii)'foo' WHERE k = 0")
+    session.execute(f"UPDATE {ks}.th SET t = (text)(ascii)'bar', vi = (int)7, ts = (bigint)5 "
+                    "WHERE k = 1")
+    session.execute(f"INSERT INTO {ks}.th (k, t) VALUES (2, (ascii)'x')")
+    rows = {r.k: r for r in session.execute(f"SELECT * FROM {ks}.th")}
+    assert (rows[0].t, rows[1].t, rows[1].vi, rows[2].t) == ("foo", "bar", 7, "x")
+    assert rows[1].ts.timestamp() == 0.005
+    refused(session, f"UPDATE {ks}.th SET a = (text)'foo' WHERE k = 0",
+            "Cannot assign value (text)'foo' to a of type ascii")
+    refused(session, f"UPDATE {ks}.th SET d = (int)3 WHERE k = 0",
+            "Cannot assign value (int)3 to d of type double")
+    refused(session, f"UPDATE {ks}.th SET vi = (int)'3' WHERE k = 0",
+            "Cannot cast value '3' to type int")
+
+
+def test_tuple_from_a_string(session, ks):
+    """A constant for a tuple is read by TupleType.fromString: fields split on `:` (`\\:` is a
+    colon), `@` for null (Cassandra's TupleTypeTest.testTupleFromString)."""
+    session.execute(f"CREATE TABLE {ks}.ts (k int, c int, t frozen<tuple<int, text>>, "
+                    "PRIMARY KEY (k, c))")
+    session.execute(f"INSERT INTO {ks}.ts (k, c, t) VALUES (0, 0, '0:0')")
+    session.execute(f"INSERT INTO {ks}.ts (k, c, t) VALUES (0, 1, '0:1')")
+    session.execute(f"INSERT INTO {ks}.ts (k, c, t) VALUES (0, 2, '0')")
+    session.execute(f"INSERT INTO {ks}.ts (k, c, t) VALUES (0, 3, '1:1\\:1')")
+    session.execute(f"INSERT INTO {ks}.ts (k, c, t) VALUES (0, 4, '@:1')")
+    assert [tuple(r) for r in session.execute(f"SELECT * FROM {ks}.ts")] == [
+        (0, 0, (0, "0")), (0, 1, (0, "1")), (0, 2, (0, None)), (0, 3, (1, "1:1")),
+        (0, 4, (None, "1"))]
+    refused(session, f"INSERT INTO {ks}.ts (k, c, t) VALUES (0, 5, '1:2:3')",
+            "Invalid tuple literal: too many elements. Type frozen<tuple<int, text>> expects 2 "
+            "but got 3")
+    refused(session, f"INSERT INTO {ks}.ts (k, c, t) VALUES (0, 5, 'a:b')",
+            "Unable to make int from 'a'")
+
 def test_tuple_literal_for_a_frozen_udt(session, ks):
     session.execute(f"CREATE TYPE {ks}.xy (x int, y int)")
     session.execute(f"CREATE TABLE {ks}.tu (k int PRIMARY KEY, v frozen<xy>)")

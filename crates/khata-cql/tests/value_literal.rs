@@ -514,7 +514,38 @@ fn type_hints_and_non_literals() {
     assert_eq!(value("(int) 5", &CqlType::Int), CqlValue::Int(5));
     assert_eq!(
         error("(bigint) 5", &CqlType::Int),
-        "Cannot assign value (bigint) 5 to c of type int"
+        "Cannot assign value (bigint)5 to c of type int"
+    );
+    // A hint of a type whose values the receiver reads (isValueCompatibleWith) is taken, and
+    // the term read as the receiver's type.
+    assert_eq!(
+        value("(ascii)'foo'", &CqlType::Text),
+        CqlValue::Text("foo".into())
+    );
+    assert_eq!(
+        value("(text)(ascii)'foo'", &CqlType::Text),
+        CqlValue::Text("foo".into())
+    );
+    assert_eq!(
+        value("(int)3", &CqlType::Varint),
+        value("3", &CqlType::Varint)
+    );
+    assert_eq!(
+        value("(bigint)3", &CqlType::Timestamp),
+        CqlValue::Timestamp(3)
+    );
+    assert_eq!(
+        error("(text)'foo'", &CqlType::Ascii),
+        "Cannot assign value (text)'foo' to c of type ascii"
+    );
+    assert_eq!(
+        error("(int)3", &CqlType::Double),
+        "Cannot assign value (int)3 to c of type double"
+    );
+    // The term must be a value of the hinted type.
+    assert_eq!(
+        error("(int)'foo'", &CqlType::Int),
+        "Cannot cast value 'foo' to type int"
     );
     assert_eq!(error("?", &CqlType::Int), "? is not a literal");
     assert_eq!(error("[1, ?]", &list(CqlType::Int)), "? is not a literal");
@@ -536,5 +567,55 @@ fn type_hints_and_non_literals() {
     assert_eq!(
         seen,
         vec![("?".to_string(), "value(c)".to_string(), CqlType::Int)]
+    );
+}
+
+#[test]
+fn tuples_from_strings() {
+    // TupleType.fromString: fields split on unescaped `:`, `@` for null.
+    let tuple = CqlType::Tuple(vec![CqlType::Int, CqlType::Text]);
+    let t = |fields: Vec<Option<CqlValue>>| CqlValue::Tuple(fields);
+    assert_eq!(
+        value("'0:0'", &tuple),
+        t(vec![
+            Some(CqlValue::Int(0)),
+            Some(CqlValue::Text("0".into()))
+        ])
+    );
+    assert_eq!(
+        value(r"'1:1\:1'", &tuple),
+        t(vec![
+            Some(CqlValue::Int(1)),
+            Some(CqlValue::Text("1:1".into()))
+        ])
+    );
+    assert_eq!(
+        value("'@:1'", &tuple),
+        t(vec![None, Some(CqlValue::Text("1".into()))])
+    );
+    assert_eq!(value("'7'", &tuple), t(vec![Some(CqlValue::Int(7))]));
+    assert_eq!(value("7", &tuple), t(vec![Some(CqlValue::Int(7))]));
+    assert_eq!(
+        value(
+            "'a\\@b:\\@'",
+            &CqlType::Tuple(vec![CqlType::Text, CqlType::Text])
+        ),
+        t(vec![
+            Some(CqlValue::Text("a@b".into())),
+            Some(CqlValue::Text("@".into()))
+        ])
+    );
+    assert_eq!(
+        error("'1:a:b'", &tuple),
+        "Invalid tuple literal: too many elements. Type frozen<tuple<int, text>> expects 2 but got 3"
+    );
+    assert_eq!(error("'x:a'", &tuple), "Unable to make int from 'x'");
+    // In a collection too.
+    assert_eq!(
+        value("['1:a']", &list(tuple.clone())),
+        CqlValue::List(vec![t(vec![
+            Some(CqlValue::Int(1)),
+            Some(CqlValue::Text("a".into()))
+        ])])
     );
 }

@@ -105,7 +105,11 @@ pub(super) fn constant(
 }
 
 /// The type's `fromString` for the text of a constant of an accepted kind.
-fn from_string(ty: &CqlType, text: &str, now_millis: i64) -> Result<CqlValue, LiteralError> {
+pub(super) fn from_string(
+    ty: &CqlType,
+    text: &str,
+    now_millis: i64,
+) -> Result<CqlValue, LiteralError> {
     let fail = |what: &str| LiteralError::InvalidConstant(format!("{what} from '{text}'"));
     Ok(match ty {
         CqlType::Text => CqlValue::Text(text.to_string()),
@@ -166,7 +170,7 @@ fn java_float<F: std::str::FromStr>(text: &str) -> Option<F> {
 }
 
 /// The bytes of a blob literal's hex digits (`BytesType.fromString`).
-fn hex(digits: &str) -> Result<Vec<u8>, LiteralError> {
+pub(super) fn hex(digits: &str) -> Result<Vec<u8>, LiteralError> {
     let bad = || LiteralError::InvalidConstant(format!("cannot parse '{digits}' as hex bytes"));
     if !digits.len().is_multiple_of(2) || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(bad());

@@ -22,7 +22,7 @@
 
 use khata_types::schema::CqlType;
 
-use super::constant::{constant, kind, kind_accepts};
+use super::constant::{constant, from_string, hex, kind, kind_accepts};
 use super::nested::{normalize_map, normalize_set};
 use super::{CqlValue, LiteralError, type_name};
 use crate::language::ast::{Literal, Name, Term};
@@ -79,6 +79,11 @@ impl Converter<'_, '_> {
                 Err(LiteralError::NullCounter)
             }
             Term::Literal(Literal::Null) => Ok(None),
+            // Constants.Literal.testAssignment takes any constant for a tuple, which
+            // TupleType.fromString reads.
+            Term::Literal(literal) if matches!(ty, CqlType::Tuple(_)) => {
+                tuple_constant(literal, ty, self.now_millis).map(Some)
+            }
             Term::Literal(literal) => constant(literal, receiver, ty, self.now_millis).map(Some),
             Term::List(items) => self.list(items, receiver, ty).map(Some),
             Term::Set(items) => self.set(items, receiver, ty).map(Some),
@@ -89,9 +94,17 @@ impl Converter<'_, '_> {
                 ty: hint,
                 term: inner,
             } => {
+                // TypeCast.prepare: the term must be a value of the hinted type, and that
+                // type one the receiver reads; the term is then read as the receiver's type.
+                if let Ok(hinted) = hint_type(hint)
+                    && !assignable(inner, &hinted)
+                {
+                    return Err(invalid(format!("Cannot cast value {inner} to type {hint}")));
+                }
                 if !hint_matches(hint, ty) {
                     return Err(LiteralError::TypeHint {
-                        term: term.to_string(),
+                        // TypeCast.toString: no space after the hint.
+                        term: format!("({hint}){inner}"),
                         receiver: receiver.to_string(),
                         ty: type_name(ty),
                     });
@@ -342,6 +355,116 @@ impl Converter<'_, '_> {
     }
 }
 
+/// A constant (not `null`) for a tuple: a blob's bytes are the tuple's serialized value
+/// (`BytesType.fromString`); any other constant's text is read by [`tuple_from_string`].
+fn tuple_constant(
+    literal: &Literal,
+    ty: &CqlType,
+    now_millis: i64,
+) -> Result<CqlValue, LiteralError> {
+    match literal {
+        Literal::Hex(digits) => {
+            let bytes = hex(digits)?;
+            CqlValue::deserialize(ty, &bytes)
+                .map_err(|e| LiteralError::InvalidConstant(e.to_string()))
+        }
+        Literal::String(text) => tuple_from_string(text, ty, now_millis),
+        other => tuple_from_string(&other.to_string(), ty, now_millis),
+    }
+}
+
+/// Cassandra's `TupleType.fromString` (and `UserType`'s, a user type being a tuple of its
+/// fields): the fields are separated by `:` not preceded by `\`, `@` alone is null, `\:` and
+/// `\@` stand for `:` and `@`, and each field is read by its type's `fromString`. Fewer fields
+/// than the type has leave the rest out (null).
+fn tuple_from_string(text: &str, ty: &CqlType, now_millis: i64) -> Result<CqlValue, LiteralError> {
+    let field_types: Vec<CqlType> = match ty {
+        CqlType::Tuple(types) => types.clone(),
+        CqlType::Udt { fields, .. } => fields.iter().map(|(_, t)| t.clone()).collect(),
+        _ => return field_from_string(text, ty, now_millis),
+    };
+    // AbstractCompositeType.split: an empty text has no fields.
+    let mut parts: Vec<&str> = Vec::new();
+    if !text.is_empty() {
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        for (i, b) in bytes.iter().enumerate() {
+            if *b == b':' && (i == 0 || bytes[i - 1] != b'\\') {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+        }
+        parts.push(&text[start..]);
+    }
+    if parts.len() > field_types.len() {
+        return Err(LiteralError::InvalidConstant(format!(
+            "Invalid tuple literal: too many elements. Type {} expects {} but got {}",
+            type_name(ty),
+            field_types.len(),
+            parts.len()
+        )));
+    }
+    let mut values = Vec::with_capacity(parts.len());
+    for (part, field_ty) in parts.iter().zip(&field_types) {
+        if *part == "@" {
+            values.push(None);
+            continue;
+        }
+        let unescaped = part.replace("\\:", ":").replace("\\@", "@");
+        values.push(Some(field_from_string(&unescaped, field_ty, now_millis)?));
+    }
+    Ok(match ty {
+        CqlType::Udt { fields, .. } => {
+            values.resize(fields.len(), None);
+            CqlValue::Udt(
+                fields
+                    .iter()
+                    .map(|(name, _)| name.clone())
+                    .zip(values)
+                    .collect(),
+            )
+        }
+        _ => CqlValue::Tuple(values),
+    })
+}
+
+/// A tuple field's text read as its type's `fromString` reads it: the empty text is the empty
+/// value of the types that have one.
+fn field_from_string(text: &str, ty: &CqlType, now_millis: i64) -> Result<CqlValue, LiteralError> {
+    let fail = |what: &str| LiteralError::InvalidConstant(format!("{what} from '{text}'"));
+    match ty {
+        CqlType::Tuple(_) | CqlType::Udt { .. } => tuple_from_string(text, ty, now_millis),
+        CqlType::Text | CqlType::Ascii => from_string(ty, text, now_millis),
+        CqlType::Blob => hex(text).map(CqlValue::Blob),
+        _ if text.is_empty() && super::accepts_empty(ty) => Ok(CqlValue::Empty),
+        // BooleanType.fromString: the empty text is false.
+        CqlType::Boolean if text.is_empty() || text.eq_ignore_ascii_case("false") => {
+            Ok(CqlValue::Boolean(false))
+        }
+        CqlType::Boolean if text.eq_ignore_ascii_case("true") => Ok(CqlValue::Boolean(true)),
+        CqlType::Boolean => Err(fail("Unable to make boolean")),
+        CqlType::Uuid => uuid::Uuid::parse_str(text)
+            .map(CqlValue::Uuid)
+            .map_err(|_| fail("Unable to make UUID")),
+        CqlType::Timeuuid => {
+            let u = uuid::Uuid::parse_str(text).map_err(|_| {
+                LiteralError::InvalidConstant(format!("Unknown timeuuid representation: {text}"))
+            })?;
+            if u.get_version_num() != 1 {
+                return Err(LiteralError::InvalidConstant(
+                    "TimeUUID supports only version 1 UUIDs".to_string(),
+                ));
+            }
+            Ok(CqlValue::Timeuuid(u))
+        }
+        CqlType::List { .. }
+        | CqlType::Set { .. }
+        | CqlType::Map { .. }
+        | CqlType::Vector { .. } => Err(fail(&format!("Unable to make {}", type_name(ty)))),
+        _ => from_string(ty, text, now_millis),
+    }
+}
+
 fn invalid(message: String) -> LiteralError {
     LiteralError::InvalidLiteral(message)
 }
@@ -362,6 +485,7 @@ fn check_elements(
 fn assignable(term: &Term, ty: &CqlType) -> bool {
     match term {
         Term::Literal(Literal::Null) => *ty != CqlType::Counter,
+        Term::Literal(_) if matches!(ty, CqlType::Tuple(_)) => true,
         Term::Literal(literal) => kind_accepts(kind(literal), ty),
         Term::List(items) => match ty {
             CqlType::List { element, .. } | CqlType::Vector { element, .. } => {
@@ -409,11 +533,39 @@ fn assignable(term: &Term, ty: &CqlType) -> bool {
     }
 }
 
-/// Whether a type hint names the receiver's type (frozen or not). User types in hints are not
-/// resolved here, so they never match.
-fn hint_matches(hint: &crate::language::ast::TypeExpr, ty: &CqlType) -> bool {
+/// The type a hint names. User types in hints are not resolved here.
+fn hint_type(
+    hint: &crate::language::ast::TypeExpr,
+) -> Result<CqlType, crate::language::ast::TypeError> {
     hint.to_cql_type(&|_, _| None)
-        .is_ok_and(|hinted| thawed(&hinted) == thawed(ty))
+}
+
+/// Whether a type hint names a type whose values the receiver's type takes (`TypeCast
+/// .testAssignment`): the receiver's type itself (frozen or not), or one it is value-compatible
+/// with ([`value_compatible`]). User types in hints never match.
+fn hint_matches(hint: &crate::language::ast::TypeExpr, ty: &CqlType) -> bool {
+    hint_type(hint).is_ok_and(|hinted| {
+        thawed(&hinted) == thawed(ty) || value_compatible(&thawed(ty), &thawed(&hinted))
+    })
+}
+
+/// Whether values of type `other` read as values of `receiver`, which differs from it:
+/// Cassandra 4.1's `isValueCompatibleWith` overrides. A blob reads anything; text reads ascii;
+/// bigint and timestamp read each other; varint reads int, bigint and timestamp (through
+/// bigint); date reads int; time reads bigint; uuid reads timeuuid.
+pub(crate) fn value_compatible(receiver: &CqlType, other: &CqlType) -> bool {
+    use CqlType as T;
+    matches!(
+        (receiver, other),
+        (T::Blob, _)
+            | (T::Text, T::Ascii)
+            | (T::Bigint, T::Timestamp)
+            | (T::Timestamp, T::Bigint)
+            | (T::Varint, T::Int | T::Bigint | T::Timestamp)
+            | (T::Date, T::Int)
+            | (T::Time, T::Bigint)
+            | (T::Uuid, T::Timeuuid)
+    )
 }
 
 /// `ty` with every frozen flag cleared.
