@@ -100,3 +100,17 @@ def test_json_values_refused_in_cassandras_words(session, edges, doc, message):
     from cassandra import InvalidRequest
     with pytest.raises(InvalidRequest, match=message.replace("(", r"\(")):
         session.execute(f"INSERT INTO {edges} JSON '{doc}'")
+
+
+@pytest.mark.parametrize("cql_type", [
+    "int", "bigint", "varint", "decimal", "double", "float", "timestamp", "uuid", "timeuuid",
+    "inet", "boolean"])
+def test_empty_value_is_an_empty_json_string(session, keyspace, cql_type):
+    """An empty (not null) value shows as "" in JSON, as each type's toJSONString writes it
+    (Cassandra's EmptyValuesTest)."""
+    table = f"{keyspace}.empty_{cql_type}"
+    session.execute(f"CREATE TABLE IF NOT EXISTS {table} (k int PRIMARY KEY, v {cql_type})")
+    session.execute(f"INSERT INTO {table} (k, v) VALUES (1, blobAs{cql_type}(0x))")
+    assert session.execute(f"SELECT {cql_type}AsBlob(v) AS b FROM {table}").one().b == b""
+    assert session.execute(f"SELECT JSON * FROM {table}").one().json == '{"k": 1, "v": ""}'
+    assert session.execute(f"SELECT toJson(v) AS j FROM {table}").one().j == '""'

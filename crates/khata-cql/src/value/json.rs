@@ -156,7 +156,9 @@ pub fn write_value(ty: &CqlType, v: &CqlValue, out: &mut String) {
 /// A value as JSON.
 pub fn to_json(ty: &CqlType, v: &CqlValue) -> Json {
     match v {
-        CqlValue::Empty => Json::Null,
+        // An empty value (not null) of a type whose values have bytes: each type's
+        // toJSONString writes `""` for it (`Objects.toString(deserialize(buffer), "\"\"")`).
+        CqlValue::Empty => Json::String(String::new()),
         CqlValue::Ascii(s) | CqlValue::Text(s) => Json::String(s.clone()),
         CqlValue::Bigint(i) | CqlValue::Counter(i) => Json::Number((*i).into()),
         CqlValue::Int(i) => Json::Number((*i).into()),
