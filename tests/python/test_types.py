@@ -201,6 +201,61 @@ def test_values_bound_by_name(session, all_types):
     assert session.execute(select, {"n": 7, "key": key}).one().c_int == 7
 
 
+def test_token_function_markers_are_its_arguments(session, all_types):
+    """The markers of `token(?)` are the token function's arguments (Cassandra's
+    `arg0(system.token)`, of the key's type), not the key column, so drivers do not take them
+    for the routing key (the Python driver then refused to bind UNSET there)."""
+    select = session.prepare(f"SELECT k FROM {all_types} WHERE token(k) >= token(?)")
+    assert [(c.name, c.type.typename) for c in select.column_metadata] == [
+        ("arg0(system.token)", "int")]
+    assert select.routing_key_indexes is None
+    assert session.execute(select, [-(2**31)]) is not None
+
+
+def test_preparing_with_use_warns_once_per_connection(cluster, all_types):
+    """PREPARE of a statement naming its table without a keyspace, on a connection with a
+    keyspace set by USE, warns once a connection (Cassandra's
+    warnAboutUseWithPreparedStatements); a statement naming its keyspace does not."""
+    from cassandra.cluster import ResponseFuture
+    from cassandra.protocol import PrepareMessage
+
+    keyspace, table = all_types.split(".")
+
+    def prepare_warnings(session, query):
+        future = ResponseFuture(session, PrepareMessage(query=query), query=None, timeout=10)
+        future.send_request()
+        future.result()
+        return future.warnings or []
+
+    session = cluster.connect()
+    try:
+        assert prepare_warnings(session, f"SELECT k FROM {all_types} WHERE k = 1") == []
+        session.execute(f"USE {keyspace}")
+        assert prepare_warnings(session, f"SELECT k FROM {all_types} WHERE k = 2") == []
+        assert prepare_warnings(
+            session, f"BEGIN BATCH INSERT INTO {all_types} (k) VALUES (5) APPLY BATCH") == []
+        warnings = prepare_warnings(session, f"SELECT k FROM {table} WHERE k = 3")
+        assert len(warnings) == 1
+        assert warnings[0].startswith(
+            "`USE <keyspace>` with prepared statements is considered to be an anti-pattern due "
+            "to ambiguity in non-qualified table names. Please consider removing instances of "
+            "`Session#setKeyspace(<keyspace>)`, `Session#execute(\"USE <keyspace>\")` and "
+            "`cluster.newSession(<keyspace>)` from your code, and always use fully qualified "
+            "table names (e.g. <keyspace>.<table>). "
+            f"Keyspace used: {keyspace}, statement keyspace: {keyspace}, statement id: ")
+        assert prepare_warnings(session, f"UPDATE {table} SET c_int = 1 WHERE k = 4") == []
+    finally:
+        session.shutdown()
+    # A batch with one statement naming its table without a keyspace, on another connection.
+    session = cluster.connect(keyspace)
+    try:
+        warnings = prepare_warnings(
+            session, f"BEGIN BATCH INSERT INTO {all_types} (k) VALUES (6); "
+                     f"INSERT INTO {table} (k) VALUES (7) APPLY BATCH")
+        assert len(warnings) == 1 and warnings[0].startswith("`USE <keyspace>`")
+    finally:
+        session.shutdown()
+
 def test_result_metadata_types(cluster, session, all_types):
     result = session.execute(f"SELECT * FROM {all_types} LIMIT 1")
     names = [t.typename for t in result.column_types]

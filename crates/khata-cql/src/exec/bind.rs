@@ -565,10 +565,12 @@ fn mark_relations(specs: &mut Specs, def: &TableDef, relations: &[Relation]) {
                 }
             }
             Relation::Token { value, .. } => match super::restrictions::token_call(value) {
-                // `token(k) > token(?)`: the markers are the partition key's components.
+                // `token(k) > token(?)`: the markers are the token function's arguments, of
+                // the partition key's types, named as Cassandra names them (`arg0(system.token)`,
+                // so drivers do not route by them).
                 Some(args) => {
-                    for (c, arg) in def.partition_key().iter().zip(args) {
-                        mark(specs, def, &c.name, &c.ty, arg);
+                    for (i, (c, arg)) in def.partition_key().iter().zip(args).enumerate() {
+                        mark(specs, def, &format!("arg{i}(system.token)"), &c.ty, arg);
                     }
                 }
                 None => mark(specs, def, "partition key token", &CqlType::Bigint, value),

@@ -226,6 +226,40 @@ impl Run<'_> {
 
 /// The statement id of a query: the MD5-like digest Cassandra uses is replaced by a 16-byte
 /// hash of the keyspace and text (drivers treat the id as opaque).
+/// Whether a statement reads or writes a table named without its keyspace: a SELECT, INSERT,
+/// UPDATE, DELETE or TRUNCATE of one, or a BATCH with such a statement (a prepared statement
+/// then depends on the connection's `USE`).
+fn names_unqualified_table(statement: &Statement) -> bool {
+    use crate::language::ast::BatchStatement;
+    let unqualified = |name: &QualifiedName| name.keyspace.is_none();
+    match statement {
+        Statement::Select(s) => unqualified(&s.table),
+        Statement::Insert(i) => unqualified(&i.table),
+        Statement::Update(u) => unqualified(&u.table),
+        Statement::Delete(d) => unqualified(&d.table),
+        Statement::Truncate(t) => unqualified(&t.table),
+        Statement::Batch(b) => b.statements.iter().any(|s| match s {
+            BatchStatement::Insert(i) => unqualified(&i.table),
+            BatchStatement::Update(u) => unqualified(&u.table),
+            BatchStatement::Delete(d) => unqualified(&d.table),
+        }),
+        _ => false,
+    }
+}
+
+/// Cassandra's `ClientState.warnAboutUseWithPreparedStatements`.
+fn use_warning(keyspace: &str, id: &[u8]) -> String {
+    let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "`USE <keyspace>` with prepared statements is considered to be an anti-pattern due to \
+         ambiguity in non-qualified table names. Please consider removing instances of \
+         `Session#setKeyspace(<keyspace>)`, `Session#execute(\"USE <keyspace>\")` and \
+         `cluster.newSession(<keyspace>)` from your code, and always use fully qualified table \
+         names (e.g. <keyspace>.<table>). Keyspace used: {keyspace}, statement keyspace: \
+         {keyspace}, statement id: {id}"
+    )
+}
+
 fn statement_id(keyspace: Option<&str>, query: &str) -> Bytes {
     let text = format!("{}\u{0}{query}", keyspace.unwrap_or(""));
     digest16(text.as_bytes())
@@ -361,11 +395,21 @@ impl Executor {
             result: described.result,
             depends_on,
         });
+        let mut warnings = Vec::new();
         {
             let mut cache = self
                 .prepared
                 .write()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
+            // QueryProcessor.prepare warns when it prepares (not when it finds the statement
+            // already prepared) a statement naming its table without a keyspace.
+            if let Some(ks) = statement.keyspace.as_deref()
+                && !cache.contains_key(&id)
+                && names_unqualified_table(&statement.parsed.statement)
+                && session.first_use_warning()
+            {
+                warnings.push(use_warning(ks, &id));
+            }
             if cache.len() >= MAX_PREPARED_STATEMENTS && !cache.contains_key(&id) {
                 // Simple bound: start over; clients re-prepare on Unprepared.
                 cache.clear();
@@ -383,7 +427,7 @@ impl Executor {
             Some(columns) => RowsMetadata::new(columns.clone()),
             None => RowsMetadata::no_metadata(0),
         };
-        ResponseFrame::new(
+        let mut frame = ResponseFrame::new(
             stream,
             Response::Result(ResultBody::Prepared(Prepared {
                 id,
@@ -394,7 +438,9 @@ impl Executor {
                 },
                 result_metadata,
             })),
-        )
+        );
+        frame.warnings = warnings;
+        frame
     }
 
     /// What Cassandra refuses when it prepares a statement, whatever its values: the

@@ -41,6 +41,9 @@ pub struct Session {
     pub(crate) tx: mpsc::Sender<Outgoing>,
     /// The answers queued for the writer and not written yet.
     backlog: std::sync::Arc<super::writer::Backlog>,
+    /// Whether the connection was warned that `USE` and prepared statements do not mix
+    /// (Cassandra's `ClientState.issuedPreparedStatementsUseWarning`: once a connection).
+    use_warning_issued: AtomicBool,
 }
 
 fn encode_version(v: ProtocolVersion) -> u8 {
@@ -88,7 +91,13 @@ impl Session {
             requests: AtomicU64::new(0),
             tx,
             backlog: Default::default(),
+            use_warning_issued: AtomicBool::new(false),
         }
+    }
+
+    /// True the first time it is asked: whether the `USE` warning is still to be given.
+    pub(crate) fn first_use_warning(&self) -> bool {
+        !self.use_warning_issued.swap(true, Ordering::Relaxed)
     }
 
     /// The answers queued for the connection's writer and not written yet.
