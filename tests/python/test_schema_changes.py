@@ -117,15 +117,40 @@ def test_altering_to_nts_without_datacenters_keeps_the_factor(session, dc):
         session.execute("ALTER KEYSPACE sc_s1 WITH replication = {'class': 'NetworkTopologyStrategy'}")
         assert replication(session, "sc_s1") == {"class": NTS, dc: "1"}
         assert [tuple(r) for r in session.execute("SELECT * FROM sc_s1.t")] == [(1, 1)]
-        # From NTS, no datacenter left is refused.
-        fails(session, "ALTER KEYSPACE sc_s1 WITH replication = {'class': 'NetworkTopologyStrategy'}",
-              ConfigurationException, "Configuration for at least one datacenter must be present")
     finally:
         session.execute("DROP KEYSPACE sc_s1")
 
 
+def test_replication_without_a_factor_takes_default_keyspace_rf(session, dc):
+    """Cassandra 4.1 (CreateTest.testCreateKeyspaceWith*StrategyNoOptions): a strategy given
+    no factor gets `default_keyspace_rf` (1), in every datacenter for NetworkTopologyStrategy;
+    an ALTER without one keeps the datacenters it had, and SimpleStrategy's factor."""
+    simple = "org.apache.cassandra.locator.SimpleStrategy"
+    session.execute("CREATE KEYSPACE sc_d1 WITH replication = {'class': 'NetworkTopologyStrategy'}")
+    session.execute("CREATE KEYSPACE sc_d2 WITH replication = {'class': 'SimpleStrategy'}")
+    try:
+        assert replication(session, "sc_d1") == {"class": NTS, dc: "1"}
+        assert replication(session, "sc_d2") == {"class": simple, "replication_factor": "1"}
+        session.execute("CREATE TABLE sc_d1.t (k int PRIMARY KEY, v int)")
+        session.execute("INSERT INTO sc_d1.t (k, v) VALUES (1, 1)")
+        assert [tuple(r) for r in session.execute("SELECT * FROM sc_d1.t")] == [(1, 1)]
+        session.execute(f"ALTER KEYSPACE sc_d1 WITH replication = "
+                        f"{{'class': 'NetworkTopologyStrategy', '{dc}': 3}}")
+        session.execute("ALTER KEYSPACE sc_d1 WITH replication = {'class': 'NetworkTopologyStrategy'}")
+        assert replication(session, "sc_d1") == {"class": NTS, dc: "3"}
+        # From NetworkTopologyStrategy to SimpleStrategy without a factor: the default.
+        session.execute("ALTER KEYSPACE sc_d1 WITH replication = {'class': 'SimpleStrategy'}")
+        assert replication(session, "sc_d1") == {"class": simple, "replication_factor": "1"}
+        session.execute("ALTER KEYSPACE sc_d2 WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 2}")
+        session.execute("ALTER KEYSPACE sc_d2 WITH replication = {'class': 'SimpleStrategy'}")
+        assert replication(session, "sc_d2") == {"class": simple, "replication_factor": "2"}
+    finally:
+        session.execute("DROP KEYSPACE sc_d1")
+        session.execute("DROP KEYSPACE sc_d2")
+
+
 @pytest.mark.parametrize("options, message", [
-    ("", "Configuration for at least one datacenter must be present"),
     (", 'no_such_dc': 2",
      "Unrecognized strategy option {no_such_dc} passed to NetworkTopologyStrategy for keyspace sc_bad"),
     (", 'DC': 0", "Configuration for at least one datacenter must be present"),
@@ -264,10 +289,34 @@ def test_table_option_errors(session, keyspace, options, error, message):
      "columns (b must appear before c)"),
     ("(a int, b int, c int, PRIMARY KEY (a, b, c)) WITH CLUSTERING ORDER BY (c DESC)",
      "Missing CLUSTERING ORDER for column b"),
+    # CASSANDRA-17818 (4.1.3): the columns that are not clustering columns are named.
     ("(a int, b int, c int, PRIMARY KEY (a, b)) WITH CLUSTERING ORDER BY (b DESC, c ASC)",
-     "Only clustering columns can be defined in CLUSTERING ORDER directive"),
+     "Only clustering key columns can be defined in CLUSTERING ORDER directive: [c] are not "
+     "clustering columns"),
+    ("(a int, b int, c int, PRIMARY KEY (a, b)) WITH CLUSTERING ORDER BY (a ASC)",
+     "Only clustering key columns can be defined in CLUSTERING ORDER directive: [a] are not "
+     "clustering columns"),
+    ("(a int, b int, c int, PRIMARY KEY (a, b)) WITH CLUSTERING ORDER BY (a ASC, x DESC)",
+     "Only clustering key columns can be defined in CLUSTERING ORDER directive: [a, x] are not "
+     "clustering columns"),
+    ("(a int, b int, PRIMARY KEY (a, b)) WITH CLUSTERING ORDER BY (b ASC, b DESC)",
+     "Duplicate column 'b' in CLUSTERING ORDER BY clause for table '{ks}.bad_structure'"),
+    # CQL3Type.RawCollection and RawUT.
+    ("(k int PRIMARY KEY, t set<set<int>>)",
+     "Non-frozen collections are not allowed inside collections: set<set<int>>"),
+    ("(k int PRIMARY KEY, t map<int, list<int>>)",
+     "Non-frozen collections are not allowed inside collections: map<int, list<int>>"),
+    ("(k int PRIMARY KEY, t list<plain_udt>)",
+     "Non-frozen UDTs are not allowed inside collections: list<plain_udt>"),
+    ("(k int PRIMARY KEY, v frozen<otherks.mytype>)",
+     "Statement on keyspace {ks} cannot refer to a user type in keyspace otherks; user types can "
+     "only be used in the keyspace they are defined in"),
+    ("(k int PRIMARY KEY, v map<int, frozen<otherks.mytype>>)",
+     "Statement on keyspace {ks} cannot refer to a user type in keyspace otherks; user types can "
+     "only be used in the keyspace they are defined in"),
 ])
 def test_create_table_structure_errors(session, keyspace, definition, message):
+    session.execute(f"CREATE TYPE IF NOT EXISTS {keyspace}.plain_udt (a int)")
     fails(session, f"CREATE TABLE {keyspace}.bad_structure {definition}", InvalidRequest,
           message.format(ks=keyspace))
 

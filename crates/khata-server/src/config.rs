@@ -168,6 +168,10 @@ pub struct Config {
     pub rack: String,
     /// `num_tokens`: ring positions this node owns.
     pub num_tokens: u32,
+    /// `default_keyspace_rf`: the replication factor of a keyspace created (or altered) without
+    /// one, `{'class': 'SimpleStrategy'}` or `{'class': 'NetworkTopologyStrategy'}` (for every
+    /// datacenter).
+    pub default_keyspace_rf: u32,
     /// `commitlog_sync`.
     pub commitlog_sync: CommitLogSync,
     /// `commitlog_sync_period` (old: `commitlog_sync_period_in_ms`).
@@ -246,6 +250,7 @@ impl Default for Config {
             dc: "datacenter1".to_owned(),
             rack: "rack1".to_owned(),
             num_tokens: 16,
+            default_keyspace_rf: 1,
             commitlog_sync: CommitLogSync::Periodic,
             commitlog_sync_period: Duration::from_secs(10),
             commitlog_sync_group_window: Duration::from_millis(1),

@@ -211,6 +211,7 @@ impl Node {
                 batch_size_warn_threshold_bytes: config.batch_size_warn_threshold_bytes as usize,
                 batch_size_fail_threshold_bytes: config.batch_size_fail_threshold_bytes as usize,
                 default_gc_grace_seconds: config.gc_grace_seconds,
+                default_keyspace_rf: config.default_keyspace_rf,
                 local_address: config.listen_address,
             },
         );

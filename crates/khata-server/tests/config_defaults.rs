@@ -26,6 +26,7 @@ fn defaults_are_cassandras() {
     assert_eq!(c.dc, "datacenter1");
     assert_eq!(c.rack, "rack1");
     assert_eq!(c.num_tokens, 16);
+    assert_eq!(c.default_keyspace_rf, 1);
     assert_eq!(c.commitlog_sync, CommitLogSync::Periodic);
     assert_eq!(c.commitlog_sync_period, Duration::from_secs(10));
     assert_eq!(c.commitlog_sync_group_window, Duration::from_millis(1));

@@ -23,7 +23,7 @@ use super::{Executor, Run};
 use crate::frame::ResultBody;
 use crate::language::ast::{
     AlterTableAction, AlterTypeAction, CreateIndex, CreateTable, IndexTargetKind, Literal,
-    OrderDirection, Property, PropertyValue, Statement, TypeExpr,
+    OrderDirection, Property, PropertyValue, Statement, TypeError, TypeExpr,
 };
 use crate::server::schema_change;
 
@@ -37,6 +37,8 @@ pub(crate) async fn run(
     let schema = exec.coordinator().schema();
     // The datacenters NetworkTopologyStrategy may name: on one node, the node's own.
     let known_datacenters = [exec.coordinator().node().data_center.clone()];
+    // The factor of a replication given without one (`default_keyspace_rf`).
+    let default_rf = exec.config().default_keyspace_rf;
     let (change, tolerate) = match statement {
         Statement::CreateKeyspace(c) => {
             check_name(&c.name.0, "Keyspace")?;
@@ -46,6 +48,7 @@ pub(crate) async fn run(
                     &c.properties,
                     None,
                     &known_datacenters,
+                    default_rf,
                 )?),
                 c.if_not_exists,
             )
@@ -66,6 +69,7 @@ pub(crate) async fn run(
                     &a.properties,
                     Some(&ks.def),
                     &known_datacenters,
+                    default_rf,
                 )?),
                 false,
             )
@@ -663,15 +667,23 @@ fn replication_options(r: &Replication) -> BTreeMap<String, String> {
 /// `NetworkTopologyStrategy`'s options as Cassandra 4.1 prepares and validates them
 /// (`prepareOptions`, `validateExpectedOptions`, `validateOptions`): `replication_factor`
 /// stands for every known datacenter not named (an ALTER keeps the datacenters it had);
-/// without any option an ALTER from `SimpleStrategy` keeps its factor in every datacenter;
-/// datacenters given `'0'` are left out; what remains must name known datacenters only.
-/// On one node the known datacenters are the node's own.
+/// without any option it is the factor of the `SimpleStrategy` an ALTER starts from, or else
+/// `default_rf` (`default_keyspace_rf`); datacenters given `'0'` are left out; what remains
+/// must name known datacenters only. On one node the known datacenters are the node's own.
 fn network_topology(
     keyspace: &str,
     mut options: BTreeMap<String, String>,
     previous: &BTreeMap<String, String>,
     known_datacenters: &[String],
+    default_rf: u32,
 ) -> Result<BTreeMap<String, u32>, ExecError> {
+    if options.is_empty() {
+        let rf = previous
+            .get("replication_factor")
+            .cloned()
+            .unwrap_or_else(|| default_rf.to_string());
+        options.insert("replication_factor".to_string(), rf);
+    }
     let mut replication = options.remove("replication_factor");
     if replication.is_none() && options.is_empty() {
         // A direct ALTER from SimpleStrategy.
@@ -753,11 +765,16 @@ fn replication_warnings(
     warnings
 }
 
+/// A keyspace's definition from its `WITH` properties, starting from `current` for an ALTER.
+/// A replication without its factor takes the one it had (`SimpleStrategy`'s), or else
+/// `default_rf`, as Cassandra 4.1's strategies prepare their options from
+/// `default_keyspace_rf`.
 fn keyspace_def(
     name: &str,
     properties: &[Property],
     current: Option<&KeyspaceDef>,
     known_datacenters: &[String],
+    default_rf: u32,
 ) -> Result<KeyspaceDef, ExecError> {
     let mut replication = current.map(|k| k.replication.clone());
     let mut durable_writes = current.is_none_or(|k| k.durable_writes);
@@ -769,14 +786,19 @@ fn keyspace_def(
                     .remove("class")
                     .ok_or_else(|| config_error("Missing replication strategy class"))?;
                 let short = class.rsplit('.').next().unwrap_or(&class);
+                let previous = current
+                    .map(|k| replication_options(&k.replication))
+                    .unwrap_or_default();
                 replication = Some(match short {
                     "SimpleStrategy" => {
-                        let v = map.get("replication_factor").ok_or_else(|| {
-                            config_error(
-                                "SimpleStrategy requires a replication_factor strategy option.",
-                            )
-                        })?;
-                        let replication_factor = replication_factor(v)?;
+                        // From NetworkTopologyStrategy's factors per datacenter, the default.
+                        let replication_factor = match map.get("replication_factor") {
+                            Some(v) => replication_factor(v)?,
+                            None => match previous.get("replication_factor") {
+                                Some(v) => replication_factor(v)?,
+                                None => default_rf,
+                            },
+                        };
                         if let Some(k) = map.keys().find(|k| *k != "replication_factor") {
                             return Err(config_error(format!(
                                 "Unrecognized strategy option {{{k}}} passed to SimpleStrategy for keyspace {name}"
@@ -784,14 +806,15 @@ fn keyspace_def(
                         }
                         Replication::Simple { replication_factor }
                     }
-                    "NetworkTopologyStrategy" => {
-                        let previous = current
-                            .map(|k| replication_options(&k.replication))
-                            .unwrap_or_default();
-                        Replication::NetworkTopology {
-                            datacenters: network_topology(name, map, &previous, known_datacenters)?,
-                        }
-                    }
+                    "NetworkTopologyStrategy" => Replication::NetworkTopology {
+                        datacenters: network_topology(
+                            name,
+                            map,
+                            &previous,
+                            known_datacenters,
+                            default_rf,
+                        )?,
+                    },
                     other => {
                         return Err(config_error(format!(
                             "Unable to find replication strategy class 'org.apache.cassandra.locator.{other}'"
@@ -1168,15 +1191,27 @@ fn resolve_type(
     ty: &TypeExpr,
     in_udt: bool,
 ) -> Result<CqlType, ExecError> {
+    // A type of another keyspace is refused before it is looked up, as Cassandra's RawUT
+    // refuses it: whether or not that keyspace has it, or exists.
+    let elsewhere = std::cell::RefCell::new(None);
     let resolver = |ks: Option<&str>, name: &str| {
         let ks = ks.unwrap_or(keyspace);
+        if ks != keyspace {
+            elsewhere.borrow_mut().get_or_insert_with(|| ks.to_string());
+            return None;
+        }
         schema
             .user_type(ks, name)
             .map(|u| (u.keyspace.clone(), u.fields.clone()))
     };
-    let resolved = ty
-        .to_cql_type(&resolver)
-        .map_err(|e| ExecError::invalid(e.to_string()))?;
+    let resolved = ty.to_cql_type(&resolver).map_err(|e| {
+        match (&e, elsewhere.borrow().as_deref()) {
+            (TypeError::UnknownType(_), Some(k)) => ExecError::invalid(format!(
+                "Statement on keyspace {keyspace} cannot refer to a user type in keyspace {k}; user types can only be used in the keyspace they are defined in"
+            )),
+            _ => ExecError::invalid(e.to_string()),
+        }
+    })?;
     check_duration_placement(&resolved)?;
     if in_udt && resolved == CqlType::Counter {
         return Err(ExecError::invalid("A user type cannot contain counters"));
@@ -1189,13 +1224,6 @@ fn resolve_type(
     // A collection field of a user type is kept as written, as Cassandra keeps it: frozen
     // with the type when the type is used frozen, and refused in a non-frozen column
     // (`check_nested_multi_cell`). Types stored by older nodes have such fields frozen.
-    if let CqlType::Udt { keyspace: k, .. } = &resolved
-        && k != keyspace
-    {
-        return Err(ExecError::invalid(format!(
-            "Statement on keyspace {keyspace} cannot refer to a user type in keyspace {k}; user types can only be used in the keyspace they are defined in"
-        )));
-    }
     Ok(resolved)
 }
 
@@ -1217,6 +1245,15 @@ fn create_table(
             return Err(ExecError::invalid(format!(
                 "Duplicate column '{}' declaration for table '{written_name}'",
                 col.name.0
+            )));
+        }
+    }
+    let mut ordered = HashSet::new();
+    for (col, _) in &c.clustering_order {
+        if !ordered.insert(&col.0) {
+            return Err(ExecError::invalid(format!(
+                "Duplicate column '{}' in CLUSTERING ORDER BY clause for table '{written_name}'",
+                col.0
             )));
         }
     }
@@ -1275,10 +1312,18 @@ fn create_table(
         });
     }
     let clustering = &c.primary_key.clustering;
-    if c.clustering_order.len() > clustering.len() {
-        return Err(ExecError::invalid(
-            "Only clustering columns can be defined in CLUSTERING ORDER directive",
-        ));
+    // Cassandra 4.1 names the columns that are not clustering columns, as a Java list.
+    let not_clustering: Vec<&str> = c
+        .clustering_order
+        .iter()
+        .map(|(n, _)| n.0.as_str())
+        .filter(|n| !clustering.iter().any(|k| k.0 == *n))
+        .collect();
+    if !not_clustering.is_empty() {
+        return Err(ExecError::invalid(format!(
+            "Only clustering key columns can be defined in CLUSTERING ORDER directive: [{}] are not clustering columns",
+            not_clustering.join(", ")
+        )));
     }
     for (i, (id, _)) in c.clustering_order.iter().enumerate() {
         let column = &clustering[i].0;

@@ -39,6 +39,8 @@ pub struct CqlServerConfig {
     pub batch_size_fail_threshold_bytes: usize,
     /// `gc_grace_seconds` of tables created without one.
     pub default_gc_grace_seconds: u32,
+    /// `default_keyspace_rf`: the replication factor of a keyspace given without one.
+    pub default_keyspace_rf: u32,
     /// This node's address as `system.local` reports it (`listen_address`): the replica v5's
     /// READ_FAILURE/WRITE_FAILURE reason maps name.
     pub local_address: IpAddr,
@@ -51,6 +53,7 @@ impl Default for CqlServerConfig {
             batch_size_warn_threshold_bytes: 5 * 1024,
             batch_size_fail_threshold_bytes: 50 * 1024,
             default_gc_grace_seconds: 864_000,
+            default_keyspace_rf: 1,
             local_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
         }
     }

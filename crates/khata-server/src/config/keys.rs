@@ -204,6 +204,15 @@ pub(crate) static KEYS: &[Key] = &[
         },
         aliases: &[],
     },
+    Key {
+        name: "default_keyspace_rf",
+        get: |c| number(c.default_keyspace_rf),
+        set: |c, x| {
+            c.default_keyspace_rf = v::u32_in(x, 0, i32::MAX as u32)?;
+            Ok(())
+        },
+        aliases: &[],
+    },
     // --- commit log ------------------------------------------------------------------------
     Key {
         name: "commitlog_sync",

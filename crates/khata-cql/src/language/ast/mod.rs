@@ -30,7 +30,7 @@ pub use select::{
     Selector, WritetimeKind,
 };
 pub use term::{ArithmeticOp, BindMarker, FunctionName, IntValue, Literal, Term};
-pub use types::{NativeType, TypeError, TypeExpr, UserTypeResolver};
+pub use types::{NativeType, NonFrozenNested, TypeError, TypeExpr, UserTypeResolver};
 
 /// A name: of a keyspace, table, column, field, type, index or function. Unquoted names are
 /// stored lower-cased, quoted names as written.

@@ -147,9 +147,9 @@ pub enum TypeError {
     /// A custom (Java class) type.
     #[error("Custom types are not supported: {0}")]
     CustomType(String),
-    /// A non-frozen collection or user type inside a collection or tuple.
-    #[error("Non-frozen collections and UDTs are not allowed inside collections: {0}")]
-    NonFrozenNested(String),
+    /// A non-frozen collection or user type inside a collection.
+    #[error("Non-frozen {0}")]
+    NonFrozenNested(NonFrozenNested),
     /// `frozen<>` around a native type.
     #[error("frozen<> is only allowed on collections, tuples, and user-defined types")]
     FrozenNative,
@@ -159,6 +159,27 @@ pub enum TypeError {
     /// A vector of no elements.
     #[error("vectors may only have positive dimensions; given {0}")]
     VectorDimension(u32),
+}
+
+/// What [`TypeError::NonFrozenNested`] found: a non-frozen user type (`udt`) or collection
+/// inside the collection `outer`. Displayed in Cassandra's words, which name which it was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NonFrozenNested {
+    /// Whether the nested type is a user type (else a collection).
+    pub udt: bool,
+    /// The collection holding it, as written.
+    pub outer: String,
+}
+
+impl std::fmt::Display for NonFrozenNested {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.udt { "UDTs" } else { "collections" };
+        write!(
+            f,
+            "{what} are not allowed inside collections: {}",
+            self.outer
+        )
+    }
 }
 
 impl TypeExpr {
@@ -179,7 +200,10 @@ impl TypeExpr {
         let element = |t: &TypeExpr, frozen: bool| -> Result<Box<CqlType>, TypeError> {
             let resolved = t.resolve(user_type, frozen)?;
             if resolved.is_multi_cell() {
-                return Err(TypeError::NonFrozenNested(self.to_string()));
+                return Err(TypeError::NonFrozenNested(NonFrozenNested {
+                    udt: matches!(resolved, CqlType::Udt { .. }),
+                    outer: self.to_string(),
+                }));
             }
             if resolved == CqlType::Counter {
                 return Err(TypeError::NestedCounter(self.to_string()));
