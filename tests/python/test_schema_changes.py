@@ -440,6 +440,30 @@ def test_compression_maps_as_cassandra_keeps_them(session, keyspace, given, kept
     session.execute(f"INSERT INTO {keyspace}.kept_compression (a, b) VALUES (1, 1)")
     assert list(session.execute(f"SELECT b FROM {keyspace}.kept_compression")) == [(1,)]
 
+def test_built_indexes_are_listed_in_index_info(cluster, session, keyspace):
+    """system."IndexInfo" as Cassandra 4.1 keeps it (SystemKeyspace.BuiltIndexes): a row per
+    built index, keyed by its keyspace (the column is table_name all the same), value null."""
+    table = cluster.metadata.keyspaces["system"].tables["IndexInfo"]
+    assert [c.name for c in table.partition_key] == ["table_name"]
+    assert [c.name for c in table.clustering_key] == ["index_name"]
+    assert table.columns["value"].cql_type == "blob"
+
+    def listed():
+        rows = session.execute('SELECT table_name, index_name, value FROM system."IndexInfo" '
+                               "WHERE table_name = %s", [keyspace])
+        return [tuple(r) for r in rows if r.index_name.startswith("info_")]
+
+    session.execute(f"CREATE TABLE {keyspace}.info_t (a int PRIMARY KEY, b int, c int)")
+    session.execute(f"INSERT INTO {keyspace}.info_t (a, b, c) VALUES (1, 2, 3)")
+    session.execute(f"CREATE INDEX info_b ON {keyspace}.info_t (b)")
+    session.execute(f"CREATE INDEX info_c ON {keyspace}.info_t (c)")
+    assert listed() == [(keyspace, "info_b", None), (keyspace, "info_c", None)]
+    session.execute(f"DROP INDEX {keyspace}.info_b")
+    assert listed() == [(keyspace, "info_c", None)]
+    session.execute(f"DROP TABLE {keyspace}.info_t")
+    assert listed() == []
+
+
 def test_replication_above_the_nodes_warns(session):
     """CREATE and ALTER KEYSPACE warn as Cassandra 4.1 does when the factor exceeds the nodes
     (one here), and an ALTER that raises it reminds the user to repair."""

@@ -235,6 +235,7 @@ impl Replica {
                 }
             }
         }
+        replica.record_built_indexes()?;
         info!(
             host_id = %replica.host_id,
             tokens = replica.tokens.len(),
@@ -367,6 +368,58 @@ impl Replica {
             writes.extend(schema_tables::table_writes(&table, ts, now)?);
         }
         self.apply_system(writes)
+    }
+
+    /// Bring `system."IndexInfo"` in line with the schema: a row for each index whose build
+    /// has completed (keyed by its keyspace, as Cassandra keys it), none for an index dropped
+    /// or not built yet. Only the rows that differ are written.
+    fn record_built_indexes(&self) -> Result<()> {
+        let def = system_tables::built_indexes();
+        let now = self.clock.now_seconds();
+        let mut built = std::collections::BTreeSet::new();
+        for table in self.schema().tables() {
+            for i in &table.indexes {
+                if index::is_built(&self.engine, &table.def, i, now)? {
+                    built.insert((table.def.keyspace.clone(), i.name.clone()));
+                }
+            }
+        }
+        let mut listed = std::collections::BTreeSet::new();
+        scan_all(&self.engine, def.id, now, |key, partition| {
+            for row in read_rows(&def, key, partition, now)? {
+                listed.insert((row.text("table_name")?, row.text("index_name")?));
+            }
+            Ok(())
+        })?;
+        if built == listed {
+            return Ok(());
+        }
+        let ts = self.schema_timestamp();
+        let mut mutations = Vec::new();
+        for (keyspace, name) in listed.difference(&built) {
+            let (key, mut update) = RowWriter::new(&def)
+                .set("table_name", SysValue::Text(keyspace.clone()))
+                .set("index_name", SysValue::Text(name.clone()))
+                .build(ts, now)?;
+            // The same row, deleted instead.
+            for row in update.rows.values_mut() {
+                *row = khata_types::row::Row {
+                    deletion: Some(khata_types::cell::DeletionTime::new(ts, now)),
+                    ..Default::default()
+                };
+            }
+            mutations.push(Mutation::new(def.id, key, update));
+        }
+        for (keyspace, name) in built.difference(&listed) {
+            let (key, update) = RowWriter::new(&def)
+                .set("table_name", SysValue::Text(keyspace.clone()))
+                .set("index_name", SysValue::Text(name.clone()))
+                .build(ts, now)?;
+            mutations.push(Mutation::new(def.id, key, update));
+        }
+        self.engine.apply_batch(mutations, true)?;
+        self.engine.flush_soon(def.id)?;
+        Ok(())
     }
 
     /// Rewrite `system.size_estimates` and `system.table_estimates`: for every user table, its
@@ -537,6 +590,7 @@ impl Replica {
         if let Some((table, index)) = build {
             index::build(&self.engine, &table, &index, now, self.clock.now_micros())?;
         }
+        self.record_built_indexes()?;
         info!(?event, "schema changed");
         Ok(event)
     }

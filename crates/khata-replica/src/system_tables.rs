@@ -357,6 +357,22 @@ pub fn triggers() -> TableDef {
     )
 }
 
+/// `system."IndexInfo"`: the secondary indexes whose build has completed, one row each, as
+/// Cassandra 4.1 keeps them (`SystemKeyspace.BuiltIndexes`; tools and tests wait on it for a
+/// new index). Despite its name, `table_name` is the index's keyspace; `value` stays null.
+pub fn built_indexes() -> TableDef {
+    table(
+        SYSTEM,
+        BUILT_INDEXES,
+        &[("table_name", text())],
+        &[("index_name", text())],
+        &[("value", CqlType::Blob)],
+    )
+}
+
+/// The name of [`built_indexes`], which CQL has to quote.
+pub const BUILT_INDEXES: &str = "IndexInfo";
+
 /// `system.size_estimates`: per table and local primary token range, the partitions and their
 /// mean size (Cassandra 3's layout, which Spark's connector and other tools read to split
 /// their scans).
@@ -447,6 +463,7 @@ pub fn all() -> Vec<TableDef> {
         local(),
         peers(),
         peers_v2(),
+        built_indexes(),
         size_estimates(),
         table_estimates(),
         keyspaces(),
