@@ -65,3 +65,51 @@ def test_a_condition_may_have_300_operators_however_it_nests(dynamodb, table):
             update(hostile)
         assert e.value.response["Error"]["Code"] == "ValidationException"
         assert "ConditionExpression" in e.value.response["Error"]["Message"]
+
+
+def test_attribute_names_are_shorter_than_64_kb(dynamodb, table):
+    key = {"p": {"S": "names"}}
+    longest, too_long = "x" * 65535, "y" * 65536
+    too_large = ("1 validation error detected: Attribute name is too large, "
+                 "must be less than 65536 bytes")
+    dynamodb.put_item(TableName=table, Item={**key, longest: {"N": "1"}})
+    got = dynamodb.get_item(TableName=table, Key=key, ConsistentRead=True,
+                            ProjectionExpression="#n", ExpressionAttributeNames={"#n": longest})
+    assert got["Item"] == {longest: {"N": "1"}}
+    assert refused(dynamodb.put_item, TableName=table, Item={**key, too_long: {"N": "1"}}) == \
+        too_large
+    assert refused(dynamodb.put_item, TableName=table,
+                   Item={**key, "m": {"M": {too_long: {"N": "1"}}}}) == too_large
+    assert refused(dynamodb.get_item, TableName=table, Key=key, ProjectionExpression="#n",
+                   ExpressionAttributeNames={"#n": too_long}) == too_large
+    assert refused(dynamodb.get_item, TableName=table, Key=key,
+                   AttributesToGet=[too_long]) == too_large
+    assert refused(dynamodb.update_item, TableName=table, Key=key,
+                   AttributeUpdates={too_long: {"Value": {"N": "2"}, "Action": "PUT"}}) == \
+        too_large
+    assert refused(dynamodb.update_item, TableName=table, Key=key, UpdateExpression="SET #n = :v",
+                   ExpressionAttributeNames={"#n": too_long},
+                   ExpressionAttributeValues={":v": {"N": "3"}}) == too_large
+    assert refused(dynamodb.update_item, TableName=table, Key=key, UpdateExpression="SET a = :v",
+                   ConditionExpression="#n = :v", ExpressionAttributeNames={"#n": too_long},
+                   ExpressionAttributeValues={":v": {"N": "1"}}) == too_large
+    assert set(dynamodb.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]) == \
+        {"p", longest}
+
+
+def test_attributes_to_get_names_at_least_one(raw_client, table):
+    at_least_one = ("failed to satisfy constraint: "
+                    "Member must have length greater than or equal to 1")
+    key = {"p": {"S": "x"}}
+    assert refused(raw_client.get_item, TableName=table, Key=key, AttributesToGet=[]) == (
+        f"1 validation error detected: Value '[]' at 'attributesToGet' {at_least_one}")
+    assert refused(raw_client.scan, TableName=table, AttributesToGet=[]) == (
+        f"1 validation error detected: Value '[]' at 'attributesToGet' {at_least_one}")
+    assert refused(raw_client.query, TableName=table, AttributesToGet=[],
+                   KeyConditions={"p": {"ComparisonOperator": "EQ",
+                                        "AttributeValueList": [{"S": "x"}]}}) == (
+        f"1 validation error detected: Value '[]' at 'attributesToGet' {at_least_one}")
+    assert refused(raw_client.batch_get_item, RequestItems={
+        table: {"Keys": [key], "AttributesToGet": []}}) == (
+        f"1 validation error detected: Value '[]' at 'requestItems.{table}.member.attributesToGet'"
+        f" {at_least_one}")

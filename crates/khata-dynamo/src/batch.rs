@@ -150,6 +150,15 @@ fn get_table(ops: &Operations, name: &str, request: &Value) -> Result<GetTable> 
             "1 validation error detected: Value '[...]' at 'requestItems.{name}.member.keys' failed to satisfy constraint: Member must have length {bound}"
         )));
     }
+    if request
+        .get("AttributesToGet")
+        .and_then(Value::as_array)
+        .is_some_and(|a| a.is_empty())
+    {
+        return Err(DynamoError::validation(format!(
+            "1 validation error detected: Value '[]' at 'requestItems.{name}.member.attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1"
+        )));
+    }
     let table = resolve(ops, name)?;
     let p = Placeholders::of(request, item_ops::GET_EXPRESSIONS).map_err(op)?;
     let mut ex = Expressions::new(&p.names, &p.values);

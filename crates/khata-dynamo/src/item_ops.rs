@@ -148,6 +148,7 @@ impl Placeholders {
                             "Unexpected value type in payload for ExpressionAttributeNames".into(),
                         ));
                     };
+                    crate::value::check_attribute_name(v)?;
                     names.insert(k.clone(), v.clone());
                 }
             }

@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 use super::ast::{Action, Comparator, Cond, Operand, Path, SetValue};
 use super::key::{KeyCondition, from_condition};
 use super::{Condition, Projection, Update};
-use crate::value::{AttributeValue, ValidationError, ValueError};
+use crate::value::{AttributeValue, ValidationError, ValueError, check_attribute_name};
 
 const INVALID: &str = "One or more parameter values were invalid: ";
 
@@ -285,6 +285,7 @@ fn combine(conds: Vec<Cond>, conditional_operator: Option<&str>) -> Result<Cond,
 pub fn expected(json: &Json, conditional_operator: Option<&str>) -> Result<Condition, ValueError> {
     let mut conds = Vec::new();
     for (name, entry) in object(json)? {
+        check_attribute_name(name)?;
         let entry = object(entry)?;
         let operator = entry.get("ComparisonOperator").and_then(Json::as_str);
         let exists = match entry.get("Exists") {
@@ -354,6 +355,7 @@ pub fn query_filter(
 ) -> Result<Condition, ValueError> {
     let mut conds = Vec::new();
     for (name, entry) in object(json)? {
+        check_attribute_name(name)?;
         let entry = object(entry)?;
         let operator = entry
             .get("ComparisonOperator")
@@ -380,6 +382,7 @@ pub fn key_conditions(
         )));
     }
     for (name, entry) in entries {
+        check_attribute_name(name)?;
         let entry = object(entry)?;
         let operator = entry
             .get("ComparisonOperator")
@@ -404,6 +407,7 @@ pub fn key_conditions(
 pub fn attribute_updates(json: &Json) -> Result<Update, ValueError> {
     let mut actions = Vec::new();
     for (name, entry) in object(json)? {
+        check_attribute_name(name)?;
         let entry = object(entry)?;
         let path = Path::attribute(name);
         let value = match entry.get("Value") {
@@ -451,9 +455,15 @@ pub fn attributes_to_get(json: &Json) -> Result<Projection, ValueError> {
     let names = json
         .as_array()
         .ok_or_else(|| shape("Expected list or null"))?;
+    if names.is_empty() {
+        return Err(ValueError::Validation(ValidationError(
+            "1 validation error detected: Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1".into(),
+        )));
+    }
     let mut out = Vec::with_capacity(names.len());
     for n in names {
         let n = n.as_str().ok_or_else(|| shape("Expected a String"))?;
+        check_attribute_name(n)?;
         if out.iter().any(|x: &String| x == n) {
             return Err(invalid(format_args!(
                 "Duplicate value in attribute name: {n}"

@@ -16,6 +16,22 @@ use super::{AttributeValue, Map, Number, ValidationError, ValueError};
 /// Containers (M, L) deeper than this are refused.
 pub const NESTING_LIMIT: usize = 32;
 
+/// The longest attribute name (or map key) DynamoDB takes, in bytes: the "64 KB" of its guide,
+/// 65536 itself refused.
+pub const MAX_ATTRIBUTE_NAME_BYTES: usize = 65535;
+
+/// Refuses an attribute name or map key longer than [`MAX_ATTRIBUTE_NAME_BYTES`], in
+/// DynamoDB's words.
+pub fn check_attribute_name(name: &str) -> Result<(), ValidationError> {
+    if name.len() > MAX_ATTRIBUTE_NAME_BYTES {
+        return Err(ValidationError(format!(
+            "1 validation error detected: Attribute name is too large, must be less than {} bytes",
+            MAX_ATTRIBUTE_NAME_BYTES + 1
+        )));
+    }
+    Ok(())
+}
+
 const INVALID: &str = "One or more parameter values were invalid: ";
 
 fn serialization(m: impl Into<String>) -> ValueError {
@@ -142,6 +158,7 @@ pub(super) fn value_from_json(json: &Json, depth: usize) -> Result<AttributeValu
         "M" => {
             let mut map = Map::new();
             for (name, v) in expect_object(member)? {
+                check_attribute_name(name)?;
                 map.insert(name.clone(), value_from_json(v, depth + 1)?);
             }
             AttributeValue::M(map)
@@ -222,6 +239,7 @@ pub(super) fn has_duplicates<T: std::hash::Hash + Eq>(items: &[T]) -> bool {
 pub(super) fn item_from_json(json: &Json) -> Result<Map, ValueError> {
     let mut map = BTreeMap::new();
     for (name, v) in expect_object(json)? {
+        check_attribute_name(name)?;
         map.insert(name.clone(), value_from_json(v, 1)?);
     }
     Ok(map)

@@ -18,7 +18,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::json::{NESTING_LIMIT, has_duplicates};
+use super::json::{MAX_ATTRIBUTE_NAME_BYTES, NESTING_LIMIT, has_duplicates};
 use super::{AttributeValue, Item, Map, Number};
 
 /// The error of every refusal: the slow path finds the real one.
@@ -55,6 +55,9 @@ impl<'de> Visitor<'de> for MapVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Map, A::Error> {
         let mut map = Map::new();
         while let Some(name) = access.next_key::<String>()? {
+            if name.len() > MAX_ATTRIBUTE_NAME_BYTES {
+                return Err(refuse());
+            }
             let value = access.next_value_seed(ValueSeed { depth: self.depth })?;
             if map.insert(name, value).is_some() {
                 // A repeated name: the slow path keeps the last one, unchecked others.

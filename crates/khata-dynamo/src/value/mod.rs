@@ -29,7 +29,7 @@ pub use codec::{
     DecodeError, KeyType, VALUE_FORMAT_VERSION, decode_key, decode_str, decode_value, encode_key,
     encode_value,
 };
-pub use json::{NESTING_LIMIT, values_from_json};
+pub use json::{MAX_ATTRIBUTE_NAME_BYTES, NESTING_LIMIT, check_attribute_name, values_from_json};
 pub use json_read::ItemSeed;
 pub use json_write::{write_map, write_str, write_value};
 pub use number::{MAX_DIGITS, MAX_EXPONENT, MIN_EXPONENT, Number};
