@@ -80,6 +80,22 @@ def literal(value) -> str:
     return _ENCODER.cql_encode_all_types(value)
 
 
+def canonical_decimal(d: Decimal) -> Decimal:
+    """The form a decimal clustering value reads back in: no trailing zeros in the fraction,
+    scale 0 for an integer (1.50 is 1.5, 1E+3 is 1000, 0.000 is 0)."""
+    sign, digits, exponent = d.as_tuple()
+    digits = list(digits)
+    if not any(digits):
+        return Decimal(0)
+    while exponent < 0 and digits[-1] == 0:
+        digits.pop()
+        exponent += 1
+    if exponent > 0:
+        digits += [0] * exponent
+        exponent = 0
+    return Decimal((sign, tuple(digits), exponent))
+
+
 def same(cql_type: str, expected, got) -> bool:
     """Equality that tells NaN, -0.0 and decimal scale apart."""
     if cql_type == "float":
@@ -147,7 +163,9 @@ def test_as_partition_and_clustering_key(session, keyspace, cql_type):
         session.execute(insert, (partition, values[i], i))
     rows = list(session.execute(f"SELECT c, v FROM {table} WHERE k = {literal(partition)}"))
     assert [r.v for r in rows] == order, f"clustering order of {cql_type}"
-    assert all(same(cql_type, values[r.v], r.c) for r in rows)
+    # A decimal clustering value reads back in canonical form (-1E+10 as -10000000000).
+    key_form = canonical_decimal if cql_type == "decimal" else (lambda v: v)
+    assert all(same(cql_type, key_form(values[r.v]), r.c) for r in rows)
 
     select = session.prepare(f"SELECT v FROM {table} WHERE k = ? AND c = ?")
     for i, value in enumerate(values):
@@ -278,3 +296,87 @@ def test_counter(session, keyspace):
     session.execute(f"UPDATE {keyspace}.counters SET n = n + {2**62} WHERE k = 2")
     rows = {r.k: r.n for r in session.execute(f"SELECT k, n FROM {keyspace}.counters")}
     assert rows == {1: -2, 2: 2**62}
+
+
+def test_equal_decimals_are_one_clustering_key(session, keyspace):
+    """Cassandra's DecimalType compares clustering values with BigDecimal.compareTo, so 1230
+    and 1.23E+3 are one row, found by any form of the number; khata keeps it in canonical
+    form (1230; 1.50 as 1.5). Varints with redundant sign bytes likewise."""
+    table = f"{keyspace}.decimal_keys"
+    session.execute(f"CREATE TABLE {table} (p int, c decimal, v text, PRIMARY KEY (p, c))")
+    insert = session.prepare(f"INSERT INTO {table} (p, c, v) VALUES (?, ?, ?)")
+    session.execute(insert, [1, Decimal("1230"), "a"])
+    session.execute(insert, [1, Decimal("1.23E+3"), "b"])
+    rows = list(session.execute(f"SELECT c, v FROM {table} WHERE p = 1"))
+    assert [(r.c.as_tuple(), r.v) for r in rows] == [(Decimal("1230").as_tuple(), "b")]
+    lookup = session.prepare(f"SELECT v FROM {table} WHERE p = 1 AND c = ?")
+    assert [r.v for r in session.execute(lookup, [Decimal((0, (1, 2, 3, 0, 0), -1))])] == ["b"]
+    assert [r.v for r in session.execute(f"SELECT v FROM {table} WHERE p = 1 AND c = 12300E-1")] \
+        == ["b"]
+
+    session.execute(insert, [2, Decimal("1.50"), "x"])
+    session.execute(insert, [2, Decimal("2"), "y"])
+    (row,) = session.execute(f"SELECT c FROM {table} WHERE p = 2 AND c = 1.5")
+    assert row.c.as_tuple() == Decimal("1.5").as_tuple()
+    assert [r.v for r in session.execute(f"SELECT v FROM {table} WHERE p = 2 AND c > 1.5")] \
+        == ["y"]
+    assert [r.v for r in session.execute(f"SELECT v FROM {table} WHERE p = 2 AND c <= 1.50")] \
+        == ["x"]
+    assert [r.v for r in session.execute(
+        f"SELECT v FROM {table} WHERE p = 2 AND c IN (1.5, 1.50, 15E-1)")] == ["x"]
+    session.execute(f"DELETE FROM {table} WHERE p = 2 AND c = 1.500")
+    assert [r.v for r in session.execute(f"SELECT v FROM {table} WHERE p = 2")] == ["y"]
+
+    varints = f"{keyspace}.varint_keys"
+    session.execute(f"CREATE TABLE {varints} (p int, c varint, v text, PRIMARY KEY (p, c))")
+    session.execute(f"INSERT INTO {varints} (p, c, v) VALUES (1, 1, 'a')")
+    session.execute(f"INSERT INTO {varints} (p, c, v) VALUES (1, blobAsVarint(0x0001), 'b')")
+    assert [(r.c, r.v) for r in session.execute(f"SELECT c, v FROM {varints} WHERE p = 1")] \
+        == [(1, "b")]
+
+
+def test_filters_and_conditions_compare_decimals_by_value(session, keyspace):
+    """ALLOW FILTERING and IF conditions compare with the type's comparator (compareForCQL),
+    as Cassandra does: 1230 equals 1.23E+3, a varint equals its padded bytes."""
+    table = f"{keyspace}.decimal_values"
+    session.execute(f"CREATE TABLE {table} (p int PRIMARY KEY, v decimal, n varint, w text)")
+    insert = session.prepare(f"INSERT INTO {table} (p, v, n) VALUES (?, ?, ?)")
+    session.execute(insert, [1, Decimal("1230"), 7])
+    session.execute(insert, [2, Decimal("1.23E+3"), 8])
+    session.execute(f"INSERT INTO {table} (p, v, n) VALUES (3, 1229, blobAsVarint(0x0007))")
+    keys = lambda where: sorted(r.p for r in session.execute(
+        f"SELECT p FROM {table} WHERE {where} ALLOW FILTERING"))
+    assert keys("v = 1230") == [1, 2]
+    assert keys("v = 12300E-1") == [1, 2]
+    assert keys("v > 1229") == [1, 2]
+    assert keys("n = 7") == [1, 3]
+    filtered = session.prepare(f"SELECT p FROM {table} WHERE v = ? ALLOW FILTERING")
+    assert sorted(r.p for r in session.execute(filtered, [Decimal("1.23E+3")])) == [1, 2]
+    # A clustering column restricted after a gap is filtered too, by value.
+    keyed = f"{keyspace}.decimal_gap"
+    session.execute(f"CREATE TABLE {keyed} (p int, a int, c decimal, PRIMARY KEY (p, a, c))")
+    session.execute(f"INSERT INTO {keyed} (p, a, c) VALUES (1, 1, 1.5)")
+    session.execute(f"INSERT INTO {keyed} (p, a, c) VALUES (1, 2, 2.5)")
+    rows = session.execute(f"SELECT a FROM {keyed} WHERE p = 1 AND c = 1.50 ALLOW FILTERING")
+    assert [r.a for r in rows] == [1]
+    rows = session.execute(
+        f"SELECT a FROM {keyed} WHERE p = 1 AND c IN (2.500, 3) ALLOW FILTERING")
+    assert [r.a for r in rows] == [2]
+    # Conditions compare by value as well.
+    applied = session.execute(f"UPDATE {table} SET w = 'x' WHERE p = 2 IF v = 1230").one()
+    assert applied[0] is True
+    applied = session.execute(f"UPDATE {table} SET w = 'y' WHERE p = 2 IF v IN (1, 12300E-1)")
+    assert applied.one()[0] is True
+
+
+def test_index_on_a_decimal_clustering_column_finds_any_form(session, keyspace):
+    """An index on a clustering column files the value the key holds (a number in canonical
+    form); a lookup by any form of the number finds it."""
+    table = f"{keyspace}.decimal_indexed"
+    session.execute(f"CREATE TABLE {table} (p int, c decimal, v text, PRIMARY KEY (p, c))")
+    session.execute(f"CREATE INDEX ON {table} (c)")
+    session.execute(
+        session.prepare(f"INSERT INTO {table} (p, c, v) VALUES (?, ?, ?)"), [1, Decimal("1.50"), "a"])
+    lookup = session.prepare(f"SELECT p, v FROM {table} WHERE c = ?")
+    for form in ["1.50", "1.5", "1.500", "15E-1"]:
+        assert [(r.p, r.v) for r in session.execute(lookup, [Decimal(form)])] == [(1, "a")], form

@@ -1,6 +1,7 @@
 //! `compare` is Cassandra's order of values, and the clustering-key encoding of
 //! `khata_types::clustering` agrees with it: its byte order is `compare`'s order, refined only
-//! among values `compare` finds equal.
+//! among values `compare` finds equal (and never among numbers, whose equal values share one
+//! encoding).
 
 #[path = "value_strategies.rs"]
 mod strategies;
@@ -66,6 +67,21 @@ fn clustering_pair() -> impl Strategy<Value = (CqlType, CqlValue, CqlValue)> {
         })
 }
 
+/// Whether values of `ty` may hold a `varint` or `decimal`, which clustering keys keep in
+/// canonical form.
+fn has_number(ty: &CqlType) -> bool {
+    match ty {
+        CqlType::Varint | CqlType::Decimal => true,
+        CqlType::List { element, .. }
+        | CqlType::Set { element, .. }
+        | CqlType::Vector { element, .. } => has_number(element),
+        CqlType::Map { key, value, .. } => has_number(key) || has_number(value),
+        CqlType::Tuple(types) => types.iter().any(has_number),
+        CqlType::Udt { fields, .. } => fields.iter().any(|(_, t)| has_number(t)),
+        _ => false,
+    }
+}
+
 fn key(ty: &CqlType, order: ClusteringOrder, v: &CqlValue) -> Vec<u8> {
     clustering_key(&[(ty.clone(), order)], std::slice::from_ref(v))
         .unwrap_or_else(|e| panic!("{ty:?} {v:?}: {e}"))
@@ -95,6 +111,9 @@ proptest! {
         if ka == kb {
             prop_assert_eq!(ordering, Ordering::Equal);
         }
+        if ordering == Ordering::Equal && matches!(ty, CqlType::Varint | CqlType::Decimal) {
+            prop_assert_eq!(ka, kb);
+        }
     }
 
     #[test]
@@ -103,8 +122,15 @@ proptest! {
         let encoded = clustering_key(&columns, &[a.clone(), b.clone()]).unwrap();
         let values = clustering_values(&columns, &encoded).unwrap();
         prop_assert_eq!(values.len(), 2);
-        prop_assert_eq!(values[0].to_bytes(&ty), a.to_bytes(&ty));
-        prop_assert_eq!(values[1].to_bytes(&ty), b.to_bytes(&ty));
+        if has_number(&ty) {
+            // Numbers come back in their canonical form: equal values, the same key.
+            prop_assert_eq!(compare(&ty, &values[0], &a), Ordering::Equal);
+            prop_assert_eq!(compare(&ty, &values[1], &b), Ordering::Equal);
+            prop_assert_eq!(clustering_key(&columns, &values).unwrap(), encoded);
+        } else {
+            prop_assert_eq!(values[0].to_bytes(&ty), a.to_bytes(&ty));
+            prop_assert_eq!(values[1].to_bytes(&ty), b.to_bytes(&ty));
+        }
     }
 }
 
@@ -163,6 +189,48 @@ fn numbers() {
             CqlValue::Date(u32::MAX),
         ],
     );
+}
+
+/// Filters and conditions compare by value (`compareForCQL`), not by bytes.
+#[test]
+fn serialized_values_are_equal_by_value() {
+    use khata_cql::value::equal_serialized;
+    let dec = |unscaled: &[u8], scale: i32| [&scale.to_be_bytes()[..], unscaled].concat();
+    // 1230 (scale 0), 1.23E+3 (123, scale -1) and 12300E-1.
+    let forms = [
+        dec(&[0x04, 0xCE], 0),
+        dec(&[123], -1),
+        dec(&[0x30, 0x0C], 1),
+    ];
+    for a in &forms {
+        for b in &forms {
+            assert!(equal_serialized(&CqlType::Decimal, a, b));
+        }
+    }
+    assert!(!equal_serialized(
+        &CqlType::Decimal,
+        &forms[0],
+        &dec(&[0x04, 0xCF], 0)
+    ));
+    assert!(equal_serialized(&CqlType::Varint, &[0x00, 0x01], &[0x01]));
+    assert!(!equal_serialized(&CqlType::Varint, &[0x00, 0x01], &[0x02]));
+    let set = CqlType::Set {
+        element: Box::new(CqlType::Decimal),
+        frozen: true,
+    };
+    let one_element =
+        |e: &[u8]| [&1i32.to_be_bytes()[..], &(e.len() as i32).to_be_bytes(), e].concat();
+    assert!(equal_serialized(
+        &set,
+        &one_element(&forms[0]),
+        &one_element(&forms[1])
+    ));
+    assert!(!equal_serialized(
+        &CqlType::Int,
+        &[0, 0, 0, 1],
+        &[0, 0, 0, 2]
+    ));
+    assert!(!equal_serialized(&CqlType::Decimal, &[0, 0], &forms[0]));
 }
 
 #[test]

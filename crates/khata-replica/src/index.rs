@@ -46,7 +46,9 @@ use bytes::Bytes;
 use khata_storage::{Engine, Mutation, TableSpec};
 use khata_types::LocalTime;
 use khata_types::cell::{CellKind, DeletionTime, Expiry, LivenessInfo};
-use khata_types::clustering::{after_prefix, decode_key, encode_key, end_bound, full_range};
+use khata_types::clustering::{
+    after_prefix, canonical_value, decode_key, encode_key, end_bound, full_range,
+};
 use khata_types::partition::Partition;
 use khata_types::row::{CellKey, ColumnId, Row};
 use khata_types::schema::{ClusteringOrder, ColumnDef, ColumnKind, CqlType, TableDef};
@@ -780,7 +782,15 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
     let key_columns = table.def.partition_key().len();
     let index_id = index_table_id(table.def.id, &index.name);
     let types = entry_types(&table.def);
-    let index_key = DecoratedKey::new(q.value.clone());
+    // A clustering column's entries are filed under the value its key holds: a number in
+    // canonical form (`khata_types::clustering`), which any form looked up must become.
+    let value = match indexed {
+        Indexed::Clustering(_) => {
+            canonical_value(&column.ty, &q.value).unwrap_or_else(|_| q.value.clone())
+        }
+        _ => q.value.clone(),
+    };
+    let index_key = DecoratedKey::new(value.clone());
     let mut low = token_bound(q.start, false)?;
     let high = token_bound(q.end, true)?;
     // A partition the last page ended inside is named by the entry `resume`, read again.
@@ -891,7 +901,7 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
                         key_columns,
                         &key,
                         &base.partition,
-                        &q.value,
+                        &value,
                         q.now,
                     );
                     if hit {
@@ -912,7 +922,7 @@ pub(crate) fn query(engine: &Engine, table: &TableSchema, q: &IndexQuery) -> Res
                 } else {
                     let current = base.partition.rows.get(ck).filter(|r| r.is_live(q.now));
                     let hit = current.is_some_and(|row| {
-                        row_matches(indexed, &clustering_types, ck, row, &q.value, q.now)
+                        row_matches(indexed, &clustering_types, ck, row, &value, q.now)
                     });
                     if hit && let Some(row) = current {
                         partition.rows.insert(ck.clone(), row.clone());

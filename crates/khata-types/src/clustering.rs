@@ -28,7 +28,7 @@
 //! | date | the 4 bytes | unsigned (2^31 is the epoch) |
 //! | time | the 8 bytes (0..86399999999999 only) | signed = unsigned in range |
 //! | float, double | `01` + IEEE bits made monotone, or `02` + the raw bits of a NaN | Java `Float.compare`: -0.0 < 0.0, NaN last |
-//! | varint, decimal | see `clustering/number.rs` | numeric value |
+//! | varint, decimal | see `clustering/number.rs` (canonical: equal numbers, one encoding) | numeric value |
 //! | uuid | version nibble, then the v1 timestamp (v1) or the other high bits, then the low 8 bytes | Cassandra's `UUIDType` |
 //! | timeuuid | reordered timestamp, low 8 bytes with each sign bit flipped | `TimeUUIDType` |
 //! | inet | first 4 bytes, then `00` (IPv4) or `01` + the other 12 bytes (IPv6) | bytewise |
@@ -40,14 +40,23 @@
 //!
 //! # Where the order is finer than Cassandra's
 //!
-//! Encoding and decoding round-trip exactly, so values that Cassandra compares as equal but that
+//! Numbers are encoded canonically: a `varint` with redundant sign bytes and a `decimal` of any
+//! scale encode as the number does (`1.5` and `1.50` are one key, as in Cassandra, whose
+//! `DecimalType` compares with `BigDecimal.compareTo`), and decode to the number's canonical
+//! form (minimal varint bytes; a decimal without trailing fraction zeros and with scale 0 for
+//! an integer: `1.50` reads back as `1.5`, `1.23E+3` as `1230`; see `clustering/number.rs`).
+//! Cassandra keeps the bytes the first write gave; khata keeps the canonical ones. Keys written
+//! before this (when the scale and the padding were kept as a tie-break) still decode to the
+//! form they were written in and sort next to the canonical key of their value; the layout did
+//! not change, so neither did any format version.
+//!
+//! Everything else round-trips exactly, so values that Cassandra compares as equal but that
 //! differ in bytes get distinct, adjacent encodings, ordered by a deterministic tie-break:
-//! decimals of equal value and different scale (`1.0`, `1.00`: by scale), varints with
-//! redundant sign bytes (by length), NaNs with different payloads (by bits), tuples with
-//! trailing nulls and without them (missing first). Cassandra would store such pairs as one
-//! row; the CQL layer should not produce them. Set elements and map keys must be in ascending
-//! order and distinct (the order Cassandra serializes frozen sets and maps in); anything else
-//! is an error, so one set cannot have two encodings.
+//! NaNs with different payloads (by bits), tuples with trailing nulls and without them
+//! (missing first). Cassandra would store such pairs as one row; the CQL layer should not
+//! produce them. Set elements and map keys must be in ascending order and distinct (the order
+//! Cassandra serializes frozen sets and maps in); anything else is an error, so one set cannot
+//! have two encodings.
 //!
 //! # Bounds
 //!
@@ -260,8 +269,9 @@ pub fn encode_key(
 }
 
 /// Decode a key (or prefix) made by [`encode_key`] with the same `types` back to the
-/// CQL-serialized values, exactly as they were given. Errors on any byte string that
-/// [`encode_key`] cannot produce.
+/// CQL-serialized values: as they were given, except that numbers come back in their canonical
+/// form (module docs). Errors on any byte string that [`encode_key`] cannot produce (or, for
+/// numbers, did not produce before the encoding became canonical).
 pub fn decode_key(
     types: &[(CqlType, ClusteringOrder)],
     key: &[u8],
@@ -304,6 +314,19 @@ pub fn decode_key(
         });
     }
     Ok(values)
+}
+
+/// The form a serialized value of `ty` takes as a clustering key component: the value as
+/// [`decode_key`] gives it back, so a number in its canonical form (`1.50` as `1.5`) and any
+/// other value unchanged. What a lookup of a clustering value by its bytes (a secondary index
+/// on a clustering column) must look for.
+pub fn canonical_value(ty: &CqlType, value: &[u8]) -> Result<Bytes, KeyError> {
+    let types = [(ty.clone(), ClusteringOrder::Asc)];
+    let mut values = decode_key(&types, &encode_key(&types, &[value])?)?;
+    values.pop().ok_or(KeyError::Malformed {
+        position: 0,
+        reason: "no value decoded",
+    })
 }
 
 fn check_types(types: &[(CqlType, ClusteringOrder)]) -> Result<(), KeyError> {

@@ -1,11 +1,13 @@
-//! The clustering key encoding orders keys as CQL does, round-trips exactly, and its bounds
-//! select exactly the keys that extend a prefix.
+//! The clustering key encoding orders keys as CQL does, round-trips (numbers to their
+//! canonical form, everything else exactly), and its bounds select exactly the keys that
+//! extend a prefix.
 //!
 //! `reference_cmp` below is a direct implementation of Cassandra's comparators on the
-//! CQL-serialized values (with the tie-breaks documented in `khata_types::clustering`); the
-//! properties check `memcmp(encode(a), encode(b)) == reference_cmp(a, b)` over random type
-//! lists with mixed ASC and DESC columns, values drawn from small domains so that ties and
-//! shared prefixes are common, and prefixes of keys.
+//! CQL-serialized values (with the tie-breaks documented in `khata_types::clustering`; none for
+//! numbers, whose equal values share one encoding); the properties check
+//! `memcmp(encode(a), encode(b)) == reference_cmp(a, b)` over random type lists with mixed ASC
+//! and DESC columns, values drawn from small domains so that ties and shared prefixes are
+//! common, and prefixes of keys.
 
 use std::cmp::Ordering;
 
@@ -133,12 +135,12 @@ fn integer_sign(v: &[u8]) -> i32 {
     }
 }
 
-/// `BigDecimal.compareTo`, then the scale, then the unscaled value's length.
+/// `BigDecimal.compareTo`.
 fn cmp_decimals(a: &[u8], b: &[u8]) -> Ordering {
     let (sa, ua) = (i32::from_be_bytes(a[..4].try_into().unwrap()), &a[4..]);
     let (sb, ub) = (i32::from_be_bytes(b[..4].try_into().unwrap()), &b[4..]);
     let (ga, gb) = (integer_sign(ua), integer_sign(ub));
-    let value = if ga != gb {
+    if ga != gb {
         ga.cmp(&gb)
     } else if ga == 0 {
         Ordering::Equal
@@ -153,8 +155,93 @@ fn cmp_decimals(a: &[u8], b: &[u8]) -> Ordering {
         }
         let o = cmp_unsigned(&ma, &mb);
         if ga < 0 { o.reverse() } else { o }
-    };
-    value.then(sa.cmp(&sb)).then(ua.len().cmp(&ub.len()))
+    }
+}
+
+/// `m / 10` and `m % 10` of an unsigned big-endian magnitude.
+fn div_ten(m: &[u8]) -> (Vec<u8>, u8) {
+    let mut rem = 0u16;
+    let q = m
+        .iter()
+        .map(|b| {
+            let cur = (rem << 8) | u16::from(*b);
+            rem = cur % 10;
+            (cur / 10) as u8
+        })
+        .collect();
+    (q, rem as u8)
+}
+
+/// The minimal two's complement bytes of `sign * m` (`m` an unsigned big-endian magnitude).
+fn twos_complement(negative: bool, m: &[u8]) -> Vec<u8> {
+    let mut v = vec![0u8];
+    v.extend_from_slice(m);
+    if negative {
+        for b in &mut v {
+            *b = !*b;
+        }
+        for b in v.iter_mut().rev() {
+            let (s, c) = b.overflowing_add(1);
+            *b = s;
+            if !c {
+                break;
+            }
+        }
+    }
+    let mut start = 0;
+    while start + 1 < v.len()
+        && ((v[start] == 0x00 && v[start + 1] < 0x80) || (v[start] == 0xFF && v[start + 1] >= 0x80))
+    {
+        start += 1;
+    }
+    v.split_off(start)
+}
+
+/// The canonical form of a serialized varint or decimal (`khata_types::clustering`): minimal
+/// bytes; for a decimal, no trailing zero in the fraction and scale 0 for an integer (the
+/// generated values are far below the size where a larger integer keeps a negative scale).
+fn canonical_number(ty: &CqlType, v: &[u8]) -> Vec<u8> {
+    match ty {
+        CqlType::Varint => twos_complement(v[0] >= 0x80, &magnitude(v)),
+        CqlType::Decimal => {
+            let (mut scale, unscaled) = (i32::from_be_bytes(v[..4].try_into().unwrap()), &v[4..]);
+            let sign = integer_sign(unscaled);
+            let mut m = magnitude(unscaled);
+            if sign == 0 {
+                scale = 0;
+            }
+            while sign != 0 && scale > 0 {
+                let (q, r) = div_ten(&m);
+                if r != 0 {
+                    break;
+                }
+                m = q;
+                scale -= 1;
+            }
+            while scale < 0 {
+                times_ten(&mut m);
+                scale += 1;
+            }
+            let mut out = scale.to_be_bytes().to_vec();
+            out.extend(twos_complement(sign < 0, &m));
+            out
+        }
+        _ => v.to_vec(),
+    }
+}
+
+/// Whether a value of `ty` may contain a `varint` or `decimal`, which decode canonically.
+fn has_number(ty: &CqlType) -> bool {
+    match ty {
+        CqlType::Varint | CqlType::Decimal => true,
+        CqlType::List { element, .. }
+        | CqlType::Set { element, .. }
+        | CqlType::Vector { element, .. } => has_number(element),
+        CqlType::Map { key, value, .. } => has_number(key) || has_number(value),
+        CqlType::Tuple(types) => types.iter().any(has_number),
+        CqlType::Udt { fields, .. } => fields.iter().any(|(_, t)| has_number(t)),
+        _ => false,
+    }
 }
 
 fn cmp_floats(a_bits: u64, b_bits: u64, a_nan: bool, b_nan: bool, total: Ordering) -> Ordering {
@@ -226,7 +313,7 @@ fn cmp_value(ty: &CqlType, a: &[u8], b: &[u8]) -> Ordering {
         | CqlType::Counter
         | CqlType::Timestamp
         | CqlType::Time => cmp_integers(a, b),
-        CqlType::Varint => cmp_integers(a, b).then(a.len().cmp(&b.len())),
+        CqlType::Varint => cmp_integers(a, b),
         CqlType::Decimal => cmp_decimals(a, b),
         CqlType::Float => {
             let (x, y) = (
@@ -674,12 +761,26 @@ proptest! {
         }
     }
 
+    /// Decoding gives the key back, with its numbers in canonical form (checked exactly for a
+    /// number column; inside a collection, tuple or UDT as an equal key with the same encoding).
     #[test]
     fn decode_inverts_encode((types, keys) in types_and_keys()) {
         for key in &keys {
-            let decoded = decode_key(&types, &encode(&types, key)).unwrap();
+            let encoded = encode(&types, key);
+            let decoded = decode_key(&types, &encoded).unwrap();
             let decoded: Key = decoded.iter().map(|b| b.to_vec()).collect();
-            prop_assert_eq!(&decoded, key);
+            prop_assert_eq!(decoded.len(), key.len());
+            prop_assert_eq!(reference_cmp(&types, &decoded, key), Ordering::Equal);
+            prop_assert_eq!(encode(&types, &decoded), encoded);
+            for ((got, given), (ty, _)) in decoded.iter().zip(key).zip(&types) {
+                if given.is_empty() {
+                    prop_assert!(got.is_empty());
+                } else if matches!(ty, CqlType::Varint | CqlType::Decimal) {
+                    prop_assert_eq!(got, &canonical_number(ty, given));
+                } else if !has_number(ty) {
+                    prop_assert_eq!(got, given);
+                }
+            }
         }
     }
 
@@ -718,7 +819,9 @@ proptest! {
     }
 
     /// Every byte string that decodes is the encoding of what it decodes to, so no key has two
-    /// encodings (which would be two rows).
+    /// encodings (which would be two rows), except for numbers: those written before the
+    /// encoding was canonical still decode, and re-encode to the canonical encoding of an equal
+    /// key.
     #[test]
     fn only_canonical_encodings_decode(
         (types, keys) in types_and_keys(),
@@ -738,8 +841,25 @@ proptest! {
         for candidate in [bytes, garbage] {
             if let Ok(values) = decode_key(&types, &candidate) {
                 let refs: Vec<&[u8]> = values.iter().map(|v| v.as_ref()).collect();
-                let again = encode_key(&types, &refs).expect("decoded values re-encode");
-                prop_assert_eq!(again.as_ref(), candidate.as_slice());
+                if !types.iter().any(|(ty, _)| has_number(ty)) {
+                    let again = encode_key(&types, &refs).expect("decoded values re-encode");
+                    prop_assert_eq!(again.as_ref(), candidate.as_slice());
+                    continue;
+                }
+                let again = match encode_key(&types, &refs) {
+                    Ok(again) => again,
+                    // An old set of two equal numbers in different forms: one element now.
+                    Err(KeyError::InvalidValue { .. }) => continue,
+                    Err(e) => panic!("decoded values re-encode: {e}"),
+                };
+                let canonical = decode_key(&types, &again).unwrap();
+                let canonical_refs: Vec<&[u8]> = canonical.iter().map(|v| v.as_ref()).collect();
+                prop_assert_eq!(encode_key(&types, &canonical_refs).unwrap(), again);
+                let as_key = |vs: &[Bytes]| -> Key { vs.iter().map(|v| v.to_vec()).collect() };
+                prop_assert_eq!(
+                    reference_cmp(&types, &as_key(&values), &as_key(&canonical)),
+                    Ordering::Equal
+                );
             }
         }
     }
@@ -774,21 +894,27 @@ fn empty_text_sorts_last_in_a_desc_column() {
     assert!(encode_key(&t, &[b""]).unwrap() < encode_key(&t, &[b"a"]).unwrap());
 }
 
+fn dec_bytes(unscaled: &[u8], scale: i32) -> Vec<u8> {
+    let mut v = scale.to_be_bytes().to_vec();
+    v.extend_from_slice(unscaled);
+    v
+}
+
 #[test]
-fn decimals_order_by_value_then_scale() {
+fn decimals_order_by_value() {
     let t = [asc(CqlType::Decimal)];
     let dec = |unscaled: i64, scale: i32| {
-        let mut v = scale.to_be_bytes().to_vec();
-        v.extend_from_slice(&unscaled.to_be_bytes());
-        encode_key(&t, &[&v]).unwrap()
+        encode_key(&t, &[&dec_bytes(&unscaled.to_be_bytes(), scale)]).unwrap()
     };
-    // 0.99 < 1 = 1.0 (scale 0 before scale 1) < 1.01 < 10 = 1E1
+    // 0.99 < 1 = 1.0 < 1.01 < 10 = 1E1
     assert!(dec(99, 2) < dec(1, 0));
-    assert!(dec(1, 0) < dec(10, 1));
+    assert_eq!(dec(1, 0), dec(10, 1));
     assert!(dec(10, 1) < dec(101, 2));
     assert!(dec(101, 2) < dec(1, -1));
+    assert_eq!(dec(1, -1), dec(10, 0));
     assert!(dec(-101, 2) < dec(-1, 0));
     assert!(dec(-1, 0) < dec(0, 5));
+    assert_eq!(dec(0, 5), dec(0, -3));
 }
 
 #[test]
@@ -947,17 +1073,109 @@ fn malformed_keys_are_errors() {
     assert_eq!(decode_key(&t, &[]).unwrap(), Vec::<Bytes>::new());
 }
 
+/// Cassandra's `DecimalType` compares with `BigDecimal.compareTo` and `IntegerType` by value,
+/// so equal numbers in different forms are one clustering key: one encoding, which decodes to
+/// the canonical form.
 #[test]
-fn equal_decimals_tie_break_on_scale_before_padding() {
+fn equal_numbers_share_one_encoding_and_decode_canonically() {
+    let cases: [(&[u8], i32, &[u8], i32); 8] = [
+        // 1.50 -> 1.5; 1.0 with a redundant 00 -> 1
+        (&[0, 150], 2, &[15], 1),
+        (&[0, 10], 1, &[1], 0),
+        // 1.23E+3 and 12300E-1 -> 1230; 1E+2 -> 100
+        (&[123], -1, &[0x04, 0xCE], 0),
+        (&[0x30, 0x0C], 1, &[0x04, 0xCE], 0),
+        (&[1], -2, &[100], 0),
+        // 0.00 and 0E+5 -> 0
+        (&[0], 2, &[0], 0),
+        (&[0, 0], -5, &[0], 0),
+        // -2.500 -> -2.5
+        (&[0xF6, 0x3C], 3, &[0xE7], 1),
+    ];
+    for order in [ClusteringOrder::Asc, ClusteringOrder::Desc] {
+        let t = [(CqlType::Decimal, order)];
+        for (unscaled, scale, canonical_unscaled, canonical_scale) in cases {
+            let given = dec_bytes(unscaled, scale);
+            let canonical = dec_bytes(canonical_unscaled, canonical_scale);
+            let key = encode_key(&t, &[&given]).unwrap();
+            assert_eq!(key, encode_key(&t, &[&canonical]).unwrap(), "{given:02x?}");
+            assert_eq!(
+                decode_key(&t, &key).unwrap()[0].as_ref(),
+                canonical.as_slice()
+            );
+        }
+        let t = [(CqlType::Varint, order)];
+        for (given, canonical) in [(&[0, 0, 1][..], &[1][..]), (&[0xFF, 0xFF, 0x80], &[0x80])] {
+            let key = encode_key(&t, &[given]).unwrap();
+            assert_eq!(key, encode_key(&t, &[canonical]).unwrap());
+            assert_eq!(decode_key(&t, &key).unwrap()[0].as_ref(), canonical);
+        }
+    }
+}
+
+/// An integer-valued decimal has scale 0 in canonical form while every such integer fits the
+/// key's limit on decimals (9,863 digits); a larger one keeps a negative scale, and an
+/// exponent beyond an `int` scale keeps the trailing zeros it must.
+#[test]
+fn large_decimal_integers_keep_a_negative_scale() {
     let t = [asc(CqlType::Decimal)];
-    // 1.00 as (scale 2, unscaled 100) and 1.0 as (scale 1, unscaled 10 with a redundant 00).
-    let hundredths = [0, 0, 0, 2, 100];
-    let tenths_padded = [0, 0, 0, 1, 0, 10];
-    let a = encode_key(&t, &[&tenths_padded]).unwrap();
-    let b = encode_key(&t, &[&hundredths]).unwrap();
-    assert!(a < b);
-    assert_eq!(decode_key(&t, &a).unwrap()[0].as_ref(), &tenths_padded);
-    assert_eq!(decode_key(&t, &b).unwrap()[0].as_ref(), &hundredths);
+    let round_trip = |v: &[u8]| decode_key(&t, &encode_key(&t, &[v]).unwrap()).unwrap()[0].to_vec();
+    // 10^9862 (9,863 digits) as 1E+9862 comes back with scale 0.
+    let plain = round_trip(&dec_bytes(&[1], -9862));
+    assert_eq!(&plain[..4], &0i32.to_be_bytes());
+    assert!(plain.len() - 4 <= khata_types::clustering::MAX_DECIMAL_UNSCALED_SIZE_BYTES);
+    // 10^9863 (9,864 digits) keeps 1E+9863.
+    assert_eq!(round_trip(&dec_bytes(&[1], -9863)), dec_bytes(&[1], -9863));
+    assert_eq!(round_trip(&dec_bytes(&[10], -9862)), dec_bytes(&[1], -9863));
+    // 100E+2147483648: the scale cannot go below i32::MIN.
+    assert_eq!(
+        round_trip(&dec_bytes(&[100], i32::MIN)),
+        dec_bytes(&[100], i32::MIN)
+    );
+    assert_eq!(
+        round_trip(&dec_bytes(&[1], i32::MAX)),
+        dec_bytes(&[1], i32::MAX)
+    );
+}
+
+/// Keys written before numbers were encoded canonically carried the input's scale and
+/// redundant sign bytes as a tie-break; they still decode, to the form they were written in,
+/// and sort next to the canonical key of their value.
+#[test]
+fn keys_written_before_canonical_numbers_still_decode() {
+    let t = [asc(CqlType::Decimal)];
+    // 1.5: header, class positive, exponent 1, digits 1 5, end; then the scale and padding.
+    let body = [0x02, 0x03, 0x81, 0x01, 0x26, 0x00];
+    let with = |scale: u8, pad: &[u8]| [&body[..], &[0x81, scale], pad].concat();
+    let canonical = with(1, &[0x00]);
+    assert_eq!(
+        encode_key(&t, &[&dec_bytes(&[0, 150], 2)])
+            .unwrap()
+            .as_ref(),
+        canonical.as_slice()
+    );
+    // 1.50 (scale 2) and 1.5 with a redundant 00 byte, as the old encoder wrote them.
+    let old_scale = with(2, &[0x00]);
+    let old_padding = with(1, &[0x01, 0x01]);
+    assert_eq!(
+        decode_key(&t, &old_scale).unwrap()[0].as_ref(),
+        dec_bytes(&[0, 150], 2).as_slice()
+    );
+    assert_eq!(
+        decode_key(&t, &old_padding).unwrap()[0].as_ref(),
+        dec_bytes(&[0, 15], 1).as_slice()
+    );
+    let two = encode_key(&t, &[&dec_bytes(&[2], 0)]).unwrap();
+    assert!(canonical.as_slice() < old_scale.as_slice() && old_scale.as_slice() < &two[..]);
+    assert!(canonical.as_slice() < old_padding.as_slice() && old_padding.as_slice() < &two[..]);
+
+    let t = [asc(CqlType::Varint)];
+    // 1 written as 00 01: class non-negative, length 1, the byte, one byte of padding.
+    let old = [0x02, 0x02, 0x01, 0x01, 0x01, 0x01, 0x01];
+    assert_eq!(decode_key(&t, &old).unwrap()[0].as_ref(), &[0x00, 0x01]);
+    let one = encode_key(&t, &[&[0x01]]).unwrap();
+    assert_eq!(one.as_ref(), &[0x02, 0x02, 0x01, 0x01, 0x01, 0x00]);
+    assert!(one.as_ref() < &old[..]);
 }
 
 #[test]
@@ -971,7 +1189,7 @@ fn largest_values_round_trip() {
     let key = encode_key(&decimal, &[&v]).unwrap();
     assert_eq!(
         decode_key(&decimal, &key).unwrap()[0].as_ref(),
-        v.as_slice()
+        canonical_number(&CqlType::Decimal, &v).as_slice()
     );
     v.push(1);
     assert!(matches!(

@@ -19,7 +19,7 @@ use super::Run;
 use super::bind::{self, Bound};
 use super::error::ExecError;
 use crate::language::ast::{ComparisonOp, InValues, Relation, Term};
-use crate::value::{CqlValue, compare};
+use crate::value::{CqlValue, compare, equal_serialized};
 
 /// One end of a clustering slice: the values of the columns it names (from the first
 /// sliced column on), and whether keys equal to them are in.
@@ -119,9 +119,10 @@ fn compare_op(
     value: &Bytes,
 ) -> bool {
     match op {
+        // By value, as Cassandra's `compareForCQL`: 1230 equals 1.23E+3.
         ComparisonOp::Equal => match any_of {
-            Some(values) => values.contains(current),
-            None => current == value,
+            Some(values) => values.iter().any(|v| equal_serialized(ty, current, v)),
+            None => equal_serialized(ty, current, value),
         },
         ComparisonOp::Contains | ComparisonOp::ContainsKey => {
             let (Ok(collection), Some(element_ty)) =

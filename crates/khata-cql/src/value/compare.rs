@@ -11,9 +11,14 @@
 //! first; maps entry by entry (key, then value); tuples and UDTs field by field with null
 //! before any value and trailing nulls ignored.
 //!
-//! The clustering encoding (`khata_types::clustering`) orders exactly as [`compare`] except
-//! where `compare` finds distinct values equal (`1.0` and `1.00`, NaNs with different
-//! payloads): its order is finer, never different. `tests/value_order.rs` checks this.
+//! The clustering encoding (`khata_types::clustering`) orders exactly as [`compare`]: numbers
+//! `compare` finds equal (`1.0` and `1.00`, a `varint` with a redundant sign byte) share one
+//! encoding, which decodes to their canonical form; other values `compare` finds equal (NaNs
+//! with different payloads, tuples with trailing nulls) keep distinct encodings: there its
+//! order is finer, never different. `tests/value_order.rs` checks this.
+//!
+//! [`equal_serialized`] is Cassandra's equality of values in filters and conditions
+//! (`Operator.EQ` and `IN` are `compareForCQL(a, b) == 0`): by [`compare`], not by bytes.
 //!
 //! One gap: Cassandra length-prefixes the elements of vectors of `tinyint`, `smallint`, `date`
 //! and `time` on the wire (its `valueLengthIfFixed` gives those types no fixed length), while
@@ -90,6 +95,54 @@ pub fn compare(ty: &CqlType, a: &CqlValue, b: &CqlValue) -> Ordering {
             compare_fields(&types, x.iter().map(|(_, f)| f), y.iter().map(|(_, f)| f))
         }
         _ => rank(a).cmp(&rank(b)),
+    }
+}
+
+/// Whether two serialized values of `ty` are equal as Cassandra's filters and conditions
+/// compare them (`compareForCQL(a, b) == 0`): `1230` equals `1.23E+3`, a varint equals itself
+/// with a redundant sign byte. Equal bytes are equal values; for the types whose order tells
+/// apart every two byte strings the bytes decide alone, and otherwise the values are compared
+/// (a value that does not deserialize equals only its own bytes).
+pub fn equal_serialized(ty: &CqlType, a: &[u8], b: &[u8]) -> bool {
+    if a == b {
+        return true;
+    }
+    if bytes_decide_equality(ty) {
+        return false;
+    }
+    match (CqlValue::deserialize(ty, a), CqlValue::deserialize(ty, b)) {
+        (Ok(x), Ok(y)) => compare(ty, &x, &y) == Ordering::Equal,
+        _ => false,
+    }
+}
+
+/// Whether [`compare`] finds two values of `ty` equal only when their serializations are:
+/// not for numbers of any length or scale, floats (every NaN is equal), booleans (any non-zero
+/// byte is true), tuples and UDTs (trailing nulls are ignored), nor collections of those.
+fn bytes_decide_equality(ty: &CqlType) -> bool {
+    match ty {
+        CqlType::Ascii
+        | CqlType::Text
+        | CqlType::Blob
+        | CqlType::Tinyint
+        | CqlType::Smallint
+        | CqlType::Int
+        | CqlType::Bigint
+        | CqlType::Counter
+        | CqlType::Timestamp
+        | CqlType::Date
+        | CqlType::Time
+        | CqlType::Uuid
+        | CqlType::Timeuuid
+        | CqlType::Inet
+        | CqlType::Duration => true,
+        CqlType::List { element, .. }
+        | CqlType::Set { element, .. }
+        | CqlType::Vector { element, .. } => bytes_decide_equality(element),
+        CqlType::Map { key, value, .. } => {
+            bytes_decide_equality(key) && bytes_decide_equality(value)
+        }
+        _ => false,
     }
 }
 

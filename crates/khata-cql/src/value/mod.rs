@@ -79,7 +79,7 @@ use khata_types::schema::CqlType;
 use num_bigint::BigInt;
 use uuid::Uuid;
 
-pub use compare::{clustering_key, clustering_values, compare};
+pub use compare::{clustering_key, clustering_values, compare, equal_serialized};
 pub use error::{LiteralError, ValueError};
 pub use literal::{Evaluator, from_term, from_term_with};
 pub use wire::valid_as_is;

@@ -1,20 +1,36 @@
 //! Order-preserving encodings of arbitrary-precision numbers: `varint` and `decimal`.
 //!
+//! Both encodings are canonical: values that Cassandra's comparator finds equal (`IntegerType`
+//! and `DecimalType` compare numbers, so `1.5` equals `1.50`, and `01` equals `00 01`) get one
+//! encoding, and so are one clustering key, as in Cassandra; decoding gives the value's
+//! canonical form (below).
+//!
 //! **varint** (a big-endian two's complement integer of any length, as CQL serializes it):
 //! a class byte (`01` negative, `02` non-negative), the number of significant bytes `n` as an
 //! ordered length (inverted for negatives, where more bytes means smaller), the `n` significant
-//! bytes (which compare unsigned between numbers of equal sign and length), then the number of
-//! redundant sign bytes the input carried, as a tie-break that keeps the round trip exact.
+//! bytes (which compare unsigned between numbers of equal sign and length), then a padding
+//! count, always 0 (`00`): a varint decodes to its minimal bytes.
 //!
 //! **decimal** (a big-endian `int` scale, then the unscaled value as a varint; the value is
 //! `unscaled * 10^-scale`): a class byte (`01` negative, `02` zero, `03` positive); for a
 //! non-zero value the base-10 exponent `e` and significant digits `d1 d2 ...` such that
 //! `|value| = 0.d1d2... * 10^e` with no trailing zero digit, as an ordered integer followed by the
 //! digits packed two to a byte as nibbles `digit + 1` (a lone last digit is padded with a zero
-//! nibble) and a `00` terminator, all inverted for negatives; then the scale and the number of
-//! redundant sign bytes as tie-breaks, so that `1.0` and `1.00` (equal values) keep distinct
-//! encodings, ordered by scale. Computing the digits is a base conversion; the size limit on
-//! decimals in keys keeps it cheap.
+//! nibble) and a `00` terminator, all inverted for negatives; then the scale and a padding
+//! count (0), which are functions of the value: the canonical scale ([`canonical_scale`]) is
+//! the number of fraction digits without trailing zeros (`1.50` is `1.5`, `0.00` is `0`), or 0
+//! for an integer (`1.23E+3` is `1230`, `1E+2` is `100`), except that an integer of more than
+//! [`MAX_PLAIN_INTEGER_DIGITS`] digits keeps the negative scale that makes its unscaled value
+//! its significant digits (`1E+10000`), so that no canonical form outgrows
+//! [`MAX_DECIMAL_UNSCALED_SIZE_BYTES`]. Computing the digits is a base conversion; the size
+//! limit on decimals in keys keeps it cheap.
+//!
+//! **Keys written before the encodings were canonical.** The scale and the padding count were
+//! once the input's own (a tie-break that kept `1.0` and `1.00` apart, ordered by scale, and
+//! `01` and `00 01` by padding). The layout is unchanged, so such keys still decode, to the
+//! form they were written in, and still sort among the others by value (next to the canonical
+//! key of the same value, which is now the one every write and lookup makes); no format version
+//! changed. A key never holds two encodings of one value unless it was written before.
 //!
 //! Ordered integers (used for lengths, exponents and scales) are prefix-free and `memcmp`
 //! ordered: an unsigned one is its byte count then its minimal big-endian bytes; a signed one
@@ -26,6 +42,28 @@ use super::{Fault, KeyReader, MAX_CLUSTERING_VALUE_SIZE_BYTES, MAX_DECIMAL_UNSCA
 /// Decimal digits a decimal in a key may expand to (the digits of the largest allowed unscaled
 /// value, about 2.41 per byte, with room to spare). Bounds the work of decoding a corrupt key.
 const MAX_DECIMAL_DIGITS: usize = MAX_DECIMAL_UNSCALED_SIZE_BYTES * 5 / 2 + 1;
+
+/// The most digits of an integer-valued decimal whose canonical form has scale 0: every such
+/// integer fits [`MAX_DECIMAL_UNSCALED_SIZE_BYTES`] (`10^9863 < 2^32767`), so the canonical
+/// form of any decimal a key accepts is accepted too.
+pub(super) const MAX_PLAIN_INTEGER_DIGITS: i64 = 9863;
+
+/// The canonical scale of a non-zero decimal with `digits` significant digits (no trailing
+/// zero) and `|value| = 0.d1d2... * 10^exponent`: the number of fraction digits, or 0 for an
+/// integer of at most [`MAX_PLAIN_INTEGER_DIGITS`] digits; a larger integer keeps the negative
+/// scale that leaves no trailing zero in its unscaled value (as far as an `int` scale reaches).
+/// Apart from an integer brought to scale 0, it is at most the scale of any form of the value,
+/// so the canonical unscaled value is never longer than a given one.
+fn canonical_scale(digits: usize, exponent: i64) -> i64 {
+    let fraction = digits as i64 - exponent;
+    if fraction > 0 {
+        fraction
+    } else if exponent <= MAX_PLAIN_INTEGER_DIGITS {
+        0
+    } else {
+        fraction.max(i64::from(i32::MIN))
+    }
+}
 
 fn significant_bytes(v: u64) -> usize {
     (64 - v.leading_zeros() as usize).div_ceil(8)
@@ -123,7 +161,8 @@ pub(super) fn encode_varint(v: &[u8], out: &mut Vec<u8>) {
         invert_from(out, len_at);
     }
     out.extend_from_slice(significant);
-    put_ordered_u64(out, start as u64);
+    // No padding: the redundant sign bytes of the input are not kept (module docs).
+    put_ordered_u64(out, 0);
 }
 
 pub(super) fn decode_varint(r: &mut KeyReader<'_>, out: &mut Vec<u8>) -> Result<(), Fault> {
@@ -171,11 +210,11 @@ pub(super) fn encode_decimal(v: &[u8], out: &mut Vec<u8>) -> Result<(), Fault> {
     if unscaled.is_empty() {
         return Err(Fault::invalid("no unscaled value after the scale"));
     }
-    let start = significant_start(unscaled);
-    let significant = &unscaled[start..];
+    let significant = &unscaled[significant_start(unscaled)..];
     let negative = significant[0] >= 0x80;
-    if significant == [0x00] {
+    let canonical = if significant == [0x00] {
         out.push(DECIMAL_ZERO);
+        0
     } else {
         let magnitude = if negative {
             negate(significant)
@@ -202,9 +241,11 @@ pub(super) fn encode_decimal(v: &[u8], out: &mut Vec<u8>) -> Result<(), Fault> {
         if negative {
             invert_from(out, body_at);
         }
-    }
-    put_ordered_i64(out, i64::from(scale));
-    put_ordered_u64(out, start as u64);
+        canonical_scale(digits.len(), exponent)
+    };
+    // The scale and padding of the canonical form, not the input's (module docs).
+    put_ordered_i64(out, canonical);
+    put_ordered_u64(out, 0);
     Ok(())
 }
 
