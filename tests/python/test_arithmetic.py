@@ -1,10 +1,13 @@
 """Arithmetic in terms and selectors, as Cassandra 4.1's OperationFctsTest pins it: result
-types, Java semantics (wrapping integers, decimals to 34 digits), literals' preferred types,
-ambiguity, division by zero as a function failure, timestamps and dates with durations."""
+types, Java semantics (wrapping integers; decimals as DecimalType computes them since
+CASSANDRA-15232: 10,000 digits for + - *, 32 past the first for /, exact %), literals'
+preferred types, ambiguity, division by zero as a function failure, timestamps and dates with
+durations."""
 
 from __future__ import annotations
 
 import datetime
+import sys
 from decimal import Decimal
 
 import pytest
@@ -35,10 +38,11 @@ def test_operations_take_the_wider_type(session, numbers):
         f"SELECT a / c, b / c, c / c, d / c, e / c, f / c, g / c, h / c FROM {numbers}").one()
     assert list(row)[:4] == [0, 0, 1, 1]
     assert row[5] == pytest.approx(2.1666666666666665)
-    assert row[7] == Decimal("2.833333333333333333333333333333333")
+    assert str(row[7]) == "2.83333333333333333333333333333333"
     # Integers become decimals through Java's BigDecimal.valueOf(double): 3 is 3.0.
-    row = session.execute(f"SELECT a * h, c * h, g * h, h * h, h % h FROM {numbers}").one()
-    assert [str(v) for v in row] == ["8.50", "25.50", "59.5", "72.25", "0.0"]
+    row = session.execute(
+        f"SELECT a * h, c * h, g * h, h * h, h % h, g % h, h % g FROM {numbers}").one()
+    assert [str(v) for v in row] == ["8.50", "25.50", "59.5", "72.25", "0.0", "7", "1.5"]
     row = session.execute(f"SELECT -a, -e, -g, -h FROM {numbers}").one()
     assert list(row) == [-1, -5.5, -7, Decimal("-8.5")]
 
@@ -126,3 +130,45 @@ def test_timestamps_and_dates_with_durations(session, keyspace):
             f"SELECT * FROM {keyspace}.events WHERE pk = 1 AND time > ? - 10us"), [start])
     with pytest.raises(InvalidRequest, match="the '\\*' operation is not supported between time"):
         session.execute(f"SELECT time * 10m FROM {keyspace}.events WHERE pk = 1")
+
+
+def test_decimal_precision_as_cassandra_4(session, keyspace):
+    """Cassandra 4's DecimalType (CASSANDRA-15232), as ScyllaDB's test_type_decimal.py states
+    it: + keeps 10,000 digits, rounded half up; / has a scale of 32 past the quotient's first
+    digit (at least the operands' scales and 32, at most 1000), half up, trailing zeros
+    stripped; % is exact. Work beyond khata's digit limit fails instead of running away."""
+    table = f"{keyspace}.decimals"
+    session.execute(f"CREATE TABLE {table} (p int PRIMARY KEY, a decimal, b decimal)")
+    insert = session.prepare(f"INSERT INTO {table} (p, a, b) VALUES (?, ?, ?)")
+    cases = {
+        1: ("1e40", "1"), 2: ("1", "3"), 3: ("1", "6"), 4: ("1", "30"), 5: ("10", "3"),
+        6: ("1." + "0" * 40, "3"), 7: ("1", "4"), 8: ("1e35", "3"), 9: ("1.7", "0.5"),
+        10: ("1e1000000", "3"), 11: ("1e9999", "1"), 12: ("1e10000", "5"), 13: ("100", "1"),
+    }
+    for p, (a, b) in cases.items():
+        session.execute(insert, [p, Decimal(a), Decimal(b)])
+    one = lambda selector, p: session.execute(
+        f"SELECT {selector} FROM {table} WHERE p = {p}").one()[0]
+    assert one("a + b", 1) == Decimal("1" + "0" * 39 + "1")
+    assert str(one("a / b", 2)) == "0." + "3" * 32
+    assert str(one("a / b", 3)) == "0.1" + "6" * 30 + "7"
+    assert str(one("a / b", 4)) == "0.0" + "3" * 32
+    assert str(one("a / b", 5)) == "3." + "3" * 32
+    assert str(one("a / b", 6)) == "0." + "3" * 40
+    assert one("a / b", 7).as_tuple() == Decimal("0.25").as_tuple()
+    assert one("a / b", 13).as_tuple() == Decimal("1E+2").as_tuple()
+    assert one("a % b", 8) == Decimal(1)
+    assert str(one("a % b", 9)) == "0.2"
+    # The driver reads a decimal through int(str): Python limits that to 4300 digits.
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(20_000)
+    try:
+        assert one("a + b", 11) == Decimal("1" + "0" * 9998 + "1")
+        assert one("a + b", 12) == Decimal("1" + "0" * 9998 + "10")
+    finally:
+        sys.set_int_max_str_digits(limit)
+    with pytest.raises(FunctionFailure,
+                       match="'decimal / decimal' failed: the decimal result would need more"):
+        one("a / b", 10)
+    with pytest.raises(FunctionFailure, match="'decimal / double' failed: BigInteger divide by zero"):
+        session.execute(f"SELECT a / 0.0 FROM {table} WHERE p = 1")

@@ -8,10 +8,14 @@
 //! `float` and with a `bigint` becomes `double`, `varint` with a floating type and anything with
 //! a `decimal` become `decimal`. Fixed-size integers wrap around on overflow and refuse a
 //! division by zero (`/ by zero`), floats follow IEEE 754, `varint` is exact, and `decimal`
-//! rounds to 34 significant digits, half to even (Java's `MathContext.DECIMAL128`); a number
-//! becomes a decimal through Java's `BigDecimal.valueOf(double)`, so NaN and infinities are
-//! refused. A `timestamp` or `date` plus or minus a `duration` adds calendar months, then days,
-//! then the rest, in UTC.
+//! follows Cassandra 4's `DecimalType` (since CASSANDRA-15232): `+`, `-` and `*` keep up to
+//! 10,000 significant digits (rounded half up), `/` gives 32 digits past the quotient's first
+//! significant one (at a scale of at least 32 and the operands' scales, at most 1000; half up;
+//! trailing zeros stripped), `%` is exact. A number becomes a decimal through Java's
+//! `BigDecimal.valueOf(double)`, so NaN and infinities are refused. Decimal work that would
+//! need more than [`MAX_LITERAL_DIGITS`] digits (`1E+1000000 / 3`, aligning `1E+1000000 % 3`)
+//! fails instead of building such a number. A `timestamp` or `date` plus or minus a `duration`
+//! adds calendar months, then days, then the rest, in UTC.
 
 use khata_types::calendar::{civil_from_days, days_from_civil};
 use khata_types::schema::CqlType;
@@ -26,8 +30,15 @@ fn is_zero(x: &BigInt) -> bool {
     x.sign() == Sign::NoSign
 }
 
-/// Digits a `decimal` result keeps (`MathContext.DECIMAL128`).
-const DECIMAL_PRECISION: u64 = 34;
+/// Digits a `decimal` sum, difference or product keeps (Cassandra's `DecimalType` rounds them
+/// with `new MathContext(10000)`, half up).
+const MAX_PRECISION: u64 = 10_000;
+/// A decimal quotient's scale is at least this, and at least this many digits past its
+/// estimated first significant one (`DecimalType.MIN_SCALE`, `MIN_SIGNIFICANT_DIGITS`).
+const MIN_DIVISION_SCALE: i64 = 32;
+const MIN_SIGNIFICANT_DIGITS: i64 = 32;
+/// A decimal quotient's scale is at most this (`DecimalType.MAX_SCALE`).
+const MAX_DIVISION_SCALE: i64 = 1000;
 
 /// The number types an operation takes, in the order of Cassandra's candidates.
 pub const NUMBER_TYPES: [CqlType; 9] = [
@@ -330,103 +341,235 @@ fn digit_count(x: &BigInt) -> u64 {
     estimate
 }
 
+/// Why a decimal operation is refused: its exact work or result would need more digits than
+/// khata computes with (Java would try, and run out of time or memory).
+fn too_many_digits() -> String {
+    format!("the decimal result would need more than {MAX_LITERAL_DIGITS} digits")
+}
+
 fn pow10(n: u64) -> Result<BigInt, String> {
-    if n as usize > MAX_LITERAL_DIGITS {
-        return Err("Overflow".into());
+    if n > MAX_LITERAL_DIGITS as u64 {
+        return Err(too_many_digits());
     }
     Ok(BigInt::from(10).pow(n as u32))
 }
 
-/// `x / 10^n`, rounded half to even.
-fn shed_digits(x: &BigInt, n: u64) -> Result<(BigInt, bool), String> {
-    let divisor = pow10(n)?;
-    let (q, r) = (x / &divisor, x % &divisor);
-    if is_zero(&r) {
-        return Ok((q, true));
-    }
-    let twice: BigInt = BigInt::from_biguint(Sign::Plus, r.magnitude().clone()) * 2;
-    let up = match twice.cmp(&divisor) {
-        std::cmp::Ordering::Greater => true,
-        std::cmp::Ordering::Less => false,
-        std::cmp::Ordering::Equal => q.magnitude().iter_u32_digits().next().unwrap_or(0) % 2 == 1,
-    };
-    let q = if up {
-        if x.sign() == Sign::Minus {
-            q - 1
-        } else {
-            q + 1
-        }
-    } else {
-        q
-    };
-    Ok((q, false))
+/// A decimal while it is computed: the scale may leave an `int` until the result is made.
+#[derive(Clone, Debug)]
+struct Wide {
+    unscaled: BigInt,
+    scale: i64,
 }
 
-/// `d` rounded to [`DECIMAL_PRECISION`] digits (`BigDecimal.round(DECIMAL128)`).
-fn round(d: Decimal) -> Result<Decimal, String> {
+impl Wide {
+    fn of(d: &Decimal) -> Wide {
+        Wide {
+            unscaled: d.unscaled.clone(),
+            scale: i64::from(d.scale),
+        }
+    }
+
+    /// Java's `precision()`: the digits of the unscaled value (1 for zero).
+    fn precision(&self) -> i64 {
+        digit_count(&self.unscaled) as i64
+    }
+
+    /// The result, or Java's `ArithmeticException` for a scale beyond an `int`.
+    fn finish(self) -> Result<Decimal, String> {
+        let scale = i32::try_from(self.scale).map_err(|_| {
+            if self.scale > 0 {
+                "Underflow"
+            } else {
+                "Overflow"
+            }
+        })?;
+        Ok(Decimal {
+            unscaled: self.unscaled,
+            scale,
+        })
+    }
+}
+
+/// `x / divisor` rounded half up (away from zero on a tie), the quotient's sign from both.
+fn divide_half_up(x: &BigInt, divisor: &BigInt) -> BigInt {
+    let (q, r) = (x / divisor, x % divisor);
+    if is_zero(&r) {
+        return q;
+    }
+    let twice = r.magnitude() * 2u32;
+    if &twice < divisor.magnitude() {
+        q
+    } else if (x.sign() == Sign::Minus) != (divisor.sign() == Sign::Minus) {
+        q - 1
+    } else {
+        q + 1
+    }
+}
+
+/// `d` rounded to `precision` digits, half up (`BigDecimal.round(new MathContext(precision))`).
+fn round(d: Wide, precision: u64) -> Result<Wide, String> {
     let digits = digit_count(&d.unscaled);
-    if digits <= DECIMAL_PRECISION {
+    if digits <= precision {
         return Ok(d);
     }
-    let drop = digits - DECIMAL_PRECISION;
-    let (mut unscaled, _) = shed_digits(&d.unscaled, drop)?;
-    let mut scale = i64::from(d.scale) - drop as i64;
+    let drop = digits - precision;
+    let mut unscaled = divide_half_up(&d.unscaled, &pow10(drop)?);
+    let mut scale = d.scale - drop as i64;
     // Rounding up may carry into one more digit (999.. -> 1000..).
-    if digit_count(&unscaled) > DECIMAL_PRECISION {
+    if digit_count(&unscaled) > precision {
         unscaled /= 10;
         scale -= 1;
     }
-    Ok(Decimal {
-        unscaled,
-        scale: i32::try_from(scale).map_err(|_| "Underflow")?,
-    })
+    Ok(Wide { unscaled, scale })
 }
 
 /// Both operands' unscaled values at the larger scale.
-fn aligned(a: &Decimal, b: &Decimal) -> Result<(BigInt, BigInt, i32), String> {
+fn aligned(a: &Wide, b: &Wide) -> Result<(BigInt, BigInt, i64), String> {
     let scale = a.scale.max(b.scale);
-    let up = |d: &Decimal| -> Result<BigInt, String> {
-        Ok(&d.unscaled * pow10(u64::from((scale - d.scale).unsigned_abs()))?)
+    let up = |d: &Wide| -> Result<BigInt, String> {
+        Ok(&d.unscaled * pow10((scale - d.scale).unsigned_abs())?)
     };
     Ok((up(a)?, up(b)?, scale))
 }
 
 fn decimal(op: ArithmeticOp, a: &Decimal, b: &Decimal) -> Result<Decimal, String> {
+    let (a, b) = (Wide::of(a), Wide::of(b));
     match op {
-        ArithmeticOp::Add | ArithmeticOp::Subtract => {
-            let (x, y, scale) = aligned(a, b)?;
-            let unscaled = if op == ArithmeticOp::Add {
-                x + y
-            } else {
-                x - y
-            };
-            round(Decimal { unscaled, scale })
-        }
-        ArithmeticOp::Multiply => {
-            let scale =
-                i32::try_from(i64::from(a.scale) + i64::from(b.scale)).map_err(|_| "Overflow")?;
-            round(Decimal {
+        ArithmeticOp::Add => add(a, b),
+        ArithmeticOp::Subtract => add(
+            a,
+            Wide {
+                unscaled: -b.unscaled,
+                scale: b.scale,
+            },
+        ),
+        ArithmeticOp::Multiply => round(
+            Wide {
                 unscaled: &a.unscaled * &b.unscaled,
-                scale,
-            })
-        }
+                scale: a.scale + b.scale,
+            },
+            MAX_PRECISION,
+        ),
         ArithmeticOp::Divide => divide(a, b),
-        ArithmeticOp::Modulo => {
-            if is_zero(&b.unscaled) {
-                return Err("Division by zero".into());
-            }
-            let (x, y, scale) = aligned(a, b)?;
-            round(Decimal {
-                unscaled: x % y,
-                scale,
-            })
-        }
-    }
+        ArithmeticOp::Modulo => remainder(a, b),
+    }?
+    .finish()
 }
 
-/// `BigDecimal.divide(b, DECIMAL128)`: the quotient to 34 digits, half to even; an exact
-/// quotient loses its trailing zeros down to the preferred scale `a.scale - b.scale`.
-fn divide(a: &Decimal, b: &Decimal) -> Result<Decimal, String> {
+/// `a.add(b, new MathContext(10000))`: the exact sum at the larger scale, rounded to
+/// [`MAX_PRECISION`] digits half up. An operand wholly below both the other's last digit and
+/// the rounding position (by more than two places) changes the rounded sum only through its
+/// sign, so it is replaced by a lone unit three places below both: the work stays near
+/// [`MAX_PRECISION`] digits however far apart the scales are (`1E+1000000000 + 1`).
+fn add(a: Wide, b: Wide) -> Result<Wide, String> {
+    let preferred = a.scale.max(b.scale);
+    match (is_zero(&a.unscaled), is_zero(&b.unscaled)) {
+        (true, true) => {
+            return Ok(Wide {
+                unscaled: BigInt::default(),
+                scale: preferred,
+            });
+        }
+        // The other operand, rounded, then given zeros up to the preferred scale as far as
+        // the precision allows.
+        (true, false) | (false, true) => {
+            let other = if is_zero(&a.unscaled) { b } else { a };
+            let mut result = round(other, MAX_PRECISION)?;
+            let room = MAX_PRECISION as i64 - result.precision();
+            let pad = (preferred - result.scale).min(room).max(0);
+            result.unscaled *= pow10(pad as u64)?;
+            result.scale += pad;
+            return Ok(result);
+        }
+        (false, false) => {}
+    }
+    let (big, small) = if a.scale <= b.scale { (a, b) } else { (b, a) };
+    let rounding_scale = big.scale - big.precision() + MAX_PRECISION as i64;
+    let small_top = small.scale - small.precision() + 1;
+    let small = if small_top > big.scale + 2 && small_top > rounding_scale + 2 {
+        Wide {
+            unscaled: BigInt::from(if small.unscaled.sign() == Sign::Minus {
+                -1
+            } else {
+                1
+            }),
+            scale: big.scale.max(rounding_scale) + 3,
+        }
+    } else {
+        small
+    };
+    let (x, y, scale) = aligned(&big, &small)?;
+    round(
+        Wide {
+            unscaled: x + y,
+            scale,
+        },
+        MAX_PRECISION,
+    )
+}
+
+/// Cassandra's `DecimalType.divide` (CASSANDRA-15232): the quotient at a scale of 32 digits
+/// past its estimated first significant digit, at least either operand's scale and 32, at most
+/// 1000; rounded half up, then without trailing zeros (Java's `stripTrailingZeros`, which
+/// makes 0 plain `0` and `100` `1E+2`).
+fn divide(a: Wide, b: Wide) -> Result<Wide, String> {
+    if is_zero(&b.unscaled) {
+        return Err("BigInteger divide by zero".into());
+    }
+    let first_digit = (a.precision() - a.scale) - (b.precision() - b.scale);
+    let scale = (MIN_SIGNIFICANT_DIGITS - first_digit)
+        .max(a.scale)
+        .max(b.scale)
+        .clamp(MIN_DIVISION_SCALE, MAX_DIVISION_SCALE);
+    // The quotient has about `first_digit + scale` digits.
+    if first_digit.saturating_add(scale) > MAX_LITERAL_DIGITS as i64 {
+        return Err(too_many_digits());
+    }
+    // quotient * 10^-scale = (a.unscaled * 10^-a.scale) / (b.unscaled * 10^-b.scale)
+    let shift = scale - a.scale + b.scale;
+    let quotient = if shift >= 0 {
+        divide_half_up(&(&a.unscaled * pow10(shift as u64)?), &b.unscaled)
+    } else if -shift > a.precision() - b.precision() + 1 {
+        // The quotient is below a tenth of a unit at `scale`: it rounds to zero.
+        BigInt::default()
+    } else {
+        divide_half_up(&a.unscaled, &(&b.unscaled * pow10(shift.unsigned_abs())?))
+    };
+    Ok(strip_trailing_zeros(Wide {
+        unscaled: quotient,
+        scale,
+    }))
+}
+
+/// Java's `stripTrailingZeros`: zero becomes plain `0`.
+fn strip_trailing_zeros(mut d: Wide) -> Wide {
+    if is_zero(&d.unscaled) {
+        return Wide {
+            unscaled: d.unscaled,
+            scale: 0,
+        };
+    }
+    // Whole runs of zeros first: a long quotient of a round number has many.
+    for run in [256u32, 16, 1] {
+        let divisor = BigInt::from(10).pow(run);
+        loop {
+            let (q, r) = (&d.unscaled / &divisor, &d.unscaled % &divisor);
+            if !is_zero(&r) {
+                break;
+            }
+            d.unscaled = q;
+            d.scale -= i64::from(run);
+        }
+    }
+    d
+}
+
+/// Java's `a.remainder(b)`: `a - b * q` with `q` the quotient truncated to an integer
+/// (`divideToIntegralValue`, whose scale is `a.scale - b.scale` or as near it as `q`'s
+/// trailing zeros allow, never below it), so the remainder's scale is `a`'s, or more when
+/// `q` cannot reach that scale (`7 % 8.5` is `7`, `1000 % 0.5` is `0`, `7.5 % 2` is `1.5`,
+/// `1 % 0.3` is `0.1`).
+fn remainder(a: Wide, b: Wide) -> Result<Wide, String> {
     if is_zero(&b.unscaled) {
         return Err(if is_zero(&a.unscaled) {
             "Division undefined".into()
@@ -434,61 +577,31 @@ fn divide(a: &Decimal, b: &Decimal) -> Result<Decimal, String> {
             "Division by zero".into()
         });
     }
-    let preferred = i64::from(a.scale) - i64::from(b.scale);
-    if is_zero(&a.unscaled) {
-        return Ok(Decimal {
-            unscaled: BigInt::default(),
-            scale: preferred.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
-        });
+    let (x, y, scale) = aligned(&a, &b)?;
+    let quotient = &x / &y;
+    if is_zero(&quotient) {
+        // |a| < |b|: the remainder is `a` itself.
+        return Ok(a);
     }
-    // Enough digits in the dividend for a quotient of at least 35 digits.
-    let (da, db) = (digit_count(&a.unscaled), digit_count(&b.unscaled));
-    let extra = (DECIMAL_PRECISION + 1 + db).saturating_sub(da);
-    let dividend = &a.unscaled * pow10(extra)?;
-    let (q, r) = (&dividend / &b.unscaled, &dividend % &b.unscaled);
-    let mut scale = preferred + extra as i64;
-    let exact_so_far = is_zero(&r);
-    // Round to 34 digits; a nonzero remainder breaks a tie upwards.
-    let digits = digit_count(&q);
-    let (mut unscaled, mut exact) = (q, exact_so_far);
-    if digits > DECIMAL_PRECISION {
-        let drop = digits - DECIMAL_PRECISION;
-        let divisor = pow10(drop)?;
-        let (hi, lo) = (&unscaled / &divisor, &unscaled % &divisor);
-        let twice: BigInt = BigInt::from_biguint(Sign::Plus, lo.magnitude().clone()) * 2;
-        let up = match twice.cmp(&divisor) {
-            std::cmp::Ordering::Greater => true,
-            std::cmp::Ordering::Less => false,
-            std::cmp::Ordering::Equal => {
-                !exact_so_far || hi.magnitude().iter_u32_digits().next().unwrap_or(0) % 2 == 1
-            }
-        };
-        exact = exact_so_far && is_zero(&lo);
-        unscaled = if up {
-            if unscaled.sign() == Sign::Minus {
-                hi - 1
-            } else {
-                hi + 1
-            }
-        } else {
-            hi
-        };
-        scale -= drop as i64;
-        if digit_count(&unscaled) > DECIMAL_PRECISION {
-            unscaled /= 10;
-            scale -= 1;
-        }
-    }
-    if exact {
+    let preferred = a.scale - b.scale;
+    let quotient_scale = if preferred >= 0 {
+        preferred
+    } else {
         let ten = BigInt::from(10);
-        while scale > preferred && is_zero(&(&unscaled % &ten)) && !is_zero(&unscaled) {
-            unscaled /= &ten;
-            scale -= 1;
+        let mut zeros = 0;
+        let mut q = quotient;
+        while zeros < -preferred && is_zero(&(&q % &ten)) {
+            q /= &ten;
+            zeros += 1;
         }
-    }
-    Ok(Decimal {
-        unscaled,
-        scale: i32::try_from(scale).map_err(|_| "Underflow")?,
+        -zeros
+    };
+    let result_scale = a.scale.max(quotient_scale + b.scale);
+    // The remainder at the aligned scale has zeros down to `result_scale` (both `a` and
+    // `b * q` are multiples of its unit).
+    Ok(Wide {
+        unscaled: (x % y) / pow10((scale - result_scale) as u64)?,
+        scale: result_scale,
     })
 }
 
@@ -661,7 +774,7 @@ mod tests {
         );
         assert_eq!(
             op(ArithmeticOp::Divide, &d("8.5"), &CqlValue::Int(3)),
-            "2.833333333333333333333333333333333"
+            "2.83333333333333333333333333333333"
         );
         assert_eq!(op(ArithmeticOp::Divide, &d("8.5"), &d("8.5")), "1");
         assert_eq!(
@@ -670,7 +783,7 @@ mod tests {
         );
         assert_eq!(
             op(ArithmeticOp::Divide, &CqlValue::Tinyint(1), &d("8.5")),
-            "0.1176470588235294117647058823529412"
+            "0.11764705882352941176470588235294"
         );
         assert_eq!(op(ArithmeticOp::Modulo, &d("8.5"), &d("8.5")), "0.0");
         assert_eq!(
@@ -687,7 +800,7 @@ mod tests {
                 &CqlValue::Varint(7.into()),
                 &CqlValue::Double(6.5)
             ),
-            "1.076923076923076923076923076923077"
+            "1.07692307692307692307692307692308"
         );
         assert_eq!(
             op(
@@ -703,7 +816,7 @@ mod tests {
             &CqlValue::Tinyint(0),
             &CqlType::Decimal,
         );
-        assert_eq!(r, Err("Division by zero".to_string()));
+        assert_eq!(r, Err("BigInteger divide by zero".to_string()));
         let r = apply(
             ArithmeticOp::Add,
             &d("1"),
@@ -713,6 +826,116 @@ mod tests {
         assert_eq!(
             r,
             Err("A NaN cannot be converted into a decimal".to_string())
+        );
+    }
+
+    fn decimal_op(op: ArithmeticOp, a: &str, b: &str) -> Result<String, String> {
+        apply(
+            op,
+            &CqlValue::Decimal(dec(a)),
+            &CqlValue::Decimal(dec(b)),
+            &CqlType::Decimal,
+        )
+        .map(|v| dec_text(&v))
+    }
+
+    /// `+`, `-` and `*` keep 10,000 digits, rounded half up (Cassandra's `MathContext(10000)`;
+    /// ScyllaDB's test_decimal_add_precision states it).
+    #[test]
+    fn decimal_sums_keep_ten_thousand_digits() {
+        use ArithmeticOp::{Add, Multiply, Subtract};
+        let plain = |v: Result<String, String>| {
+            super::super::numeric::decimal_plain_string(&dec(&v.unwrap()))
+        };
+        let exact = format!("1{}1", "0".repeat(9998));
+        assert_eq!(plain(decimal_op(Add, "1e9999", "1")), exact);
+        // 10^10000 + 1 has 10,001 digits: the last is rounded away.
+        let sum = dec(&decimal_op(Add, "1e10000", "1").unwrap());
+        assert_eq!(
+            compare_decimal(&sum, &dec("1e10000")),
+            std::cmp::Ordering::Equal
+        );
+        // Half up: 10^10000 + 5 rounds to 10^10000 + 10, and away from zero when negative.
+        let up = format!("1{}10", "0".repeat(9998));
+        assert_eq!(plain(decimal_op(Add, "1e10000", "5")), up);
+        assert_eq!(plain(decimal_op(Add, "-1e10000", "-5")), format!("-{up}"));
+        assert_eq!(
+            decimal_op(Add, "1e40", "1").unwrap(),
+            format!("1{}1", "0".repeat(39))
+        );
+        assert_eq!(decimal_op(Subtract, "1.50", "0.5").unwrap(), "1.00");
+        assert_eq!(decimal_op(Multiply, "1.5", "1.50").unwrap(), "2.250");
+        // Far apart scales do not build the exact sum.
+        assert_eq!(
+            decimal_op(Add, "1e1000000000", "1").unwrap(),
+            format!("1.{}E+1000000000", "0".repeat(9999))
+        );
+        let less = dec(&decimal_op(Subtract, "1e1000000000", "1").unwrap());
+        assert_eq!(
+            compare_decimal(&less, &dec("1e1000000000")),
+            std::cmp::Ordering::Equal
+        );
+        assert_eq!(decimal_op(Add, "0.000", "1").unwrap(), "1.000");
+        assert_eq!(decimal_op(Add, "0e-20", "0").unwrap(), "0E-20");
+    }
+
+    /// `/` as Cassandra's `DecimalType.divide`, the cases of ScyllaDB's
+    /// test_decimal_division_precision.
+    #[test]
+    fn decimal_quotients_have_32_digits_past_the_first() {
+        use ArithmeticOp::Divide;
+        let quotient = |a: &str, b: &str| decimal_op(Divide, a, b).unwrap();
+        assert_eq!(quotient("1", "3"), format!("0.{}", "3".repeat(32)));
+        assert_eq!(quotient("1", "6"), format!("0.1{}7", "6".repeat(30)));
+        assert_eq!(quotient("1", "30"), format!("0.0{}", "3".repeat(32)));
+        assert_eq!(quotient("10", "3"), format!("3.{}", "3".repeat(32)));
+        let forty = format!("1.{}", "0".repeat(40));
+        assert_eq!(quotient(&forty, "3"), format!("0.{}", "3".repeat(40)));
+        let capped = format!("1.{}", "0".repeat(1001));
+        assert_eq!(quotient(&capped, "3"), format!("0.{}", "3".repeat(1000)));
+        assert_eq!(quotient("1", "4"), "0.25");
+        assert_eq!(quotient("100", "1"), "1E+2");
+        assert_eq!(quotient("0.00", "7"), "0");
+        assert_eq!(quotient("-1", "6"), format!("-0.1{}7", "6".repeat(30)));
+        assert_eq!(quotient("1e-1000000000", "3"), "0");
+        assert_eq!(
+            decimal_op(Divide, "1", "0"),
+            Err("BigInteger divide by zero".to_string())
+        );
+        assert_eq!(
+            decimal_op(Divide, "1e1000000", "3"),
+            Err("the decimal result would need more than 100000 digits".to_string())
+        );
+    }
+
+    /// `%` as Java's `BigDecimal.remainder` (ScyllaDB's test_decimal_modulo, Cassandra's
+    /// OperationFctsTest).
+    #[test]
+    fn decimal_remainders_are_exact() {
+        use ArithmeticOp::Modulo;
+        let rem = |a: &str, b: &str| decimal_op(Modulo, a, b).unwrap();
+        assert_eq!(rem("7", "3"), "1");
+        assert_eq!(rem("7.5", "2"), "1.5");
+        assert_eq!(rem("-7", "3"), "-1");
+        assert_eq!(rem("7", "-3"), "1");
+        assert_eq!(rem("1e35", "3"), "1");
+        assert_eq!(rem("1.7", "0.5"), "0.2");
+        assert_eq!(rem("7", "8.5"), "7");
+        assert_eq!(rem("123456789112345678921234567893123456", "2"), "0");
+        assert_eq!(rem("123456789112345678921234567893123456", "2.0"), "0.0");
+        assert_eq!(rem("1000", "0.5"), "0");
+        assert_eq!(rem("1", "0.3"), "0.1");
+        assert_eq!(
+            decimal_op(Modulo, "1", "0"),
+            Err("Division by zero".to_string())
+        );
+        assert_eq!(
+            decimal_op(Modulo, "0", "0"),
+            Err("Division undefined".to_string())
+        );
+        assert_eq!(
+            decimal_op(Modulo, "1e1000000", "3"),
+            Err("the decimal result would need more than 100000 digits".to_string())
         );
     }
 
