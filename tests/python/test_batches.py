@@ -196,6 +196,30 @@ def test_counter_batch(session, tables):
     assert counts == {1: 5, 2: -1}
 
 
+def test_increments_of_one_counter_in_a_statement_add_up(session, tables):
+    """Cassandra merges a statement's increments of one counter into one update, their sum."""
+    session.execute(f"UPDATE {tables}.counts SET n = n + 2, n = n + 3 WHERE k = 20")
+    session.execute(f"UPDATE {tables}.counts SET n = n - 1, n = n + 10 WHERE k = 20")
+    assert session.execute(f"SELECT n FROM {tables}.counts WHERE k = 20").one().n == 14
+
+
+def test_list_operations_by_index_next_to_another_table_with_the_same_key(session, tables):
+    """A list operation by index finds its own table's row, not another statement's with
+    the same partition key."""
+    session.execute(f"CREATE TABLE IF NOT EXISTS {tables}.lists (k int PRIMARY KEY, l list<int>)")
+    session.execute(f"INSERT INTO {tables}.lists (k, l) VALUES (30, [1, 2])")
+    for kind in ("UNLOGGED ", ""):
+        session.execute(
+            f"BEGIN {kind}BATCH "
+            f"UPDATE {tables}.b SET v = 'x' WHERE k = 30; "
+            f"UPDATE {tables}.lists SET l[0] = 7 WHERE k = 30; "
+            f"DELETE l[1] FROM {tables}.lists WHERE k = 30; "
+            "APPLY BATCH")
+        assert session.execute(f"SELECT l FROM {tables}.lists WHERE k = 30").one().l == [7]
+        assert session.execute(f"SELECT v FROM {tables}.b WHERE k = 30").one().v == "x"
+        session.execute(f"UPDATE {tables}.lists SET l = l + [2] WHERE k = 30")
+
+
 def test_counter_updates_are_refused_in_a_logged_batch(session, tables):
     with pytest.raises(InvalidRequest, match="Cannot include a counter statement in a logged batch"):
         session.execute(

@@ -367,3 +367,112 @@ def test_contains_markers_are_named_as_cassandra_names_them(session, tables):
     with pytest.raises(InvalidRequest, match=r"Collection column 'l' \(list<int>\) cannot be "
                        r"restricted by a '=' relation"):
         session.execute(f"SELECT k FROM {tables}.c WHERE l = [1] ALLOW FILTERING")
+
+
+# Several operations on one collection in one statement: the statement's mutation is the join
+# of their cells (the greater of two values of one cell, a tombstone over a value), and an
+# operation by list index or value sees the list with the statement's earlier writes, as
+# Cassandra's CollectionsTest.testMultipleOperationOn{List,Map,Set}WithinTheSameQuery state.
+
+def test_several_operations_on_one_list_in_a_statement(session, keyspace):
+    session.execute(f"CREATE TABLE {keyspace}.multi_l (pk int PRIMARY KEY, l list<int>)")
+    t = f"{keyspace}.multi_l"
+
+    def run(cql, *args):
+        session.execute(session.prepare(cql.replace("%s", t)), args)
+
+    def l():
+        return session.execute(f"SELECT l FROM {t} WHERE pk = 1").one().l
+
+    session.execute(f"INSERT INTO {t} (pk, l) VALUES (1, [1, 2, 3, 4])")
+    run("UPDATE %s SET l[?] = ?, l[?] = ? WHERE pk = ?", 2, 7, 2, 8, 1)
+    assert l() == [1, 2, 8, 4]
+    run("UPDATE %s SET l[?] = ?, l[?] = ? WHERE pk = ?", 2, 9, 2, 6, 1)
+    assert l() == [1, 2, 9, 4]
+    # The second deletion sees the first: the element at the index, then the one after it.
+    run("DELETE l[?], l[?] FROM %s WHERE pk = ?", 2, 2, 1)
+    assert l() == [1, 2]
+    run("UPDATE %s SET l = l + ?, l[?] = ? WHERE pk = ?", [3, 4], 3, 7, 1)
+    assert l() == [1, 2, 3, 7]
+    run("UPDATE %s SET l = l + ?, l[?] = ? WHERE pk = ?", [6, 8], 4, 5, 1)
+    assert l() == [1, 2, 3, 7, 6, 8]
+    with pytest.raises(InvalidRequest, match="List index 6 out of bound, list has size 6"):
+        run("UPDATE %s SET l[?] = ?, l = l + ? WHERE pk = ?", 6, 5, [9], 1)
+    run("UPDATE %s SET l[?] = ?, l = l - ? WHERE pk = ?", 2, 8, [8], 1)
+    assert l() == [1, 2, 7, 6]
+    with pytest.raises(InvalidRequest, match="List index 3 out of bound, list has size 3"):
+        run("UPDATE %s SET l = l - ?, l[?] = ? WHERE pk = ?", [6], 3, 4, 1)
+    run("UPDATE %s SET l[?] = ?, l = l - ? WHERE pk = ?", 2, 8, [1], 1)
+    assert l() == [2, 8, 6]
+    run("UPDATE %s SET l = l - ?, l[?] = ? WHERE pk = ?", [2, 6], 0, 9, 1)
+    assert l() == [9]
+    # The same in a literal statement, and on a row the statement itself gives a list.
+    session.execute(f"UPDATE {t} SET l = l + [1, 2], l[2] = 5 WHERE pk = 1")
+    assert l() == [9, 1, 5]
+
+
+def test_several_operations_on_one_map_in_a_statement(session, keyspace):
+    session.execute(f"CREATE TABLE {keyspace}.multi_m (pk int PRIMARY KEY, m map<int, int>)")
+    t = f"{keyspace}.multi_m"
+
+    def run(cql, *args):
+        session.execute(session.prepare(cql.replace("%s", t)), args)
+
+    def m():
+        return dict(session.execute(f"SELECT m FROM {t} WHERE pk = 1").one().m)
+
+    session.execute(f"INSERT INTO {t} (pk, m) VALUES (1, {{0: 1, 1: 2, 2: 3, 3: 4}})")
+    run("UPDATE %s SET m[?] = ?, m[?] = ? WHERE pk = ?", 2, 7, 2, 8, 1)
+    assert m() == {0: 1, 1: 2, 2: 8, 3: 4}
+    run("UPDATE %s SET m[?] = ?, m[?] = ? WHERE pk = ?", 2, 9, 2, 6, 1)
+    assert m() == {0: 1, 1: 2, 2: 9, 3: 4}
+    run("DELETE m[?], m[?] FROM %s WHERE pk = ?", 2, 2, 1)
+    assert m() == {0: 1, 1: 2, 3: 4}
+    run("UPDATE %s SET m = m + ?, m[?] = ? WHERE pk = ?", {4: 5}, 4, 7, 1)
+    assert m() == {0: 1, 1: 2, 3: 4, 4: 7}
+    run("UPDATE %s SET m = m + ?, m[?] = ? WHERE pk = ?", {4: 8}, 4, 6, 1)
+    assert m() == {0: 1, 1: 2, 3: 4, 4: 8}
+    run("UPDATE %s SET m = m - ?, m[?] = ? WHERE pk = ?", {4}, 4, 9, 1)
+    assert m() == {0: 1, 1: 2, 3: 4}
+    run("UPDATE %s SET m[?] = ?, m = m - ? WHERE pk = ?", 5, 9, {5}, 1)
+    assert m() == {0: 1, 1: 2, 3: 4}
+    run("UPDATE %s SET m[?] = ?, m = m + ? WHERE pk = ?", 5, 9, {5: 8, 6: 9}, 1)
+    assert m() == {0: 1, 1: 2, 3: 4, 5: 9, 6: 9}
+    run("UPDATE %s SET m[?] = ?, m = m + ? WHERE pk = ?", 7, 1, {7: 2}, 1)
+    assert m() == {0: 1, 1: 2, 3: 4, 5: 9, 6: 9, 7: 2}
+
+
+def test_several_operations_on_one_set_in_a_statement(session, keyspace):
+    session.execute(f"CREATE TABLE {keyspace}.multi_s (pk int PRIMARY KEY, s set<int>)")
+    t = f"{keyspace}.multi_s"
+    session.execute(f"INSERT INTO {t} (pk, s) VALUES (1, {{0, 1, 2}})")
+    update = session.prepare(f"UPDATE {t} SET s = s + ?, s = s - ? WHERE pk = ?")
+    session.execute(update, ({3, 4}, {3}, 1))
+    assert set(session.execute(f"SELECT s FROM {t} WHERE pk = 1").one().s) == {0, 1, 2, 4}
+    update = session.prepare(f"UPDATE {t} SET s = s - ?, s = s + ? WHERE pk = ?")
+    session.execute(update, ({3}, {3, 4}, 1))
+    assert set(session.execute(f"SELECT s FROM {t} WHERE pk = 1").one().s) == {0, 1, 2, 4}
+
+
+def test_list_element_of_a_null_list_is_refused_in_cassandras_words(session, keyspace):
+    session.execute(f"CREATE TABLE {keyspace}.null_l (k int PRIMARY KEY, l list<text>)")
+    t = f"{keyspace}.null_l"
+    with pytest.raises(InvalidRequest,
+                       match="Attempted to delete an element from a list which is null"):
+        session.execute(f"DELETE l[0] FROM {t} WHERE k = 0")
+    with pytest.raises(InvalidRequest,
+                       match="Attempted to set an element on a list which is null"):
+        session.execute(f"UPDATE {t} SET l[0] = 'v10' WHERE k = 0")
+    session.execute(f"UPDATE {t} SET l = l - ['v11'] WHERE k = 0")
+    assert session.execute(f"SELECT l FROM {t} WHERE k = 0").one() is None
+
+
+def test_list_operations_by_index_on_several_rows_of_a_statement(session, keyspace):
+    session.execute(
+        f"CREATE TABLE {keyspace}.rows_l (k int, c int, l list<int>, PRIMARY KEY (k, c))")
+    t = f"{keyspace}.rows_l"
+    for c in (1, 2):
+        session.execute(f"INSERT INTO {t} (k, c, l) VALUES (1, {c}, [1, 2, 3])")
+    session.execute(f"UPDATE {t} SET l[0] = 7 WHERE k = 1 AND c IN (1, 2)")
+    session.execute(f"DELETE l[2] FROM {t} WHERE k = 1 AND c IN (1, 2)")
+    assert [r.l for r in session.execute(f"SELECT l FROM {t} WHERE k = 1")] == [[7, 2], [7, 2]]

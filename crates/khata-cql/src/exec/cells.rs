@@ -13,11 +13,15 @@
 //! Operations that depend on what is stored (list `l[i] = v`, `DELETE l[i]`, `l = l - [v]`,
 //! counters) are [`Deferred`]: they run on the partition as read under the coordinator's
 //! per-partition serialization.
+//!
+//! A statement's mutation is the join of its operations' cells ([`put_cell`]), as Cassandra's
+//! row builder reconciles them: of two writes of one cell at the statement's timestamp the
+//! greater value stays, and a tombstone beats a value (`m = m - {4}, m[4] = 9` leaves no 4).
 
 use bytes::Bytes;
 use khata_types::Timestamp;
 use khata_types::cell::{Cell, DeletionTime, Expiry, LivenessInfo};
-use khata_types::row::{CellKey, Row};
+use khata_types::row::{CellKey, ColumnId, Row};
 use khata_types::schema::{ColumnDef, CqlType};
 
 use super::bind::Bound;
@@ -66,15 +70,13 @@ pub(crate) fn set_column(
     match value {
         Bound::Unset => {}
         Bound::Null if c.ty.is_multi_cell() => {
-            row.column_deletions
-                .insert(c.id, DeletionTime::new(wt.timestamp, wt.now));
+            put_column_deletion(row, c.id, DeletionTime::new(wt.timestamp, wt.now));
         }
         Bound::Null => {
-            row.cells.insert(CellKey::simple(c.id), wt.tombstone());
+            put_cell(row, CellKey::simple(c.id), wt.tombstone());
         }
         Bound::Value(bytes) if c.ty.is_multi_cell() => {
-            row.column_deletions
-                .insert(c.id, DeletionTime::new(wt.timestamp - 1, wt.now));
+            put_column_deletion(row, c.id, DeletionTime::new(wt.timestamp - 1, wt.now));
             add_elements(row, c, &bytes, wt, false)?;
         }
         Bound::Value(bytes) => {
@@ -84,7 +86,7 @@ pub(crate) fn set_column(
                     c.name
                 )));
             }
-            row.cells.insert(CellKey::simple(c.id), wt.cell(bytes));
+            put_cell(row, CellKey::simple(c.id), wt.cell(bytes));
         }
     }
     Ok(())
@@ -101,12 +103,11 @@ pub(crate) fn add_elements(
     prepend: bool,
 ) -> Result<(), ExecError> {
     for (path, value) in element_cells(c, bytes, wt, prepend)? {
-        match value {
-            Some(v) => row.cells.insert(CellKey::element(c.id, path), wt.cell(v)),
-            None => row
-                .cells
-                .insert(CellKey::element(c.id, path), wt.tombstone()),
+        let cell = match value {
+            Some(v) => wt.cell(v),
+            None => wt.tombstone(),
         };
+        put_cell(row, CellKey::element(c.id, path), cell);
     }
     Ok(())
 }
@@ -129,7 +130,7 @@ pub(crate) fn remove_elements(
         }
     };
     for k in keys {
-        row.cells.insert(CellKey::element(c.id, k), wt.tombstone());
+        put_cell(row, CellKey::element(c.id, k), wt.tombstone());
     }
     Ok(())
 }
@@ -265,20 +266,35 @@ pub(crate) fn prepend_path(timestamp: Timestamp, index: u64) -> Bytes {
 }
 
 /// Operations that need the stored row.
+///
+/// A statement's mutation is the join of its operations' cells, as Cassandra builds it: two
+/// writes of one cell keep the greater (a tombstone beats a value of the same timestamp).
+/// An operation by list index or value reads the list as stored joined with what the
+/// statement wrote to it before that operation (`earlier`, then the outputs of the
+/// statement's earlier deferred operations), as Cassandra's `getPrefetchedRow` merges the
+/// pending row into the one it read; so `DELETE l[2], l[2]` deletes two elements.
 #[derive(Clone, Debug)]
 pub(crate) enum Deferred {
-    /// `c = c + n` / `c = c - n` on a counter.
+    /// `c = c + n` / `c = c - n` on a counter. Increments of one counter in a statement add up.
     CounterAdd { column: ColumnDef, delta: i64 },
-    /// `l[i] = v` (`None`: `DELETE l[i]` or `l[i] = null`).
+    /// `l[i] = v` (`None`: `l[i] = null`).
     ListSet {
         column: ColumnDef,
         index: i32,
         value: Option<Bytes>,
+        earlier: Row,
+    },
+    /// `DELETE l[i]`.
+    ListDelete {
+        column: ColumnDef,
+        index: i32,
+        earlier: Row,
     },
     /// `l = l - [v, ...]`: every element equal to one of these.
     ListRemove {
         column: ColumnDef,
         values: Vec<Bytes>,
+        earlier: Row,
     },
 }
 
@@ -287,21 +303,38 @@ impl Deferred {
         match self {
             Deferred::CounterAdd { column, .. }
             | Deferred::ListSet { column, .. }
+            | Deferred::ListDelete { column, .. }
             | Deferred::ListRemove { column, .. } => column,
         }
     }
 
-    /// Apply to `out` (the update being written), given `current` (the row as stored).
+    /// Apply to `done` (what the statement's earlier deferred operations on the row wrote),
+    /// given `current` (the row as stored).
     pub fn apply(
         &self,
         current: &Row,
-        out: &mut Row,
+        done: &mut Row,
         wt: &WriteTime,
         now: u32,
     ) -> Result<(), String> {
         match self {
             Deferred::CounterAdd { column, delta } => {
-                let cell = current.cells.get(&CellKey::simple(column.id));
+                let key = CellKey::simple(column.id);
+                // An earlier increment in the statement: Cassandra merges a statement's
+                // increments of one counter into one update, their sum.
+                if let Some(earlier) = done.cells.get_mut(&key) {
+                    let sum = earlier
+                        .live_value(now)
+                        .and_then(|v| <[u8; 8]>::try_from(&v[..]).ok())
+                        .map_or(0, i64::from_be_bytes)
+                        .wrapping_add(*delta);
+                    *earlier = Cell::live(
+                        earlier.timestamp,
+                        Bytes::copy_from_slice(&sum.to_be_bytes()),
+                    );
+                    return Ok(());
+                }
+                let cell = current.cells.get(&key);
                 // A deleted counter stays deleted: Cassandra's counter tombstone wins over any
                 // later increment (`Cells.resolveCounter`, CASSANDRA-7346), until it is purged.
                 if cell.is_some_and(Cell::is_tombstone) {
@@ -315,8 +348,9 @@ impl Deferred {
                 // The new total must win over the one it was computed from, whatever the
                 // clocks of the clients (or coordinators) that sent the two increments.
                 let timestamp = cell.map_or(wt.timestamp, |c| wt.timestamp.max(c.timestamp + 1));
-                out.cells.insert(
-                    CellKey::simple(column.id),
+                put_cell(
+                    done,
+                    key,
                     Cell::live(timestamp, Bytes::copy_from_slice(&total.to_be_bytes())),
                 );
             }
@@ -324,29 +358,54 @@ impl Deferred {
                 column,
                 index,
                 value,
+                earlier,
             } => {
-                let paths = live_paths(current, column, now);
-                let Some(path) = usize::try_from(*index).ok().and_then(|i| paths.get(i)) else {
-                    return Err(format!(
-                        "List index {index} out of bound, list has size {}",
-                        paths.len()
-                    ));
-                };
+                let path = list_element(
+                    current,
+                    earlier,
+                    done,
+                    column,
+                    *index,
+                    now,
+                    "set an element on",
+                )?;
                 let cell = match value {
                     Some(v) => wt.cell(v.clone()),
                     None => wt.tombstone(),
                 };
-                out.cells
-                    .insert(CellKey::element(column.id, path.clone()), cell);
+                put_cell(done, CellKey::element(column.id, path), cell);
             }
-            Deferred::ListRemove { column, values } => {
-                for (k, cell) in current.cells.iter() {
-                    if k.column == column.id
-                        && let (Some(path), Some(v)) = (&k.path, cell.live_value(now))
+            Deferred::ListDelete {
+                column,
+                index,
+                earlier,
+            } => {
+                let path = list_element(
+                    current,
+                    earlier,
+                    done,
+                    column,
+                    *index,
+                    now,
+                    "delete an element from",
+                )?;
+                put_cell(done, CellKey::element(column.id, path), wt.tombstone());
+            }
+            Deferred::ListRemove {
+                column,
+                values,
+                earlier,
+            } => {
+                let list = list_view(current, earlier, done, column.id);
+                for (k, cell) in list.cells.iter() {
+                    if let (Some(path), Some(v)) = (&k.path, cell.live_value(now))
                         && values.contains(v)
                     {
-                        out.cells
-                            .insert(CellKey::element(column.id, path.clone()), wt.tombstone());
+                        put_cell(
+                            done,
+                            CellKey::element(column.id, path.clone()),
+                            wt.tombstone(),
+                        );
                     }
                 }
             }
@@ -355,11 +414,73 @@ impl Deferred {
     }
 }
 
-/// The paths of a list's live elements, in list order.
-fn live_paths(row: &Row, column: &ColumnDef, now: u32) -> Vec<Bytes> {
-    row.cells
+/// The path of element `index` of the list as the statement sees it, or Cassandra's refusal
+/// (`what` names the operation: "set an element on", "delete an element from").
+fn list_element(
+    current: &Row,
+    earlier: &Row,
+    done: &Row,
+    column: &ColumnDef,
+    index: i32,
+    now: u32,
+    what: &str,
+) -> Result<Bytes, String> {
+    let list = list_view(current, earlier, done, column.id);
+    let paths: Vec<&Bytes> = list
+        .cells
         .iter()
-        .filter(|(k, c)| k.column == column.id && k.path.is_some() && c.live_value(now).is_some())
-        .filter_map(|(k, _)| k.path.clone())
-        .collect()
+        .filter(|(_, c)| c.live_value(now).is_some())
+        .filter_map(|(k, _)| k.path.as_ref())
+        .collect();
+    if paths.is_empty() {
+        return Err(format!("Attempted to {what} a list which is null"));
+    }
+    match usize::try_from(index).ok().and_then(|i| paths.get(i)) {
+        Some(path) => Ok((*path).clone()),
+        None => Err(format!(
+            "List index {index} out of bound, list has size {}",
+            paths.len()
+        )),
+    }
+}
+
+/// A list as a statement's operation sees it: as stored, joined with the statement's
+/// earlier writes to it.
+fn list_view(current: &Row, earlier: &Row, done: &Row, column: ColumnId) -> Row {
+    let mut list = column_part(current, column);
+    list.merge(earlier.clone());
+    list.merge(column_part(done, column));
+    list
+}
+
+/// The part of `row` about one column: its cells and deletion, and the row's deletion.
+pub(crate) fn column_part(row: &Row, column: ColumnId) -> Row {
+    let mut part = Row {
+        deletion: row.deletion,
+        ..Row::default()
+    };
+    if let Some(d) = row.column_deletions.get(&column) {
+        part.column_deletions.insert(column, *d);
+    }
+    for (k, c) in row.cells.iter().filter(|(k, _)| k.column == column) {
+        part.cells.insert(k.clone(), c.clone());
+    }
+    part
+}
+
+/// Join a cell into a row: of two writes of one cell, the greater stays.
+pub(crate) fn put_cell(row: &mut Row, key: CellKey, cell: Cell) {
+    match row.cells.get_mut(&key) {
+        Some(old) if *old >= cell => {}
+        Some(old) => *old = cell,
+        None => {
+            row.cells.insert(key, cell);
+        }
+    }
+}
+
+/// Join a collection deletion into a row: the later deletion stays.
+pub(crate) fn put_column_deletion(row: &mut Row, column: ColumnId, deletion: DeletionTime) {
+    let d = row.column_deletions.entry(column).or_insert(deletion);
+    *d = (*d).max(deletion);
 }

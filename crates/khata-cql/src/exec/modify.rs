@@ -21,7 +21,10 @@ use khata_types::token::{DecoratedKey, serialize_partition_key};
 use khata_types::{MAX_TTL_SECONDS, Timestamp};
 
 use super::bind::{self, Bound};
-use super::cells::{Deferred, WriteTime, add_elements, field_path, remove_elements, set_column};
+use super::cells::{
+    Deferred, WriteTime, add_elements, column_part, field_path, put_cell, put_column_deletion,
+    remove_elements, set_column,
+};
 use super::error::{ExecError, coordinator_consistency};
 use super::restrictions::{self, Restrictions};
 use super::{Executor, Run, lwt};
@@ -663,6 +666,7 @@ fn update_mutations(
                         deferred.push(Deferred::ListRemove {
                             column: c.clone(),
                             values,
+                            earlier: column_part(target_row, c.id),
                         });
                     } else {
                         remove_elements(target_row, &removed, &bytes, &wt)?;
@@ -681,7 +685,7 @@ fn update_mutations(
                         Bound::Null => wt.tombstone(),
                         Bound::Unset => continue,
                     };
-                    target_row.cells.insert(CellKey::element(c.id, k), cell);
+                    put_cell(target_row, CellKey::element(c.id, k), cell);
                 }
                 CqlType::List { element, .. } => {
                     let index = match list_index(run, key, &c.name)? {
@@ -699,6 +703,7 @@ fn update_mutations(
                         column: c.clone(),
                         index,
                         value,
+                        earlier: column_part(target_row, c.id),
                     });
                 }
                 _ => return Err(invalid_operation(c, &a.op)),
@@ -731,13 +736,14 @@ fn update_mutations(
                     Bound::Null => wt.tombstone(),
                     Bound::Unset => continue,
                 };
-                target_row
-                    .cells
-                    .insert(CellKey::element(c.id, field_path(index)), cell);
+                put_cell(target_row, CellKey::element(c.id, field_path(index)), cell);
             }
             _ => return Err(invalid_operation(c, &a.op)),
         }
     }
+    // The statement's own deletions shadow its cells they cover (`DELETE m, m[1]`).
+    row.shadow(None);
+    static_row.shadow(None);
     let mut planned = Planned::default();
     if static_only && !conditions_static_only(t, u.if_clause.as_ref()) {
         planned.named_row = target_rows.first().filter(|c| !c.is_empty()).cloned();
@@ -753,6 +759,7 @@ fn update_mutations(
             }
             if !deferred.is_empty() {
                 planned.deferred.push(DeferredWrite {
+                    table: t.def.id,
                     key: key.clone(),
                     clustering: clustering.clone(),
                     ops: deferred.clone(),
@@ -896,10 +903,10 @@ fn delete_mutations(
                 };
                 match (&target_col.selector, &c.ty) {
                     (None, ty) if ty.is_multi_cell() => {
-                        r.column_deletions.insert(c.id, deletion);
+                        put_column_deletion(r, c.id, deletion);
                     }
                     (None, _) => {
-                        r.cells.insert(CellKey::simple(c.id), wt.tombstone());
+                        put_cell(r, CellKey::simple(c.id), wt.tombstone());
                     }
                     (
                         Some(ElementSelector::Element(term)),
@@ -908,7 +915,7 @@ fn delete_mutations(
                         },
                     ) => {
                         let k = map_key(run, term, key, &c.name)?;
-                        r.cells.insert(CellKey::element(c.id, k), wt.tombstone());
+                        put_cell(r, CellKey::element(c.id, k), wt.tombstone());
                     }
                     (
                         Some(ElementSelector::Element(term)),
@@ -929,17 +936,17 @@ fn delete_mutations(
                                 )));
                             }
                         };
-                        r.cells.insert(CellKey::element(c.id, k), wt.tombstone());
+                        put_cell(r, CellKey::element(c.id, k), wt.tombstone());
                     }
                     (Some(ElementSelector::Element(term)), CqlType::List { frozen: false, .. }) => {
                         // An unset index deletes nothing (Cassandra's Lists.DiscarderByIndex).
                         let Some(index) = list_index(run, term, &c.name)? else {
                             continue;
                         };
-                        deferred.push(Deferred::ListSet {
+                        deferred.push(Deferred::ListDelete {
                             column: c.clone(),
                             index,
-                            value: None,
+                            earlier: column_part(r, c.id),
                         });
                     }
                     (
@@ -956,8 +963,7 @@ fn delete_mutations(
                                 c.name, f.0
                             )));
                         };
-                        r.cells
-                            .insert(CellKey::element(c.id, field_path(index)), wt.tombstone());
+                        put_cell(r, CellKey::element(c.id, field_path(index)), wt.tombstone());
                     }
                     // Cassandra's words (Operation.FieldDeletion, ElementDeletion).
                     (Some(ElementSelector::Field(_)), CqlType::Udt { .. }) => {
@@ -986,6 +992,8 @@ fn delete_mutations(
                     }
                 }
             }
+            row.shadow(None);
+            static_row.shadow(None);
             update.static_row = static_row;
             let rows = target.rows.clone().unwrap_or_else(|| vec![Bytes::new()]);
             for clustering in rows {
@@ -994,6 +1002,7 @@ fn delete_mutations(
                 }
                 if !deferred.is_empty() {
                     planned.deferred.push(DeferredWrite {
+                        table: t.def.id,
                         key: key.clone(),
                         clustering,
                         ops: deferred.clone(),
@@ -1040,6 +1049,7 @@ pub(crate) struct Planned {
 /// Operations on one row that run on the row as stored.
 #[derive(Clone, Debug)]
 pub(crate) struct DeferredWrite {
+    pub table: uuid::Uuid,
     pub key: DecoratedKey,
     pub clustering: Bytes,
     pub ops: Vec<Deferred>,
@@ -1263,21 +1273,20 @@ async fn write_planned(
     } = planned;
     let mut rmw = Vec::new();
     for d in deferred {
-        // The row's own plain changes go with its deferred ones, in one write.
+        // The row's own plain changes go with its deferred ones, in one write (a statement's
+        // other rows, which share its partition's mutation, with none).
         let own = mutations
             .iter()
-            .position(|m| m.key == d.key)
-            .map(|i| mutations.remove(i));
-        rmw.push((d, own));
+            .position(|m| m.table == d.table && m.key == d.key)
+            .map(|i| mutations.remove(i))
+            .unwrap_or_else(|| Mutation::new(d.table, d.key.clone(), Partition::new()));
+        rmw.push((d, Some(own)));
     }
     if !mutations.is_empty() {
         exec.coordinator().write(mutations, cl, write_type).await?;
     }
     for (d, own) in rmw {
-        let table = match &own {
-            Some(m) => m.table,
-            None => continue,
-        };
+        let table = d.table;
         let now = exec.coordinator().now_seconds();
         let ranges = if d.clustering.is_empty() {
             vec![khata_types::clustering::full_range()]
@@ -1330,14 +1339,20 @@ pub(crate) fn apply_deferred(
         .cloned()
         .unwrap_or_default();
     let mut static_row = mutation.update.static_row.clone();
+    // What the deferred operations write, kept apart from the statement's other writes: an
+    // operation sees the statement's writes before it only (its `earlier` and these).
+    let mut done = Row::default();
+    let mut done_static = Row::default();
     for op in &d.ops {
         let (current, out) = if op.column().kind == ColumnKind::Static {
-            (&read.static_row, &mut static_row)
+            (&read.static_row, &mut done_static)
         } else {
-            (current_row, &mut row)
+            (current_row, &mut done)
         };
         op.apply(current, out, &d.wt, now)?;
     }
+    row.merge(done);
+    static_row.merge(done_static);
     mutation.update.static_row = static_row;
     if !row.is_empty() {
         mutation.update.rows.remove(&d.clustering);
@@ -1360,7 +1375,10 @@ async fn resolve_by_reads(
         ..
     } = planned;
     for d in deferred {
-        let Some(i) = mutations.iter().position(|m| m.key == d.key) else {
+        let Some(i) = mutations
+            .iter()
+            .position(|m| m.table == d.table && m.key == d.key)
+        else {
             continue;
         };
         let own = mutations.remove(i);
