@@ -967,7 +967,7 @@ async fn exact_numbers_casts_and_refusals() {
              CAST(vi AS text) FROM ks.n WHERE k = 1 AND c = 1"
         )
         .await,
-        "{\"cast(v as varint)\": 1, \"cast(v as decimal)\": 1.0, \"cast(d as decimal)\": 1.75, \
+        "{\"cast(v as varint)\": 1, \"cast(v as decimal)\": 1, \"cast(d as decimal)\": 1.75, \
          \"cast(d as varint)\": 1, \"cast(dec as double)\": 1.25, \"cast(dec as int)\": 1, \
          \"cast(vi as bigint)\": -3, \"cast(vi as text)\": \"-3\"}"
     );
