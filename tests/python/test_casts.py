@@ -84,6 +84,21 @@ def test_time_functions_on_their_types(session, table):
     assert row[4] is not None and isinstance(row[5], int)
 
 
+def test_deprecated_time_functions_as_values(session, table):
+    """Cassandra 4.1 keeps dateOf and unixTimestampOf (deprecated) as terms too, of a timeuuid
+    only."""
+    session.execute(
+        f"INSERT INTO {table} (k, ts, i) VALUES (2, dateOf(now()), 1)")
+    session.execute(
+        f"UPDATE {table} SET b = bigintAsBlob(unixTimestampOf(now())) WHERE k = 2")
+    row = session.execute(f"SELECT ts, blobAsBigint(b) FROM {table} WHERE k = 2").one()
+    assert row[0] is not None and row[1] > 1_700_000_000_000
+    with pytest.raises(InvalidRequest, match=re.escape(
+            "Type error: currenttimestamp() cannot be passed as argument 0 of function "
+            "system.dateof of type timeuuid")):
+        session.execute(f"INSERT INTO {table} (k, ts) VALUES (3, dateOf(currentTimestamp()))")
+
+
 def test_numeric_casts_convert_as_java_numbers(session, keyspace):
     """CastFcts converts through Java's Number methods: to decimal exactly from integers and
     varints (CAST(1 AS decimal) is 1), from a float through Float.toString (5.2, not its
@@ -108,3 +123,31 @@ def test_numeric_casts_convert_as_java_numbers(session, keyspace):
     assert row[6] == 10_000_000_000
     assert row[7] == 123456789012345678901234567890 % 2**32 - 2**32 * (
         (123456789012345678901234567890 % 2**32) >= 2**31)
+
+
+def test_casts_nest(session, keyspace):
+    """A cast of a cast or of a function (Cassandra's CastFctsTest.testCastsWithReverseOrder)."""
+    t = f"{keyspace}.reversed_casts"
+    session.execute(f"CREATE TABLE {t} (a int, b smallint, c double, PRIMARY KEY (a, b)) "
+                    "WITH CLUSTERING ORDER BY (b DESC)")
+    session.execute(f"INSERT INTO {t} (a, b, c) VALUES (1, 2, 6.3)")
+    assert tuple(session.execute(
+        f"SELECT CAST(a AS tinyint), CAST(b AS tinyint), CAST(c AS tinyint) FROM {t}").one()) \
+        == (1, 2, 6)
+    result = session.execute(
+        f"SELECT CAST(CAST(a AS tinyint) AS smallint), CAST(CAST(b AS tinyint) AS smallint), "
+        f"CAST(CAST(c AS tinyint) AS smallint) FROM {t}")
+    assert tuple(result.one()) == (1, 2, 6)
+    assert result.column_names[0] == "cast(cast(a as tinyint) as smallint)"
+    assert tuple(session.execute(
+        f"SELECT CAST(CAST(CAST(a AS tinyint) AS double) AS text), "
+        f"CAST(CAST(CAST(b AS tinyint) AS double) AS text), "
+        f"CAST(CAST(CAST(c AS tinyint) AS double) AS text) FROM {t}").one()) \
+        == ("1.0", "2.0", "6.0")
+    # A cast of a function, and a function of a cast.
+    assert session.execute(
+        f"SELECT CAST(blobAsInt(intAsBlob(a)) AS text) FROM {t}").one()[0] == "1"
+    assert session.execute(
+        f"SELECT intAsBlob(CAST(b AS int)) FROM {t}").one()[0] == b"\x00\x00\x00\x02"
+    with pytest.raises(InvalidRequest, match=re.escape("a cannot be cast to boolean")):
+        session.execute(f"SELECT CAST(CAST(a AS bigint) AS boolean) FROM {t}")

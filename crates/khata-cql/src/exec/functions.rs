@@ -1,6 +1,7 @@
 //! Native functions usable as terms: `now()`, `uuid()`, `currentTimestamp()` and friends, the
-//! time conversions (`toTimestamp`, `toDate`, `toUnixTimestamp`) of their results, the blob
-//! conversions (`textAsBlob('a')`, `blobAsInt(?)`) and `fromJson`.
+//! time conversions (`toTimestamp`, `toDate`, `toUnixTimestamp`, and the deprecated `dateOf`
+//! and `unixTimestampOf`) of their results, the blob conversions (`textAsBlob('a')`,
+//! `blobAsInt(?)`) and `fromJson`.
 
 use khata_types::schema::CqlType;
 
@@ -94,6 +95,24 @@ fn call(run: &Run<'_>, name: &str, args: &[Term]) -> Result<CqlValue, LiteralErr
         ("totimestamp", 1) => CqlValue::Timestamp(time_of(arg(0)?)?),
         ("todate", 1) => CqlValue::Date(days(time_of(arg(0)?)?)),
         ("tounixtimestamp", 1) => CqlValue::Bigint(time_of(arg(0)?)?),
+        // Cassandra 4.1's deprecated `dateOf` and `unixTimestampOf` take a timeuuid only.
+        ("dateof" | "unixtimestampof", 1) => {
+            let millis = match arg(0)? {
+                v @ CqlValue::Timeuuid(_) => time_of(v)?,
+                _ => {
+                    return Err(LiteralError::InvalidLiteral(format!(
+                        "Type error: {} cannot be passed as argument 0 of function system.{name} \
+                         of type timeuuid",
+                        args[0]
+                    )));
+                }
+            };
+            if name == "dateof" {
+                CqlValue::Timestamp(millis)
+            } else {
+                CqlValue::Bigint(millis)
+            }
+        }
         ("mintimeuuid" | "maxtimeuuid", 1) => {
             let millis = match &args[0] {
                 Term::FunctionCall { .. } => time_of(arg(0)?)?,
