@@ -38,6 +38,11 @@ DISABLED = {"ContinuousBackupsStatus": "DISABLED",
 def test_continuous_backups_are_disabled(dynamodb, table):
     answer = dynamodb.describe_continuous_backups(TableName=table)
     assert answer["ContinuousBackupsDescription"] == DISABLED
+    # A table's ARN names it as well as its name (Alternator's
+    # test_describe_continuous_backups_table_name_arn, checked against DynamoDB).
+    arn = dynamodb.describe_table(TableName=table)["Table"]["TableArn"]
+    answer = dynamodb.describe_continuous_backups(TableName=arn)
+    assert answer["ContinuousBackupsDescription"] == DISABLED
     with pytest.raises(ClientError) as e:
         dynamodb.describe_continuous_backups(TableName=table + "-missing")
     assert error(e) == ("TableNotFoundException", f"Table not found: {table}-missing")

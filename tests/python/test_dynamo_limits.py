@@ -113,3 +113,26 @@ def test_attributes_to_get_names_at_least_one(raw_client, table):
         table: {"Keys": [key], "AttributesToGet": []}}) == (
         f"1 validation error detected: Value '[]' at 'requestItems.{table}.member.attributesToGet'"
         f" {at_least_one}")
+
+
+def test_a_table_name_that_cannot_be_one_is_refused_before_any_lookup(raw_client, table):
+    for name, broken in [("non!existent!table",
+                          "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"),
+                         ("xx", "Member must have length greater than or equal to 3")]:
+        for call, args in [(raw_client.put_item, {"Item": {"a": {"S": "b"}}}),
+                           (raw_client.get_item, {"Key": {"a": {"S": "b"}}}),
+                           (raw_client.query, {"KeyConditionExpression": "a = :a",
+                                               "ExpressionAttributeValues": {":a": {"S": "b"}}}),
+                           (raw_client.scan, {}),
+                           (raw_client.describe_table, {})]:
+            message = refused(call, TableName=name, **args)
+            assert message == (f"1 validation error detected: Value '{name}' at 'tableName' "
+                               f"failed to satisfy constraint: {broken}"), message
+    # A well-formed name that names nothing is not found, and a table's ARN names it.
+    with pytest.raises(ClientError) as e:
+        raw_client.put_item(TableName="non_existent_table", Item={"a": {"S": "b"}})
+    assert e.value.response["Error"]["Code"] == "ResourceNotFoundException"
+    arn = raw_client.describe_table(TableName=table)["Table"]["TableArn"]
+    raw_client.put_item(TableName=arn, Item={"p": {"S": "by-arn"}})
+    got = raw_client.get_item(TableName=arn, Key={"p": {"S": "by-arn"}}, ConsistentRead=True)
+    assert got["Item"] == {"p": {"S": "by-arn"}}

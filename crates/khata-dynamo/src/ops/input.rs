@@ -187,13 +187,43 @@ impl Violations {
     }
 }
 
-/// The table name of a request: required and valid, else a `ValidationException`.
+/// The table name of a request: required and valid (or a table's ARN, which DynamoDB takes
+/// wherever it takes a `TableName`), else a `ValidationException`.
 pub fn table_name(obj: &Object) -> Result<&str> {
-    let name = string(obj, "TableName")?;
+    let Some(name) = string(obj, "TableName")? else {
+        return Err(DynamoError::validation(
+            "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null",
+        ));
+    };
+    table_name_of(name)
+}
+
+/// The table a `TableName` names: the name itself when it is a valid one (3-255 characters of
+/// `[a-zA-Z0-9_.-]`), or the name in a table ARN, `arn:<partition>:dynamodb:<region>:<account>:
+/// table/<name>` (any region and account: one node answers for all). Anything else is
+/// refused as DynamoDB refuses a bad name, before any table is looked up.
+pub fn table_name_of(value: &str) -> Result<&str> {
+    if let Some(arn) = value.strip_prefix("arn:") {
+        let parts: Vec<&str> = arn.splitn(5, ':').collect();
+        let name = match parts.as_slice() {
+            [_, "dynamodb", _, _, resource] => resource.strip_prefix("table/"),
+            _ => None,
+        };
+        let mut v = Violations::default();
+        if let Some(name) = name {
+            v.name(Some(name), "tableName");
+            if v.is_empty() {
+                return Ok(name);
+            }
+        }
+        return Err(DynamoError::validation(format!(
+            "Invalid TableName: {value} is neither a table name nor a table ARN"
+        )));
+    }
     let mut v = Violations::default();
-    v.name(name, "tableName");
+    v.name(Some(value), "tableName");
     v.finish()?;
-    Ok(name.unwrap_or_default())
+    Ok(value)
 }
 
 #[cfg(test)]
@@ -211,6 +241,24 @@ mod tests {
              constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; \
              Value 'a;' at 'tableName' failed to satisfy constraint: Member must have length \
              greater than or equal to 3"
+        );
+        let obj: Object = serde_json::from_str(
+            r#"{"TableName": "arn:aws:dynamodb:eu-west-1:123456789012:table/t_1"}"#,
+        )
+        .unwrap();
+        assert_eq!(table_name(&obj).unwrap(), "t_1");
+        for bad in [
+            "arn:aws:dynamodb:eu-west-1:123456789012:table/t!",
+            "arn:aws:s3:::bucket",
+            "arn:aws:dynamodb:eu-west-1:123456789012:table/t_1/stream/x",
+        ] {
+            assert!(table_name_of(bad).is_err(), "{bad}");
+        }
+        let e = table_name_of("xx").unwrap_err();
+        assert_eq!(
+            e.message.unwrap(),
+            "1 validation error detected: Value 'xx' at 'tableName' failed to satisfy \
+             constraint: Member must have length greater than or equal to 3"
         );
         let obj: Object = serde_json::from_str(r#"{"TableName": 5}"#).unwrap();
         let e = table_name(&obj).unwrap_err();

@@ -285,6 +285,8 @@ impl Operations {
                 ));
             }
         };
+        // A bad name is refused before any table is looked up; an ARN names its table.
+        let name = input::table_name_of(name)?;
         let resolved = self.resolved(name)?;
         let streamed;
         let layout = match self
@@ -419,8 +421,10 @@ impl Operations {
         Ok(())
     }
 
-    /// The DynamoDB table `name`, or `ResourceNotFoundException`.
+    /// The DynamoDB table `name` (or a table ARN), or `ResourceNotFoundException`; a name
+    /// that cannot be a table's is a `ValidationException` ([`input::table_name_of`]).
     pub(crate) fn table(&self, name: &str) -> Result<crate::tables::Table> {
+        let name = input::table_name_of(name)?;
         match crate::tables::find(&self.coordinator.schema(), name) {
             Ok(Some(t)) => Ok(t),
             Ok(None) => Err(DynamoError::table_not_found(name)),
