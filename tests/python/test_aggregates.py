@@ -140,3 +140,65 @@ def test_group_by_pages_with_static_only_partitions(session, keyspace, fetch_siz
         assert [row for page in got for row in page] == everything
     assert sorted(r[1] for r in session.execute(f"SELECT p, count(*) FROM {table} GROUP BY p")) \
         == [1, 1, 2, 2]
+
+
+@pytest.fixture(scope="module")
+def timeuuids(session, keyspace):
+    table = f"{keyspace}.timeuuids"
+    session.execute(
+        f"CREATE TABLE {table} (a int, b timeuuid, v int, d double, PRIMARY KEY (a, b))")
+    session.execute(f"INSERT INTO {table} (a, b, v, d) "
+                    "VALUES (0, 13814000-1dd2-11ff-8080-808080808080, 1, 1.5)")
+    session.execute(f"INSERT INTO {table} (a, b, v, d) "
+                    "VALUES (0, 6b1b3620-33fd-11eb-8080-808080808080, 2, 2.25)")
+    session.execute(f"INSERT INTO {table} (a, b, v, d) "
+                    "VALUES (1, 6b1b3620-33fd-11eb-8080-808080808080, 5, 1)")
+    return table
+
+
+def test_functions_and_casts_of_aggregates(session, timeuuids):
+    """Scalar functions and CAST take aggregates, computed per group, as in Cassandra."""
+    import datetime
+    from cassandra.util import Date
+
+    def one(selection, where="WHERE a = 0"):
+        result = session.execute(f"SELECT {selection} FROM {timeuuids} {where}")
+        return result.column_names, tuple(result.one())
+
+    names, row = one("todate(min(b))")
+    assert names == ["system.todate(system.min(b))"]
+    assert row == (Date(datetime.date(2020, 12, 1)),)
+    assert one("intasblob(max(v))")[1] == (b"\x00\x00\x00\x02",)
+    names, row = one("CAST(sum(v) AS text)")
+    assert names == ["cast(system.sum(v) as text)"]
+    assert row == ("3",)
+    assert one("CAST(avg(d) AS int), CAST(count(*) AS text)")[1] == (1, "2")
+    assert one("blobasint(intasblob(max(v)))")[1] == (2,)
+    assert one("max(v) - min(v), max(v) + 1")[1] == (1, 3)
+    assert one("tojson(max(v))")[1] == ("2",)
+    # Aggregates of functions, casts and writetime.
+    assert one("max(blobasint(intasblob(v)))")[1] == (2,)
+    assert one("sum(CAST(v AS bigint))")[1] == (3,)
+    assert one("count(tojson(v))")[1] == (2,)
+    assert one("max(writetime(v)) - min(writetime(v))")[1][0] >= 0
+    assert one("max(writetime(v))")[1][0] > 0
+    # A plain column beside them is the group's first value, and GROUP BY computes per group.
+    rows = session.execute(
+        f"SELECT a, CAST(max(v) AS text), todate(max(b)) FROM {timeuuids} GROUP BY a")
+    assert sorted((r[0], r[1]) for r in rows) == [(0, "2"), (1, "5")]
+    # Empty input: the aggregates of no rows.
+    assert one("CAST(count(*) AS text), intasblob(max(v))", "WHERE a = 9")[1] == ("0", None)
+
+
+def test_aggregate_of_an_aggregate_is_refused(session, timeuuids):
+    from cassandra import InvalidRequest
+    with pytest.raises(InvalidRequest,
+                       match="aggregate functions cannot be used as argument of aggregate"):
+        session.execute(f"SELECT max(intasblob(min(v))) FROM {timeuuids}")
+
+
+def test_prepared_markers_beside_aggregates(session, timeuuids):
+    statement = session.prepare(
+        f"SELECT max(v) + (int) ?, CAST(sum(v) AS text) FROM {timeuuids} WHERE a = ?")
+    assert [c.type.typename for c in statement.column_metadata] == ["int", "int"]
+    assert tuple(session.execute(statement, (10, 0)).one()) == (12, "3")

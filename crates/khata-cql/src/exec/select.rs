@@ -35,19 +35,75 @@ enum Output {
     Column(ColumnDef),
     Writetime(ColumnDef),
     Ttl(ColumnDef),
-    /// `count(*)`, `count(c)`, `min(c)`, `max(c)`, `sum(c)`, `avg(c)`.
-    Aggregate(AggKind, Option<ColumnDef>),
+    /// `count(*)`, and `count`, `min`, `max`, `sum` or `avg` of a selector that reads rows.
+    Aggregate(AggKind, Option<Box<Output>>),
     /// `token(pk...)`: the partition's token.
     Token,
     /// `toTimestamp(c)`, `toDate(c)`, `toUnixTimestamp(c)` (and the older `dateOf`,
     /// `unixTimestampOf`) of a timeuuid, timestamp or date column.
     Time(TimeFn, ColumnDef),
-    /// `m['k']` or `s['e']`: one element of a collection.
-    Element(ColumnDef, Term),
+    /// `m['k']` or `s['e']`: one element of a collection, and the key once bound for an
+    /// execution ([`Output::bind`]).
+    Element(ColumnDef, Term, Option<Bytes>),
     /// `CAST(c AS type)`.
     Cast(ColumnDef, CqlType),
     /// Scalar functions and field selections, nested (`selector.rs`).
     Computed(super::selector::Computed),
+    /// A computation over a group's aggregates (`toDate(min(b))`), and its inputs: each an
+    /// aggregate of what its output reads, or (`AggKind::First`) a value of the group's first
+    /// row ([`over_aggregates`]).
+    OverAggregates(super::selector::Computed, Vec<(AggKind, Option<Output>)>),
+}
+
+impl Output {
+    /// Whether the output folds rows: an aggregate or a computation over aggregates.
+    fn aggregates(&self) -> bool {
+        matches!(self, Output::Aggregate(..) | Output::OverAggregates(..))
+    }
+
+    /// Whether the output has terms to bind for each execution (element keys, slice bounds,
+    /// literals and markers of computations).
+    fn has_args(&self) -> bool {
+        match self {
+            Output::Element(..) => true,
+            Output::Computed(c) => c.has_args(),
+            Output::Aggregate(_, arg) => arg.as_ref().is_some_and(|a| a.has_args()),
+            Output::OverAggregates(c, inputs) => {
+                c.has_args() || inputs.iter().flat_map(|(_, o)| o).any(Output::has_args)
+            }
+            _ => false,
+        }
+    }
+
+    /// A copy with its terms bound for one execution.
+    fn bind(&self, run: &Run<'_>) -> Result<Output, ExecError> {
+        let computed = |c: &super::selector::Computed| {
+            c.bind(&mut |term, ty, receiver| bind::value(run, term, ty, receiver))
+        };
+        Ok(match self {
+            Output::Element(c, key, _) => {
+                let key_ty = match &c.ty {
+                    CqlType::Map { key, .. } => key.as_ref().clone(),
+                    CqlType::Set { element, .. } => element.as_ref().clone(),
+                    other => other.clone(),
+                };
+                let bound = bind::required(run, key, &key_ty, &c.name)?;
+                Output::Element(c.clone(), key.clone(), Some(bound))
+            }
+            Output::Computed(c) => Output::Computed(computed(c)?),
+            Output::Aggregate(kind, Some(arg)) => {
+                Output::Aggregate(*kind, Some(Box::new(arg.bind(run)?)))
+            }
+            Output::OverAggregates(c, inputs) => Output::OverAggregates(
+                computed(c)?,
+                inputs
+                    .iter()
+                    .map(|(k, o)| Ok((*k, o.as_ref().map(|o| o.bind(run)).transpose()?)))
+                    .collect::<Result<_, ExecError>>()?,
+            ),
+            other => other.clone(),
+        })
+    }
 }
 
 /// The time conversions usable as selectors.
@@ -107,209 +163,271 @@ pub(crate) fn column_value(
 }
 
 fn outputs(t: &TableSchema, s: &Select) -> Result<Vec<(String, Output)>, ExecError> {
+    match &s.selection {
+        Selection::Wildcard => Ok(wildcard_columns(&t.def)
+            .into_iter()
+            .map(|c| (c.name.clone(), Output::Column(c)))
+            .collect()),
+        Selection::Selectors(selectors) => selectors
+            .iter()
+            .map(|sel| {
+                let (name, output) = output(t, &sel.selectable)?;
+                Ok((sel.alias.as_ref().map_or(name, |a| a.0.clone()), output))
+            })
+            .collect(),
+    }
+}
+
+/// Whether `s` calls an aggregate: `count(*)` or a call of `count`, `min`, `max`, `sum` or
+/// `avg` with one argument.
+fn is_aggregate(s: &Selectable) -> bool {
+    match s {
+        Selectable::CountRows => true,
+        Selectable::FunctionCall { name, args } => {
+            args.len() == 1 && AggKind::from_name(&name.name.0).is_some()
+        }
+        _ => false,
+    }
+}
+
+/// Whether `s` is or holds an aggregate.
+fn contains_aggregate(s: &Selectable) -> bool {
+    is_aggregate(s)
+        || match s {
+            Selectable::FunctionCall { args, .. } => args.iter().any(contains_aggregate),
+            Selectable::Cast { selectable, .. }
+            | Selectable::Field { selectable, .. }
+            | Selectable::Element { selectable, .. }
+            | Selectable::Slice { selectable, .. }
+            | Selectable::TypeHint { selectable, .. } => contains_aggregate(selectable),
+            Selectable::Negation(inner) => contains_aggregate(inner),
+            Selectable::Arithmetic { left, right, .. } => {
+                contains_aggregate(left) || contains_aggregate(right)
+            }
+            Selectable::Tuple(items) => items.iter().any(contains_aggregate),
+            _ => false,
+        }
+}
+
+/// An aggregate call (`count(*)`, or `f(arg)` with [`is_aggregate`]): its result column name
+/// and output. Its argument is any selector that is not itself an aggregate.
+fn aggregate_output(t: &TableSchema, s: &Selectable) -> Result<(String, Output), ExecError> {
+    let Selectable::FunctionCall { name, args } = s else {
+        return Ok((
+            "count".to_string(),
+            Output::Aggregate(AggKind::CountRows, None),
+        ));
+    };
+    let kind = AggKind::from_name(&name.name.0).unwrap_or(AggKind::Count);
+    let fname = name.name.0.to_ascii_lowercase();
+    match &args[0] {
+        // count(1)
+        Selectable::Term(Term::Literal(_)) if kind == AggKind::Count => Ok((
+            "count".to_string(),
+            Output::Aggregate(AggKind::CountRows, None),
+        )),
+        arg if contains_aggregate(arg) => Err(ExecError::invalid(
+            "aggregate functions cannot be used as argument of aggregate functions",
+        )),
+        arg => {
+            let (arg_name, arg) = output(t, arg)?;
+            Ok((
+                format!("system.{fname}({arg_name})"),
+                Output::Aggregate(kind, Some(Box::new(arg))),
+            ))
+        }
+    }
+}
+
+/// A selector over aggregates (`toDate(min(b))`, `CAST(sum(v) AS text)`, `max(v) - min(v)`):
+/// its aggregates and the columns it reads outside them become the inputs of a computation
+/// made once per group (a column's input is its value in the group's first row, as a plain
+/// column beside aggregates is). An aggregate written twice is one input.
+fn over_aggregates(t: &TableSchema, s: &Selectable) -> Result<Output, ExecError> {
+    let mut inputs: Vec<(String, AggKind, Option<Output>)> = Vec::new();
+    let tree = super::selector::compile_over(&t.def, s, &mut |s: &Selectable| {
+        let (name, output) = if is_aggregate(s) {
+            aggregate_output(t, s)?
+        } else if matches!(s, Selectable::Column(_) | Selectable::Writetime { .. }) {
+            output(t, s)?
+        } else {
+            return Ok(None);
+        };
+        let ty = output_type(&output);
+        let (kind, arg) = match output {
+            Output::Aggregate(kind, arg) => (kind, arg.map(|a| *a)),
+            plain => (AggKind::First, Some(plain)),
+        };
+        let index = match inputs.iter().position(|(n, k, _)| *n == name && *k == kind) {
+            Some(i) => i,
+            None => {
+                inputs.push((name, kind, arg));
+                inputs.len() - 1
+            }
+        };
+        Ok(Some((index, ty)))
+    })?;
+    Ok(Output::OverAggregates(
+        tree,
+        inputs.into_iter().map(|(_, k, o)| (k, o)).collect(),
+    ))
+}
+
+/// One selector's result column name and output.
+fn output(t: &TableSchema, selectable: &Selectable) -> Result<(String, Output), ExecError> {
     let def = &t.def;
     let column = |name: &str| {
         def.column(name)
             .cloned()
             .ok_or_else(|| ExecError::invalid(format!("Undefined column name {name}")))
     };
-    match &s.selection {
-        Selection::Wildcard => Ok(wildcard_columns(def)
-            .into_iter()
-            .map(|c| (c.name.clone(), Output::Column(c)))
-            .collect()),
-        Selection::Selectors(selectors) => {
-            let mut out = Vec::new();
-            for sel in selectors {
-                let (name, output) = match &sel.selectable {
-                    Selectable::Column(n) => (n.0.clone(), Output::Column(column(&n.0)?)),
-                    Selectable::CountRows => (
-                        "count".to_string(),
-                        Output::Aggregate(AggKind::CountRows, None),
-                    ),
-                    Selectable::FunctionCall { name, args }
-                        if AggKind::from_name(&name.name.0).is_some() && args.len() == 1 =>
-                    {
-                        let kind = AggKind::from_name(&name.name.0).unwrap_or(AggKind::Count);
-                        let fname = name.name.0.to_ascii_lowercase();
-                        match &args[0] {
-                            Selectable::Column(n) => {
-                                let c = column(&n.0)?;
-                                (
-                                    format!("system.{fname}({})", c.name),
-                                    Output::Aggregate(kind, Some(c)),
-                                )
-                            }
-                            Selectable::Term(crate::language::ast::Term::Literal(_))
-                                if kind == AggKind::Count =>
-                            {
-                                // count(1)
-                                (
-                                    "count".to_string(),
-                                    Output::Aggregate(AggKind::CountRows, None),
-                                )
-                            }
-                            other => {
-                                return Err(ExecError::invalid(format!(
-                                    "{fname}() of {other} is not supported by khata yet"
-                                )));
-                            }
-                        }
-                    }
-                    Selectable::FunctionCall { name, args }
-                        if args.len() == 1
-                            && matches!(args[0], Selectable::Column(_))
-                            && matches!(
-                                name.name.0.to_ascii_lowercase().as_str(),
-                                "totimestamp"
-                                    | "dateof"
-                                    | "todate"
-                                    | "tounixtimestamp"
-                                    | "unixtimestampof"
-                            ) =>
-                    {
-                        let lower = name.name.0.to_ascii_lowercase();
-                        let f = match lower.as_str() {
-                            "totimestamp" | "dateof" => TimeFn::Timestamp,
-                            "todate" => TimeFn::Date,
-                            _ => TimeFn::UnixTimestamp,
-                        };
-                        let Selectable::Column(n) = &args[0] else {
-                            return Err(ExecError::invalid(format!(
-                                "{lower}() takes a column, here"
-                            )));
-                        };
-                        let c = column(&n.0)?;
-                        // Cassandra's `TimeFcts` overloads of each function.
-                        let takes: &[CqlType] = match lower.as_str() {
-                            "dateof" | "unixtimestampof" => &[CqlType::Timeuuid],
-                            "totimestamp" => &[CqlType::Timeuuid, CqlType::Date],
-                            "todate" => &[CqlType::Timeuuid, CqlType::Timestamp],
-                            _ => &[CqlType::Timeuuid, CqlType::Timestamp, CqlType::Date],
-                        };
-                        if !takes.contains(&c.ty) {
-                            return Err(ExecError::invalid(time_fn_refusal(
-                                &lower, takes, &c.name,
-                            )));
-                        }
-                        (format!("system.{lower}({})", c.name), Output::Time(f, c))
-                    }
-                    Selectable::Cast { selectable, ty } => {
-                        let Selectable::Column(n) = selectable.as_ref() else {
-                            return Err(ExecError::invalid("CAST takes a column, here"));
-                        };
-                        let c = column(&n.0)?;
-                        let to = ty.cql_type();
-                        if !castable(&c.ty, &to) {
-                            return Err(ExecError::invalid(format!(
-                                "{} cannot be cast to {}",
-                                c.name,
-                                khata_types::type_text::type_text(&to)
-                            )));
-                        }
-                        if c.ty == to {
-                            // A cast to the column's own type is the column, name included
-                            // (Cassandra's `Selectable.WithCast` returns the column's selector).
-                            (c.name.clone(), Output::Column(c))
-                        } else {
-                            (
-                                format!(
-                                    "cast({} as {})",
-                                    c.name,
-                                    khata_types::type_text::type_text(&to)
-                                ),
-                                Output::Cast(c, to),
-                            )
-                        }
-                    }
-                    Selectable::Element { selectable, key }
-                        if matches!(selectable.as_ref(), Selectable::Column(_)) =>
-                    {
-                        let Selectable::Column(n) = selectable.as_ref() else {
-                            unreachable!("matched as a column")
-                        };
-                        let c = column(&n.0)?;
-                        super::selector::element_key(selectable, &c.ty, "Element")?;
-                        (
-                            format!("{}[{key}]", c.name),
-                            Output::Element(c, key.clone()),
-                        )
-                    }
-                    Selectable::FunctionCall { name, args }
-                        if name.name.0.eq_ignore_ascii_case("token") =>
-                    {
-                        let pk: Vec<&str> = def
-                            .partition_key()
-                            .iter()
-                            .map(|c| c.name.as_str())
-                            .collect();
-                        let given: Vec<&str> = args
-                            .iter()
-                            .map(|a| match a {
-                                Selectable::Column(n) => Ok(n.0.as_str()),
-                                _ => Err(ExecError::invalid(
-                                    "token() takes the partition key columns",
-                                )),
-                            })
-                            .collect::<Result<_, _>>()?;
-                        if given != pk {
-                            return Err(ExecError::invalid(format!(
-                                "Invalid arguments for function token: the partition key is ({})",
-                                pk.join(", ")
-                            )));
-                        }
-                        (format!("system.token({})", pk.join(", ")), Output::Token)
-                    }
-                    Selectable::Writetime { kind, column: c } => {
-                        let Selectable::Column(n) = c.as_ref() else {
-                            return Err(ExecError::invalid("WRITETIME/TTL take a column"));
-                        };
-                        let col = column(&n.0)?;
-                        let fname = if *kind == WritetimeKind::Ttl {
-                            "ttl"
-                        } else {
-                            "writeTime"
-                        };
-                        if matches!(
-                            col.kind,
-                            ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
-                        ) {
-                            return Err(ExecError::invalid(format!(
-                                "Cannot use selection function {fname} on PRIMARY KEY part {}",
-                                col.name
-                            )));
-                        }
-                        if col.ty.is_multi_cell() {
-                            return Err(ExecError::invalid(format!(
-                                "Cannot use selection function {fname} on non-frozen {} {}",
-                                if matches!(col.ty, CqlType::Udt { .. }) {
-                                    "UDT"
-                                } else {
-                                    "collection"
-                                },
-                                col.name
-                            )));
-                        }
-                        match kind {
-                            WritetimeKind::Ttl => (format!("ttl({})", n.0), Output::Ttl(col)),
-                            _ => (format!("writetime({})", n.0), Output::Writetime(col)),
-                        }
-                    }
-                    other if super::selector::handles(other) => (
-                        super::selector::column_name(other),
-                        Output::Computed(super::selector::compile(def, other)?),
-                    ),
-                    other => {
-                        return Err(ExecError::invalid(format!(
-                            "selector {other} is not supported by khata yet"
-                        )));
-                    }
-                };
-                out.push((sel.alias.as_ref().map_or(name, |a| a.0.clone()), output));
+    Ok(match selectable {
+        Selectable::Column(n) => (n.0.clone(), Output::Column(column(&n.0)?)),
+        s if is_aggregate(s) => aggregate_output(t, s)?,
+        s if contains_aggregate(s) => (super::selector::column_name(s), over_aggregates(t, s)?),
+        Selectable::FunctionCall { name, args }
+            if args.len() == 1
+                && matches!(args[0], Selectable::Column(_))
+                && matches!(
+                    name.name.0.to_ascii_lowercase().as_str(),
+                    "totimestamp" | "dateof" | "todate" | "tounixtimestamp" | "unixtimestampof"
+                ) =>
+        {
+            let lower = name.name.0.to_ascii_lowercase();
+            let f = match lower.as_str() {
+                "totimestamp" | "dateof" => TimeFn::Timestamp,
+                "todate" => TimeFn::Date,
+                _ => TimeFn::UnixTimestamp,
+            };
+            let Selectable::Column(n) = &args[0] else {
+                return Err(ExecError::invalid(format!(
+                    "{lower}() takes a column, here"
+                )));
+            };
+            let c = column(&n.0)?;
+            // Cassandra's `TimeFcts` overloads of each function.
+            let takes: &[CqlType] = match lower.as_str() {
+                "dateof" | "unixtimestampof" => &[CqlType::Timeuuid],
+                "totimestamp" => &[CqlType::Timeuuid, CqlType::Date],
+                "todate" => &[CqlType::Timeuuid, CqlType::Timestamp],
+                _ => &[CqlType::Timeuuid, CqlType::Timestamp, CqlType::Date],
+            };
+            if !takes.contains(&c.ty) {
+                return Err(ExecError::invalid(time_fn_refusal(&lower, takes, &c.name)));
             }
-            Ok(out)
+            (format!("system.{lower}({})", c.name), Output::Time(f, c))
         }
-    }
+        Selectable::Cast { selectable, ty }
+            if matches!(selectable.as_ref(), Selectable::Column(_)) =>
+        {
+            let Selectable::Column(n) = selectable.as_ref() else {
+                unreachable!("matched as a column")
+            };
+            let c = column(&n.0)?;
+            let to = ty.cql_type();
+            if !castable(&c.ty, &to) {
+                return Err(ExecError::invalid(format!(
+                    "{} cannot be cast to {}",
+                    c.name,
+                    khata_types::type_text::type_text(&to)
+                )));
+            }
+            if c.ty == to {
+                // A cast to the column's own type is the column, name included
+                // (Cassandra's `Selectable.WithCast` returns the column's selector).
+                (c.name.clone(), Output::Column(c))
+            } else {
+                (
+                    format!(
+                        "cast({} as {})",
+                        c.name,
+                        khata_types::type_text::type_text(&to)
+                    ),
+                    Output::Cast(c, to),
+                )
+            }
+        }
+        Selectable::Element { selectable, key }
+            if matches!(selectable.as_ref(), Selectable::Column(_)) =>
+        {
+            let Selectable::Column(n) = selectable.as_ref() else {
+                unreachable!("matched as a column")
+            };
+            let c = column(&n.0)?;
+            super::selector::element_key(selectable, &c.ty, "Element")?;
+            (
+                format!("{}[{key}]", c.name),
+                Output::Element(c, key.clone(), None),
+            )
+        }
+        Selectable::FunctionCall { name, args } if name.name.0.eq_ignore_ascii_case("token") => {
+            let pk: Vec<&str> = def
+                .partition_key()
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            let given: Vec<&str> = args
+                .iter()
+                .map(|a| match a {
+                    Selectable::Column(n) => Ok(n.0.as_str()),
+                    _ => Err(ExecError::invalid(
+                        "token() takes the partition key columns",
+                    )),
+                })
+                .collect::<Result<_, _>>()?;
+            if given != pk {
+                return Err(ExecError::invalid(format!(
+                    "Invalid arguments for function token: the partition key is ({})",
+                    pk.join(", ")
+                )));
+            }
+            (format!("system.token({})", pk.join(", ")), Output::Token)
+        }
+        Selectable::Writetime { kind, column: c } => {
+            let Selectable::Column(n) = c.as_ref() else {
+                return Err(ExecError::invalid("WRITETIME/TTL take a column"));
+            };
+            let col = column(&n.0)?;
+            let fname = if *kind == WritetimeKind::Ttl {
+                "ttl"
+            } else {
+                "writeTime"
+            };
+            if matches!(
+                col.kind,
+                ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
+            ) {
+                return Err(ExecError::invalid(format!(
+                    "Cannot use selection function {fname} on PRIMARY KEY part {}",
+                    col.name
+                )));
+            }
+            if col.ty.is_multi_cell() {
+                return Err(ExecError::invalid(format!(
+                    "Cannot use selection function {fname} on non-frozen {} {}",
+                    if matches!(col.ty, CqlType::Udt { .. }) {
+                        "UDT"
+                    } else {
+                        "collection"
+                    },
+                    col.name
+                )));
+            }
+            match kind {
+                WritetimeKind::Ttl => (format!("ttl({})", n.0), Output::Ttl(col)),
+                _ => (format!("writetime({})", n.0), Output::Writetime(col)),
+            }
+        }
+        other if super::selector::handles(other) => (
+            super::selector::column_name(other),
+            Output::Computed(super::selector::compile(def, other)?),
+        ),
+        other => {
+            return Err(ExecError::invalid(format!(
+                "selector {other} is not supported by khata yet"
+            )));
+        }
+    })
 }
 
 /// The result columns of a SELECT.
@@ -420,18 +538,18 @@ fn output_type(o: &Output) -> CqlType {
         Output::Column(c) => c.ty.clone(),
         Output::Writetime(_) | Output::Token => CqlType::Bigint,
         Output::Aggregate(AggKind::CountRows | AggKind::Count, _) => CqlType::Bigint,
-        Output::Aggregate(_, c) => c.as_ref().map_or(CqlType::Bigint, |c| c.ty.clone()),
+        Output::Aggregate(_, arg) => arg.as_deref().map_or(CqlType::Bigint, output_type),
         Output::Ttl(_) => CqlType::Int,
         Output::Time(TimeFn::Timestamp, _) => CqlType::Timestamp,
         Output::Time(TimeFn::Date, _) => CqlType::Date,
         Output::Time(TimeFn::UnixTimestamp, _) => CqlType::Bigint,
-        Output::Element(c, _) => match &c.ty {
+        Output::Element(c, ..) => match &c.ty {
             CqlType::Map { value, .. } => value.as_ref().clone(),
             CqlType::Set { element, .. } => element.as_ref().clone(),
             other => other.clone(),
         },
         Output::Cast(_, to) => to.clone(),
-        Output::Computed(c) => c.ty.clone(),
+        Output::Computed(c) | Output::OverAggregates(c, _) => c.ty.clone(),
     }
 }
 
@@ -453,7 +571,7 @@ fn numeric(ty: &CqlType) -> bool {
 /// The conversions `CAST` supports: Cassandra's `CastFcts` (numbers to numbers, and to text;
 /// ascii, inet, boolean, uuid, timeuuid, timestamp, date and time to text; the time types to
 /// each other as `toDate`/`toTimestamp` convert them), and a cast to a value's own type.
-fn castable(from: &CqlType, to: &CqlType) -> bool {
+pub(super) fn castable(from: &CqlType, to: &CqlType) -> bool {
     let to_text = matches!(to, CqlType::Text | CqlType::Ascii);
     from == to
         || numeric(from) && (to_text || numeric(to) && *to != CqlType::Counter)
@@ -508,7 +626,7 @@ fn time_fn_refusal(function: &str, takes: &[CqlType], column: &str) -> String {
 }
 
 /// `CAST` of a stored value.
-fn cast(from: &CqlType, to: &CqlType, value: &Bytes) -> Option<Bytes> {
+pub(super) fn cast(from: &CqlType, to: &CqlType, value: &Bytes) -> Option<Bytes> {
     use crate::value::CqlValue as V;
     if from == to {
         return Some(value.clone());
@@ -746,10 +864,10 @@ fn plan(
     }
     let needs_filtering = match &index {
         // Through an index, every other restriction is a filter, and so are the clustering
-        // restrictions unless the partition key is given (Cassandra's count of filtered
-        // restrictions in `StatementRestrictions.needFiltering`).
+        // restrictions unless the partition key is given and they need no filtering
+        // (Cassandra's count of filtered restrictions in `StatementRestrictions.needFiltering`).
         Some(_) => {
-            let clustering = if r.has_partition_keys() {
+            let clustering = if r.has_partition_keys() && !r.clustering_needs_filtering() {
                 0
             } else {
                 r.clustering_columns_restricted()
@@ -1104,7 +1222,7 @@ pub(crate) async fn run(
         },
         None => None,
     };
-    let aggregate = outs.iter().any(|(_, o)| matches!(o, Output::Aggregate(..)));
+    let aggregate = outs.iter().any(|(_, o)| o.aggregates());
     // A shape from the plan cache had its GROUP BY and DISTINCT checked when it was made.
     let unchecked_group_by;
     let group_by: &[ColumnDef] = if checked {
@@ -1129,58 +1247,46 @@ pub(crate) async fn run(
                 .push("Aggregation query used without partition key".to_string()),
         }
     }
+    if !checked {
+        check_selection(t, s, outs, grouped)?;
+    }
+    // Element keys, slice bounds and terms of the selectors, bound once (nothing is copied for
+    // a statement without them).
+    let bound_outs: Vec<(String, Output)>;
+    let outs: &[(String, Output)] = if outs.iter().any(|(_, o)| o.has_args()) {
+        bound_outs = outs
+            .iter()
+            .map(|(name, o)| Ok((name.clone(), o.bind(run)?)))
+            .collect::<Result<_, ExecError>>()?;
+        &bound_outs
+    } else {
+        outs
+    };
+    // Aggregated, each row gives the values of the slots an aggregator folds per group: an
+    // aggregate's argument, the inputs of a computation over aggregates, or a plain selector
+    // (whose value is the group's first).
+    let slots: Vec<(AggKind, Option<&Output>)> = outs
+        .iter()
+        .flat_map(|(_, o)| -> Vec<(AggKind, Option<&Output>)> {
+            match o {
+                Output::Aggregate(kind, arg) => vec![(*kind, arg.as_deref())],
+                Output::OverAggregates(_, inputs) => {
+                    inputs.iter().map(|(k, o)| (*k, o.as_ref())).collect()
+                }
+                plain => vec![(AggKind::First, Some(plain))],
+            }
+        })
+        .collect();
     let mut aggregator = (aggregate || grouped).then(|| {
         Aggregator::new(
-            outs.iter()
-                .map(|(_, o)| match o {
-                    Output::Aggregate(kind, _) => *kind,
-                    _ => AggKind::First,
-                })
-                .collect(),
-            outs.iter()
-                .map(|(_, o)| match o {
-                    Output::Aggregate(_, Some(c)) | Output::Column(c) => c.ty.clone(),
-                    _ => CqlType::Blob,
-                })
+            slots.iter().map(|(kind, _)| *kind).collect(),
+            slots
+                .iter()
+                .map(|(_, arg)| arg.map_or(CqlType::Bigint, output_type))
                 .collect(),
             grouped,
         )
     });
-    if !checked {
-        check_selection(t, s, outs, grouped)?;
-    }
-    // The keys of element selections, bound once.
-    let element_keys: Vec<Option<Bytes>> = outs
-        .iter()
-        .map(|(_, o)| match o {
-            Output::Element(c, key) => {
-                let key_ty = match &c.ty {
-                    CqlType::Map { key, .. } => key.as_ref().clone(),
-                    CqlType::Set { element, .. } => element.as_ref().clone(),
-                    other => other.clone(),
-                };
-                bind::required(run, key, &key_ty, &c.name).map(Some)
-            }
-            _ => Ok(None),
-        })
-        .collect::<Result<_, _>>()?;
-    // Computed selectors with element keys or slice bounds, bound once (nothing to allocate
-    // for a statement without them).
-    let has_args = outs
-        .iter()
-        .any(|(_, o)| matches!(o, Output::Computed(c) if c.has_args()));
-    let bound_computed: Vec<Option<super::selector::Computed>> = if has_args {
-        outs.iter()
-            .map(|(_, o)| match o {
-                Output::Computed(c) if c.has_args() => c
-                    .bind(&mut |term, ty, receiver| bind::value(run, term, ty, receiver))
-                    .map(Some),
-                _ => Ok(None),
-            })
-            .collect::<Result<_, _>>()?
-    } else {
-        Vec::new()
-    };
     let aggregate = aggregator.is_some();
     // With GROUP BY, PER PARTITION LIMIT counts groups, as Cassandra's group-by limits do: the
     // partition is read whole and its rows stop at the first group past the limit.
@@ -1272,6 +1378,7 @@ pub(crate) async fn run(
     let env = super::selector::Env {
         coordinator: &coordinator,
         now_micros: run.now_micros,
+        inputs: &[],
     };
     let remaining = |state: &PagingState, got: usize| -> Option<u64> {
         let mut left: Option<u64> = None;
@@ -1368,102 +1475,28 @@ pub(crate) async fn run(
             }
             emitted += 1;
             last = ck.cloned();
-            let mut out = Vec::with_capacity(outs.len());
-            for (_, o) in outs {
-                out.push(match o {
-                    Output::Column(c) => match c.kind {
-                        ColumnKind::PartitionKey { position } => {
-                            pk_values.get(position as usize).cloned()
-                        }
-                        ColumnKind::Clustering { position, .. } => {
-                            ck_values.get(position as usize).cloned()
-                        }
-                        ColumnKind::Static => cell_value(c, &partition.static_row, now),
-                        ColumnKind::Regular => cell_value(c, row_ref, now),
-                    },
-                    Output::Writetime(c) => cell_meta(
-                        c,
-                        if c.kind == ColumnKind::Static {
-                            &partition.static_row
-                        } else {
-                            row_ref
-                        },
-                        now,
-                        false,
-                    ),
-                    Output::Ttl(c) => cell_meta(
-                        c,
-                        if c.kind == ColumnKind::Static {
-                            &partition.static_row
-                        } else {
-                            row_ref
-                        },
-                        now,
-                        true,
-                    ),
-                    Output::Aggregate(_, None) => None,
-                    Output::Aggregate(_, Some(c)) => column_value(
-                        t,
-                        c,
-                        key,
-                        ck.unwrap_or(&Bytes::new()),
-                        row_ref,
-                        &partition.static_row,
-                        now,
-                    ),
-                    Output::Token => Some(Bytes::copy_from_slice(&key.token.0.to_be_bytes())),
-                    Output::Time(f, c) => column_value(
-                        t,
-                        c,
-                        key,
-                        ck.unwrap_or(&Bytes::new()),
-                        row_ref,
-                        &partition.static_row,
-                        now,
-                    )
-                    .and_then(|v| time_fn(*f, &c.ty, &v)),
-                    Output::Cast(c, to) => column_value(
-                        t,
-                        c,
-                        key,
-                        ck.unwrap_or(&Bytes::new()),
-                        row_ref,
-                        &partition.static_row,
-                        now,
-                    )
-                    .and_then(|v| cast(&c.ty, to, &v)),
-                    Output::Element(c, _) => {
-                        let source = if c.kind == ColumnKind::Static {
-                            &partition.static_row
-                        } else {
-                            row_ref
-                        };
-                        element_value(c, source, element_keys[out.len()].as_ref(), now)
-                    }
-                    Output::Computed(computed) => {
-                        let clustering = ck.cloned().unwrap_or_default();
-                        let value = |c: &ColumnDef| {
-                            column_value(
-                                t,
-                                c,
-                                key,
-                                &clustering,
-                                row_ref,
-                                &partition.static_row,
-                                now,
-                            )
-                        };
-                        let computed = bound_computed
-                            .get(out.len())
-                            .and_then(Option::as_ref)
-                            .unwrap_or(computed);
-                        computed.eval(env, &value).unwrap_or_else(|e| {
-                            failure = Some(e);
-                            None
-                        })
-                    }
-                });
-            }
+            let at = RowAt {
+                key,
+                pk_values: &pk_values,
+                ck_values: &ck_values,
+                row: row_ref,
+                statics: &partition.static_row,
+                now,
+                env,
+            };
+            let mut value = |o: Option<&Output>| match o.map(|o| at.value(o)) {
+                Some(Ok(v)) => v,
+                Some(Err(e)) => {
+                    failure = Some(e);
+                    None
+                }
+                None => None,
+            };
+            let out: Vec<Option<Bytes>> = if aggregator.is_some() {
+                slots.iter().map(|(_, arg)| value(*arg)).collect()
+            } else {
+                outs.iter().map(|(_, o)| value(Some(o))).collect()
+            };
             match aggregator.as_mut() {
                 Some(agg) => {
                     let group = row_group.unwrap_or_default();
@@ -1818,7 +1851,11 @@ pub(crate) async fn run(
         }
     }
     if let Some(agg) = aggregator {
-        rows = agg.finish();
+        rows = agg
+            .finish()
+            .into_iter()
+            .map(|folded| project(outs, folded, env))
+            .collect::<Result<_, _>>()?;
         if let Some(l) = result_limit {
             let left = l.saturating_sub(state.returned);
             rows.truncate(usize::try_from(left).unwrap_or(usize::MAX));
@@ -1846,6 +1883,80 @@ pub(crate) async fn run(
     let rows = Rows::from_cells(metadata, &rows)
         .map_err(|e| ExecError::invalid(format!("result could not be encoded: {e}")))?;
     Ok(ResultBody::Rows(rows))
+}
+
+/// A row being read: where an output's value for it comes from.
+struct RowAt<'a> {
+    key: &'a DecoratedKey,
+    pk_values: &'a [Bytes],
+    ck_values: &'a [Bytes],
+    row: &'a Row,
+    statics: &'a Row,
+    now: u32,
+    env: super::selector::Env<'a>,
+}
+
+impl RowAt<'_> {
+    /// The value of a row-level output (not an aggregate) in the row.
+    fn value(&self, o: &Output) -> Result<Option<Bytes>, ExecError> {
+        let now = self.now;
+        let source = |c: &ColumnDef| {
+            if c.kind == ColumnKind::Static {
+                self.statics
+            } else {
+                self.row
+            }
+        };
+        let column = |c: &ColumnDef| match c.kind {
+            ColumnKind::PartitionKey { position } => self.pk_values.get(position as usize).cloned(),
+            ColumnKind::Clustering { position, .. } => {
+                self.ck_values.get(position as usize).cloned()
+            }
+            ColumnKind::Static | ColumnKind::Regular => cell_value(c, source(c), now),
+        };
+        Ok(match o {
+            Output::Column(c) => column(c),
+            Output::Writetime(c) => cell_meta(c, source(c), now, false),
+            Output::Ttl(c) => cell_meta(c, source(c), now, true),
+            Output::Token => Some(Bytes::copy_from_slice(&self.key.token.0.to_be_bytes())),
+            Output::Time(f, c) => column(c).and_then(|v| time_fn(*f, &c.ty, &v)),
+            Output::Cast(c, to) => column(c).and_then(|v| cast(&c.ty, to, &v)),
+            Output::Element(c, _, key) => element_value(c, source(c), key.as_ref(), now),
+            Output::Computed(computed) => computed.eval(self.env, &column)?,
+            Output::Aggregate(..) | Output::OverAggregates(..) => {
+                unreachable!("aggregates are folded, not read from a row")
+            }
+        })
+    }
+}
+
+/// A result row from a group's folded slots (see `slots` in [`run`]): each output's slot
+/// value, or its computation over its inputs' values.
+fn project(
+    outs: &[(String, Output)],
+    folded: Vec<Option<Bytes>>,
+    env: super::selector::Env<'_>,
+) -> Result<Vec<Option<Bytes>>, ExecError> {
+    let mut row = Vec::with_capacity(outs.len());
+    let mut next = 0;
+    for (_, o) in outs {
+        match o {
+            Output::OverAggregates(c, inputs) => {
+                let end = (next + inputs.len()).min(folded.len());
+                let env = super::selector::Env {
+                    inputs: &folded[next..end],
+                    ..env
+                };
+                row.push(c.eval(env, &|_| None)?);
+                next = end;
+            }
+            _ => {
+                row.push(folded.get(next).cloned().flatten());
+                next += 1;
+            }
+        }
+    }
+    Ok(row)
 }
 
 /// The GROUP BY columns, which must be a prefix of the primary key.
@@ -1947,7 +2058,7 @@ fn check_selection(
         }
         check_distinct(t, s, outs)?;
     }
-    let aggregate = outs.iter().any(|(_, o)| matches!(o, Output::Aggregate(..)));
+    let aggregate = outs.iter().any(|(_, o)| o.aggregates());
     if aggregate && !grouped && s.per_partition_limit.is_some() {
         return Err(ExecError::invalid(
             "PER PARTITION LIMIT is not allowed with aggregate queries.",
@@ -1996,20 +2107,26 @@ fn check_distinct(t: &TableSchema, s: &Select, outs: &[(String, Output)]) -> Res
 /// Every column the selectors read (through functions, casts, WRITETIME/TTL or aggregates
 /// too).
 fn read_columns<'t>(t: &'t TableSchema, outs: &'t [(String, Output)]) -> Vec<&'t ColumnDef> {
-    let mut read: Vec<&ColumnDef> = Vec::new();
-    for (_, o) in outs {
+    fn of<'t>(t: &'t TableSchema, o: &'t Output, read: &mut Vec<&'t ColumnDef>) {
         match o {
             Output::Column(c)
             | Output::Writetime(c)
             | Output::Ttl(c)
-            | Output::Aggregate(_, Some(c))
             | Output::Time(_, c)
-            | Output::Element(c, _)
+            | Output::Element(c, ..)
             | Output::Cast(c, _) => read.push(c),
-            Output::Computed(computed) => computed.columns(&mut read),
-            Output::Aggregate(_, None) => {}
+            Output::Computed(computed) => computed.columns(read),
+            Output::Aggregate(_, arg) => arg.iter().for_each(|a| of(t, a, read)),
+            Output::OverAggregates(_, inputs) => inputs
+                .iter()
+                .flat_map(|(_, o)| o)
+                .for_each(|a| of(t, a, read)),
             Output::Token => read.extend(t.def.partition_key()),
         }
+    }
+    let mut read: Vec<&ColumnDef> = Vec::new();
+    for (_, o) in outs {
+        of(t, o, &mut read);
     }
     read
 }

@@ -5,8 +5,12 @@
 //!
 //! The plain shapes (a column, `WRITETIME`, `TTL`, aggregates, `token()`, `CAST` and element
 //! selection of a column) keep their own outputs in `select.rs`; anything else that is a function
-//! call or a field selection compiles here into a [`Computed`] tree with its result type, checked
-//! against the argument types once per statement as Cassandra checks them.
+//! call, a cast or a field selection compiles here into a [`Computed`] tree with its result type,
+//! checked against the argument types once per statement as Cassandra checks them.
+//!
+//! A selector over aggregates (`toDate(min(b))`, `CAST(sum(v) AS text)`, `max(v) - min(v)`)
+//! compiles with [`compile_over`]: its aggregates and the columns it reads become inputs
+//! (`select.rs` folds them per group), and the tree computes the group's value from them.
 
 use bytes::Bytes;
 use khata_types::schema::{ColumnDef, CqlType, TableDef};
@@ -28,6 +32,8 @@ pub(super) struct Env<'a> {
     pub coordinator: &'a Coordinator,
     /// Microseconds since the epoch.
     pub now_micros: i64,
+    /// The values of a computation's inputs ([`compile_over`]): a group's aggregates.
+    pub inputs: &'a [Option<Bytes>],
 }
 
 /// A computed selector and its result type.
@@ -56,7 +62,17 @@ enum Node {
     Op(ArithmeticOp, Box<[Computed; 2]>),
     /// `-s`
     Negate(Box<Computed>),
+    /// `CAST(s AS type)`, to the type of the selector.
+    Cast(Box<Computed>),
+    /// Input `i` of a computation over aggregates ([`compile_over`]).
+    Input(usize),
 }
+
+/// The inputs of a computation over aggregates: given a selector, the index and type of the
+/// input that stands for it (an aggregate, or a column whose value the group's first row
+/// gives), or `None` to compile it as usual.
+pub(super) type Inputs<'a> =
+    dyn FnMut(&Selectable) -> Result<Option<(usize, CqlType)>, ExecError> + 'a;
 
 /// The name Cassandra gives the bind markers of a selection (`SELECT (int) ? ...`).
 const SELECTION_MARKER: &str = "[selection]";
@@ -135,6 +151,9 @@ fn type_text(ty: &CqlType) -> String {
 /// column from its cells).
 pub(super) fn handles(s: &Selectable) -> bool {
     match s {
+        Selectable::Cast { selectable, .. } => {
+            !matches!(selectable.as_ref(), Selectable::Column(_))
+        }
         Selectable::FunctionCall { .. }
         | Selectable::Field { .. }
         | Selectable::Slice { .. }
@@ -182,7 +201,7 @@ pub(super) fn selector_markers(
     match s {
         Selectable::Element { selectable, key } => {
             selector_markers(def, selectable, out);
-            if let Ok(of) = compile(def, selectable)
+            if let Ok(of) = compile_typed(def, selectable)
                 && let Ok((ty, name)) = element_key(selectable, &of.ty, "Element")
             {
                 out.push((key.clone(), name, ty));
@@ -194,7 +213,7 @@ pub(super) fn selector_markers(
             to,
         } => {
             selector_markers(def, selectable, out);
-            if let Ok(of) = compile(def, selectable)
+            if let Ok(of) = compile_typed(def, selectable)
                 && let Ok((ty, name)) = element_key(selectable, &of.ty, "Slice")
             {
                 for bound in [from, to].into_iter().flatten() {
@@ -202,7 +221,9 @@ pub(super) fn selector_markers(
                 }
             }
         }
-        Selectable::Field { selectable, .. } => selector_markers(def, selectable, out),
+        Selectable::Field { selectable, .. } | Selectable::Cast { selectable, .. } => {
+            selector_markers(def, selectable, out)
+        }
         Selectable::FunctionCall { args, .. } => {
             for a in args {
                 selector_markers(def, a, out);
@@ -213,7 +234,7 @@ pub(super) fn selector_markers(
         | Selectable::Arithmetic { .. }
         | Selectable::Negation(_)
         | Selectable::Tuple(_) => {
-            if let Ok(c) = compile(def, s) {
+            if let Ok(c) = compile_typed(def, s) {
                 c.term_markers(out);
             }
         }
@@ -221,9 +242,39 @@ pub(super) fn selector_markers(
     }
 }
 
+/// `s` compiled for the types of its markers: an aggregate or `WRITETIME`/`TTL` in it stands
+/// for a value of its result type.
+fn compile_typed(def: &TableDef, s: &Selectable) -> Result<Computed, ExecError> {
+    compile_over(def, s, &mut |s| Ok(leaf_type(def, s).map(|ty| (0, ty))))
+}
+
+/// The result type of an aggregate call or of `WRITETIME`/`TTL`, which [`compile`] leaves
+/// to `select.rs`.
+fn leaf_type(def: &TableDef, s: &Selectable) -> Option<CqlType> {
+    use super::aggregate::AggKind;
+    match s {
+        Selectable::CountRows => Some(CqlType::Bigint),
+        Selectable::Writetime { kind, .. } => Some(match kind {
+            crate::language::ast::WritetimeKind::Ttl => CqlType::Int,
+            _ => CqlType::Bigint,
+        }),
+        Selectable::FunctionCall { name, args } if args.len() == 1 => {
+            match AggKind::from_name(&name.name.0)? {
+                AggKind::Count | AggKind::CountRows => Some(CqlType::Bigint),
+                _ => compile_typed(def, &args[0]).ok().map(|c| c.ty),
+            }
+        }
+        _ => None,
+    }
+}
+
 /// A selector as an operand of an operation: how it fits a parameter type. Literals, bind
 /// markers and `null` fit as terms do; anything else has the type it computes.
-fn side<'s>(def: &TableDef, s: &'s Selectable) -> Result<Side<'s>, ExecError> {
+fn side<'s>(
+    def: &TableDef,
+    s: &'s Selectable,
+    inputs: &mut Option<&mut Inputs<'_>>,
+) -> Result<Side<'s>, ExecError> {
     Ok(match s {
         Selectable::Term(Term::Literal(lit)) => Side {
             text: s.to_string(),
@@ -236,14 +287,14 @@ fn side<'s>(def: &TableDef, s: &'s Selectable) -> Result<Side<'s>, ExecError> {
             fit: Box::new(|_| Fit::Weak),
         },
         Selectable::Tuple(items) if items.len() == 1 => {
-            let inner = side(def, &items[0])?;
+            let inner = side(def, &items[0], inputs)?;
             Side {
                 text: s.to_string(),
                 ..inner
             }
         }
         other => {
-            let ty = compile(def, other)?.ty;
+            let ty = compile_as(def, other, None, inputs)?.ty;
             Side::typed(column_name(other), ty)
         }
     })
@@ -264,7 +315,18 @@ pub(super) fn operation_failed(message: String) -> ExecError {
 
 /// Compile `s` over the columns of `def`.
 pub(super) fn compile(def: &TableDef, s: &Selectable) -> Result<Computed, ExecError> {
-    compile_as(def, s, None)
+    compile_as(def, s, None, &mut None)
+}
+
+/// Compile `s`, a selector over aggregates, whose aggregates and columns `inputs` makes
+/// inputs of the computation: its value for a group is [`Computed::eval`] with the inputs'
+/// values in [`Env::inputs`].
+pub(super) fn compile_over(
+    def: &TableDef,
+    s: &Selectable,
+    inputs: &mut Inputs<'_>,
+) -> Result<Computed, ExecError> {
+    compile_as(def, s, None, &mut Some(inputs))
 }
 
 /// Compile `s` where a value of type `expected` is wanted (an operand of an operation, a type
@@ -273,7 +335,16 @@ fn compile_as(
     def: &TableDef,
     s: &Selectable,
     expected: Option<&CqlType>,
+    inputs: &mut Option<&mut Inputs<'_>>,
 ) -> Result<Computed, ExecError> {
+    if let Some(input) = inputs.as_deref_mut()
+        && let Some((index, ty)) = input(s)?
+    {
+        return Ok(Computed {
+            ty,
+            node: Node::Input(index),
+        });
+    }
     match s {
         Selectable::Term(term) => {
             let Some(ty) = expected else {
@@ -308,7 +379,7 @@ fn compile_as(
                     "selector {s} is not supported by khata yet"
                 )));
             };
-            let inner = compile_as(def, selectable, Some(&hinted))?;
+            let inner = compile_as(def, selectable, Some(&hinted), inputs)?;
             if inner.ty != hinted {
                 return Err(ExecError::invalid(format!(
                     "{selectable} is not of the expected type: {}",
@@ -317,12 +388,15 @@ fn compile_as(
             }
             Ok(inner)
         }
-        Selectable::Tuple(items) if items.len() == 1 => compile_as(def, &items[0], expected),
+        Selectable::Tuple(items) if items.len() == 1 => {
+            compile_as(def, &items[0], expected, inputs)
+        }
         Selectable::Arithmetic { op, left, right } => {
-            let sig = resolve(*op, &side(def, left)?, &side(def, right)?, None)
-                .map_err(ExecError::invalid)?;
-            let l = compile_as(def, left, Some(&sig.left))?;
-            let r = compile_as(def, right, Some(&sig.right))?;
+            let l = side(def, left, inputs)?;
+            let r = side(def, right, inputs)?;
+            let sig = resolve(*op, &l, &r, None).map_err(ExecError::invalid)?;
+            let l = compile_as(def, left, Some(&sig.left), inputs)?;
+            let r = compile_as(def, right, Some(&sig.right), inputs)?;
             Ok(Computed {
                 ty: sig.result,
                 node: Node::Op(*op, Box::new([l, r])),
@@ -330,8 +404,8 @@ fn compile_as(
         }
         Selectable::Negation(inner) => {
             let (p, result) =
-                resolve_negation(&side(def, inner)?, None).map_err(ExecError::invalid)?;
-            let inner = compile_as(def, inner, Some(&p))?;
+                resolve_negation(&side(def, inner, inputs)?, None).map_err(ExecError::invalid)?;
+            let inner = compile_as(def, inner, Some(&p), inputs)?;
             Ok(Computed {
                 ty: result,
                 node: Node::Negate(Box::new(inner)),
@@ -346,8 +420,31 @@ fn compile_as(
                 node: Node::Column(c.clone()),
             })
         }
+        Selectable::Cast { selectable, ty } => {
+            let of = compile_as(def, selectable, None, inputs)?;
+            let to = ty.cql_type();
+            if !super::select::castable(&of.ty, &to) {
+                let mut read = Vec::new();
+                of.columns(&mut read);
+                let name = read
+                    .first()
+                    .map_or_else(|| column_name(selectable), |c| c.name.clone());
+                return Err(ExecError::invalid(format!(
+                    "{name} cannot be cast to {}",
+                    type_text(&to)
+                )));
+            }
+            if of.ty == to {
+                // A cast to the value's own type is the value (Cassandra's `WithCast`).
+                return Ok(of);
+            }
+            Ok(Computed {
+                ty: to,
+                node: Node::Cast(Box::new(of)),
+            })
+        }
         Selectable::Field { selectable, field } => {
-            let of = compile(def, selectable)?;
+            let of = compile_as(def, selectable, None, inputs)?;
             let CqlType::Udt { fields, .. } = &of.ty else {
                 return Err(ExecError::invalid(format!(
                     "Invalid field selection: {selectable} of type {} is not a user type",
@@ -368,7 +465,7 @@ fn compile_as(
             })
         }
         Selectable::Element { selectable, key } => {
-            let of = compile(def, selectable)?;
+            let of = compile_as(def, selectable, None, inputs)?;
             let (key_ty, receiver) = element_key(selectable, &of.ty, "Element")?;
             let ty = match &of.ty {
                 CqlType::Map { value, .. } => value.as_ref().clone(),
@@ -392,7 +489,7 @@ fn compile_as(
             from,
             to,
         } => {
-            let of = compile(def, selectable)?;
+            let of = compile_as(def, selectable, None, inputs)?;
             let (key_ty, receiver) = element_key(selectable, &of.ty, "Slice")?;
             let arg = |t: &Option<Term>| {
                 t.as_ref().map(|term| Arg {
@@ -423,7 +520,7 @@ fn compile_as(
             };
             let args = args
                 .iter()
-                .map(|a| compile_as(def, a, parameter.as_ref()))
+                .map(|a| compile_as(def, a, parameter.as_ref(), inputs))
                 .collect::<Result<Vec<_>, _>>()?;
             let arity = |n: usize| -> Result<(), ExecError> {
                 if args.len() == n {
@@ -530,6 +627,19 @@ fn compile_as(
 pub(super) fn column_name(s: &Selectable) -> String {
     match s {
         Selectable::Column(n) => n.0.clone(),
+        Selectable::CountRows => "count".to_string(),
+        Selectable::Cast { selectable, ty } => format!(
+            "cast({} as {})",
+            column_name(selectable),
+            type_text(&ty.cql_type())
+        ),
+        Selectable::Writetime { kind, column } => {
+            let f = match kind {
+                crate::language::ast::WritetimeKind::Ttl => "ttl",
+                _ => "writetime",
+            };
+            format!("{f}({})", column_name(column))
+        }
         Selectable::Field { selectable, field } => {
             format!("{}.{}", column_name(selectable), field.0)
         }
@@ -576,20 +686,22 @@ impl Computed {
     pub(super) fn columns<'a>(&'a self, out: &mut Vec<&'a ColumnDef>) {
         match &self.node {
             Node::Column(c) => out.push(c),
-            Node::Field(of, _) | Node::Element(of, _) | Node::Slice(of, _) | Node::Negate(of) => {
-                of.columns(out)
-            }
+            Node::Field(of, _)
+            | Node::Element(of, _)
+            | Node::Slice(of, _)
+            | Node::Negate(of)
+            | Node::Cast(of) => of.columns(out),
             Node::Call(_, args) => args.iter().for_each(|a| a.columns(out)),
             Node::Op(_, operands) => operands.iter().for_each(|a| a.columns(out)),
-            Node::Term(_) => {}
+            Node::Term(_) | Node::Input(_) => {}
         }
     }
 
     /// Whether the selector has element keys or slice bounds to bind before it is evaluated.
     pub(super) fn has_args(&self) -> bool {
         match &self.node {
-            Node::Column(_) => false,
-            Node::Field(of, _) => of.has_args(),
+            Node::Column(_) | Node::Input(_) => false,
+            Node::Field(of, _) | Node::Cast(of) => of.has_args(),
             Node::Call(_, args) => args.iter().any(Computed::has_args),
             Node::Op(_, operands) => operands.iter().any(Computed::has_args),
             Node::Negate(of) => of.has_args(),
@@ -602,7 +714,7 @@ impl Computed {
         match &self.node {
             Node::Term(arg) => out.push((arg.term.clone(), arg.receiver.clone(), arg.ty.clone())),
             Node::Op(_, operands) => operands.iter().for_each(|o| o.term_markers(out)),
-            Node::Negate(of) | Node::Field(of, _) => of.term_markers(out),
+            Node::Negate(of) | Node::Field(of, _) | Node::Cast(of) => of.term_markers(out),
             Node::Call(_, args) => args.iter().for_each(|a| a.term_markers(out)),
             _ => {}
         }
@@ -674,6 +786,8 @@ impl Computed {
                 Node::Op(*op, Box::new([l.bind(bind)?, r.bind(bind)?]))
             }
             Node::Negate(of) => Node::Negate(Box::new(of.bind(bind)?)),
+            Node::Cast(of) => Node::Cast(Box::new(of.bind(bind)?)),
+            Node::Input(i) => Node::Input(*i),
         };
         Ok(Computed {
             node,
@@ -738,6 +852,11 @@ impl Computed {
                 }
                 None => None,
             },
+            Node::Cast(of) => match of.eval(env, column)? {
+                Some(b) => super::select::cast(&of.ty, &self.ty, &b),
+                None => None,
+            },
+            Node::Input(i) => env.inputs.get(*i).cloned().flatten(),
         })
     }
 }
