@@ -7,6 +7,7 @@ a test that checks a value before it expires uses TTL 2.
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -147,3 +148,34 @@ def test_using_timestamp_sets_writetime_and_last_write_wins(session, tables):
     row = session.execute(f"SELECT v, WRITETIME(v), TTL(v) FROM {tables}.kv WHERE k = 9").one()
     assert (row.v, row.writetime_v) == ("newest", 3000)
     assert 90 <= row.ttl_v <= 100
+
+
+def test_a_null_bound_ttl_is_no_ttl_and_an_unset_one_the_default(session, tables):
+    """Cassandra's Attributes.getTimeToLive: null (or empty) is 0, no TTL even where the table
+    has a default; unset is the table's default."""
+    from cassandra.query import UNSET_VALUE
+    insert = session.prepare(f"INSERT INTO {tables}.expiring (k, v) VALUES (?, ?) USING TTL ?")
+    session.execute(insert, (20, "null ttl", None))
+    update = session.prepare(f"UPDATE {tables}.expiring USING TTL ? SET v = ? WHERE k = ?")
+    session.execute(update, (None, "null ttl", 21))
+    session.execute(insert, (22, "unset ttl", UNSET_VALUE))
+    ttls = {r.k: r.ttl_v for r in session.execute(
+        f"SELECT k, TTL(v) FROM {tables}.expiring WHERE k IN (20, 21, 22)")}
+    assert ttls[20] is None and ttls[21] is None
+    assert ttls[22] in (1, 2)
+
+
+def test_using_timestamp_refuses_the_smallest_long(session, tables):
+    """Cassandra's UpdateParameters keeps Long.MIN_VALUE for "no timestamp"."""
+    from cassandra import InvalidRequest
+    insert = session.prepare(f"INSERT INTO {tables}.kv (k, v) VALUES (?, ?) USING TIMESTAMP ?")
+    session.execute(insert, (30, "a", -42))
+    assert session.execute(f"SELECT WRITETIME(v) FROM {tables}.kv WHERE k = 30").one()[0] == -42
+    message = "Out of bound timestamp, must be in [-9223372036854775807, 9223372036854775807]"
+    with pytest.raises(InvalidRequest, match=re.escape(message)):
+        session.execute(insert, (31, "b", -2**63))
+    with pytest.raises(InvalidRequest, match=re.escape(message)):
+        session.execute(
+            f"BEGIN BATCH USING TIMESTAMP -9223372036854775808 "
+            f"INSERT INTO {tables}.kv (k, v) VALUES (31, 'b') APPLY BATCH")
+    assert session.execute(f"SELECT v FROM {tables}.kv WHERE k = 31").one() is None

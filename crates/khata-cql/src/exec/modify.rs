@@ -31,7 +31,7 @@ use super::{Executor, Run, lwt};
 use crate::frame::{self, BatchType, ResultBody, Value};
 use crate::language::ast::{
     AssignmentOp, Batch as AstBatch, BatchKind, BatchStatement, Delete, ElementSelector, IfClause,
-    Insert, InsertValues, Literal, Relation, Statement, Term, Update, Using,
+    Insert, InsertValues, IntValue, Literal, Relation, Statement, Term, Update, Using,
 };
 use crate::server::Session;
 
@@ -49,7 +49,23 @@ fn write_time(
     .or(batch_timestamp)
     .or(run.params.default_timestamp)
     .unwrap_or_else(|| exec.coordinator().timestamp());
+    // Cassandra's UpdateParameters: Long.MIN_VALUE stands for "no timestamp" inside it.
+    if timestamp == i64::MIN {
+        return Err(ExecError::invalid(format!(
+            "Out of bound timestamp, must be in [{}, {}]",
+            i64::MIN + 1,
+            i64::MAX
+        )));
+    }
     let ttl = match &using.ttl {
+        // A null (or empty) TTL is no TTL, even on a table with a default one, and an unset
+        // one is the default (Cassandra's Attributes.getTimeToLive).
+        Some(IntValue::Marker(m))
+            if matches!(run.values.get(m.index), Some(Value::Null))
+                || matches!(run.values.get(m.index), Some(Value::Set(b)) if b.is_empty()) =>
+        {
+            Some(0)
+        }
         Some(v) => match bind::int_value(run, v, "ttl", false)? {
             Some(ttl) if ttl < 0 => {
                 return Err(ExecError::invalid(format!(
