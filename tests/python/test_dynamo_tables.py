@@ -81,8 +81,20 @@ def test_create_describe_and_delete(dynamodb, names):
     assert table["ItemCount"] == 0
     assert "CreationDateTime" in table
 
-    deleted = dynamodb.delete_table(TableName="py-orders")
-    assert deleted["TableDescription"]["TableStatus"] == "DELETING"
+    deleted = dynamodb.delete_table(TableName="py-orders")["TableDescription"]
+    assert deleted["TableStatus"] == "DELETING"
+    # DeleteTable's description leaves out the table's structure, as DynamoDB's does
+    # (Alternator's test_delete_table_description and _with_si, checked against DynamoDB).
+    assert deleted["TableName"] == "py-orders"
+    assert deleted["TableId"] == table["TableId"]
+    assert deleted["TableArn"] == table["TableArn"]
+    assert deleted["BillingModeSummary"] == table["BillingModeSummary"]
+    assert "LastUpdateToPayPerRequestDateTime" in deleted["BillingModeSummary"]
+    assert deleted["ProvisionedThroughput"] == {
+        "NumberOfDecreasesToday": 0, "ReadCapacityUnits": 0, "WriteCapacityUnits": 0}
+    for member in ["CreationDateTime", "KeySchema", "AttributeDefinitions",
+                   "GlobalSecondaryIndexes", "LocalSecondaryIndexes"]:
+        assert member not in deleted, member
     dynamodb.get_waiter("table_not_exists").wait(TableName="py-orders")
     with pytest.raises(ClientError) as e:
         dynamodb.describe_table(TableName="py-orders")
@@ -187,6 +199,43 @@ def test_tags(dynamodb, names):
     with pytest.raises(ClientError) as e:
         dynamodb.list_tags_of_resource(ResourceArn=ARN.format("py-nothing"))
     assert _error(e)[0] == "ResourceNotFoundException"
+    # What is no ARN at all is refused as DynamoDB refuses it (Alternator's
+    # test_tag_resource_incorrect).
+    with pytest.raises(ClientError) as e:
+        dynamodb.tag_resource(ResourceArn="I_do_not_exist", Tags=[{"Key": "7", "Value": "8"}])
+    assert _error(e) == ("ValidationException", "Invalid ResourceArn provided as input: "
+                         "ARNs must start with 'arn:': I_do_not_exist")
+    # Tags hold letters, numbers, spaces and + - = . _ : / @ only (Alternator's
+    # test_tag_forbidden_chars, checked against DynamoDB); the refused ones change nothing.
+    pattern = r"Member must satisfy regular expression pattern: [\p{L}\p{Z}\p{N}_.:/=+\-@]*"
+    for bad in ["hi!", "d%g", '"hello"', "#!%%^$$&", "<><", "tab\there"]:
+        for key, value, at in [(bad, "dog", "key"), ("dog", bad, "value")]:
+            with pytest.raises(ClientError) as e:
+                dynamodb.tag_resource(ResourceArn=arn, Tags=[{"Key": key, "Value": value}])
+            assert _error(e) == ("ValidationException", (
+                f"1 validation error detected: Value '{bad}' at 'tags.1.member.{at}' "
+                f"failed to satisfy constraint: {pattern}"))
+    dynamodb.tag_resource(ResourceArn=arn, Tags=[{"Key": "k +-=._:/@ 7", "Value": "א é"}])
+    assert dynamodb.list_tags_of_resource(ResourceArn=arn)["Tags"] == [
+        {"Key": "b", "Value": "2"}, {"Key": "k +-=._:/@ 7", "Value": "א é"}]
+
+
+def test_tag_and_untag_answer_an_empty_body(dynamodb, dynamodb_endpoint, names):
+    names.append("py-tag-body")
+    _create(dynamodb, "py-tag-body")
+    arn = ARN.format("py-tag-body")
+    for target, body in [
+            ("TagResource", {"ResourceArn": arn, "Tags": [{"Key": "k", "Value": "v"}]}),
+            ("UntagResource", {"ResourceArn": arn, "TagKeys": ["k"]})]:
+        request = urllib.request.Request(
+            dynamodb_endpoint + "/", data=json.dumps(body).encode(),
+            headers={"X-Amz-Target": f"DynamoDB_20120810.{target}",
+                     "Content-Type": "application/x-amz-json-1.0"})
+        with urllib.request.urlopen(request) as answer:
+            assert answer.status == 200
+            assert answer.read() == b""
+            assert answer.headers["x-amz-crc32"] == "0"
+    assert dynamodb.list_tags_of_resource(ResourceArn=arn)["Tags"] == []
 
 
 def test_time_to_live(dynamodb, names):

@@ -228,6 +228,20 @@ fn stream(obj: Option<&Object>, now_micros: i64) -> Result<Option<StreamMeta>> {
 }
 
 /// Tags of a request (`Tags: [{Key, Value}]`), checked.
+/// The characters a tag's key and value may have, as AWS writes the constraint.
+const TAG_PATTERN: &str = r"must satisfy regular expression pattern: [\p{L}\p{Z}\p{N}_.:/=+\-@]*";
+
+/// Whether `text` has only what a tag may: letters, numbers, spaces (separators, not
+/// control characters such as tabs) and `_ . : / = + - @`.
+fn tag_text(text: &str) -> bool {
+    text.chars().all(|c| {
+        c.is_alphabetic()
+            || c.is_numeric()
+            || (c.is_whitespace() && !c.is_control())
+            || "_.:/=+-@".contains(c)
+    })
+}
+
 pub fn parse_tags(list: Option<Vec<&Object>>, path: &str) -> Result<Vec<(String, String)>> {
     let mut v = Violations::default();
     let mut out: Vec<(String, String)> = Vec::new();
@@ -242,6 +256,7 @@ pub fn parse_tags(list: Option<Vec<&Object>>, path: &str) -> Result<Vec<(String,
                 &format!("{at}.key"),
                 "must have length between 1 and 128",
             ),
+            Some(k) if !tag_text(k) => v.push(&format!("'{k}'"), &format!("{at}.key"), TAG_PATTERN),
             _ => {}
         }
         match value {
@@ -251,6 +266,9 @@ pub fn parse_tags(list: Option<Vec<&Object>>, path: &str) -> Result<Vec<(String,
                 &format!("{at}.value"),
                 "must have length less than or equal to 256",
             ),
+            Some(x) if !tag_text(x) => {
+                v.push(&format!("'{x}'"), &format!("{at}.value"), TAG_PATTERN)
+            }
             _ => {}
         }
         if let (Some(k), Some(x)) = (key, value) {
@@ -657,9 +675,26 @@ pub async fn delete_table(ops: &Operations, body: &Object, request: &RequestInfo
         Err(e) if is_not_found(&e) => return Err(DynamoError::table_not_found(name)),
         Err(e) => return Err(e.into()),
     }
-    Ok(json!({
-        "TableDescription": table_description(&table.meta, table.schema.def.id, &request.region(), "DELETING")
-    }))
+    let mut description = table_description(
+        &table.meta,
+        table.schema.def.id,
+        &request.region(),
+        "DELETING",
+    );
+    // DynamoDB's answer leaves out what describes the table's structure (Alternator's
+    // test_delete_table_description and _with_si, checked against DynamoDB).
+    if let Some(d) = description.as_object_mut() {
+        for member in [
+            "CreationDateTime",
+            "KeySchema",
+            "AttributeDefinitions",
+            "GlobalSecondaryIndexes",
+            "LocalSecondaryIndexes",
+        ] {
+            d.remove(member);
+        }
+    }
+    Ok(json!({ "TableDescription": description }))
 }
 
 /// Drop every table of DynamoDB table `name`'s keyspace but its streams' log: the table first

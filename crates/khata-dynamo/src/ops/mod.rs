@@ -224,6 +224,15 @@ impl Operations {
             return self.item_operation(operation, body).await;
         }
         let body = body.object;
+        if matches!(operation, "TagResource" | "UntagResource") {
+            let done = if operation == "TagResource" {
+                tags::tag_resource(self, &body).await
+            } else {
+                tags::untag_resource(self, &body).await
+            };
+            // DynamoDB answers both with an empty body, not `{}`.
+            return done.map(|()| Reply::Bytes(Vec::new()));
+        }
         let answer = match operation {
             "CreateTable" => control::create_table(self, &body, request).await,
             "DeleteTable" => control::delete_table(self, &body, request).await,
@@ -232,8 +241,6 @@ impl Operations {
             "ListTables" => describe::list_tables(self, &body),
             "DescribeLimits" => Ok(describe::describe_limits()),
             "DescribeEndpoints" => Ok(describe::describe_endpoints(request)),
-            "TagResource" => tags::tag_resource(self, &body).await,
-            "UntagResource" => tags::untag_resource(self, &body).await,
             "ListTagsOfResource" => tags::list_tags(self, &body),
             "UpdateTimeToLive" => ttl::update_ttl(self, &body).await,
             "DescribeTimeToLive" => ttl::describe_ttl(self, &body),

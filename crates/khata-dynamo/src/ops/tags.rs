@@ -14,6 +14,11 @@ use crate::tables;
 
 /// The table named by a table ARN (any region and account: one node answers for all).
 fn table_of_arn(arn: &str) -> Result<&str> {
+    if !arn.starts_with("arn:") {
+        return Err(DynamoError::validation(format!(
+            "Invalid ResourceArn provided as input: ARNs must start with 'arn:': {arn}"
+        )));
+    }
     let parts: Vec<&str> = arn.splitn(6, ':').collect();
     let name = match parts.as_slice() {
         ["arn", _, "dynamodb", _, _, resource] => resource.strip_prefix("table/"),
@@ -59,13 +64,14 @@ fn table(ops: &Operations, arn: &str) -> Result<tables::Table> {
     })
 }
 
-pub async fn tag_resource(ops: &Operations, body: &Object) -> Result<Value> {
+/// TagResource; DynamoDB's answer has no body.
+pub async fn tag_resource(ops: &Operations, body: &Object) -> Result<()> {
     let arn = arn_member(body)?;
     let Some(list) = input::object_list(body, "Tags")? else {
         let mut v = Violations::default();
         v.null("tags");
         v.finish()?;
-        return Ok(json!({}));
+        return Ok(());
     };
     let new = parse_tags(Some(list), "tags")?;
     let _guard = ops.schema_lock.lock().await;
@@ -84,17 +90,18 @@ pub async fn tag_resource(ops: &Operations, body: &Object) -> Result<Value> {
         ));
     }
     ops.alter_meta(&t, &meta).await?;
-    Ok(json!({}))
+    Ok(())
 }
 
-pub async fn untag_resource(ops: &Operations, body: &Object) -> Result<Value> {
+/// UntagResource; DynamoDB's answer has no body.
+pub async fn untag_resource(ops: &Operations, body: &Object) -> Result<()> {
     let arn = arn_member(body)?;
     let keys = input::string_list(body, "TagKeys")?;
     let Some(keys) = keys else {
         let mut v = Violations::default();
         v.null("tagKeys");
         v.finish()?;
-        return Ok(json!({}));
+        return Ok(());
     };
     let _guard = ops.schema_lock.lock().await;
     let t = table(ops, arn)?;
@@ -103,7 +110,7 @@ pub async fn untag_resource(ops: &Operations, body: &Object) -> Result<Value> {
     if meta.tags != t.meta.tags {
         ops.alter_meta(&t, &meta).await?;
     }
-    Ok(json!({}))
+    Ok(())
 }
 
 pub fn list_tags(ops: &Operations, body: &Object) -> Result<Value> {
