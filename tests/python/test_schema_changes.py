@@ -532,3 +532,32 @@ RF1 = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
 ])
 def test_system_keyspaces_are_not_user_modifiable(session, statement, error, message):
     fails(session, statement, error, message)
+
+
+def test_system_traces_replication_may_be_altered(session, dc):
+    """ClientState.preventSystemKSSchemaModification lets ALTER KEYSPACE change a replicated
+    system keyspace's replication; the replication warnings skip system keyspaces but for the
+    reminder to repair after raising the factor."""
+    simple = "org.apache.cassandra.locator.SimpleStrategy"
+    assert replication(session, "system_traces") == {"class": simple, "replication_factor": "2"}
+    try:
+        future = session.execute_async("ALTER KEYSPACE system_traces WITH replication = "
+                                       "{'class': 'NetworkTopologyStrategy', 'replication_factor': 3}")
+        future.result()
+        assert future.warnings == [
+            "When increasing replication factor you need to run a full (-full) repair to "
+            "distribute the data."]
+        assert replication(session, "system_traces") == {"class": NTS, dc: "3"}
+        # The driver's metadata follows the schema change event.
+        strategy = session.cluster.metadata.keyspaces["system_traces"].replication_strategy
+        assert strategy.export_for_schema() == \
+            f"{{'class': 'NetworkTopologyStrategy', '{dc}': '3'}}"
+        session.execute("ALTER KEYSPACE system_traces WITH replication = {'class': 'SimpleStrategy'}")
+        assert replication(session, "system_traces") == {"class": simple, "replication_factor": "1"}
+        # Traces are still written and read.
+        traced = session.execute("SELECT key FROM system.local", trace=True)
+        assert traced.get_query_trace(max_wait_sec=10).events
+    finally:
+        session.execute("ALTER KEYSPACE system_traces WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 2}")
+    assert replication(session, "system_traces") == {"class": simple, "replication_factor": "2"}

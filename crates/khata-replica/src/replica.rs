@@ -128,6 +128,9 @@ pub struct Replica {
     schema: RwLock<Arc<Schema>>,
     schema_lock: Mutex<()>,
     last_schema_timestamp: AtomicI64,
+    /// The system keyspaces' definitions: fixed, but for the replicated ones' replication,
+    /// which ALTER KEYSPACE may change (changed under `schema_lock`).
+    system_keyspaces: RwLock<Vec<KeyspaceDef>>,
     node: NodeInfo,
     host_id: Uuid,
     tokens: Vec<Token>,
@@ -164,6 +167,8 @@ impl Replica {
         let now = clock.now_seconds();
         let stored = read_schema_rows(&engine, now)?;
         let mut user = schema_tables::load(&stored)?;
+        let system_keyspaces =
+            schema_tables::load_system_keyspaces(&stored, system_tables::keyspace_defs())?;
         let (host_id, tokens) =
             read_identity(&engine, now)?.unwrap_or((config.new_host_id, config.new_tokens));
         let replica = Replica {
@@ -172,6 +177,7 @@ impl Replica {
             schema: RwLock::new(Arc::new(Schema::default())),
             schema_lock: Mutex::new(()),
             last_schema_timestamp: AtomicI64::new(0),
+            system_keyspaces: RwLock::new(system_keyspaces),
             node: config.node,
             host_id,
             tokens,
@@ -303,8 +309,8 @@ impl Replica {
 
     fn publish(&self, user: BTreeMap<String, KeyspaceSchema>) {
         let mut all = user;
-        for ks in system_tables::keyspace_defs() {
-            all.insert(ks.name.clone(), KeyspaceSchema::new(ks));
+        for ks in self.system_keyspaces.read().iter() {
+            all.insert(ks.name.clone(), KeyspaceSchema::new(ks.clone()));
         }
         add_fixed_tables(&mut all, system_tables::all());
         let schema = Schema::new(all).with_virtual(virtual_tables::keyspaces());
@@ -355,9 +361,9 @@ impl Replica {
         let ts = self.schema_timestamp();
         let now = self.clock.now_seconds();
         let mut writes = Vec::new();
-        for ks in system_tables::keyspace_defs() {
+        for ks in self.system_keyspaces.read().iter() {
             writes.extend(schema_tables::keyspace_drop(&ks.name, ts - 1, now));
-            writes.extend(schema_tables::keyspace_writes(&ks, ts, now)?);
+            writes.extend(schema_tables::keyspace_writes(ks, ts, now)?);
         }
         for def in system_tables::all() {
             let table = TableSchema {
@@ -550,6 +556,11 @@ impl Replica {
         }
         let ts = self.schema_timestamp();
         let now = self.clock.now_seconds();
+        if let SchemaChange::AlterKeyspace(def) = &change
+            && system_tables::is_replicated_system_keyspace(&def.name)
+        {
+            return self.alter_system_keyspace(def, keyspaces, ts, now);
+        }
         let (event, writes, storage) = plan(&mut keyspaces, &current, change, ts, now)?;
         // A new table's (or index's) storage is made before the schema names it, so a failure
         // to make it leaves no table in the schema without storage (which the next start could
@@ -591,6 +602,29 @@ impl Replica {
             index::build(&self.engine, &table, &index, now, self.clock.now_micros())?;
         }
         self.record_built_indexes()?;
+        info!(?event, "schema changed");
+        Ok(event)
+    }
+
+    /// ALTER KEYSPACE of a replicated system keyspace (`def`, its new replication), which
+    /// Cassandra allows: its row in `system_schema.keyspaces` rewritten and the schema published
+    /// with it. `user` is the current schema's user keyspaces. The caller holds `schema_lock`.
+    fn alter_system_keyspace(
+        &self,
+        def: &KeyspaceDef,
+        user: BTreeMap<String, KeyspaceSchema>,
+        ts: i64,
+        now: LocalTime,
+    ) -> Result<SchemaEvent> {
+        self.apply_system(schema_tables::keyspace_writes(def, ts, now)?)?;
+        for ks in self.system_keyspaces.write().iter_mut() {
+            if ks.name == def.name {
+                *ks = def.clone();
+            }
+        }
+        self.publish(user);
+        self.write_local()?;
+        let event = event(ChangeKind::Updated, ChangeTarget::Keyspace, &def.name, "");
         info!(?event, "schema changed");
         Ok(event)
     }

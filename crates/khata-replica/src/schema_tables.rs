@@ -439,6 +439,26 @@ fn string_map(pairs: Vec<(String, String)>) -> BTreeMap<String, String> {
 
 /// The user keyspaces described by the stored rows (system keyspaces are skipped: their
 /// definitions come from code).
+/// The replicated system keyspaces' definitions as stored (an ALTER KEYSPACE may have changed
+/// their replication), those of `defaults` that have rows; the others as given.
+pub fn load_system_keyspaces(
+    stored: &StoredRows,
+    defaults: Vec<KeyspaceDef>,
+) -> Result<Vec<KeyspaceDef>> {
+    let mut out = defaults;
+    for row in stored.get("keyspaces").into_iter().flatten() {
+        let name = row.text("keyspace_name")?;
+        if !system_tables::is_replicated_system_keyspace(&name) {
+            continue;
+        }
+        if let Some(def) = out.iter_mut().find(|d| d.name == name) {
+            def.durable_writes = row.bool_opt("durable_writes")?.unwrap_or(true);
+            def.replication = replication_from_map(&row.text_map("replication")?)?;
+        }
+    }
+    Ok(out)
+}
+
 pub fn load(stored: &StoredRows) -> Result<BTreeMap<String, KeyspaceSchema>> {
     let mut out = BTreeMap::new();
     for row in stored.get("keyspaces").into_iter().flatten() {

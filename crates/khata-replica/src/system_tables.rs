@@ -27,6 +27,12 @@ pub fn is_system_keyspace(name: &str) -> bool {
     ) || crate::virtual_tables::is_virtual_keyspace(name)
 }
 
+/// Whether a system keyspace is replicated: its replication may be altered, as Cassandra
+/// lets `ALTER KEYSPACE` change it, and is kept in `system_schema` across restarts.
+pub fn is_replicated_system_keyspace(name: &str) -> bool {
+    name == SYSTEM_TRACES
+}
+
 /// The fixed id of a system table: a name-based UUID of `keyspace.table`.
 pub fn system_table_id(keyspace: &str, table: &str) -> Uuid {
     let name = format!("{keyspace}.{table}");
@@ -482,7 +488,8 @@ pub fn all() -> Vec<TableDef> {
 }
 
 /// The definitions of the system keyspaces: `system` and `system_schema` node-local,
-/// `system_traces` replicated as Cassandra creates it (SimpleStrategy, two replicas).
+/// `system_traces` replicated as Cassandra creates it (SimpleStrategy, two replicas, until an
+/// ALTER KEYSPACE changes it).
 pub fn keyspace_defs() -> Vec<KeyspaceDef> {
     let traces = Replication::Simple {
         replication_factor: 2,

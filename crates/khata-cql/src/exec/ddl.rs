@@ -396,8 +396,7 @@ fn refuse_system_change(statement: &Statement, run: &Run<'_>) -> Result<(), Exec
     }
     if is(&REPLICATED_SYSTEM_KEYSPACES) {
         let resource = match resource {
-            // Altering a replicated system keyspace's replication is allowed here (khata's
-            // replica refuses it later: it keeps their replication fixed).
+            // Altering a replicated system keyspace's replication is allowed.
             Resource::Keyspace if permission == "ALTER" => return Ok(()),
             Resource::Keyspace => format!("<keyspace {keyspace}>"),
             Resource::AllTables => format!("<all tables in {keyspace}>"),
@@ -722,7 +721,8 @@ fn network_topology(
 
 /// The client warnings Cassandra gives for a keyspace's replication when it is created or
 /// altered: a factor above the nodes there are (`SimpleStrategy`/`NetworkTopologyStrategy`'s
-/// `maybeWarnOnOptions`, counting the nodes of the whole ring or of the datacenter), then, for
+/// `maybeWarnOnOptions`, counting the nodes of the whole ring or of the datacenter; not for a
+/// system keyspace), then, for
 /// an ALTER that raises the factor, the reminder to repair (`AlterKeyspaceStatement`). khata
 /// runs as one node: one node in all, in its own datacenter (`datacenters[0]`).
 fn replication_warnings(
@@ -734,6 +734,7 @@ fn replication_warnings(
     let mut warnings = Vec::new();
     let nodes_in = |dc: &str| u32::from(datacenters.first().is_some_and(|d| d == dc));
     match &def.replication {
+        _ if system_tables::is_system_keyspace(name) => {}
         Replication::Simple { replication_factor } if *replication_factor > 1 => {
             warnings.push(format!(
                 "Your replication factor {replication_factor} for keyspace {name} is higher than the number of nodes 1"
