@@ -165,3 +165,16 @@ def test_an_unknown_comparison_operator_is_named_where_it_is(dynamodb_endpoint):
                 "Member must satisfy enum value set: ["), message
     finally:
         client.delete_table(TableName=name)
+
+
+def test_attribute_updates_type_mismatch(dynamodb, table):
+    k = key(5, "z")
+    dynamodb.put_item(TableName=table, Item={**k, "s": {"S": "str"}, "ns": {"NS": ["1", "2"]}})
+    mismatch = "Type mismatch for attribute to update"
+    for name, action, value in [("s", "DELETE", {"NS": ["1"]}), ("ns", "ADD", {"SS": ["a"]}),
+                                ("ns", "ADD", {"N": "2"})]:
+        assert refused(dynamodb.update_item, TableName=table, Key=k, AttributeUpdates={
+            name: {"Action": action, "Value": value}}) == mismatch
+    assert refused(dynamodb.update_item, TableName=table, Key=k, UpdateExpression="ADD ns :v",
+                   ExpressionAttributeValues={":v": {"SS": ["a"]}}) == (
+        "An operand in the update expression has an incorrect data type")

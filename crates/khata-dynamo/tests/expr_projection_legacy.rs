@@ -270,3 +270,45 @@ fn legacy_operators_and_their_values() {
         )
     );
 }
+
+/// An AttributeUpdates ADD or DELETE whose value's type is not the attribute's is a "Type
+/// mismatch for attribute to update" (dynalite's suite, Alternator's test_update_item_add and
+/// _delete, checked against DynamoDB); the same in an UpdateExpression keeps its own words.
+#[test]
+fn legacy_type_mismatch() {
+    let it = the_item();
+    let mismatch = |updates: serde_json::Value| {
+        attribute_updates(&updates)
+            .unwrap()
+            .apply(&it, true)
+            .unwrap_err()
+            .0
+    };
+    let words = "Type mismatch for attribute to update";
+    assert_eq!(
+        mismatch(json!({"a": {"Action": "DELETE", "Value": {"NS": ["1"]}}})),
+        words
+    );
+    assert_eq!(
+        mismatch(json!({"s": {"Action": "ADD", "Value": {"NS": ["1"]}}})),
+        words
+    );
+    assert_eq!(
+        mismatch(json!({"s": {"Action": "ADD", "Value": {"N": "1"}}})),
+        words
+    );
+    assert_eq!(
+        mismatch(json!({"a": {"Action": "ADD", "Value": {"L": []}}})),
+        words
+    );
+    let expression = khata_dynamo::expr::parse_update(
+        "ADD s :n",
+        &names(&[]),
+        &common::values(json!({":n": {"N": "1"}})),
+    )
+    .unwrap();
+    assert_eq!(
+        expression.apply(&it, true).unwrap_err().0,
+        "An operand in the update expression has an incorrect data type"
+    );
+}

@@ -447,7 +447,10 @@ pub fn attribute_updates(json: &Json) -> Result<Update, ValueError> {
             }
         });
     }
-    Ok(Update { actions })
+    Ok(Update {
+        actions,
+        legacy: true,
+    })
 }
 
 /// `AttributesToGet` as a projection.

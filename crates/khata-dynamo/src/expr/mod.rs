@@ -154,6 +154,7 @@ impl<'a> Expressions<'a> {
         let mut p = parser::Parser::new(text, Kind::Update, &mut self.placeholders)?;
         Ok(Update {
             actions: p.update()?,
+            legacy: false,
         })
     }
 
@@ -331,6 +332,8 @@ impl Condition {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Update {
     actions: Vec<ast::Action>,
+    /// From `AttributeUpdates`, whose type mismatches DynamoDB words its own way.
+    legacy: bool,
 }
 
 impl Update {
@@ -344,7 +347,13 @@ impl Update {
         item: &Item,
         exists: bool,
     ) -> Result<(Item, BTreeSet<String>), ValidationError> {
-        let (new, changed) = update::apply(&self.actions, item, exists)?;
+        let (new, changed) = update::apply(&self.actions, item, exists).map_err(|e| {
+            if self.legacy && e.0 == update::BAD_TYPE {
+                ValidationError(update::LEGACY_TYPE_MISMATCH.into())
+            } else {
+                e
+            }
+        })?;
         Ok((Item(new), changed))
     }
 

@@ -14,7 +14,10 @@ use super::ast::{Action, Path, PathElement, SetValue};
 use super::eval::resolve;
 use crate::value::{AttributeValue, Map, ValidationError};
 
-const BAD_TYPE: &str = "An operand in the update expression has an incorrect data type";
+pub(super) const BAD_TYPE: &str = "An operand in the update expression has an incorrect data type";
+/// What DynamoDB says instead of [`BAD_TYPE`] for `AttributeUpdates` (an ADD or DELETE whose
+/// value's type is not the attribute's).
+pub(super) const LEGACY_TYPE_MISMATCH: &str = "Type mismatch for attribute to update";
 const BAD_PATH: &str = "The document path provided in the update expression is invalid for update";
 const MISSING: &str =
     "The provided expression refers to an attribute that does not exist in the item";
