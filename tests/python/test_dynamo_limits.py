@@ -136,3 +136,60 @@ def test_a_table_name_that_cannot_be_one_is_refused_before_any_lookup(raw_client
     raw_client.put_item(TableName=arn, Item={"p": {"S": "by-arn"}})
     got = raw_client.get_item(TableName=arn, Key={"p": {"S": "by-arn"}}, ConsistentRead=True)
     assert got["Item"] == {"p": {"S": "by-arn"}}
+
+
+def test_key_and_projected_attribute_names_have_at_most_255_bytes(dynamodb):
+    long = "L" * 256
+    between = "failed to satisfy constraint: Member must have length between 1 and 255"
+
+    def create(**kwargs):
+        return dynamodb.create_table(TableName=f"limits-keys-{uuid.uuid4().hex[:8]}",
+                                     BillingMode="PAY_PER_REQUEST", **kwargs)
+
+    # A long name only in AttributeDefinitions is reported for its length, before the key
+    # schema's names are found undefined (Alternator's
+    # test_limit_attribute_length_key_bad_incoherent_names, checked against DynamoDB).
+    message = refused(create, KeySchema=[{"AttributeName": "short", "KeyType": "HASH"}],
+                      AttributeDefinitions=[{"AttributeName": long, "AttributeType": "S"}])
+    assert message == (f"1 validation error detected: Value '{long}' at "
+                       f"'attributeDefinitions.1.member.attributeName' {between}")
+    message = refused(create, KeySchema=[{"AttributeName": long, "KeyType": "HASH"}],
+                      AttributeDefinitions=[{"AttributeName": "short", "AttributeType": "S"}])
+    assert message == (f"1 validation error detected: Value '{long}' at "
+                       f"'keySchema.1.member.attributeName' {between}")
+    # An index's projected attributes too (test_limit_attribute_length_gsi_lsi_projection_bad).
+    keys = dict(KeySchema=[{"AttributeName": "a", "KeyType": "HASH"},
+                           {"AttributeName": "b", "KeyType": "RANGE"}],
+                AttributeDefinitions=[{"AttributeName": x, "AttributeType": "S"} for x in "abc"])
+    include = {"ProjectionType": "INCLUDE", "NonKeyAttributes": [long]}
+    nonkey = ("failed to satisfy constraint: Member must satisfy constraint: [Member must have "
+              "length less than or equal to 255, Member must have length greater than or equal "
+              "to 1]")
+    message = refused(create, **keys, GlobalSecondaryIndexes=[{
+        "IndexName": "gsi", "KeySchema": [{"AttributeName": "c", "KeyType": "HASH"}],
+        "Projection": include}])
+    assert message == (f"1 validation error detected: Value '[{long}]' at "
+                       f"'globalSecondaryIndexes.1.member.projection.nonKeyAttributes' {nonkey}")
+    message = refused(create, **keys, LocalSecondaryIndexes=[{
+        "IndexName": "lsi", "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"},
+                                          {"AttributeName": "c", "KeyType": "RANGE"}],
+        "Projection": include}])
+    assert message == (f"1 validation error detected: Value '[{long}]' at "
+                       f"'localSecondaryIndexes.1.member.projection.nonKeyAttributes' {nonkey}")
+    # And UpdateTable's new definitions (test_limit_gsiu_key_len_bad_incoherent_names).
+    name = f"limits-gsiu-{uuid.uuid4().hex[:8]}"
+    dynamodb.create_table(TableName=name, BillingMode="PAY_PER_REQUEST",
+                          KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
+                          AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}])
+    try:
+        message = refused(
+            dynamodb.update_table, TableName=name,
+            AttributeDefinitions=[{"AttributeName": long, "AttributeType": "S"}],
+            GlobalSecondaryIndexUpdates=[{"Create": {
+                "IndexName": "hello",
+                "KeySchema": [{"AttributeName": "short", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"}}}])
+        assert message == (f"1 validation error detected: Value '{long}' at "
+                           f"'attributeDefinitions.1.member.attributeName' {between}")
+    finally:
+        dynamodb.delete_table(TableName=name)

@@ -60,15 +60,7 @@ fn key_schema(
         let at = format!("{path}.{}.member", i + 1);
         let name = input::string(e, "AttributeName")?;
         let key_type = input::string(e, "KeyType")?;
-        match name {
-            None => v.null(&format!("{at}.attributeName")),
-            Some(n) if n.is_empty() || n.len() > 255 => v.push(
-                &format!("'{n}'"),
-                &format!("{at}.attributeName"),
-                "must have length between 1 and 255",
-            ),
-            _ => {}
-        }
+        key_attribute_name(name, &format!("{at}.attributeName"), v);
         match key_type {
             None => v.null(&format!("{at}.keyType")),
             Some(t) => v.one_of(t, &format!("{at}.keyType"), &["HASH", "RANGE"]),
@@ -79,6 +71,23 @@ fn key_schema(
         });
     }
     Ok(out)
+}
+
+/// The longest name of a key attribute (of the table or an index), of an attribute
+/// definition, or of an attribute an index projects, in bytes.
+pub const MAX_KEY_ATTRIBUTE_NAME_BYTES: usize = 255;
+
+/// The shape check of such a name (`path` is where it was): present, 1 to 255 bytes.
+pub(super) fn key_attribute_name(name: Option<&str>, path: &str, v: &mut Violations) {
+    match name {
+        None => v.null(path),
+        Some(n) if n.is_empty() || n.len() > MAX_KEY_ATTRIBUTE_NAME_BYTES => v.push(
+            &format!("'{n}'"),
+            path,
+            "must have length between 1 and 255",
+        ),
+        _ => {}
+    }
 }
 
 /// The semantic checks of a key schema (after its shape passed).
@@ -131,6 +140,17 @@ fn projection(obj: Option<&Object>, path: &str, v: &mut Violations) -> Result<Va
     };
     let kind = input::string(obj, "ProjectionType")?;
     let non_key = input::string_list(obj, "NonKeyAttributes")?;
+    if let Some(names) = &non_key
+        && names
+            .iter()
+            .any(|n| n.is_empty() || n.len() > MAX_KEY_ATTRIBUTE_NAME_BYTES)
+    {
+        v.push(
+            &format!("'[{}]'", names.join(", ")),
+            &format!("{path}.nonKeyAttributes"),
+            "must satisfy constraint: [Member must have length less than or equal to 255, Member must have length greater than or equal to 1]",
+        );
+    }
     if let Some(k) = kind {
         v.one_of(
             k,
@@ -314,9 +334,7 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
                 let at = format!("attributeDefinitions.{}.member", i + 1);
                 let n = input::string(d, "AttributeName")?;
                 let t = input::string(d, "AttributeType")?;
-                if n.is_none() {
-                    v.null(&format!("{at}.attributeName"));
-                }
+                key_attribute_name(n, &format!("{at}.attributeName"), &mut v);
                 match t {
                     None => v.null(&format!("{at}.attributeType")),
                     Some(t) => v.one_of(t, &format!("{at}.attributeType"), &["B", "N", "S"]),

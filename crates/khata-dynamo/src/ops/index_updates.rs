@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::Operations;
-use super::control::{check_defined, check_key_order, index, invalid};
+use super::control::{check_defined, check_key_order, index, invalid, key_attribute_name};
 use super::input::{self, Object, Violations};
 use crate::error::{DynamoError, ErrorKind, Result};
 use crate::indexes::{self, IndexStatus, MAX_PROJECTED_ATTRIBUTES, Projected};
@@ -114,6 +114,13 @@ pub async fn plan(
         }
     }
     let defs = input::object_list(body, "AttributeDefinitions")?;
+    for (i, d) in defs.iter().flatten().enumerate() {
+        key_attribute_name(
+            input::string(d, "AttributeName")?,
+            &format!("attributeDefinitions.{}.member.attributeName", i + 1),
+            &mut v,
+        );
+    }
     v.finish()?;
     let mut names: Vec<&str> = Vec::new();
     for a in &actions {
