@@ -202,3 +202,72 @@ def test_prepared_markers_beside_aggregates(session, timeuuids):
         f"SELECT max(v) + (int) ?, CAST(sum(v) AS text) FROM {timeuuids} WHERE a = ?")
     assert [c.type.typename for c in statement.column_metadata] == ["int", "int"]
     assert tuple(session.execute(statement, (10, 0)).one()) == (12, "3")
+
+
+@pytest.fixture(scope="module")
+def five_columns(session, keyspace):
+    """SelectGroupByTest's rows: (a, b, c, d, e), primary key (a, b, c, d)."""
+    table = f"{keyspace}.five_columns"
+    session.execute(
+        f"CREATE TABLE {table} (a int, b int, c int, d int, e int, PRIMARY KEY (a, b, c, d))")
+    for row in [(1, 2, 1, 3, 6), (1, 2, 2, 6, 12), (1, 4, 2, 12, 24), (1, 4, 2, 6, 12),
+                (2, 2, 3, 3, 6), (2, 4, 3, 6, 12), (4, 8, 2, 12, 24)]:
+        session.execute(f"INSERT INTO {table} (a, b, c, d, e) VALUES (%s, %s, %s, %s, %s)", row)
+    return table
+
+
+def test_group_by_with_in_and_order_by_orders_groups_before_limit(session, five_columns):
+    """Cassandra orders the groups of all the IN's partitions, then LIMIT takes the first
+    (SelectGroupByTest.testGroupByWithoutPaging); with paging on it is refused."""
+    from cassandra import InvalidRequest
+    query = (f"SELECT a, b, c, d FROM {five_columns} WHERE a IN (1, 2, 4) GROUP BY a, b "
+             "ORDER BY b DESC, c DESC")
+    rows = lambda q: [tuple(r) for r in session.execute(SimpleStatement(q, fetch_size=None))]
+    assert rows(query + " LIMIT 3") == [(4, 8, 2, 12), (2, 4, 3, 6), (1, 4, 2, 12)]
+    assert rows(query) == [(4, 8, 2, 12), (2, 4, 3, 6), (1, 4, 2, 12), (2, 2, 3, 3),
+                           (1, 2, 2, 6)]
+    assert rows(f"SELECT a, b, count(*) FROM {five_columns} WHERE a IN (1, 2, 4) "
+                "GROUP BY a, b ORDER BY b ASC LIMIT 2") == [(1, 2, 2), (2, 2, 1)]
+    with pytest.raises(InvalidRequest, match="Cannot page queries with both ORDER BY"):
+        session.execute(SimpleStatement(query, fetch_size=10))
+
+
+def test_group_by_refusals_name_what_is_wrong(session, five_columns):
+    from cassandra import InvalidRequest
+    cases = [
+        (f"SELECT DISTINCT a, count(a) FROM {five_columns} GROUP BY a, b",
+         "Grouping on clustering columns is not allowed for SELECT DISTINCT queries"),
+        (f"SELECT a, b, max(e) FROM {five_columns} WHERE a = 1 GROUP BY a, b, z",
+         "Undefined column name z"),
+        (f"SELECT a, b AS clustering1, max(e) FROM {five_columns} WHERE a = 1 "
+         "GROUP BY a, clustering1", "Undefined column name clustering1"),
+    ]
+    for query, message in cases:
+        with pytest.raises(InvalidRequest, match=message):
+            session.execute(query)
+    assert [tuple(r) for r in session.execute(
+        f"SELECT DISTINCT a, count(a) FROM {five_columns} GROUP BY a")] == [
+        (1, 1), (2, 1), (4, 1)]
+
+
+def test_float_sums_are_compensated_and_averages_survive_overflow(session, keyspace):
+    """Cassandra's sum of doubles and floats uses Kahan's summation, and avg goes on in
+    BigDecimal once the double sum overflows (AggregationTest.testSumPrecision,
+    testDoubleAggregatesPrecision)."""
+    import struct
+    import sys
+    table = f"{keyspace}.float_sums"
+    session.execute(f"CREATE TABLE {table} (k int PRIMARY KEY, f float, d double)")
+    insert = session.prepare(f"INSERT INTO {table} (k, f, d) VALUES (?, ?, ?)")
+    as_float = lambda x: struct.unpack("f", struct.pack("f", x))[0]
+    for i in range(1, 18):
+        session.execute(insert, (i, as_float(i / 10.0), i / 10.0))
+    row = session.execute(f"SELECT sum(f), sum(d) FROM {table} WHERE k IN "
+                          f"({', '.join(str(i) for i in range(1, 18))})").one()
+    assert tuple(row) == (as_float(15.3), 15.3)
+    big = sys.float_info.max
+    for k in (101, 102, 103):
+        session.execute(insert, (k, as_float(3.4028234663852886e38), big))
+    row = session.execute(
+        f"SELECT avg(f), avg(d), sum(d) FROM {table} WHERE k IN (101, 102, 103)").one()
+    assert tuple(row) == (as_float(3.4028234663852886e38), big, float("inf"))

@@ -126,3 +126,44 @@ def test_a_scan_over_many_tombstones_warns(session, keyspace):
         future.result()
         assert any("tombstone cells (see tombstone_warn_threshold)" in w
                    for w in future.warnings or []), (query, future.warnings)
+
+
+def test_element_of_a_frozen_collection_in_the_primary_key(session, keyspace):
+    """`k['1']` of a frozen map partition key, `c['1']` of a frozen map clustering column and
+    `k[2]` of a frozen set key are read from the key (CollectionsTest.testMapOperationOnPartKey,
+    testMapOperationOnClustKey)."""
+    by_map = f"{keyspace}.frozen_map_key"
+    session.execute(f"CREATE TABLE {by_map} (k frozen<map<text, text>> PRIMARY KEY, l text)")
+    session.execute(f"INSERT INTO {by_map} (k, l) VALUES ({{'1': 'value1', '22': 'value22'}}, 'foobar')")
+    assert [tuple(r) for r in session.execute(
+        f"SELECT k['1'], k['22'], k['3'], k['1'..'22'], l FROM {by_map}")] == [
+        ('value1', 'value22', None, {'1': 'value1', '22': 'value22'}, 'foobar')]
+    by_clustering = f"{keyspace}.frozen_map_clustering"
+    session.execute(f"CREATE TABLE {by_clustering} (p int, c frozen<map<text, text>>, "
+                    "s frozen<set<int>>, v int, PRIMARY KEY (p, c, s))")
+    session.execute(f"INSERT INTO {by_clustering} (p, c, s, v) VALUES "
+                    "(0, {'1': 'value1'}, {1, 2}, 7)")
+    assert [tuple(r) for r in session.execute(
+        f"SELECT c['1'], s[2], s[3], v FROM {by_clustering} WHERE p = 0")] == [
+        ('value1', 2, None, 7)]
+    by_set = f"{keyspace}.frozen_set_key"
+    session.execute(f"CREATE TABLE {by_set} (k frozen<set<int>> PRIMARY KEY, v int)")
+    session.execute(f"INSERT INTO {by_set} (k, v) VALUES ({{1, 2}}, 0)")
+    prepared = session.prepare(f"SELECT k[?], v FROM {by_set}")
+    assert [tuple(r) for r in session.execute(prepared, (2,))] == [(2, 0)]
+
+
+def test_order_by_skips_columns_fixed_by_a_single_tuple_in(session, keyspace):
+    """A multi-column IN of one tuple is an equality to Cassandra (CASSANDRA-10271), so ORDER
+    BY may skip its columns (testAllowSkippingEqualityAndSingleValueInRestrictedClusteringColumns)."""
+    from cassandra import InvalidRequest
+    table = f"{keyspace}.single_tuple_in"
+    session.execute(f"CREATE TABLE {table} (a int, b int, c int, d int, PRIMARY KEY (a, b, c))")
+    session.execute(f"INSERT INTO {table} (a, b, c, d) VALUES (0, 1, 1, 4)")
+    for order in ("ASC", "DESC"):
+        assert [tuple(r) for r in session.execute(
+            f"SELECT * FROM {table} WHERE a = 0 AND (b, c) IN ((1, 1)) ORDER BY c {order}")] == [
+            (0, 1, 1, 4)]
+    with pytest.raises(InvalidRequest, match="Order by currently only supports"):
+        session.execute(
+            f"SELECT * FROM {table} WHERE a = 0 AND (b, c) IN ((1, 1), (1, 2)) ORDER BY c ASC")

@@ -5,6 +5,9 @@
 //! As in Cassandra: a plain column next to aggregates shows its value in the group's first
 //! row; `sum` and `avg` return the column's type (integer `avg` truncates, integer `sum`
 //! wraps); without `GROUP BY` an empty result still gives one row (`count` 0, the others null).
+//! `float` and `double` sums are Kahan-compensated, in doubles, as Cassandra's `FloatSumAggregate`
+//! (seventeen tenths sum to 15.3, not 15.299999999999999), and their `avg` goes on exactly, in
+//! decimal, once the sum overflows (three `Double.MAX_VALUE` average to it, not infinity).
 
 use bytes::Bytes;
 use khata_types::schema::CqlType;
@@ -49,12 +52,98 @@ enum Acc {
     Extreme(Option<CqlValue>),
     Sum {
         int: i128,
-        float: f64,
+        float: FloatSum,
         /// `varint` and `decimal`: exact, as `unscaled * 10^-scale`.
         big: BigInt,
         scale: i32,
         n: i64,
     },
+}
+
+/// A sum of `float` or `double` values as Cassandra's `FloatSumAggregate` and
+/// `FloatAvgAggregate` make it: in doubles with Kahan's compensation; for `avg`, exactly (as
+/// `BigDecimal.valueOf` of each value) from the value that overflows the double sum on.
+#[derive(Clone, Debug, Default)]
+struct FloatSum {
+    sum: f64,
+    compensation: f64,
+    /// The plain sum, which is the total when the compensated one is NaN from adding infinities
+    /// of one sign.
+    simple: f64,
+    /// After an overflow (`avg` only): the exact sum, `unscaled * 10^-scale`.
+    exact: Option<(BigInt, i32)>,
+}
+
+impl FloatSum {
+    fn add(&mut self, d: f64, exact_on_overflow: bool) -> Result<(), ExecError> {
+        if let Some((big, scale)) = self.exact.take() {
+            match decimal_of(d) {
+                Some((u, s)) => self.exact = Some(add_scaled(big, scale, &u, s)?),
+                // An infinity or NaN after the overflow (Cassandra fails on it): the double sum.
+                None => {
+                    *self = FloatSum {
+                        sum: d,
+                        simple: d,
+                        ..FloatSum::default()
+                    }
+                }
+            }
+            return Ok(());
+        }
+        self.simple += d;
+        let prev = self.sum;
+        let tmp = d - self.compensation;
+        let rounded = self.sum + tmp;
+        self.compensation = (rounded - self.sum) - tmp;
+        self.sum = rounded;
+        if exact_on_overflow
+            && self.sum.is_infinite()
+            && !d.is_infinite()
+            && let (Some((a, sa)), Some((b, sb))) = (decimal_of(prev), decimal_of(d))
+        {
+            self.exact = Some(add_scaled(a, sa, &b, sb)?);
+        }
+        Ok(())
+    }
+
+    /// The sum (Cassandra's `FloatSumAggregate.computeInternal`).
+    fn total(&self) -> f64 {
+        let tmp = self.sum + self.compensation;
+        if tmp.is_nan() && self.simple.is_infinite() {
+            self.simple
+        } else {
+            tmp
+        }
+    }
+
+    /// The average of `n` values (`FloatAvgAggregate.computeInternal`): an exact sum is divided
+    /// at its scale, rounding half to even, then made a double.
+    fn average(&self, n: i64) -> f64 {
+        if n == 0 {
+            return 0.0;
+        }
+        match &self.exact {
+            Some((big, scale)) => format!("{}e{}", divide_half_even(big, n), -i64::from(*scale))
+                .parse()
+                .unwrap_or(f64::NAN),
+            None => self.total() / n as f64,
+        }
+    }
+}
+
+/// A finite double as a decimal `unscaled * 10^-scale` of its shortest digits, as Java's
+/// `BigDecimal.valueOf(double)` (of `Double.toString`) takes it.
+fn decimal_of(d: f64) -> Option<(BigInt, i32)> {
+    if !d.is_finite() {
+        return None;
+    }
+    // `{:e}` is the shortest representation that reads back as `d`: `-1.2345e-7`.
+    let text = format!("{d:e}");
+    let (mantissa, exponent) = text.split_once('e')?;
+    let exponent: i32 = exponent.parse().ok()?;
+    let fraction = mantissa.split_once('.').map_or(0, |(_, f)| f.len()) as i32;
+    let unscaled: BigInt = mantissa.replace('.', "").parse().ok()?;
+    Some((unscaled, fraction - exponent))
 }
 
 /// Decimal scales further apart than this are refused rather than aligned (aligning would
@@ -165,7 +254,7 @@ impl Aggregator {
                 AggKind::Min | AggKind::Max => Acc::Extreme(None),
                 AggKind::Sum | AggKind::Avg => Acc::Sum {
                     int: 0,
-                    float: 0.0,
+                    float: FloatSum::default(),
                     big: BigInt::default(),
                     scale: 0,
                     n: 0,
@@ -212,7 +301,7 @@ impl Aggregator {
                     }
                 }
                 (
-                    AggKind::Sum | AggKind::Avg,
+                    kind @ (AggKind::Sum | AggKind::Avg),
                     Acc::Sum {
                         int,
                         float,
@@ -233,9 +322,11 @@ impl Aggregator {
                             *scale = s;
                         }
                         _ => {
-                            let (i, f, _) = number(ty, &v)?;
+                            let (i, f, is_float) = number(ty, &v)?;
                             *int = int.wrapping_add(i);
-                            *float += f;
+                            if is_float {
+                                float.add(f, kind == AggKind::Avg)?;
+                            }
                         }
                     }
                     *n += 1;
@@ -279,7 +370,7 @@ impl Aggregator {
                             } else {
                                 big / n
                             };
-                            from_number(ty, int / i128::from(n), float / n as f64, big, scale)
+                            from_number(ty, int / i128::from(n), float.average(n), big, scale)
                         }
                     }
                     (
@@ -291,7 +382,7 @@ impl Aggregator {
                             scale,
                             ..
                         },
-                    ) => from_number(ty, int, float, big, scale),
+                    ) => from_number(ty, int, float.total(), big, scale),
                 }
             })
             .collect();
@@ -347,6 +438,38 @@ mod tests {
         assert_eq!(rows[0][4], int(8));
         assert_eq!(rows[0][5], int(4));
         assert_eq!(rows[1][4], int(10));
+    }
+
+    fn double(v: f64) -> Option<Bytes> {
+        Some(Bytes::copy_from_slice(&v.to_be_bytes()))
+    }
+
+    #[test]
+    fn double_sums_are_compensated_and_averages_survive_overflow() {
+        let mut a = Aggregator::new(
+            vec![AggKind::Sum, AggKind::Avg],
+            vec![CqlType::Double; 2],
+            false,
+        );
+        for i in 1..=17 {
+            let v = f64::from(i) / 10.0;
+            a.add(Bytes::new(), vec![double(v), double(v)]).unwrap();
+        }
+        assert_eq!(a.finish()[0][0], double(15.3));
+        let mut a = Aggregator::new(
+            vec![AggKind::Avg, AggKind::Sum],
+            vec![CqlType::Double; 2],
+            false,
+        );
+        for _ in 0..3 {
+            a.add(Bytes::new(), vec![double(f64::MAX), double(f64::MAX)])
+                .unwrap();
+        }
+        let row = a.finish();
+        assert_eq!(row[0][0], double(f64::MAX));
+        assert_eq!(row[0][1], double(f64::INFINITY));
+        assert_eq!(decimal_of(-1.25e-7), Some((BigInt::from(-125), 9)));
+        assert_eq!(decimal_of(1e300), Some((BigInt::from(1), -300)));
     }
 
     #[test]

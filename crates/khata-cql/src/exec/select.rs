@@ -881,8 +881,9 @@ fn plan(
     }
     let ranges = r.clustering_ranges(t)?;
     let equalities = r.clustering_equalities();
+    let single_tuple = single_tuple_in_positions(t, &s.where_clause);
     let reversed = reversed(t, s, |position| {
-        equalities.iter().any(|(p, _)| *p == position)
+        equalities.iter().any(|(p, _)| *p == position) || single_tuple.contains(&position)
     })?;
     let source = if r.has_partition_keys() {
         Source::Partitions(in_key_order(t, r.partition_keys()?))
@@ -930,6 +931,27 @@ pub(crate) fn check(exec: &Executor, s: &Select, run: &Run<'_>) -> Result<(), Ex
         plan(&shape.table, s, run, None, shape.static_selected)?;
     }
     Ok(())
+}
+
+/// The clustering positions of the columns of a multi-column `IN` of one tuple (`(b, c) IN
+/// ((1, 1))`), which Cassandra makes an equality, so ORDER BY may skip them.
+fn single_tuple_in_positions(t: &TableSchema, clause: &[Relation]) -> Vec<usize> {
+    clause
+        .iter()
+        .filter_map(|r| match r {
+            Relation::MultiColumnIn {
+                columns,
+                negated: false,
+                values: crate::language::ast::InValues::Terms(terms),
+            } if terms.len() == 1 => Some(columns),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|n| match t.def.column(&n.0)?.kind {
+            ColumnKind::Clustering { position, .. } => Some(position as usize),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Whether the ORDER BY asks for the reverse of the table's clustering order, checked as
@@ -1301,13 +1323,17 @@ pub(crate) async fn run(
     // no paging state to resume from: as in Cassandra 4.1, an ORDER BY with `IN` on the
     // partition key (even of one value) is refused whenever paging is on, LIMIT or not (its
     // `getDataLimits` leaves the user's limit out of a post-ordered query, which then pages).
-    let post_order = !s.order_by.is_empty() && !aggregate && plan.key_in;
+    // With GROUP BY the groups are ordered so, by their first rows, before LIMIT cuts them
+    // (Cassandra orders its result rows); aggregates too are refused with paging on.
+    let post_ordered = !s.order_by.is_empty() && plan.key_in;
+    if post_ordered && run.params.page_size.is_some_and(|p| p > 0) {
+        return Err(ExecError::invalid(
+            "Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query",
+        ));
+    }
+    let post_order = post_ordered && !aggregate;
+    let post_order_groups = post_ordered && grouped;
     let (per_partition, post_limit) = if post_order {
-        if run.params.page_size.is_some_and(|p| p > 0) {
-            return Err(ExecError::invalid(
-                "Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query",
-            ));
-        }
         let per = match (per_partition, limit) {
             (Some(p), Some(l)) => Some(p.min(usize::try_from(l).unwrap_or(usize::MAX))),
             (p, l) => p.or(l.map(|l| usize::try_from(l).unwrap_or(usize::MAX))),
@@ -1333,8 +1359,10 @@ pub(crate) async fn run(
         Some(p) if p > 0 && grouped => Some(p as u64),
         _ => None,
     };
-    // The clustering key of each row in `rows`, for the post-query ordering.
+    // The clustering key of each row in `rows`, or of each group's first row, for the
+    // post-query ordering; and the group of the last key taken.
     let mut row_keys: Vec<Bytes> = Vec::new();
+    let mut keyed_group: Option<Bytes> = None;
     let mut state = match &run.params.paging_state {
         Some(b) => decode_paging(b)?,
         None => PagingState::default(),
@@ -1342,7 +1370,10 @@ pub(crate) async fn run(
     let mut rows: Vec<Vec<Option<Bytes>>> = Vec::new();
     let mut failure: Option<ExecError> = None;
     // The groups this page may start: its page size, and what LIMIT leaves of the groups.
-    let group_budget = match (group_page, result_limit.filter(|_| grouped)) {
+    let group_budget = match (
+        group_page,
+        result_limit.filter(|_| grouped && !post_order_groups),
+    ) {
         (Some(p), Some(l)) => Some(p.min(l.saturating_sub(state.returned))),
         (p, l) => p.or(l.map(|l| l.saturating_sub(state.returned))),
     };
@@ -1500,6 +1531,10 @@ pub(crate) async fn run(
             match aggregator.as_mut() {
                 Some(agg) => {
                     let group = row_group.unwrap_or_default();
+                    if post_order_groups && keyed_group.as_ref() != Some(&group) {
+                        row_keys.push(ck.cloned().unwrap_or_default());
+                        keyed_group = Some(group.clone());
+                    }
                     if let Err(e) = agg.add(group, out) {
                         failure = Some(e);
                     }
@@ -1838,14 +1873,7 @@ pub(crate) async fn run(
         return Err(e);
     }
     if post_order {
-        let mut keyed: Vec<(Bytes, Vec<Option<Bytes>>)> = row_keys.into_iter().zip(rows).collect();
-        // Stable: rows with equal clustering keep their partitions' order.
-        if plan.reversed {
-            keyed.sort_by(|a, b| b.0.cmp(&a.0));
-        } else {
-            keyed.sort_by(|a, b| a.0.cmp(&b.0));
-        }
-        rows = keyed.into_iter().map(|(_, r)| r).collect();
+        rows = sort_by_keys(std::mem::take(&mut row_keys), rows, plan.reversed);
         if let Some(l) = post_limit {
             rows.truncate(usize::try_from(l).unwrap_or(usize::MAX));
         }
@@ -1856,6 +1884,9 @@ pub(crate) async fn run(
             .into_iter()
             .map(|folded| project(outs, folded, env))
             .collect::<Result<_, _>>()?;
+        if post_order_groups && row_keys.len() == rows.len() {
+            rows = sort_by_keys(std::mem::take(&mut row_keys), rows, plan.reversed);
+        }
         if let Some(l) = result_limit {
             let left = l.saturating_sub(state.returned);
             rows.truncate(usize::try_from(left).unwrap_or(usize::MAX));
@@ -1921,6 +1952,16 @@ impl RowAt<'_> {
             Output::Token => Some(Bytes::copy_from_slice(&self.key.token.0.to_be_bytes())),
             Output::Time(f, c) => column(c).and_then(|v| time_fn(*f, &c.ty, &v)),
             Output::Cast(c, to) => column(c).and_then(|v| cast(&c.ty, to, &v)),
+            // A frozen collection in the primary key is read from the key, not a cell.
+            Output::Element(c, _, key)
+                if matches!(
+                    c.kind,
+                    ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
+                ) =>
+            {
+                let key = key.as_ref();
+                column(c).and_then(|v| super::selector::element(&c.ty, &v, key?))
+            }
             Output::Element(c, _, key) => element_value(c, source(c), key.as_ref(), now),
             Output::Computed(computed) => computed.eval(self.env, &column)?,
             Output::Aggregate(..) | Output::OverAggregates(..) => {
@@ -1957,6 +1998,22 @@ fn project(
         }
     }
     Ok(row)
+}
+
+/// Rows ordered by their clustering keys (`keys[i]` is row `i`'s), descending when
+/// `reversed`. Stable: rows with equal clustering keep their partitions' order.
+fn sort_by_keys(
+    keys: Vec<Bytes>,
+    rows: Vec<Vec<Option<Bytes>>>,
+    reversed: bool,
+) -> Vec<Vec<Option<Bytes>>> {
+    let mut keyed: Vec<(Bytes, Vec<Option<Bytes>>)> = keys.into_iter().zip(rows).collect();
+    if reversed {
+        keyed.sort_by(|a, b| b.0.cmp(&a.0));
+    } else {
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+    keyed.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The GROUP BY columns, which must be a prefix of the primary key.
@@ -2020,7 +2077,12 @@ fn group_by_columns(t: &TableSchema, s: &Select) -> Result<Vec<ColumnDef>, ExecE
     }
     if !out.is_empty() && out.len() < t.def.partition_key().len() {
         return Err(ExecError::invalid(
-            "Group by currently only support groups of columns following their declared order in the PRIMARY KEY",
+            "Group by is not supported on only a part of the partition key",
+        ));
+    }
+    if s.distinct && out.len() > t.def.partition_key().len() {
+        return Err(ExecError::invalid(
+            "Grouping on clustering columns is not allowed for SELECT DISTINCT queries",
         ));
     }
     Ok(out)
