@@ -380,3 +380,64 @@ def test_index_on_a_decimal_clustering_column_finds_any_form(session, keyspace):
     lookup = session.prepare(f"SELECT p, v FROM {table} WHERE c = ?")
     for form in ["1.50", "1.5", "1.500", "15E-1"]:
         assert [(r.p, r.v) for r in session.execute(lookup, [Decimal(form)])] == [(1, "a")], form
+
+
+def test_udt_clustering_key_is_one_row_before_and_after_alter_type_add(session, keyspace):
+    """Cassandra's TupleType compares a missing trailing field as a null one, so a frozen UDT
+    clustering key written before ALTER TYPE ... ADD and the same value written after it (the
+    new field null) are one row, found and sliced by either form (UserTypesTest.testAddUDTField);
+    likewise inside a frozen list, in a DESC column, and for tuples with trailing nulls."""
+    session.execute(f"CREATE TYPE {keyspace}.grows (foo text)")
+    table, listed, desc = (f"{keyspace}.grows_{n}" for n in ("t", "l", "d"))
+    session.execute(
+        f"CREATE TABLE {table} (pk int, ck frozen<grows>, v int, PRIMARY KEY (pk, ck))")
+    session.execute(
+        f"CREATE TABLE {listed} (pk int, ck frozen<list<frozen<grows>>>, v int, "
+        "PRIMARY KEY (pk, ck))")
+    session.execute(
+        f"CREATE TABLE {desc} (pk int, ck frozen<grows>, v int, PRIMARY KEY (pk, ck)) "
+        "WITH CLUSTERING ORDER BY (ck DESC)")
+    for t in (table, desc):
+        session.execute(
+            f"""INSERT INTO {t} (pk, ck, v) VALUES (0, fromJson('{{"foo": "foo"}}'), 0)""")
+    session.execute(f"INSERT INTO {listed} (pk, ck, v) VALUES (0, [{{foo: 'foo'}}], 0)")
+    session.execute(f"ALTER TYPE {keyspace}.grows ADD bar text")
+    for t in (table, desc):
+        session.execute(
+            f"""INSERT INTO {t} (pk, ck, v) VALUES (0, fromJson('{{"foo": "foo"}}'), 1)""")
+        session.execute(f"INSERT INTO {t} (pk, ck, v) VALUES "
+                        """(0, fromJson('{"foo": "foo", "bar": null}'), 2)""")
+        session.execute(f"INSERT INTO {t} (pk, ck, v) VALUES (0, {{foo: 'foo', bar: 'a'}}, 3)")
+    session.execute(f"INSERT INTO {listed} (pk, ck, v) VALUES (0, [{{foo: 'foo', bar: null}}], 2)")
+
+    rows = lambda t: [(r.ck.foo, r.ck.bar, r.v) for r in session.execute(
+        f"SELECT * FROM {t} WHERE pk = 0")]
+    assert rows(table) == [("foo", None, 2), ("foo", "a", 3)]
+    assert rows(desc) == [("foo", "a", 3), ("foo", None, 2)]
+    (row,) = session.execute(f"SELECT * FROM {listed} WHERE pk = 0")
+    assert ([(u.foo, u.bar) for u in row.ck], row.v) == ([("foo", None)], 2)
+    assert session.execute(f"SELECT JSON ck FROM {table} WHERE pk = 0 LIMIT 1").one().json \
+        == '{"ck": {"foo": "foo", "bar": null}}'
+
+    values = lambda t, where: [r.v for r in session.execute(
+        f"SELECT v FROM {t} WHERE pk = 0 AND {where}")]
+    for t in (table, desc):
+        assert values(t, "ck = {foo: 'foo'}") == [2]
+        assert values(t, "ck = {foo: 'foo', bar: null}") == [2]
+        assert values(t, """ck = fromJson('{"foo": "foo"}')""") == [2]
+        assert values(t, "ck IN ({foo: 'foo'}, {foo: 'foo', bar: null})") == [2]
+        assert sorted(values(t, "ck > {foo: 'foo'}")) == [3]
+        assert values(t, "ck <= {foo: 'foo', bar: null}") == [2]
+        assert sorted(values(t, "ck >= {foo: 'foo'} AND ck < {foo: 'foo', bar: 'b'}")) == [2, 3]
+    assert values(listed, "ck = [{foo: 'foo'}]") == [2]
+    session.execute(f"DELETE FROM {table} WHERE pk = 0 AND ck = {{foo: 'foo'}}")
+    assert values(table, "ck = {foo: 'foo', bar: null}") == []
+
+    tuples = f"{keyspace}.tuple_trailing_nulls"
+    session.execute(
+        f"CREATE TABLE {tuples} (pk int, ck frozen<tuple<int, int>>, v int, PRIMARY KEY (pk, ck))")
+    session.execute(f"INSERT INTO {tuples} (pk, ck, v) VALUES (0, (1, null), 0)")
+    session.execute(session.prepare(f"INSERT INTO {tuples} (pk, ck, v) VALUES (0, ?, ?)"),
+                    [(1,), 1])
+    assert [(r.ck, r.v) for r in session.execute(f"SELECT * FROM {tuples} WHERE pk = 0")] \
+        == [((1, None), 1)]

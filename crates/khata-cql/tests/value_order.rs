@@ -55,10 +55,11 @@ fn clustering_pair() -> impl Strategy<Value = (CqlType, CqlValue, CqlValue)> {
         .prop_filter("not a clustering type", clusterable)
         .prop_flat_map(|ty| {
             // Whole tuples and UDTs only. A partial one is a known divergence: Cassandra's
-            // `TupleType` compares `(null, null)` equal to `(null)` (trailing nulls ignored),
-            // while the clustering encoding keeps a key's bytes exactly and orders the shorter
-            // first. Alone that only refines `compare`, but inside a collection it can reverse
-            // the order of two collections (found by this property); khata keeps exact keys.
+            // `TupleType` compares `(1, '')` equal to `(1)` (its trailing-field loop skips
+            // empty fields as it skips nulls), while the clustering encoding, which drops only
+            // trailing nulls, orders the shorter first. Alone that only refines `compare`, but
+            // inside a collection it can reverse the order of two collections (found by this
+            // property).
             let g = Gen {
                 partial: false,
                 ..Gen::WIRE

@@ -32,7 +32,8 @@
 //! | uuid | version nibble, then the v1 timestamp (v1) or the other high bits, then the low 8 bytes | Cassandra's `UUIDType` |
 //! | timeuuid | reordered timestamp, low 8 bytes with each sign bit flipped | `TimeUUIDType` |
 //! | inet | first 4 bytes, then `00` (IPv4) or `01` + the other 12 bytes (IPv6) | bytewise |
-//! | frozen list, set, map, tuple, UDT | elements, each with a marker (see `clustering/value.rs`), then `00` | element-wise, shorter first |
+//! | frozen list, set, map | elements, each with a marker (see `clustering/value.rs`), then `00` | element-wise, shorter first |
+//! | frozen tuple, UDT | fields up to the last that is not null, each with a marker, then `00` | field-wise, null first, missing = null |
 //! | vector of a fixed-size type | the elements' encodings | element-wise |
 //!
 //! `duration` cannot be a clustering column (CQL forbids it: it has no order), nor can
@@ -50,13 +51,31 @@
 //! form they were written in and sort next to the canonical key of their value; the layout did
 //! not change, so neither did any format version.
 //!
+//! Tuples and UDTs are encoded canonically too: their trailing null fields are left out, so a
+//! value with trailing nulls and one without them are one key, as in Cassandra, whose
+//! `TupleType.compareCustom` compares a missing trailing field as a null one. This is what
+//! makes a frozen UDT clustering key written before `ALTER TYPE ... ADD` (serialized with the
+//! fields the type had then) the same row as the same value written after it (with the new
+//! fields null), and what lets either form find it. They decode with every field of the type
+//! given (the types the key is read with), the missing ones null: the value as Cassandra 4.1
+//! serializes a tuple or UDT literal of that type (all its fields), while Cassandra 5's
+//! byte-comparable form, like this one, drops the trailing nulls. Keys written before this,
+//! which kept a marker for each trailing null, still decode (to the same value) and sort
+//! next to the canonical key of their value; the layout did not change, so neither did any
+//! format version. The same holds for tuples and UDTs inside collections, at any depth.
+//!
 //! Everything else round-trips exactly, so values that Cassandra compares as equal but that
 //! differ in bytes get distinct, adjacent encodings, ordered by a deterministic tie-break:
-//! NaNs with different payloads (by bits), tuples with trailing nulls and without them
-//! (missing first). Cassandra would store such pairs as one row; the CQL layer should not
-//! produce them. Set elements and map keys must be in ascending order and distinct (the order
-//! Cassandra serializes frozen sets and maps in); anything else is an error, so one set cannot
-//! have two encodings.
+//! NaNs with different payloads (by bits), and a tuple or UDT whose trailing fields are empty
+//! values (zero bytes, as an empty `text`) and the same value without those fields (a UDT
+//! value written before `ALTER TYPE ... ADD`), which Cassandra compares as equal (its
+//! trailing-field loop, meant to skip nulls, skips fields of size 0 too) but this encoding puts
+//! the missing field first, as it puts a null field before an empty one. Cassandra's
+//! comparison is not transitive there (`(1)` equals `(1, null)` and `(1, '')`, but `(1, null)`
+//! is before `(1, '')`), so no order can follow it; this one follows its intent, as Cassandra
+//! 5's byte-comparable form does. Set elements and map keys must be in ascending order and
+//! distinct (the order Cassandra serializes frozen sets and maps in); anything else is an
+//! error, so one set cannot have two encodings.
 //!
 //! # Bounds
 //!
@@ -270,8 +289,9 @@ pub fn encode_key(
 
 /// Decode a key (or prefix) made by [`encode_key`] with the same `types` back to the
 /// CQL-serialized values: as they were given, except that numbers come back in their canonical
-/// form (module docs). Errors on any byte string that [`encode_key`] cannot produce (or, for
-/// numbers, did not produce before the encoding became canonical).
+/// form and tuples and UDTs with every field of their type, the missing ones null (module
+/// docs). Errors on any byte string that [`encode_key`] cannot produce (or, for numbers,
+/// tuples and UDTs, did not produce before their encoding became canonical).
 pub fn decode_key(
     types: &[(CqlType, ClusteringOrder)],
     key: &[u8],
@@ -317,9 +337,10 @@ pub fn decode_key(
 }
 
 /// The form a serialized value of `ty` takes as a clustering key component: the value as
-/// [`decode_key`] gives it back, so a number in its canonical form (`1.50` as `1.5`) and any
-/// other value unchanged. What a lookup of a clustering value by its bytes (a secondary index
-/// on a clustering column) must look for.
+/// [`decode_key`] gives it back, so a number in its canonical form (`1.50` as `1.5`), a tuple or
+/// UDT with all its type's fields (the missing ones null), and any other value unchanged. What
+/// a lookup of a clustering value by its bytes (a secondary index on a clustering column) must
+/// look for.
 pub fn canonical_value(ty: &CqlType, value: &[u8]) -> Result<Bytes, KeyError> {
     let types = [(ty.clone(), ClusteringOrder::Asc)];
     let mut values = decode_key(&types, &encode_key(&types, &[value])?)?;

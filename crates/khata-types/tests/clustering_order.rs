@@ -1,10 +1,11 @@
 //! The clustering key encoding orders keys as CQL does, round-trips (numbers to their
-//! canonical form, everything else exactly), and its bounds select exactly the keys that
-//! extend a prefix.
+//! canonical form, tuples and UDTs with all their fields, everything else exactly), and its
+//! bounds select exactly the keys that extend a prefix.
 //!
 //! `reference_cmp` below is a direct implementation of Cassandra's comparators on the
 //! CQL-serialized values (with the tie-breaks documented in `khata_types::clustering`; none for
-//! numbers, whose equal values share one encoding); the properties check
+//! numbers, nor for tuples and UDTs with and without trailing nulls, whose equal values share
+//! one encoding); the properties check
 //! `memcmp(encode(a), encode(b)) == reference_cmp(a, b)` over random type lists with mixed ASC
 //! and DESC columns, values drawn from small domains so that ties and shared prefixes are
 //! common, and prefixes of keys.
@@ -230,16 +231,55 @@ fn canonical_number(ty: &CqlType, v: &[u8]) -> Vec<u8> {
     }
 }
 
-/// Whether a value of `ty` may contain a `varint` or `decimal`, which decode canonically.
-fn has_number(ty: &CqlType) -> bool {
+/// The form a serialized value of `ty` decodes to (`khata_types::clustering`): numbers in
+/// canonical form and tuples and UDTs with every field of their type (the missing ones null),
+/// at any depth; anything else as given.
+fn canonical(ty: &CqlType, v: &[u8]) -> Vec<u8> {
+    if v.is_empty() {
+        return Vec::new();
+    }
+    let fields = |types: Vec<&CqlType>| {
+        let mut given = parse_elements(v);
+        given.resize(types.len(), None);
+        let fields: Vec<Option<Vec<u8>>> = given
+            .iter()
+            .zip(&types)
+            .map(|(f, t)| f.map(|f| canonical(t, f)))
+            .collect();
+        ser_tuple(&fields)
+    };
     match ty {
-        CqlType::Varint | CqlType::Decimal => true,
+        CqlType::Varint | CqlType::Decimal => canonical_number(ty, v),
+        CqlType::List { element, .. } | CqlType::Set { element, .. } => {
+            let es: Vec<Vec<u8>> = parse_collection(v)
+                .iter()
+                .map(|e| canonical(element, e))
+                .collect();
+            ser_elements(es.len(), &es)
+        }
+        CqlType::Map { key, value, .. } => {
+            let es: Vec<Vec<u8>> = parse_collection(v)
+                .chunks(2)
+                .flat_map(|kv| [canonical(key, kv[0]), canonical(value, kv[1])])
+                .collect();
+            ser_elements(es.len() / 2, &es)
+        }
+        CqlType::Tuple(types) => fields(types.iter().collect()),
+        CqlType::Udt { fields: f, .. } => fields(f.iter().map(|(_, t)| t).collect()),
+        _ => v.to_vec(),
+    }
+}
+
+/// Whether a value of `ty` may contain a `varint`, `decimal`, tuple or UDT, whose encodings
+/// became canonical after keys had been written: a key may hold another, older encoding of
+/// such a value, which still decodes.
+fn has_older_encodings(ty: &CqlType) -> bool {
+    match ty {
+        CqlType::Varint | CqlType::Decimal | CqlType::Tuple(_) | CqlType::Udt { .. } => true,
         CqlType::List { element, .. }
         | CqlType::Set { element, .. }
-        | CqlType::Vector { element, .. } => has_number(element),
-        CqlType::Map { key, value, .. } => has_number(key) || has_number(value),
-        CqlType::Tuple(types) => types.iter().any(has_number),
-        CqlType::Udt { fields, .. } => fields.iter().any(|(_, t)| has_number(t)),
+        | CqlType::Vector { element, .. } => has_older_encodings(element),
+        CqlType::Map { key, value, .. } => has_older_encodings(key) || has_older_encodings(value),
         _ => false,
     }
 }
@@ -370,9 +410,14 @@ fn vector_dimension(ty: &CqlType) -> usize {
     }
 }
 
-/// Tuples and UDTs: field by field, null first; then missing fields before present ones.
+/// Tuples and UDTs: field by field, null first, a missing field compared as a null one
+/// (`TupleType.compareCustom`; Cassandra also compares a trailing empty field as a missing one,
+/// where khata puts the empty field after it, as after a null one).
 fn cmp_fields<'t>(types: impl Iterator<Item = &'t CqlType>, a: &[u8], b: &[u8]) -> Ordering {
-    let (fa, fb) = (parse_elements(a), parse_elements(b));
+    let (mut fa, mut fb) = (parse_elements(a), parse_elements(b));
+    let len = fa.len().max(fb.len());
+    fa.resize(len, None);
+    fb.resize(len, None);
     for ((x, y), ty) in fa.iter().zip(&fb).zip(types) {
         let o = match (x, y) {
             (None, None) => Ordering::Equal,
@@ -384,7 +429,7 @@ fn cmp_fields<'t>(types: impl Iterator<Item = &'t CqlType>, a: &[u8], b: &[u8]) 
             return o;
         }
     }
-    fa.len().cmp(&fb.len())
+    Ordering::Equal
 }
 
 fn is_string(ty: &CqlType) -> bool {
@@ -761,8 +806,8 @@ proptest! {
         }
     }
 
-    /// Decoding gives the key back, with its numbers in canonical form (checked exactly for a
-    /// number column; inside a collection, tuple or UDT as an equal key with the same encoding).
+    /// Decoding gives the key back, with its numbers in canonical form and its tuples and UDTs
+    /// with all their fields (at any depth), an equal key with the same encoding.
     #[test]
     fn decode_inverts_encode((types, keys) in types_and_keys()) {
         for key in &keys {
@@ -773,13 +818,7 @@ proptest! {
             prop_assert_eq!(reference_cmp(&types, &decoded, key), Ordering::Equal);
             prop_assert_eq!(encode(&types, &decoded), encoded);
             for ((got, given), (ty, _)) in decoded.iter().zip(key).zip(&types) {
-                if given.is_empty() {
-                    prop_assert!(got.is_empty());
-                } else if matches!(ty, CqlType::Varint | CqlType::Decimal) {
-                    prop_assert_eq!(got, &canonical_number(ty, given));
-                } else if !has_number(ty) {
-                    prop_assert_eq!(got, given);
-                }
+                prop_assert_eq!(got, &canonical(ty, given));
             }
         }
     }
@@ -819,9 +858,9 @@ proptest! {
     }
 
     /// Every byte string that decodes is the encoding of what it decodes to, so no key has two
-    /// encodings (which would be two rows), except for numbers: those written before the
-    /// encoding was canonical still decode, and re-encode to the canonical encoding of an equal
-    /// key.
+    /// encodings (which would be two rows), except for numbers, tuples and UDTs: those written
+    /// before their encoding was canonical (a tuple with its trailing null markers) still
+    /// decode, and re-encode to the canonical encoding of an equal key.
     #[test]
     fn only_canonical_encodings_decode(
         (types, keys) in types_and_keys(),
@@ -841,14 +880,15 @@ proptest! {
         for candidate in [bytes, garbage] {
             if let Ok(values) = decode_key(&types, &candidate) {
                 let refs: Vec<&[u8]> = values.iter().map(|v| v.as_ref()).collect();
-                if !types.iter().any(|(ty, _)| has_number(ty)) {
+                if !types.iter().any(|(ty, _)| has_older_encodings(ty)) {
                     let again = encode_key(&types, &refs).expect("decoded values re-encode");
                     prop_assert_eq!(again.as_ref(), candidate.as_slice());
                     continue;
                 }
                 let again = match encode_key(&types, &refs) {
                     Ok(again) => again,
-                    // An old set of two equal numbers in different forms: one element now.
+                    // An old set of two equal numbers (or tuples) in different forms: one
+                    // element now.
                     Err(KeyError::InvalidValue { .. }) => continue,
                     Err(e) => panic!("decoded values re-encode: {e}"),
                 };
@@ -1176,6 +1216,190 @@ fn keys_written_before_canonical_numbers_still_decode() {
     let one = encode_key(&t, &[&[0x01]]).unwrap();
     assert_eq!(one.as_ref(), &[0x02, 0x02, 0x01, 0x01, 0x01, 0x00]);
     assert!(one.as_ref() < &old[..]);
+}
+
+fn udt(fields: &[(&str, CqlType)]) -> CqlType {
+    CqlType::Udt {
+        keyspace: "ks".into(),
+        name: "ty".into(),
+        fields: fields
+            .iter()
+            .map(|(n, t)| (n.to_string(), t.clone()))
+            .collect(),
+        frozen: true,
+    }
+}
+
+fn text(s: &str) -> Option<Vec<u8>> {
+    Some(s.as_bytes().to_vec())
+}
+
+/// Cassandra's `TupleType.compareCustom` compares a missing trailing field as a null one, so a
+/// tuple or UDT with trailing nulls and the same value without them are one clustering key: one
+/// encoding, which decodes with every field of the type.
+#[test]
+fn tuples_with_and_without_trailing_nulls_share_one_encoding() {
+    let int = |v: i32| Some(v.to_be_bytes().to_vec());
+    let tuple = CqlType::Tuple(vec![CqlType::Int, CqlType::Int, CqlType::Int]);
+    for order in [ClusteringOrder::Asc, ClusteringOrder::Desc] {
+        let t = [(tuple.clone(), order)];
+        let enc = |fields: &[Option<Vec<u8>>]| encode_key(&t, &[&ser_tuple(fields)]).unwrap();
+        let full = ser_tuple(&[int(1), None, None]);
+        let key = enc(&[int(1)]);
+        assert_eq!(key, enc(&[int(1), None]));
+        assert_eq!(key, enc(&[int(1), None, None]));
+        assert_eq!(decode_key(&t, &key).unwrap()[0].as_ref(), full.as_slice());
+        // A null before a value still counts: (1, null, 2) is after (1) and before (1, 0).
+        let (one, one_null_two, one_zero) =
+            (key, enc(&[int(1), None, int(2)]), enc(&[int(1), int(0)]));
+        let ascending = [
+            enc(&[None, None, None]),
+            enc(&[int(0)]),
+            one,
+            one_null_two,
+            one_zero,
+        ];
+        assert_eq!(ascending[0], enc(&[None]));
+        assert_eq!(
+            decode_key(&t, &ascending[0]).unwrap()[0].as_ref(),
+            ser_tuple(&[None, None, None]).as_slice()
+        );
+        for pair in ascending.windows(2) {
+            let expected = if order == ClusteringOrder::Asc {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
+            assert_eq!(pair[0].cmp(&pair[1]), expected);
+        }
+        // The empty value is not a tuple of nulls: it sorts first in ASC and DESC alike.
+        let empty = encode_key(&t, &[b""]).unwrap();
+        assert!(ascending.iter().all(|k| empty < *k));
+    }
+}
+
+/// A frozen UDT clustering key written before `ALTER TYPE ... ADD` holds the fields the type
+/// had then; the same value written after it has the new fields null. Both are one key, found
+/// by either form, read back with the new fields null, and slices treat them as one value
+/// (Cassandra's UserTypesTest.testAddUDTField).
+#[test]
+fn udt_keys_before_and_after_alter_type_add_are_one_key() {
+    let before = [asc(udt(&[("foo", CqlType::Text)]))];
+    let after = [asc(udt(&[
+        ("foo", CqlType::Text),
+        ("bar", CqlType::Text),
+        ("baz", CqlType::Int),
+    ]))];
+    let written_before = encode_key(&before, &[&ser_tuple(&[text("foo")])]).unwrap();
+    let enc = |fields: &[Option<Vec<u8>>]| encode_key(&after, &[&ser_tuple(fields)]).unwrap();
+    let written_after = enc(&[text("foo"), None, None]);
+    assert_eq!(written_before, written_after);
+    assert_eq!(written_before, enc(&[text("foo"), None]));
+    assert_eq!(written_before, enc(&[text("foo")]));
+    assert_eq!(
+        decode_key(&after, &written_before).unwrap()[0].as_ref(),
+        ser_tuple(&[text("foo"), None, None]).as_slice()
+    );
+    // ck > {foo: 'foo'} excludes {foo: 'foo', bar: null} and includes {foo: 'foo', bar: ''};
+    // ck <= {foo: 'foo', bar: null, baz: null} includes {foo: 'foo'}.
+    let key = &written_before;
+    assert!(key.as_ref() < start_bound(&enc(&[text("foo")]), false).as_ref());
+    assert!(enc(&[text("foo"), text("")]) >= start_bound(&enc(&[text("foo")]), false));
+    assert!(key.as_ref() < end_bound(&enc(&[text("foo"), None, None]), true).as_ref());
+    assert!(key.as_ref() >= start_bound(&enc(&[text("foo"), None]), true).as_ref());
+    // {foo: 'foo'} < {foo: 'foo', bar: ''} < {foo: 'foo', bar: 'a'} < {foo: 'fop'}.
+    assert!(*key < enc(&[text("foo"), text("")]));
+    assert!(enc(&[text("foo"), text("")]) < enc(&[text("foo"), text("a")]));
+    assert!(enc(&[text("foo"), text("a")]) < enc(&[text("fop")]));
+}
+
+/// Inside collections (a `frozen<list<frozen<ty>>>` clustering column, a map keyed by tuples),
+/// tuples and UDTs with and without trailing nulls are one value too.
+#[test]
+fn tuples_in_collections_drop_trailing_nulls() {
+    let ty = udt(&[("foo", CqlType::Text), ("bar", CqlType::Text)]);
+    let list = CqlType::List {
+        element: Box::new(ty.clone()),
+        frozen: true,
+    };
+    for order in [ClusteringOrder::Asc, ClusteringOrder::Desc] {
+        let t = [(list.clone(), order)];
+        let short = ser_elements(1, &[ser_tuple(&[text("foo")])]);
+        let full = ser_elements(1, &[ser_tuple(&[text("foo"), None])]);
+        let key = encode_key(&t, &[&short]).unwrap();
+        assert_eq!(key, encode_key(&t, &[&full]).unwrap());
+        assert_eq!(decode_key(&t, &key).unwrap()[0].as_ref(), full.as_slice());
+    }
+    let map = CqlType::Map {
+        key: Box::new(CqlType::Tuple(vec![CqlType::Int, CqlType::Int])),
+        value: Box::new(ty.clone()),
+        frozen: true,
+    };
+    let t = [asc(map)];
+    let one = 1i32.to_be_bytes().to_vec();
+    let short = ser_elements(
+        1,
+        &[ser_tuple(&[Some(one.clone())]), ser_tuple(&[text("x")])],
+    );
+    let full = ser_elements(
+        1,
+        &[
+            ser_tuple(&[Some(one.clone()), None]),
+            ser_tuple(&[text("x"), None]),
+        ],
+    );
+    let key = encode_key(&t, &[&short]).unwrap();
+    assert_eq!(key, encode_key(&t, &[&full]).unwrap());
+    assert_eq!(decode_key(&t, &key).unwrap()[0].as_ref(), full.as_slice());
+    // A set holding one value in both forms holds it twice.
+    let set = CqlType::Set {
+        element: Box::new(ty),
+        frozen: true,
+    };
+    let twice = ser_elements(
+        2,
+        &[ser_tuple(&[text("foo")]), ser_tuple(&[text("foo"), None])],
+    );
+    assert!(matches!(
+        encode_key(&[asc(set)], &[&twice]),
+        Err(KeyError::InvalidValue { .. })
+    ));
+}
+
+/// Keys written before tuples and UDTs dropped their trailing nulls kept a null marker (`01`)
+/// for each; they still decode, to the same value, and sort next to the canonical key.
+#[test]
+fn keys_written_before_canonical_tuples_still_decode() {
+    let t = [asc(CqlType::Tuple(vec![CqlType::Int, CqlType::Int]))];
+    // (1, null): header, a value marker and the int 1, then the null marker and the end.
+    let int_one = [0x03, 0x80, 0x00, 0x00, 0x01];
+    let canonical = [&[0x02][..], &int_one, &[0x00]].concat();
+    let old = [&[0x02][..], &int_one, &[0x01, 0x00]].concat();
+    let one_null = ser_tuple(&[Some(1i32.to_be_bytes().to_vec()), None]);
+    assert_eq!(
+        encode_key(&t, &[&one_null]).unwrap().as_ref(),
+        canonical.as_slice()
+    );
+    assert_eq!(
+        decode_key(&t, &old).unwrap()[0].as_ref(),
+        one_null.as_slice()
+    );
+    let one_zero = ser_tuple(&[
+        Some(1i32.to_be_bytes().to_vec()),
+        Some(0i32.to_be_bytes().to_vec()),
+    ]);
+    let next = encode_key(&t, &[&one_zero]).unwrap();
+    assert!(canonical < old && old.as_slice() < next.as_ref());
+    // Inside a list: [(1, null)] as the old encoder wrote it.
+    let t = [asc(CqlType::List {
+        element: Box::new(CqlType::Tuple(vec![CqlType::Int, CqlType::Int])),
+        frozen: true,
+    })];
+    let old = [&[0x02, 0x03][..], &int_one, &[0x01, 0x00, 0x00]].concat();
+    assert_eq!(
+        decode_key(&t, &old).unwrap()[0].as_ref(),
+        ser_elements(1, &[one_null]).as_slice()
+    );
 }
 
 #[test]

@@ -13,9 +13,11 @@
 //!
 //! The clustering encoding (`khata_types::clustering`) orders exactly as [`compare`]: numbers
 //! `compare` finds equal (`1.0` and `1.00`, a `varint` with a redundant sign byte) share one
-//! encoding, which decodes to their canonical form; other values `compare` finds equal (NaNs
-//! with different payloads, tuples with trailing nulls) keep distinct encodings: there its
-//! order is finer, never different. `tests/value_order.rs` checks this.
+//! encoding, which decodes to their canonical form, and so do tuples and UDTs with and without
+//! trailing nulls (decoded with all their fields); other values `compare` finds equal (NaNs
+//! with different payloads, a tuple with trailing empty fields and one without those fields)
+//! keep distinct encodings: there its order is finer, never different. `tests/value_order.rs`
+//! checks this.
 //!
 //! [`equal_serialized`] is Cassandra's equality of values in filters and conditions
 //! (`Operator.EQ` and `IN` are `compareForCQL(a, b) == 0`): by [`compare`], not by bytes.

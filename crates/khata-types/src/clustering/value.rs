@@ -6,7 +6,9 @@
 //! a marker byte and, for a value, the element type's encoding; the sequence ends with
 //! [`NESTED_END`]. The markers order as end < null < empty < value, which gives Cassandra's
 //! element-wise comparison with shorter sequences first and nulls (tuple and UDT fields only)
-//! before any value.
+//! before any value. A tuple or UDT leaves out its trailing null fields, so that a missing field
+//! compares as a null one (Cassandra's `TupleType.compareCustom`), and decodes with all its
+//! type's fields.
 
 use std::cmp::Ordering;
 
@@ -614,27 +616,43 @@ fn decode_collection(
 }
 
 /// A tuple or UDT: its fields (possibly fewer than the type has), each a `[bytes]` that may be
-/// null.
+/// null. Trailing null fields are left out, so a value with them and one without them (a UDT
+/// value written before `ALTER TYPE ... ADD`) are one encoding, as Cassandra's
+/// `TupleType.compareCustom` finds them equal; the fields before the last value keep their
+/// null markers.
 fn encode_tuple(types: &[&CqlType], v: &[u8], out: &mut Vec<u8>) -> Result<(), Fault> {
     let mut c = SerializedReader { v };
     let mut i = 0;
+    // The end of the encoding up to the last field that is not null.
+    let mut end = out.len();
     while !c.v.is_empty() {
         let ty = types
             .get(i)
             .ok_or_else(|| Fault::invalid("more fields than the type has"))?;
         match c.element()? {
             None => out.push(NESTED_NULL),
-            Some(e) => encode_nested(ty, e, out)?,
+            Some(e) => {
+                encode_nested(ty, e, out)?;
+                end = out.len();
+            }
         }
         i += 1;
     }
+    out.truncate(end);
     out.push(NESTED_END);
     Ok(())
 }
 
+/// A tuple or UDT with every field its type has: the fields the encoding ends before (trailing
+/// nulls, or fields added to the type after the key was written) come back null, as Cassandra
+/// serializes a value of the type. Encodings an older khata wrote with their trailing null
+/// markers decode too, to the same value.
 fn decode_tuple(types: &[&CqlType], r: &mut KeyReader<'_>, out: &mut Vec<u8>) -> Result<(), Fault> {
-    for ty in types {
+    for (i, ty) in types.iter().enumerate() {
         if !decode_nested(ty, true, r, out)? {
+            for _ in i..types.len() {
+                out.extend_from_slice(&(-1i32).to_be_bytes());
+            }
             return Ok(());
         }
     }
