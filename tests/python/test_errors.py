@@ -10,6 +10,7 @@ import re
 import pytest
 from cassandra import AlreadyExists, InvalidRequest
 from cassandra.protocol import SyntaxException
+from cassandra.query import UNSET_VALUE
 
 ALLOW_FILTERING_MESSAGE = (
     "Cannot execute this query as it might involve data filtering and thus may have "
@@ -43,11 +44,33 @@ def node_still_serves(session):
     "INSERT INTO t (k) VALUES",
     "SELECT * FROM system.local garbage",
     "CREATE TABLE (k int PRIMARY KEY)",
+    "SELECT * FROM system.local WHERE key = 'local' AND (a, b) > ()",
 ])
 def test_syntax_error(session, statement):
     with pytest.raises(SyntaxException) as error:
         session.execute(statement)
     assert "line 1:" in str(error.value)
+
+
+@pytest.mark.parametrize("statement, message", [
+    ("CREATE KEYSPACE dup WITH replication = {'class': 'NetworkTopologyStrategy', "
+     "'datacenter1': 2, 'datacenter1': 3}", "Multiple definition for property datacenter1"),
+    ("ALTER KEYSPACE system_auth WITH replication = {'class': 'NetworkTopologyStrategy', "
+     "'datacenter1': 2, 'datacenter1': 1}", "Multiple definition for property datacenter1"),
+    ("CREATE KEYSPACE dup WITH durable_writes = true AND durable_writes = false",
+     "Multiple definition for property 'durable_writes'"),
+    ("USE ?", "Bind variables cannot be used for keyspace names"),
+    ("SELECT * FROM ?", "Bind variables cannot be used for table names"),
+    ("UPDATE t SET v = k + 1 WHERE k = 1", "Only expressions of the form X = X +<value> are "
+     "supported."),
+    ("UPDATE t SET v = 'a', v = 'b' WHERE k = 1", "Multiple incompatible setting of column v"),
+])
+def test_checks_of_cassandras_parser_are_syntax_errors(session, statement, message):
+    """What Cassandra's parser refuses as it goes (its addRecognitionError) is a SyntaxException
+    whose message is the check's text alone."""
+    with pytest.raises(SyntaxException) as error:
+        session.execute(statement)
+    assert f'message="{message}"' in str(error.value), str(error.value)
 
 
 def test_syntax_error_on_prepare(session):
@@ -423,3 +446,96 @@ def test_aggregates_over_part_of_the_partition_key_do_not_warn(session, keyspace
         f"SELECT count(*) FROM {keyspace}.agg_parts WHERE a = 1 ALLOW FILTERING")
     assert future.result().one()[0] == 1
     assert not future.warnings
+
+
+@pytest.fixture(scope="module")
+def clustered(session, keyspace):
+    session.execute(
+        f"CREATE TABLE {keyspace}.clustered (a int, b int, c int, d int, PRIMARY KEY (a, b, c, d))")
+    return f"{keyspace}.clustered"
+
+
+@pytest.mark.parametrize("where, message", [
+    ("a = 0 AND (b, c) > (1, 2, 3)", "Expected 2 elements in value tuple, but got 3: (1, 2, 3)"),
+    ("a = 0 AND (d, c, b) = (0, 0, 0)", "Clustering columns must appear in the PRIMARY KEY order "
+     "in multi-column relations: (d, c, b) = (0, 0, 0)"),
+    ("a = 0 AND (c, d) = (0, 0)",
+     'PRIMARY KEY column "c" cannot be restricted as preceding column "b" is not restricted'),
+    ("(c, d) IN ((0, 1))",
+     'PRIMARY KEY column "c" cannot be restricted as preceding column "b" is not restricted'),
+    ("b = 22 AND d = 24",
+     'PRIMARY KEY column "d" cannot be restricted as preceding column "c" is not restricted'),
+    ("a = 0 AND (b, c, d) > (0, 1, 0) AND c < 1",
+     'Column "c" cannot be restricted by two inequalities not starting with the same column'),
+    ("a = 0 AND c > 1 AND (b, c, d) < (1, 1, 0)",
+     'Column "c" cannot be restricted by two inequalities not starting with the same column'),
+    ("a = 0 AND (b, c) > (0, 0) AND (b) < (0) AND (c) < (0)",
+     'Column "c" cannot be restricted by two inequalities not starting with the same column'),
+    ("a = 0 AND b > 0 AND (c, d) IN ((0, 0))",
+     'Clustering column "c" cannot be restricted (preceding column "b" is restricted by a non-EQ '
+     'relation)'),
+    ("a = 0 AND (b) < (0) AND (c) < (0) AND (b, c) > (0, 0)",
+     'Clustering column "c" cannot be restricted (preceding column "b" is restricted by a non-EQ '
+     'relation)'),
+    ("b > 20 AND c = 33",
+     'Clustering column "c" cannot be restricted (preceding column "b" is restricted by a non-EQ '
+     'relation)'),
+    ("a = 0 AND (c, d) > (0, 0) AND b > 0",
+     'PRIMARY KEY column "c" cannot be restricted (preceding column "b" is restricted by a non-EQ '
+     'relation)'),
+    ("a = 0 AND (b) = (0) AND (b) > (0)",
+     "b cannot be restricted by more than one relation if it includes an Equal"),
+    ("a = 0 AND b IN (1, 2) AND b = 1",
+     "b cannot be restricted by more than one relation if it includes a IN"),
+    ("a = 0 AND (b) > (0) AND b > 1", "More than one restriction was found for the start bound on b"),
+    ("a = 0 AND b > 0 AND b = 1",
+     'Column "b" cannot be restricted by both an equality and an inequality relation'),
+    ("a = 0 AND (b) != (0)", 'Unsupported "!=" relation: (b) != (0)'),
+    ("a >= 1 AND a < 4", ALLOW_FILTERING_MESSAGE),
+    ("a = 0 AND (c, d) < (2, 2) ALLOW FILTERING",
+     "Multi-column slice restrictions cannot be used for filtering."),
+    ("a = 0 AND b > 1 AND (d, c) < (2, 2) ALLOW FILTERING",
+     "Clustering columns must appear in the PRIMARY KEY order in multi-column relations"),
+    ("a = 0 AND b > 1 AND (c, d) < (2, 2) ALLOW FILTERING",
+     "Multi-column slice restrictions cannot be used for filtering."),
+])
+def test_clustering_restrictions_refused_in_cassandras_words(session, clustered, where, message):
+    """What Cassandra's restrictions refuse, in its words and in its order: the merge of two
+    relations on a column, a relation after a sliced column, a column after an unrestricted one
+    (before ALLOW FILTERING is asked for), a slice of the partition key (filtered)
+    (SelectMultiColumnRelationTest.testMultiClusteringInvalidQueries, SelectTest)."""
+    with pytest.raises(InvalidRequest) as error:
+        session.execute(f"SELECT * FROM {clustered} WHERE {where}")
+    assert message in str(error.value), str(error.value)
+
+
+@pytest.mark.parametrize("where, values, message", [
+    ("a = 0 AND (b, c) > (?, ?)", (1, None), "Invalid null value in condition for column c"),
+    ("a = 0 AND (b, c, d) = (?, ?, ?)", (1, 2, None), "Invalid null value for column d"),
+    ("a = 0 AND (b, c, d) IN ((?, ?, ?))", (1, 2, None), "Invalid null value for column d"),
+    ("a = 0 AND (b, c, d) IN ((?, ?, ?), (?, ?, ?))", (1, 2, None, 2, 1, 4),
+     "Invalid null value in condition for columns: [b, c, d]"),
+    ("a IN ?", (None,), "Invalid null value for column a"),
+    ("a = 0 AND b IN ?", (UNSET_VALUE,), "Invalid unset value for column b"),
+])
+def test_null_or_unset_key_values_refused_in_cassandras_words(session, clustered, where, values,
+                                                              message):
+    prepared = session.prepare(f"SELECT * FROM {clustered} WHERE {where}")
+    with pytest.raises(InvalidRequest) as error:
+        session.execute(prepared, values)
+    assert message in str(error.value), str(error.value)
+
+
+def test_a_clustering_value_over_64k_matches_no_row(session, keyspace):
+    """No row has a clustering value over 64 KiB (writes refuse one), so Cassandra finds none
+    for it rather than refuse the query (SelectTest.testCKQueryWithValueOver64K)."""
+    t = f"{keyspace}.big_ck"
+    session.execute(f"CREATE TABLE {t} (a text, b text, PRIMARY KEY (a, b))")
+    session.execute(f"INSERT INTO {t} (a, b) VALUES ('foo', 'x')")
+    big = "x" * (1024 * 65)
+    one = session.prepare(f"SELECT * FROM {t} WHERE a = 'foo' AND b = ?")
+    assert list(session.execute(one, (big,))) == []
+    several = session.prepare(f"SELECT b FROM {t} WHERE a = 'foo' AND b IN (?, ?)")
+    assert [r.b for r in session.execute(several, (big, "x"))] == ["x"]
+    with pytest.raises(InvalidRequest):
+        session.execute(f"INSERT INTO {t} (a, b) VALUES ('foo', %s)", (big,))

@@ -661,6 +661,11 @@ fn schema_statements() {
             "CREATE TABLE monkey_species (species text, common_name text, population varint, average_size int, PRIMARY KEY (species)) WITH comment = 'Important biological records'",
         ),
         (
+            // Cassandra's `'(' tableColumns ( ',' tableColumns? )* ')'`: empty entries.
+            "CREATE TABLE t (pk int, ck int, , v int, PRIMARY KEY (pk, ck),)",
+            "CREATE TABLE t (pk int, ck int, v int, PRIMARY KEY (pk, ck))",
+        ),
+        (
             "CREATE TABLE timeline (userid uuid, posted_month int, posted_time uuid, body text, posted_by text, PRIMARY KEY (userid, posted_month, posted_time)) WITH compaction = { 'class' : 'LeveledCompactionStrategy' }",
             "CREATE TABLE timeline (userid uuid, posted_month int, posted_time uuid, body text, posted_by text, PRIMARY KEY (userid, posted_month, posted_time)) WITH compaction = {'class': 'LeveledCompactionStrategy'}",
         ),

@@ -9,9 +9,11 @@
 //! ```
 //!
 //! The part in parentheses quotes the statement around the offending token, which is shown in
-//! brackets. Cassandra sends both kinds to the client as a `SyntaxError` (code 0x2000); the
-//! [`ParseErrorKind::Invalid`] and [`ParseErrorKind::Unsupported`] kinds are statements the
-//! grammar accepts but khata refuses, which a front end reports as `Invalid` (0x2200).
+//! brackets. Cassandra sends both kinds to the client as a `SyntaxError` (code 0x2000), and so
+//! the checks its parser makes as it goes (`addRecognitionError`), whose message is the text
+//! alone ([`ParseErrorKind::Recognition`]); the [`ParseErrorKind::Invalid`] and
+//! [`ParseErrorKind::Unsupported`] kinds are statements the grammar accepts but khata refuses,
+//! which a front end reports as `Invalid` (0x2200).
 
 use std::fmt;
 
@@ -32,8 +34,13 @@ pub enum ParseErrorKind {
     ReservedKeyword,
     /// Nesting deeper than [`MAX_NESTING_DEPTH`](super::MAX_NESTING_DEPTH).
     TooDeep,
-    /// Well-formed but refused while parsing, as Cassandra's parser refuses it (for example
-    /// `SET a = b + 1`, or a number out of range).
+    /// Refused by a check of Cassandra's parser (`addRecognitionError`): a syntax error whose
+    /// message is the check's text alone (`Multiple definition for property 'a'`, `SET a = b +
+    /// 1`, a bind marker for a keyspace name).
+    Recognition,
+    /// Well-formed but refused while parsing, where Cassandra refuses it with an
+    /// `InvalidRequest` when it prepares the statement (for example a missing PRIMARY KEY, or a
+    /// number out of range).
     Invalid,
     /// A statement khata does not implement (roles, permissions, functions, views, triggers,
     /// `COMPACT STORAGE`).
@@ -70,6 +77,9 @@ impl ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.kind == ParseErrorKind::Recognition {
+            return f.write_str(&self.message);
+        }
         write!(f, "line {} {}", self.position, self.message)?;
         if !self.snippet.is_empty() {
             write!(f, " ({})", self.snippet)?;

@@ -19,7 +19,7 @@ impl Parser<'_> {
             self.advance();
             self.advance();
             let if_not_exists = self.if_not_exists()?;
-            let name = self.ident()?;
+            let name = self.keyspace_name()?;
             self.expect_keyword(Keyword::With)?;
             let properties = self.properties()?;
             return Ok(Statement::CreateKeyspace(CreateKeyspace {
@@ -98,7 +98,13 @@ impl Parser<'_> {
                 }
                 columns.push(column);
             }
-            if !self.eat(&TokenKind::Comma) || self.at(&TokenKind::RightParen) {
+            // `'(' tableColumns ( ',' tableColumns? )* ')'`: an entry after a comma may be
+            // empty, `(a int, , b int,)`.
+            if !self.eat(&TokenKind::Comma) {
+                break;
+            }
+            while self.eat(&TokenKind::Comma) {}
+            if self.at(&TokenKind::RightParen) {
                 break;
             }
         }
@@ -214,6 +220,7 @@ impl Parser<'_> {
         let name = if self.at_keyword(Keyword::On) {
             None
         } else {
+            self.refuse_marker_name("index")?;
             Some(self.ident()?)
         };
         self.expect_keyword(Keyword::On)?;
@@ -285,7 +292,7 @@ impl Parser<'_> {
             self.advance();
             self.advance();
             let if_exists = self.if_exists()?;
-            let name = self.ident()?;
+            let name = self.keyspace_name()?;
             self.expect_keyword(Keyword::With)?;
             let properties = self.properties()?;
             return Ok(Statement::AlterKeyspace(AlterKeyspace {
@@ -458,7 +465,7 @@ impl Parser<'_> {
             self.advance();
             self.advance();
             let if_exists = self.if_exists()?;
-            let name = self.ident()?;
+            let name = self.keyspace_name()?;
             return Ok(Statement::DropKeyspace(DropKeyspace { if_exists, name }));
         }
         if self.at_table_keyword(1) {
@@ -480,7 +487,7 @@ impl Parser<'_> {
                 self.advance();
                 self.advance();
                 let if_exists = self.if_exists()?;
-                let name = self.qualified_name()?;
+                let name = self.index_name()?;
                 Ok(Statement::DropIndex(DropIndex { if_exists, name }))
             }
             Some(Keyword::Materialized) => Err(self.unsupported_statement(3)),

@@ -118,7 +118,7 @@ impl<'a> Parser<'a> {
             Keyword::Begin => Ok(Statement::Batch(Box::new(self.batch()?))),
             Keyword::Use => {
                 self.advance();
-                Ok(Statement::Use(self.ident()?))
+                Ok(Statement::Use(self.keyspace_name()?))
             }
             Keyword::Truncate => self.truncate(),
             Keyword::Create => self.create(),
@@ -343,6 +343,11 @@ impl<'a> Parser<'a> {
     /// A refusal of something the grammar accepts, pointing at token `index`.
     fn invalid_at(&self, index: usize, message: String) -> ParseError {
         self.error_at(index, ParseErrorKind::Invalid, message)
+    }
+
+    /// A check of Cassandra's parser failing at token `index` (its `addRecognitionError`).
+    fn recognition_at(&self, index: usize, message: String) -> ParseError {
+        self.error_at(index, ParseErrorKind::Recognition, message)
     }
 
     /// A statement khata does not implement, named by its first `words` words.

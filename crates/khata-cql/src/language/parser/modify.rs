@@ -133,7 +133,7 @@ impl Parser<'_> {
                     }
             });
             if clash {
-                return Err(self.invalid_at(
+                return Err(self.recognition_at(
                     start,
                     format!("Multiple incompatible setting of column {}", a.column),
                 ));
@@ -204,9 +204,10 @@ impl Parser<'_> {
             let add = self.advance().kind == TokenKind::Plus;
             let sign = if add { "+" } else { "-" };
             if &operand != column {
-                return Err(self.invalid_at(
+                // Cassandra's words, without a space after the sign.
+                return Err(self.recognition_at(
                     index,
-                    format!("Only expressions of the form X = X {sign} <value> are supported."),
+                    format!("Only expressions of the form X = X {sign}<value> are supported."),
                 ));
             }
             let value = self.term()?;
@@ -223,7 +224,7 @@ impl Parser<'_> {
         let index = self.pos;
         let operand = self.cident()?;
         if &operand != column {
-            return Err(self.invalid_at(
+            return Err(self.recognition_at(
                 index,
                 "Only expressions of the form X = <value> + X are supported.".to_string(),
             ));

@@ -80,14 +80,25 @@ impl Parser<'_> {
             error.message = format!("{}: a name cannot be empty", error.message);
             return Err(error);
         }
+        Err(self.mismatched(&["IDENT", "QUOTED_NAME"]))
+    }
+
+    /// Cassandra's refusal of a bind marker where a keyspace, table or index name goes
+    /// (`ksName`, `cfName`, `idxName`: `what` is "keyspace", "table" or "index").
+    pub(super) fn refuse_marker_name(&self, what: &str) -> Result<()> {
         if self.at(&TokenKind::QuestionMark) {
-            return Err(self.invalid_at(
+            return Err(self.recognition_at(
                 self.pos,
-                "Bind variables cannot be used for keyspace, table, index or type names"
-                    .to_string(),
+                format!("Bind variables cannot be used for {what} names"),
             ));
         }
-        Err(self.mismatched(&["IDENT", "QUOTED_NAME"]))
+        Ok(())
+    }
+
+    /// `keyspaceName`.
+    pub(super) fn keyspace_name(&mut self) -> Result<Name> {
+        self.refuse_marker_name("keyspace")?;
+        self.ident()
     }
 
     /// `ident`: a column, keyspace, table, field or alias name.
@@ -103,10 +114,23 @@ impl Parser<'_> {
         self.ident()
     }
 
-    /// `columnFamilyName` / `indexName`: `[ks.]name`.
+    /// `columnFamilyName`: `[ks.]table`.
     pub(super) fn qualified_name(&mut self) -> Result<QualifiedName> {
+        self.keyspace_qualified("table")
+    }
+
+    /// `indexName`: `[ks.]index`.
+    pub(super) fn index_name(&mut self) -> Result<QualifiedName> {
+        self.keyspace_qualified("index")
+    }
+
+    /// `[ks.]name`, the name being of a `what` ("table" or "index").
+    fn keyspace_qualified(&mut self, what: &str) -> Result<QualifiedName> {
+        let keyspace_next = self.peek_nth(1) == &TokenKind::Dot;
+        self.refuse_marker_name(if keyspace_next { "keyspace" } else { what })?;
         let first = self.ident()?;
         if self.eat(&TokenKind::Dot) {
+            self.refuse_marker_name(what)?;
             let name = self.ident()?;
             return Ok(QualifiedName {
                 keyspace: Some(first),
@@ -133,7 +157,7 @@ impl Parser<'_> {
         let unquoted = matches!(self.peek().kind, TokenKind::Word { .. });
         let name = self.name(NameRole::UserType)?;
         if unquoted && RESERVED_TYPE_NAMES.contains(&name.as_str()) {
-            return Err(self.invalid_at(
+            return Err(self.recognition_at(
                 index,
                 format!("Invalid (reserved) user type name {}", name.as_str()),
             ));

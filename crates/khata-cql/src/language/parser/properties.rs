@@ -22,12 +22,6 @@ impl Parser<'_> {
     pub(super) fn property_into(&mut self, properties: &mut Vec<Property>) -> Result<()> {
         let index = self.pos;
         let name = self.ident()?;
-        if properties.iter().any(|p| p.name == name) {
-            return Err(self.invalid_at(
-                index,
-                format!("Multiple definition for property {}", name.as_str()),
-            ));
-        }
         self.expect(TokenKind::Equal)?;
         let value = if self.at(&TokenKind::LeftBrace) {
             PropertyValue::Map(self.property_map()?)
@@ -45,55 +39,77 @@ impl Parser<'_> {
         } else {
             return Err(self.no_viable());
         };
+        // Cassandra's PropertyDefinitions.addProperty, once the value is parsed.
+        if properties.iter().any(|p| p.name == name) {
+            return Err(self.recognition_at(
+                index,
+                format!("Multiple definition for property '{}'", name.as_str()),
+            ));
+        }
         properties.push(Property { name, value });
         Ok(())
     }
 
-    /// `fullMapLiteral` of constants.
+    /// `fullMapLiteral` of constants, checked once read as Cassandra's `convertPropertyMap`
+    /// checks it.
     fn property_map(&mut self) -> Result<Vec<(Literal, Literal)>> {
         self.expect(TokenKind::LeftBrace)?;
-        let mut entries: Vec<(Literal, Literal)> = Vec::new();
-        if self.eat(&TokenKind::RightBrace) {
-            return Ok(entries);
+        let mut read: Vec<(usize, Term, Term)> = Vec::new();
+        if !self.eat(&TokenKind::RightBrace) {
+            loop {
+                let key_index = self.pos;
+                let key = self.term()?;
+                self.expect(TokenKind::Colon)?;
+                let value = self.term()?;
+                read.push((key_index, key, value));
+                if !self.eat(&TokenKind::Comma) {
+                    break;
+                }
+            }
+            self.expect(TokenKind::RightBrace)?;
         }
-        loop {
-            let key_index = self.pos;
-            let key = self.term()?;
-            self.expect(TokenKind::Colon)?;
-            let value_index = self.pos;
-            let value = self.term()?;
+        const MARKER: &str = " (bind variables are not supported in DDL queries)";
+        let mut entries: Vec<(Literal, Literal)> = Vec::new();
+        for (key_index, key, value) in read {
             let key = match key {
                 Term::Literal(literal) if literal != Literal::Null => literal,
-                _ => return Err(self.invalid_at(key_index, "Invalid property name".to_string())),
+                other => {
+                    let marker = if matches!(other, Term::Marker(_)) {
+                        MARKER
+                    } else {
+                        ""
+                    };
+                    return Err(self.recognition_at(
+                        key_index,
+                        format!("Invalid property name: {other}{marker}"),
+                    ));
+                }
             };
             let value = match value {
                 Term::Literal(literal) if literal != Literal::Null => literal,
-                Term::Marker(_) => {
-                    return Err(self.invalid_at(
-                        value_index,
-                        "Invalid property value (bind variables are not supported in DDL queries)"
-                            .to_string(),
+                other => {
+                    let marker = if matches!(other, Term::Marker(_)) {
+                        MARKER
+                    } else {
+                        ""
+                    };
+                    return Err(self.recognition_at(
+                        key_index,
+                        format!("Invalid property value: {other} for property: {key}{marker}"),
                     ));
-                }
-                _ => {
-                    return Err(self.invalid_at(value_index, "Invalid property value".to_string()));
                 }
             };
             if entries.iter().any(|(k, _)| k == &key) {
-                return Err(self.invalid_at(
-                    key_index,
-                    format!(
-                        "Multiple definition for property {}",
-                        self.offending(key_index)
-                    ),
-                ));
+                // The key's text as written, unquoted (Cassandra's `getRawText`).
+                let raw = match &key {
+                    Literal::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                return Err(self
+                    .recognition_at(key_index, format!("Multiple definition for property {raw}")));
             }
             entries.push((key, value));
-            if !self.eat(&TokenKind::Comma) {
-                break;
-            }
         }
-        self.expect(TokenKind::RightBrace)?;
         Ok(entries)
     }
 }

@@ -515,6 +515,10 @@ impl Parser<'_> {
             return Ok(Term::Marker(self.marker()?));
         }
         self.expect(TokenKind::LeftParen)?;
+        // A tuple literal has at least one element: `(b, c) > ()` is a syntax error.
+        if self.at(&TokenKind::RightParen) {
+            return Err(self.no_viable());
+        }
         let items = self.term_list(TokenKind::RightParen)?;
         Ok(Term::Tuple(items))
     }
