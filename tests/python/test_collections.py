@@ -476,3 +476,146 @@ def test_list_operations_by_index_on_several_rows_of_a_statement(session, keyspa
     session.execute(f"UPDATE {t} SET l[0] = 7 WHERE k = 1 AND c IN (1, 2)")
     session.execute(f"DELETE l[2] FROM {t} WHERE k = 1 AND c IN (1, 2)")
     assert [r.l for r in session.execute(f"SELECT l FROM {t} WHERE k = 1")] == [[7, 2], [7, 2]]
+
+
+FILTERING = "use ALLOW FILTERING"
+
+
+def test_contains_filters_a_frozen_collection_in_the_partition_key(session, keyspace):
+    """CONTAINS and CONTAINS KEY on a frozen collection of the partition key filter the scan with
+    ALLOW FILTERING, as Cassandra does (SelectTest.testContainsOnPartitionKey[Part])."""
+    for name, key in [("contains_pk", "pk, ck"), ("contains_pk_part", "(pk, ck)")]:
+        t = f"{keyspace}.{name}"
+        session.execute(
+            f"CREATE TABLE {t} (pk frozen<map<int, int>>, ck int, v int, PRIMARY KEY ({key}))")
+        for row in [({1: 2}, 1, 1), ({1: 2}, 2, 2), ({1: 2, 3: 4}, 1, 3), ({1: 2, 3: 4}, 2, 3),
+                    ({5: 6}, 5, 5), ({7: 8}, 6, 6)]:
+            session.execute(f"INSERT INTO {t} (pk, ck, v) VALUES (%s, %s, %s)", row)
+
+        def rows(where):
+            return sorted((sorted(r.pk.items()), r.ck, r.v) for r in session.execute(
+                f"SELECT * FROM {t} WHERE {where} ALLOW FILTERING"))
+
+        both = [([(1, 2), (3, 4)], 1, 3), ([(1, 2), (3, 4)], 2, 3)]
+        assert rows("pk CONTAINS KEY 1") == sorted([([(1, 2)], 1, 1), ([(1, 2)], 2, 2), *both])
+        assert rows("pk CONTAINS KEY 1 AND pk CONTAINS 4") == both
+        assert rows("pk CONTAINS KEY 1 AND pk CONTAINS KEY 3") == both
+        assert rows("pk CONTAINS KEY 1 AND v = 3") == both
+        assert rows("pk CONTAINS KEY 1 AND ck = 1 AND v = 3") == both[:1]
+        with pytest.raises(InvalidRequest, match=FILTERING):
+            session.execute(f"SELECT * FROM {t} WHERE pk CONTAINS KEY 1")
+
+
+def test_contains_filters_a_frozen_collection_in_the_clustering_key(session, keyspace):
+    """CONTAINS [KEY] on a frozen collection clustering column filters with ALLOW FILTERING
+    (SelectTest.testContainsFilteringForClusteringKeys, FrozenCollectionsTest
+    .testClusteringColumnFiltering); without it, Cassandra's refusals."""
+    first = f"{keyspace}.contains_first_ck"
+    session.execute(
+        f"CREATE TABLE {first} (a int, b frozen<list<int>>, c int, PRIMARY KEY (a, b, c))")
+    for row in [(11, [1, 3], 14), (21, [2, 3], 24), (21, [3, 3], 34)]:
+        session.execute(f"INSERT INTO {first} (a, b, c) VALUES (%s, %s, %s)", row)
+
+    def rows(t, where):
+        return sorted(tuple(r) for r in session.execute(
+            f"SELECT * FROM {t} WHERE {where} ALLOW FILTERING"))
+
+    assert rows(first, "a = 21 AND b CONTAINS 2") == [(21, [2, 3], 24)]
+    assert rows(first, "b CONTAINS 2") == [(21, [2, 3], 24)]
+    assert rows(first, "b CONTAINS 3") == [(11, [1, 3], 14), (21, [2, 3], 24), (21, [3, 3], 34)]
+    assert rows(first, "b CONTAINS 3 AND c = 34") == [(21, [3, 3], 34)]
+    for where in ("a = 21 AND b CONTAINS 2", "b CONTAINS 2"):
+        with pytest.raises(InvalidRequest, match="Clustering columns can only be restricted "
+                           "with CONTAINS with a secondary index or filtering"):
+            session.execute(f"SELECT * FROM {first} WHERE {where}")
+    with pytest.raises(InvalidRequest, match="Cannot use CONTAINS KEY on non-map column b"):
+        session.execute(f"SELECT * FROM {first} WHERE b CONTAINS KEY 1 ALLOW FILTERING")
+
+    second = f"{keyspace}.contains_second_ck"
+    session.execute(f"CREATE TABLE {second} (a int, b int, c frozen<map<text, text>>, d int, "
+                    "PRIMARY KEY (a, b, c))")
+    for row in [(11, 12, {"1": "3"}, 14), (21, 22, {"2": "3"}, 24), (21, 22, {"3": "3"}, 34)]:
+        session.execute(f"INSERT INTO {second} (a, b, c, d) VALUES (%s, %s, %s, %s)", row)
+    assert [(r.a, r.d) for r in session.execute(
+        f"SELECT * FROM {second} WHERE b > 20 AND c CONTAINS KEY '2' ALLOW FILTERING")] == [
+        (21, 24)]
+    assert [(r.a, r.d) for r in session.execute(
+        f"SELECT * FROM {second} WHERE a = 21 AND c CONTAINS '3' ALLOW FILTERING")] == [
+        (21, 24), (21, 34)]
+    with pytest.raises(InvalidRequest, match='Clustering column "c" cannot be restricted '
+                       r'\(preceding column "b" is restricted by a non-EQ relation\)'):
+        session.execute(f"SELECT * FROM {second} WHERE b > 20 AND c CONTAINS KEY '2'")
+
+
+def test_contains_on_a_column_that_is_no_collection_is_refused(session, keyspace):
+    t = f"{keyspace}.contains_int_key"
+    session.execute(f"CREATE TABLE {t} (pk int, ck int, v int, PRIMARY KEY (pk, ck))")
+    for statement, message in [
+        (f"DELETE FROM {t} WHERE pk CONTAINS 0", "Cannot use CONTAINS on non-collection column pk"),
+        (f"UPDATE {t} SET v = 1 WHERE pk CONTAINS 0 AND ck = 1",
+         "Cannot use CONTAINS on non-collection column pk"),
+        (f"SELECT * FROM {t} WHERE ck CONTAINS 0 ALLOW FILTERING",
+         "Cannot use CONTAINS on non-collection column ck"),
+        (f"SELECT * FROM {t} WHERE pk CONTAINS KEY 0 ALLOW FILTERING",
+         "Cannot use CONTAINS KEY on non-map column pk"),
+    ]:
+        with pytest.raises(InvalidRequest, match=message):
+            session.execute(statement)
+
+
+def test_an_in_of_one_value_on_a_regular_column_is_an_equality(session, keyspace):
+    """Cassandra lets `IN (x)` through on a column outside the primary key as `=`, and names
+    IN when it refuses it on a collection (SelectSingleColumnRelationTest
+    .testInvalidCollectionNonEQRelation); an IN of several values stays refused."""
+    t = f"{keyspace}.in_one"
+    session.execute(f"CREATE TABLE {t} (a int PRIMARY KEY, b int, c set<int>)")
+    session.execute(f"INSERT INTO {t} (a, b, c) VALUES (1, 1, {{0}})")
+    session.execute(f"INSERT INTO {t} (a, b, c) VALUES (2, 2, {{0}})")
+    assert [r.a for r in session.execute(f"SELECT a FROM {t} WHERE b IN (1) ALLOW FILTERING")] \
+        == [1]
+    prepared = session.prepare(f"SELECT a FROM {t} WHERE b IN (?) ALLOW FILTERING")
+    assert [r.a for r in session.execute(prepared, (2,))] == [2]
+    with pytest.raises(InvalidRequest, match=FILTERING):
+        session.execute(f"SELECT a FROM {t} WHERE b IN (1)")
+    with pytest.raises(InvalidRequest, match=r"Collection column 'c' \(set<int>\) cannot be "
+                       "restricted by a 'IN' relation"):
+        session.execute(f"SELECT a FROM {t} WHERE a = 1 AND c IN ({{0}}) ALLOW FILTERING")
+    for where in ("b IN (1, 2)", "b IN ()", "b IN ?"):
+        with pytest.raises(InvalidRequest, match=r"IN predicates on non-primary-key columns "
+                           r"\(b\) is not yet supported"):
+            session.prepare(f"SELECT a FROM {t} WHERE {where} ALLOW FILTERING")
+
+
+@pytest.mark.parametrize("column, relation, what", [
+    ("list<duration>", "> [2s, 3s]", "collections containing durations"),
+    ("frozen<list<duration>>", ">= [1s, 3s]", "collections containing durations"),
+    ("frozen<map<int, duration>>", "< {1: 1s, 3: 3s}", "collections containing durations"),
+    ("map<int, duration>", "<= {1: 1s}", "collections containing durations"),
+    ("tuple<int, duration>", "> (1, 2s)", "tuples containing durations"),
+    ("frozen<dur_udt>", "< {i: 1, d: 3s}", "UDTs containing durations"),
+    ("dur_udt", "> {i: 1, d: 3s}", "UDTs containing durations"),
+    ("duration", "> 1s", "duration columns"),
+])
+def test_slices_on_values_holding_durations_are_refused(session, keyspace, column, relation,
+                                                        what):
+    """Durations have no order, so Cassandra refuses `<`, `<=`, `>`, `>=` on any value holding
+    one, before anything else about the relation (SelectTest.testFilteringOn*ContainingDurations)."""
+    session.execute(f"CREATE TYPE IF NOT EXISTS {keyspace}.dur_udt (i int, d duration)")
+    t = f"{keyspace}.dur_{abs(hash(column)) % 100000}"
+    session.execute(f"CREATE TABLE IF NOT EXISTS {t} (k int PRIMARY KEY, x {column})")
+    with pytest.raises(InvalidRequest, match=f"Slice restrictions are not supported on {what}"):
+        session.execute(f"SELECT * FROM {t} WHERE x {relation} ALLOW FILTERING")
+
+
+def test_equality_and_contains_on_values_holding_durations_filter(session, keyspace):
+    t = f"{keyspace}.dur_eq"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, fl frozen<list<duration>>, "
+                    "t tuple<int, duration>)")
+    session.execute(f"INSERT INTO {t} (k, fl, t) VALUES (0, [1s, 2s], (1, 2s))")
+    session.execute(f"INSERT INTO {t} (k, fl, t) VALUES (1, [2s, 3s], (2, 3s))")
+    assert [r.k for r in session.execute(
+        f"SELECT k FROM {t} WHERE fl = [1s, 2s] ALLOW FILTERING")] == [0]
+    assert [r.k for r in session.execute(
+        f"SELECT k FROM {t} WHERE fl CONTAINS 3s ALLOW FILTERING")] == [1]
+    assert [r.k for r in session.execute(
+        f"SELECT k FROM {t} WHERE t = (2, 3s) ALLOW FILTERING")] == [1]

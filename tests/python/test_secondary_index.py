@@ -397,3 +397,28 @@ def test_values_of_64k_and_more_are_not_indexed(session, ks):
         session.execute(f"SELECT k FROM {ks}.large WHERE v = %s", (big + b"x",))
     with pytest.raises(InvalidRequest, match="Index expression values may not be larger than 64K"):
         session.execute(f"SELECT k FROM {ks}.large WHERE tags CONTAINS %s", (big + b"x",))
+
+
+def test_an_index_with_other_clustering_restrictions_needs_allow_filtering(session, ks):
+    """Served by an index on a clustering column, a query that also slices an earlier clustering
+    column filters, so it needs ALLOW FILTERING as in Cassandra (SelectTest
+    .testCustomIndexWithFiltering, with a regular index); the indexed column alone does not."""
+    t = f"{ks}.indexed_ck"
+    session.execute(f"CREATE TABLE {t} (a text, b int, c text, d int, PRIMARY KEY (a, b, c))")
+    session.execute(f"CREATE INDEX ON {t} (c)")
+    for row in [("a", 0, "b", 1), ("a", 1, "b", 2), ("a", 2, "b", 3), ("c", 3, "b", 4),
+                ("d", 4, "d", 5)]:
+        session.execute(f"INSERT INTO {t} (a, b, c, d) VALUES (%s, %s, %s, %s)", row)
+    for where, expected in [
+        ("a = 'a' AND b > 0 AND c = 'b'", [("a", 1, "b", 2), ("a", 2, "b", 3)]),
+        ("c = 'b' AND d = 4", [("c", 3, "b", 4)]),
+        ("b > 0 AND c = 'b'", [("a", 1, "b", 2), ("a", 2, "b", 3), ("c", 3, "b", 4)]),
+    ]:
+        with pytest.raises(InvalidRequest, match=FILTERING):
+            session.execute(f"SELECT * FROM {t} WHERE {where}")
+        assert sorted(tuple(r) for r in session.execute(
+            f"SELECT * FROM {t} WHERE {where} ALLOW FILTERING")) == expected, where
+    assert sorted(tuple(r) for r in session.execute(f"SELECT * FROM {t} WHERE a = 'a' AND c = 'b'")) \
+        == [("a", 0, "b", 1), ("a", 1, "b", 2), ("a", 2, "b", 3)]
+    assert sorted(tuple(r) for r in session.execute(f"SELECT * FROM {t} WHERE c = 'b'")) == [
+        ("a", 0, "b", 1), ("a", 1, "b", 2), ("a", 2, "b", 3), ("c", 3, "b", 4)]

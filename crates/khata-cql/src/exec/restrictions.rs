@@ -10,8 +10,10 @@ use std::cmp::Ordering;
 use std::ops::Bound as RangeBound;
 
 use bytes::Bytes;
-use khata_coordinator::catalog::TableSchema;
-use khata_types::clustering::{encode_key, end_bound, full_range, start_bound};
+use khata_coordinator::catalog::{IndexKind, TableSchema};
+use khata_types::clustering::{
+    MAX_CLUSTERING_VALUE_SIZE_BYTES, encode_key, end_bound, full_range, start_bound,
+};
 use khata_types::schema::{ClusteringOrder, ColumnDef, ColumnKind, CqlType};
 use khata_types::token::{DecoratedKey, Token, serialize_partition_key};
 
@@ -53,6 +55,14 @@ pub(crate) struct Restrictions {
     /// when it runs it, so a SELECT that needs ALLOW FILTERING says so before it refuses the
     /// value ([`Restrictions::for_select`]); an UPDATE or DELETE refuses the filter itself.
     unbound_filter: Option<(String, ExecError)>,
+    /// A partition key column is restricted by a slice or `CONTAINS [KEY]` (a filter over the
+    /// scan): Cassandra's `PartitionKeyRestrictions.needFiltering`, which needs ALLOW FILTERING.
+    key_filtered: bool,
+    /// A clustering column (a frozen collection) is restricted by `CONTAINS [KEY]`.
+    clustering_contains: bool,
+    /// Clustering restrictions after a gap (or after the sliced column) were moved into the
+    /// filters.
+    clustering_gap_filtered: bool,
 }
 
 /// A restriction on a regular or static column, checked on each row read.
@@ -194,6 +204,85 @@ pub(crate) fn contained_type(ty: &CqlType, op: ComparisonOp) -> Option<CqlType> 
     }
 }
 
+/// The type a `CONTAINS [KEY]` on `c` compares with, or Cassandra's refusal of it on a column
+/// that is no collection (no map, for `CONTAINS KEY`).
+fn contains_type(c: &ColumnDef, op: ComparisonOp) -> Result<CqlType, ExecError> {
+    contained_type(&c.ty, op).ok_or_else(|| not_a_collection(c, op))
+}
+
+/// Cassandra's refusal of `CONTAINS` on a column that is no collection, or of `CONTAINS KEY` on
+/// one that is no map (`SingleColumnRelation.toReceivers`).
+fn not_a_collection(c: &ColumnDef, op: ComparisonOp) -> ExecError {
+    ExecError::invalid(format!(
+        "Cannot use {} on non-{} column {}",
+        op.symbol(),
+        if op == ComparisonOp::ContainsKey {
+            "map"
+        } else {
+            "collection"
+        },
+        c.name
+    ))
+}
+
+/// Cassandra's refusal of an `IN` of other than one value on a column outside the primary key.
+fn not_yet_supported_in(c: &ColumnDef) -> ExecError {
+    ExecError::invalid(format!(
+        "IN predicates on non-primary-key columns ({}) is not yet supported",
+        c.name
+    ))
+}
+
+/// A SELECT's `=`/`IN` values of a clustering column without those too large for a clustering
+/// key (over 65,535 bytes), which no row has: Cassandra finds no row for them rather than refuse
+/// them (`select`: false keeps them, for UPDATE and DELETE, which refuse them).
+fn keyable(select: bool, mut values: Vec<Bytes>) -> Vec<Bytes> {
+    if select {
+        values.retain(|v| v.len() <= MAX_CLUSTERING_VALUE_SIZE_BYTES);
+    }
+    values
+}
+
+/// Whether `op` is `<`, `<=`, `>` or `>=`.
+fn is_slice(op: ComparisonOp) -> bool {
+    matches!(
+        op,
+        ComparisonOp::Less
+            | ComparisonOp::LessEqual
+            | ComparisonOp::Greater
+            | ComparisonOp::GreaterEqual
+    )
+}
+
+/// Cassandra's refusal of a slice on a column whose type holds a duration, which has no order
+/// (`SingleColumnRelation.newSliceRestriction`, checked before anything else of the relation).
+fn refuse_duration_slice(c: &ColumnDef) -> Result<(), ExecError> {
+    if !super::ddl::references_duration(&c.ty) {
+        return Ok(());
+    }
+    let what = match c.ty {
+        CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. } => {
+            "collections containing durations"
+        }
+        CqlType::Tuple(_) => "tuples containing durations",
+        CqlType::Udt { .. } => "UDTs containing durations",
+        _ => "duration columns",
+    };
+    Err(ExecError::invalid(format!(
+        "Slice restrictions are not supported on {what}"
+    )))
+}
+
+/// Cassandra's refusal of a multi-column slice that would have to filter rows
+/// (`MultiColumnRestriction.SliceRestriction.addToRowFilter`).
+const MULTI_COLUMN_SLICE_FILTERING: &str =
+    "Multi-column slice restrictions cannot be used for filtering.";
+
+/// The clustering column at `position`.
+fn clustering_column(t: &TableSchema, position: usize) -> &ColumnDef {
+    t.def.clustering()[position].0
+}
+
 pub(crate) const FILTERING: &str = "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING";
 
 fn column<'t>(t: &'t TableSchema, name: &str) -> Result<&'t ColumnDef, ExecError> {
@@ -311,6 +400,20 @@ pub(crate) fn in_values(
     ty: &CqlType,
     name: &str,
 ) -> Result<Vec<Bytes>, ExecError> {
+    in_values_or(run, values, ty, name, |_| {
+        ExecError::invalid(format!("Invalid null value for IN restriction on {name}"))
+    })
+}
+
+/// [`in_values`], refusing a marker bound to null or unset with `refuse(state)` (`null` or
+/// `unset`).
+fn in_values_or(
+    run: &Run<'_>,
+    values: &InValues,
+    ty: &CqlType,
+    name: &str,
+    refuse: impl Fn(&str) -> ExecError,
+) -> Result<Vec<Bytes>, ExecError> {
     match values {
         InValues::Terms(terms) => terms
             .iter()
@@ -329,26 +432,46 @@ pub(crate) fn in_values(
                         .collect()),
                     _ => Err(ExecError::invalid(format!("Invalid IN values for {name}"))),
                 },
-                _ => Err(ExecError::invalid(format!(
-                    "Invalid null value for IN restriction on {name}"
-                ))),
+                Bound::Null => Err(refuse("null")),
+                Bound::Unset => Err(refuse("unset")),
             }
         }
     }
 }
 
-/// The components of a tuple value bound to several clustering columns.
+/// How Cassandra refuses a null in a multi-column relation's tuple: by its column in an
+/// equality (`MultiColumnRestriction.EQRestriction`), by its column "in condition" in a slice,
+/// by all the relation's columns in an `IN` of several tuples.
+#[derive(Clone, Copy, PartialEq)]
+enum NullInTuple {
+    Equality,
+    Slice,
+    In,
+}
+
+/// The components of a tuple value bound to several clustering columns. A tuple literal of
+/// the wrong size is refused first, as Cassandra refuses it when it prepares the relation.
 fn tuple_values(
     run: &Run<'_>,
     term: &Term,
     columns: &[&ColumnDef],
+    null: NullInTuple,
 ) -> Result<Vec<Bytes>, ExecError> {
+    if let Term::Tuple(items) = term
+        && items.len() != columns.len()
+    {
+        return Err(ExecError::invalid(format!(
+            "Expected {} elements in value tuple, but got {}: {term}",
+            columns.len(),
+            items.len()
+        )));
+    }
     let ty = CqlType::Tuple(columns.iter().map(|c| c.ty.clone()).collect());
     let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
     let name = format!("({})", names.join(", "));
     let bytes = bind::required(run, term, &ty, &name)?;
     match CqlValue::deserialize(&ty, &bytes) {
-        Ok(tuple) => tuple_columns(tuple, columns, &name),
+        Ok(tuple) => tuple_columns(tuple, columns, &name, null),
         Err(_) => Err(ExecError::invalid(format!("Invalid value for {name}"))),
     }
 }
@@ -358,6 +481,7 @@ fn tuple_columns(
     tuple: CqlValue,
     columns: &[&ColumnDef],
     name: &str,
+    null: NullInTuple,
 ) -> Result<Vec<Bytes>, ExecError> {
     match tuple {
         CqlValue::Tuple(items) if items.len() == columns.len() => items
@@ -365,7 +489,22 @@ fn tuple_columns(
             .zip(columns)
             .map(|(v, c)| {
                 v.map(|v| Bytes::from(v.to_bytes(&c.ty))).ok_or_else(|| {
-                    ExecError::invalid(format!("Invalid null value for column {}", c.name))
+                    ExecError::invalid(match null {
+                        NullInTuple::Equality => {
+                            format!("Invalid null value for column {}", c.name)
+                        }
+                        NullInTuple::Slice => {
+                            format!("Invalid null value in condition for column {}", c.name)
+                        }
+                        NullInTuple::In => {
+                            let names: Vec<&str> =
+                                columns.iter().map(|c| c.name.as_str()).collect();
+                            format!(
+                                "Invalid null value in condition for columns: [{}]",
+                                names.join(", ")
+                            )
+                        }
+                    })
                 })
             })
             .collect(),
@@ -380,7 +519,7 @@ impl Restrictions {
         run: &Run<'_>,
         clause: &[Relation],
     ) -> Result<Restrictions, ExecError> {
-        Restrictions::build(t, run, clause, false)
+        Restrictions::build(t, run, clause, false, false)
     }
 
     /// Bind and sort a SELECT's WHERE clause. With ALLOW FILTERING, what cannot select
@@ -393,7 +532,20 @@ impl Restrictions {
         clause: &[Relation],
         allow_filtering: bool,
     ) -> Result<Restrictions, ExecError> {
-        let mut r = Restrictions::build(t, run, clause, allow_filtering)?;
+        let mut r = Restrictions::build(t, run, clause, true, allow_filtering)?;
+        // What Cassandra checks when it prepares the statement, in its order: a partition key
+        // restricted by a slice or CONTAINS is filtered; then a clustering column restricted by
+        // CONTAINS needs an index or filtering.
+        if !allow_filtering && r.key_filtered {
+            return Err(ExecError::invalid(FILTERING));
+        }
+        if !allow_filtering && r.clustering_contains && !r.restricts_indexed_column(t) {
+            return Err(ExecError::invalid(if r.partial_partition_key() {
+                FILTERING
+            } else {
+                "Clustering columns can only be restricted with CONTAINS with a secondary index or filtering"
+            }));
+        }
         if let Some((column, refusal)) = r.unbound_filter.take() {
             // Without ALLOW FILTERING, a filter on a column no index serves needs it: the
             // refusal Cassandra gives first.
@@ -405,10 +557,111 @@ impl Restrictions {
             });
         }
         if allow_filtering {
+            let n = r.ck.iter().take_while(|v| v.is_some()).count();
+            if let Some((f, low, high)) = &r.slice
+                && *f > n
+                && slice_filters(clustering_column(t, *f), low, high).is_none()
+            {
+                return Err(ExecError::invalid(MULTI_COLUMN_SLICE_FILTERING));
+            }
             r.filter_partial_partition_key(t);
             r.filter_clustering_gaps(t);
+        } else if !r.partial_partition_key() && !r.restricts_indexed_column(t) {
+            // Cassandra refuses a clustering column restricted after an unrestricted one
+            // before it asks for ALLOW FILTERING.
+            r.prefix_len(t)?;
         }
         Ok(r)
+    }
+
+    /// A regular or static column compared with a value by `op` (`op_text`: the operator as
+    /// Cassandra's refusals name it, `IN` for an `IN` of one value, which Cassandra takes as
+    /// `=`).
+    fn compare_filter(
+        &mut self,
+        run: &Run<'_>,
+        c: &ColumnDef,
+        op: ComparisonOp,
+        op_text: &str,
+        term: &Term,
+    ) -> Result<(), ExecError> {
+        if is_slice(op) {
+            refuse_duration_slice(c)?;
+        }
+        // A non-frozen collection is restricted only by CONTAINS [KEY] or a map entry
+        // (Cassandra's `isLegalRelationForNonFrozenCollection`).
+        if c.ty.is_multi_cell() {
+            let ty = khata_types::type_text::type_text(&c.ty);
+            return Err(ExecError::invalid(if matches!(c.ty, CqlType::Udt { .. }) {
+                format!(
+                    "Non-frozen UDT column '{}' ({ty}) cannot be restricted by any relation",
+                    c.name
+                )
+            } else {
+                format!(
+                    "Collection column '{}' ({ty}) cannot be restricted by a '{op_text}' relation",
+                    c.name
+                )
+            }));
+        }
+        let value = filter_value(run, term, &c.ty, c, "value", &mut self.unbound_filter)?;
+        self.filters.push(Filter {
+            column: c.clone(),
+            op,
+            value,
+            any_of: None,
+            element: None,
+        });
+        Ok(())
+    }
+
+    /// Whether an index of the table can serve one of the restrictions (Cassandra's
+    /// `hasQueriableIndex`): `=` on a column with a simple or `full()` index, `CONTAINS` with a
+    /// `values()` one, `CONTAINS KEY` with a `keys()` one, `m[k] = v` with an `entries()` one.
+    fn restricts_indexed_column(&self, t: &TableSchema) -> bool {
+        let indexed = |name: &str, kinds: &[IndexKind]| {
+            t.indexes.iter().any(|i| {
+                let (column, kind) = i.column();
+                column == name && kinds.contains(&kind)
+            })
+        };
+        let simple = [IndexKind::Simple, IndexKind::Full];
+        let pk = t.def.partition_key();
+        let clustering = t.def.clustering();
+        let keys = self
+            .pk
+            .iter()
+            .zip(pk.iter().map(|c| c.name.as_str()))
+            .chain(
+                self.ck
+                    .iter()
+                    .zip(clustering.iter().map(|(c, _)| c.name.as_str())),
+            )
+            .any(|(values, name)| values.is_some() && indexed(name, &simple));
+        keys || self.filters.iter().any(|f| {
+            let name = f.column.name.as_str();
+            match (f.op, &f.element) {
+                (ComparisonOp::Equal, None) => indexed(name, &simple),
+                (ComparisonOp::Equal, Some(_)) => indexed(name, &[IndexKind::Entries]),
+                (ComparisonOp::Contains, _) => indexed(name, &[IndexKind::Values]),
+                (ComparisonOp::ContainsKey, _) => indexed(name, &[IndexKind::Keys]),
+                _ => false,
+            }
+        })
+    }
+
+    /// Whether the clustering restrictions filter rows rather than only select clustering
+    /// ranges (Cassandra's `ClusteringColumnRestrictions.needFiltering`): a `CONTAINS`, or a
+    /// column restricted after an unrestricted one or after the sliced one (moved into the
+    /// filters or not).
+    pub fn clustering_needs_filtering(&self) -> bool {
+        let n = self.ck.iter().take_while(|v| v.is_some()).count();
+        let after_gap = match &self.slice {
+            Some((f, ..)) if *f == n => self.ck.iter().skip(n + 1).any(Option::is_some),
+            Some((f, ..)) => *f > n || self.ck.iter().skip(n).any(Option::is_some),
+            None => self.ck.iter().skip(n).any(Option::is_some),
+        };
+        self.clustering_contains || self.clustering_gap_filtered || after_gap
     }
 
     /// A partition key restricted in part selects no partitions: its `=` and `IN`
@@ -462,6 +715,7 @@ impl Restrictions {
             if let Some(values) = values.take() {
                 self.filters
                     .push(in_filter(clustering[position].0.clone(), values));
+                self.clustering_gap_filtered = true;
             }
         }
         if let Some((f, low, high)) = &self.slice
@@ -470,16 +724,37 @@ impl Restrictions {
         {
             self.filters.extend(filters);
             self.slice = None;
+            self.clustering_gap_filtered = true;
         }
     }
 
+    /// `select`: a SELECT's clause, whose partition key slices and key columns' `CONTAINS`
+    /// become filters (refused later without ALLOW FILTERING), and whose `=`/`IN` values too
+    /// large for a clustering key match nothing rather than fail.
     fn build(
         t: &TableSchema,
         run: &Run<'_>,
         clause: &[Relation],
+        select: bool,
         allow_filtering: bool,
     ) -> Result<Restrictions, ExecError> {
         let clustering = t.def.clustering();
+        let mut merged = ClusteringSet::new(t);
+        // Cassandra checks where a clustering restriction stands unless ALLOW FILTERING is given
+        // or an index serves the restriction (an `=` on an indexed column; UPDATE and DELETE
+        // use no index).
+        let check_order = |held: &Held| {
+            let indexed = |p: usize| {
+                t.indexes.iter().any(|i| {
+                    let (column, kind) = i.column();
+                    column == clustering[p].0.name
+                        && matches!(kind, IndexKind::Simple | IndexKind::Full)
+                })
+            };
+            let served = select && held.kind == HeldKind::Equal && held.columns().any(indexed);
+            !allow_filtering && !served
+        };
+        let mut hold = |held: Held| merged.add(held, check_order(&held));
         let mut r = Restrictions {
             pk: vec![None; t.def.partition_key().len()],
             token_low: RangeBound::Unbounded,
@@ -490,6 +765,9 @@ impl Restrictions {
             filters: Vec::new(),
             key_in: false,
             unbound_filter: None,
+            key_filtered: false,
+            clustering_contains: false,
+            clustering_gap_filtered: false,
         };
         let set_slice =
             |r: &mut Restrictions, first: usize, op: ComparisonOp, values: Vec<Bytes>| {
@@ -559,6 +837,17 @@ impl Restrictions {
                     value,
                 } => {
                     let c = column(t, &name.0)?;
+                    if let ColumnKind::Clustering { position, .. } = c.kind
+                        && let Some(kind) = Held::of_op(*op)
+                        && (kind != HeldKind::Contains || contained_type(&c.ty, *op).is_some())
+                    {
+                        hold(Held {
+                            first: usize::from(position),
+                            width: 1,
+                            kind,
+                            multi: false,
+                        })?;
+                    }
                     match (c.kind, op) {
                         (ColumnKind::PartitionKey { .. }, ComparisonOp::NotEqual) => {
                             return Err(ExecError::invalid(format!(
@@ -575,7 +864,7 @@ impl Restrictions {
                             | ComparisonOp::LessEqual
                             | ComparisonOp::Greater
                             | ComparisonOp::GreaterEqual,
-                        ) if allow_filtering => {
+                        ) if select => {
                             r.filters.push(Filter {
                                 column: c.clone(),
                                 op: *op,
@@ -583,6 +872,39 @@ impl Restrictions {
                                 any_of: None,
                                 element: None,
                             });
+                            r.key_filtered = true;
+                        }
+                        (
+                            ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. },
+                            ComparisonOp::Contains | ComparisonOp::ContainsKey,
+                        ) if select => {
+                            // A frozen collection in the key, filtered as Cassandra filters it.
+                            let element_ty = contains_type(c, *op)?;
+                            let value = filter_value(
+                                run,
+                                value,
+                                &element_ty,
+                                c,
+                                "value",
+                                &mut r.unbound_filter,
+                            )?;
+                            r.filters.push(Filter {
+                                column: c.clone(),
+                                op: *op,
+                                value,
+                                any_of: None,
+                                element: None,
+                            });
+                            match c.kind {
+                                ColumnKind::PartitionKey { .. } => r.key_filtered = true,
+                                _ => r.clustering_contains = true,
+                            }
+                        }
+                        (
+                            ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. },
+                            ComparisonOp::Contains | ComparisonOp::ContainsKey,
+                        ) if contained_type(&c.ty, *op).is_none() => {
+                            return Err(not_a_collection(c, *op));
                         }
                         (ColumnKind::PartitionKey { .. }, _) => {
                             return Err(ExecError::invalid(
@@ -590,8 +912,8 @@ impl Restrictions {
                             ));
                         }
                         (ColumnKind::Clustering { position, .. }, ComparisonOp::Equal) => {
-                            let v = required(run, value, c)?;
-                            restrict(&mut r.ck[position as usize], vec![v], c, false)?;
+                            let v = keyable(select, vec![required(run, value, c)?]);
+                            restrict(&mut r.ck[position as usize], v, c, false)?;
                         }
                         (
                             ColumnKind::Clustering { position, .. },
@@ -633,58 +955,12 @@ impl Restrictions {
                             | ComparisonOp::LessEqual
                             | ComparisonOp::Greater
                             | ComparisonOp::GreaterEqual,
-                        ) => {
-                            // A non-frozen collection is restricted only by CONTAINS
-                            // [KEY] or a map entry (Cassandra's
-                            // `isLegalRelationForNonFrozenCollection`).
-                            if c.ty.is_multi_cell() {
-                                let ty = khata_types::type_text::type_text(&c.ty);
-                                return Err(ExecError::invalid(
-                                    if matches!(c.ty, CqlType::Udt { .. }) {
-                                        format!(
-                                            "Non-frozen UDT column '{}' ({ty}) cannot be restricted by any relation",
-                                            c.name
-                                        )
-                                    } else {
-                                        format!(
-                                            "Collection column '{}' ({ty}) cannot be restricted by a '{}' relation",
-                                            c.name,
-                                            op.symbol()
-                                        )
-                                    },
-                                ));
-                            }
-                            if *op != ComparisonOp::Equal && c.ty == CqlType::Duration {
-                                return Err(ExecError::invalid(
-                                    "Slice restrictions are not supported on duration columns",
-                                ));
-                            }
-                            let value =
-                                filter_value(run, value, &c.ty, c, "value", &mut r.unbound_filter)?;
-                            r.filters.push(Filter {
-                                column: c.clone(),
-                                op: *op,
-                                value,
-                                any_of: None,
-                                element: None,
-                            });
-                        }
+                        ) => r.compare_filter(run, c, *op, op.symbol(), value)?,
                         (
                             ColumnKind::Regular | ColumnKind::Static,
                             ComparisonOp::Contains | ComparisonOp::ContainsKey,
                         ) => {
-                            let Some(element_ty) = contained_type(&c.ty, *op) else {
-                                return Err(ExecError::invalid(format!(
-                                    "Cannot use {} on non-{} column {}",
-                                    op.symbol(),
-                                    if *op == ComparisonOp::ContainsKey {
-                                        "map"
-                                    } else {
-                                        "collection"
-                                    },
-                                    c.name
-                                )));
-                            };
+                            let element_ty = contains_type(c, *op)?;
                             let value = filter_value(
                                 run,
                                 value,
@@ -715,21 +991,40 @@ impl Restrictions {
                     values,
                 } => {
                     let c = column(t, &name.0)?;
-                    let vs = in_values(run, values, &c.ty, &c.name)?;
-                    match c.kind {
-                        ColumnKind::PartitionKey { position } => {
-                            restrict(&mut r.pk[position as usize], vs, c, true)?
-                        }
-                        ColumnKind::Clustering { position, .. } => {
-                            restrict(&mut r.ck[position as usize], vs, c, true)?
-                        }
-                        _ => {
-                            return Err(ExecError::invalid(format!(
-                                "IN predicates on non-primary-key columns ({}) is not yet supported",
-                                c.name
-                            )));
-                        }
+                    if let ColumnKind::Clustering { position, .. } = c.kind {
+                        let one = matches!(values, InValues::Terms(terms) if terms.len() == 1);
+                        hold(Held {
+                            first: usize::from(position),
+                            width: 1,
+                            kind: if one { HeldKind::Equal } else { HeldKind::In },
+                            multi: false,
+                        })?;
                     }
+                    let slot = match c.kind {
+                        ColumnKind::PartitionKey { position } => &mut r.pk[usize::from(position)],
+                        ColumnKind::Clustering { position, .. } => &mut r.ck[usize::from(position)],
+                        _ => {
+                            // An IN of one value is taken as `=` (Cassandra lets it through
+                            // "for backward compatibility"), naming IN in its refusals.
+                            let InValues::Terms(terms) = values else {
+                                return Err(not_yet_supported_in(c));
+                            };
+                            let [term] = terms.as_slice() else {
+                                return Err(not_yet_supported_in(c));
+                            };
+                            r.compare_filter(run, c, ComparisonOp::Equal, "IN", term)?;
+                            continue;
+                        }
+                    };
+                    // Cassandra's `INRestriction.getValues` for a marker.
+                    let vs = in_values_or(run, values, &c.ty, &c.name, |state| {
+                        ExecError::invalid(format!("Invalid {state} value for column {}", c.name))
+                    })?;
+                    let vs = match c.kind {
+                        ColumnKind::Clustering { .. } => keyable(select, vs),
+                        _ => vs,
+                    };
+                    restrict(slot, vs, c, true)?;
                 }
                 Relation::Between {
                     column: name,
@@ -743,6 +1038,15 @@ impl Restrictions {
                             c.name
                         )));
                     };
+                    hold(Held {
+                        first: usize::from(position),
+                        width: 1,
+                        kind: HeldKind::Slice {
+                            start: true,
+                            end: true,
+                        },
+                        multi: false,
+                    })?;
                     let (lo, hi) = (required(run, low, c)?, required(run, high, c)?);
                     set_slice(
                         &mut r,
@@ -773,24 +1077,58 @@ impl Restrictions {
                     }
                 }
                 Relation::MultiColumn { columns, op, value } => {
+                    // Cassandra's `Relation.toRestriction` refuses the operator first.
+                    let Some(kind) = Held::of_op(*op).filter(|k| *k != HeldKind::Contains) else {
+                        return Err(ExecError::invalid(if *op == ComparisonOp::NotEqual {
+                            format!("Unsupported \"!=\" relation: {relation}")
+                        } else {
+                            format!("Unsupported relation {relation}")
+                        }));
+                    };
                     let cols = columns
                         .iter()
                         .map(|n| column(t, &n.0))
                         .collect::<Result<Vec<_>, _>>()?;
-                    let first = multi_column_start(&cols)?;
-                    let values = tuple_values(run, value, &cols)?;
+                    let first = multi_column_start(&cols, relation)?;
+                    hold(Held {
+                        first,
+                        width: cols.len(),
+                        kind,
+                        multi: true,
+                    })?;
+                    let null = if kind == HeldKind::Equal {
+                        NullInTuple::Equality
+                    } else {
+                        NullInTuple::Slice
+                    };
+                    let values = tuple_values(run, value, &cols, null)?;
                     match op {
                         ComparisonOp::Equal => {
                             for (i, v) in values.into_iter().enumerate() {
-                                restrict(&mut r.ck[first + i], vec![v], cols[i], false)?;
+                                let v = keyable(select, vec![v]);
+                                restrict(&mut r.ck[first + i], v, cols[i], false)?;
                             }
                         }
                         ComparisonOp::Greater
                         | ComparisonOp::GreaterEqual
                         | ComparisonOp::Less
-                        | ComparisonOp::LessEqual => {
-                            set_slice(&mut r, first, *op, values)?;
-                        }
+                        | ComparisonOp::LessEqual => match &r.slice {
+                            // With ALLOW FILTERING, a multi-column slice can only narrow the
+                            // clustering range: one after another slice would have to filter.
+                            Some((f, ..)) if allow_filtering && *f < first => {
+                                return Err(ExecError::invalid(MULTI_COLUMN_SLICE_FILTERING));
+                            }
+                            Some((f, low, high)) if allow_filtering && *f > first => {
+                                let Some(filters) = slice_filters(clustering[*f].0, low, high)
+                                else {
+                                    return Err(ExecError::invalid(MULTI_COLUMN_SLICE_FILTERING));
+                                };
+                                r.filters.extend(filters);
+                                r.slice = None;
+                                set_slice(&mut r, first, *op, values)?;
+                            }
+                            _ => set_slice(&mut r, first, *op, values)?,
+                        },
                         _ => {
                             return Err(ExecError::invalid(format!(
                                 "Unsupported relation {relation}"
@@ -805,10 +1143,31 @@ impl Restrictions {
                 } if columns.len() == 1 => {
                     // `(c) IN ((1), (2))`: a single-column IN written as tuples.
                     let c = column(t, &columns[0].0)?;
+                    if let ColumnKind::Clustering { position, .. } = c.kind {
+                        hold(Held {
+                            first: usize::from(position),
+                            width: 1,
+                            kind: if terms.len() == 1 {
+                                HeldKind::Equal
+                            } else {
+                                HeldKind::In
+                            },
+                            multi: true,
+                        })?;
+                    }
+                    let null = if terms.len() == 1 {
+                        NullInTuple::Equality
+                    } else {
+                        NullInTuple::In
+                    };
                     let mut vs = Vec::new();
                     for term in terms {
-                        vs.extend(tuple_values(run, term, &[c])?);
+                        vs.extend(tuple_values(run, term, &[c], null)?);
                     }
+                    let vs = match c.kind {
+                        ColumnKind::Clustering { .. } => keyable(select, vs),
+                        _ => vs,
+                    };
                     match c.kind {
                         ColumnKind::PartitionKey { position } => {
                             restrict(&mut r.pk[position as usize], vs, c, true)?
@@ -830,7 +1189,11 @@ impl Restrictions {
                     value,
                 } => {
                     let c = column(t, &name.0)?;
-                    // Cassandra's SingleColumnRelation.toReceivers, in its order.
+                    // Cassandra's SingleColumnRelation.newSliceRestriction and toReceivers, in
+                    // their order.
+                    if is_slice(*op) {
+                        refuse_duration_slice(c)?;
+                    }
                     if matches!(c.ty, CqlType::List { .. }) {
                         return Err(ExecError::invalid(format!(
                             "Indexes on list entries ({}[index] = value) are not currently supported.",
@@ -898,14 +1261,35 @@ impl Restrictions {
                         .iter()
                         .map(|n| column(t, &n.0))
                         .collect::<Result<Vec<_>, _>>()?;
-                    let first = multi_column_start(&cols)?;
+                    let first = multi_column_start(&cols, relation)?;
+                    let one = matches!(values, InValues::Terms(terms) if terms.len() == 1);
+                    hold(Held {
+                        first,
+                        width: cols.len(),
+                        kind: if one { HeldKind::Equal } else { HeldKind::In },
+                        multi: true,
+                    })?;
+                    let null = if one {
+                        NullInTuple::Equality
+                    } else {
+                        NullInTuple::In
+                    };
                     let tuples = match values {
                         InValues::Terms(terms) => terms
                             .iter()
-                            .map(|term| tuple_values(run, term, &cols))
+                            .map(|term| tuple_values(run, term, &cols, null))
                             .collect::<Result<Vec<_>, _>>()?,
                         InValues::Marker(m) => tuple_list(run, m, &cols)?,
                     };
+                    let tuples: Vec<Vec<Bytes>> = tuples
+                        .into_iter()
+                        .filter(|tuple| {
+                            !select
+                                || tuple
+                                    .iter()
+                                    .all(|v| v.len() <= MAX_CLUSTERING_VALUE_SIZE_BYTES)
+                        })
+                        .collect();
                     for (i, c) in cols.iter().enumerate() {
                         let mut distinct: Vec<Bytes> =
                             tuples.iter().map(|tuple| tuple[i].clone()).collect();
@@ -1188,23 +1572,31 @@ fn intersect(a: &[(Bytes, Bytes)], b: &[(Bytes, Bytes)]) -> Vec<(Bytes, Bytes)> 
     out
 }
 
-/// The position of the first of several clustering columns named together, checking that
-/// they are consecutive clustering columns.
-fn multi_column_start(cols: &[&ColumnDef]) -> Result<usize, ExecError> {
-    let positions: Vec<usize> = cols
-        .iter()
-        .map(|c| match c.kind {
-            ColumnKind::Clustering { position, .. } => Ok(position as usize),
-            _ => Err(ExecError::invalid(format!(
+/// The position of the first of several clustering columns named together in `relation`,
+/// checking column by column, as Cassandra's `MultiColumnRelation.receivers`, that they are
+/// distinct clustering columns in the primary key's order.
+fn multi_column_start(cols: &[&ColumnDef], relation: &Relation) -> Result<usize, ExecError> {
+    let mut positions: Vec<usize> = Vec::with_capacity(cols.len());
+    for (i, c) in cols.iter().enumerate() {
+        let ColumnKind::Clustering { position, .. } = c.kind else {
+            return Err(ExecError::invalid(format!(
                 "Multi-column relations can only be applied to clustering columns but was applied to: {}",
                 c.name
-            ))),
-        })
-        .collect::<Result<_, _>>()?;
-    if positions.windows(2).any(|w| w[1] != w[0] + 1) {
-        return Err(ExecError::invalid(
-            "Clustering columns must appear in the PRIMARY KEY order in multi-column relations",
-        ));
+            )));
+        };
+        if cols[..i].iter().any(|other| other.name == c.name) {
+            return Err(ExecError::invalid(format!(
+                "Column \"{}\" appeared twice in a relation: {relation}",
+                c.name
+            )));
+        }
+        let position = usize::from(position);
+        if positions.last().is_some_and(|p| position != p + 1) {
+            return Err(ExecError::invalid(format!(
+                "Clustering columns must appear in the PRIMARY KEY order in multi-column relations: {relation}"
+            )));
+        }
+        positions.push(position);
     }
     Ok(positions[0])
 }
@@ -1232,7 +1624,7 @@ fn tuple_list(
     };
     items
         .into_iter()
-        .map(|item| tuple_columns(item, columns, &name))
+        .map(|item| tuple_columns(item, columns, &name, NullInTuple::In))
         .collect()
 }
 
@@ -1345,6 +1737,10 @@ impl PointKey {
         }
         let range = if self.clustering_types.is_empty() {
             full_range()
+        } else if ck.iter().any(|v| v.len() > MAX_CLUSTERING_VALUE_SIZE_BYTES) {
+            // A value too large for a clustering key: no row has it (an empty range, as
+            // [`keyable`] leaves none).
+            (Bytes::new(), Bytes::new())
         } else {
             let refs: Vec<&[u8]> = ck.iter().map(|b| &b[..]).collect();
             let base = encode_key(&self.clustering_types, &refs)
@@ -1403,4 +1799,190 @@ fn slice_filters(
         }
     }
     Some(filters)
+}
+
+/// How a clustering restriction restricts, as Cassandra's restriction classes do.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum HeldKind {
+    Equal,
+    In,
+    /// Which ends it has.
+    Slice {
+        start: bool,
+        end: bool,
+    },
+    Contains,
+}
+
+/// A clustering restriction as Cassandra holds it: the columns it covers (`width` of them from
+/// `first`), how it restricts, and whether it is a multi-column one (`(a, b) op ...`).
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    first: usize,
+    width: usize,
+    kind: HeldKind,
+    multi: bool,
+}
+
+impl Held {
+    fn columns(&self) -> std::ops::Range<usize> {
+        self.first..self.first + self.width
+    }
+
+    fn is_slice(&self) -> bool {
+        matches!(self.kind, HeldKind::Slice { .. })
+    }
+
+    /// The kind of a single-column relation's operator (`IN` of one value is `=`).
+    fn of_op(op: ComparisonOp) -> Option<HeldKind> {
+        Some(match op {
+            ComparisonOp::Equal => HeldKind::Equal,
+            ComparisonOp::Greater | ComparisonOp::GreaterEqual => HeldKind::Slice {
+                start: true,
+                end: false,
+            },
+            ComparisonOp::Less | ComparisonOp::LessEqual => HeldKind::Slice {
+                start: false,
+                end: true,
+            },
+            ComparisonOp::Contains | ComparisonOp::ContainsKey => HeldKind::Contains,
+            _ => return None,
+        })
+    }
+}
+
+/// The clustering restrictions as Cassandra's `ClusteringColumnRestrictions` merges them, kept
+/// beside [`Restrictions`]' own to refuse what Cassandra refuses, in its words and its order:
+/// two relations on a column merged (`RestrictionSet.addRestriction`, each restriction's
+/// `mergeWith`), then a relation after a sliced column, or a slice before a restricted one,
+/// without ALLOW FILTERING (`ClusteringColumnRestrictions.mergeWith`).
+struct ClusteringSet<'t> {
+    names: Vec<&'t str>,
+    /// Per clustering column, the index in `held` of the restriction covering it.
+    by_column: Vec<Option<usize>>,
+    held: Vec<Held>,
+}
+
+impl<'t> ClusteringSet<'t> {
+    fn new(t: &'t TableSchema) -> ClusteringSet<'t> {
+        let names: Vec<&str> = t
+            .def
+            .clustering()
+            .iter()
+            .map(|(c, _)| c.name.as_str())
+            .collect();
+        ClusteringSet {
+            by_column: vec![None; names.len()],
+            names,
+            held: Vec::new(),
+        }
+    }
+
+    /// Adds `new`; `check_order`: Cassandra's checks of where it stands (no ALLOW FILTERING,
+    /// and no index serves it).
+    fn add(&mut self, new: Held, check_order: bool) -> Result<(), ExecError> {
+        let mut existing: Vec<usize> = new.columns().filter_map(|p| self.by_column[p]).collect();
+        existing.dedup();
+        let last = self
+            .by_column
+            .iter()
+            .rev()
+            .find_map(|i| *i)
+            .map(|i| self.held[i]);
+        let next = (new.first + 1..self.by_column.len()).find(|p| self.by_column[*p].is_some());
+        let merged = if existing.is_empty() {
+            vec![new]
+        } else {
+            existing
+                .iter()
+                .map(|i| self.merge(self.held[*i], new))
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        for held in merged {
+            self.held.push(held);
+            for p in held.columns() {
+                self.by_column[p] = Some(self.held.len() - 1);
+            }
+        }
+        let Some(last) = last.filter(|_| check_order) else {
+            return Ok(());
+        };
+        if last.is_slice() && new.first > last.first {
+            return Err(after_slice(self.names[new.first], self.names[last.first]));
+        }
+        if new.first < last.first
+            && new.is_slice()
+            && let Some(next) = next
+        {
+            return Err(ExecError::invalid(format!(
+                "PRIMARY KEY column \"{}\" cannot be restricted (preceding column \"{}\" is restricted by a non-EQ relation)",
+                self.names[next], self.names[new.first]
+            )));
+        }
+        Ok(())
+    }
+
+    /// `held.mergeWith(new)`, as Cassandra's restriction classes merge (a single-column
+    /// restriction meeting a multi-column one is taken as a multi-column one of its column).
+    fn merge(&self, held: Held, new: Held) -> Result<Held, ExecError> {
+        let multi = held.multi || (new.multi && held.kind != HeldKind::Contains);
+        let common = if multi {
+            let columns: Vec<&str> = held
+                .columns()
+                .filter(|p| new.columns().contains(p))
+                .map(|p| self.names[p])
+                .collect();
+            columns.join(" ,")
+        } else {
+            self.names[held.first].to_string()
+        };
+        let refuse = |message: String| Err(ExecError::invalid(message));
+        match held.kind {
+            HeldKind::Equal => refuse(format!(
+                "{common} cannot be restricted by more than one relation if it includes an Equal"
+            )),
+            HeldKind::In => refuse(format!(
+                "{common} cannot be restricted by more than one relation if it includes a IN"
+            )),
+            HeldKind::Contains => match new.kind {
+                HeldKind::Contains => Ok(held),
+                _ => refuse(format!(
+                    "Collection column {common} can only be restricted by CONTAINS, CONTAINS KEY, or map-entry equality"
+                )),
+            },
+            HeldKind::Slice { start, end } => {
+                let HeldKind::Slice {
+                    start: new_start,
+                    end: new_end,
+                } = new.kind
+                else {
+                    return refuse(format!(
+                        "Column \"{common}\" cannot be restricted by both an equality and an inequality relation"
+                    ));
+                };
+                if multi && held.first != new.first {
+                    return refuse(format!(
+                        "Column \"{}\" cannot be restricted by two inequalities not starting with the same column",
+                        self.names[held.first.max(new.first)]
+                    ));
+                }
+                for (both, which) in [(start && new_start, "start"), (end && new_end, "end")] {
+                    if both {
+                        return refuse(format!(
+                            "More than one restriction was found for the {which} bound on {common}"
+                        ));
+                    }
+                }
+                Ok(Held {
+                    first: held.first,
+                    width: held.width.max(new.width),
+                    kind: HeldKind::Slice {
+                        start: start || new_start,
+                        end: end || new_end,
+                    },
+                    multi,
+                })
+            }
+        }
+    }
 }
