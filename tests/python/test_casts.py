@@ -151,3 +151,24 @@ def test_casts_nest(session, keyspace):
         f"SELECT intAsBlob(CAST(b AS int)) FROM {t}").one()[0] == b"\x00\x00\x00\x02"
     with pytest.raises(InvalidRequest, match=re.escape("a cannot be cast to boolean")):
         session.execute(f"SELECT CAST(CAST(a AS bigint) AS boolean) FROM {t}")
+
+
+def test_collection_tuple_and_hinted_selectors(session, keyspace):
+    """Lists, sets, maps and tuples of selectors, and type hints of collection and tuple
+    types, in the selection (Cassandra 4.0+, TermSelectionTest)."""
+    t = f"{keyspace}.term_selection"
+    session.execute(f"CREATE TABLE {t} (pk int, ck int, t text, PRIMARY KEY (pk, ck))")
+    session.execute(f"INSERT INTO {t} (pk, ck, t) VALUES (1, 1, 'one')")
+    session.execute(f"INSERT INTO {t} (pk, ck, t) VALUES (1, 3, 'three')")
+    one = lambda q: tuple(session.execute(q).one())
+    assert one(f"SELECT [min(ck), max(ck)] FROM {t}") == ([1, 3],)
+    assert one(f"SELECT {{max(ck), min(ck), 3}} FROM {t}") == ({1, 3},)
+    assert one(f"SELECT (map<text, int>){{'min': min(ck), 'max': max(ck)}} FROM {t}") == (
+        {'max': 3, 'min': 1},)
+    assert one(f"SELECT (list<int>)[1, 2, 3] FROM {t} WHERE pk = 1 AND ck = 1") == ([1, 2, 3],)
+    assert one(f"SELECT (tuple<int, text>)(1, 'foo') FROM {t} WHERE pk = 1 AND ck = 1") == (
+        (1, 'foo'),)
+    assert one(f"SELECT (ck, t), [t, 'x'] FROM {t} WHERE pk = 1 AND ck = 3") == (
+        (3, 'three'), ['three', 'x'])
+    with pytest.raises(InvalidRequest, match="Invalid field selection"):
+        session.execute(f"SELECT min(ck).min FROM {t}")

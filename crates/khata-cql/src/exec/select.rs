@@ -204,7 +204,12 @@ fn contains_aggregate(s: &Selectable) -> bool {
             Selectable::Arithmetic { left, right, .. } => {
                 contains_aggregate(left) || contains_aggregate(right)
             }
-            Selectable::Tuple(items) => items.iter().any(contains_aggregate),
+            Selectable::Tuple(items) | Selectable::List(items) | Selectable::Set(items) => {
+                items.iter().any(contains_aggregate)
+            }
+            Selectable::Map(pairs) => pairs
+                .iter()
+                .any(|(k, v)| contains_aggregate(k) || contains_aggregate(v)),
             _ => false,
         }
 }

@@ -66,6 +66,9 @@ enum Node {
     Cast(Box<Computed>),
     /// Input `i` of a computation over aggregates ([`compile_over`]).
     Input(usize),
+    /// A list, set, map or tuple of selectors (`[min(c), max(c)]`, `(a, b)`,
+    /// `{'k': v}`), of the type [`Computed::ty`]; a map's keys and values alternate.
+    Compose(Vec<Computed>),
 }
 
 /// The inputs of a computation over aggregates: given a selector, the index and type of the
@@ -160,8 +163,11 @@ pub(super) fn handles(s: &Selectable) -> bool {
         | Selectable::Term(_)
         | Selectable::TypeHint { .. }
         | Selectable::Arithmetic { .. }
-        | Selectable::Negation(_) => true,
-        Selectable::Tuple(items) => items.len() == 1,
+        | Selectable::Negation(_)
+        | Selectable::Tuple(_)
+        | Selectable::List(_)
+        | Selectable::Set(_)
+        | Selectable::Map(_) => true,
         Selectable::Element { selectable, .. } => {
             !matches!(selectable.as_ref(), Selectable::Column(_))
         }
@@ -233,7 +239,10 @@ pub(super) fn selector_markers(
         | Selectable::TypeHint { .. }
         | Selectable::Arithmetic { .. }
         | Selectable::Negation(_)
-        | Selectable::Tuple(_) => {
+        | Selectable::Tuple(_)
+        | Selectable::List(_)
+        | Selectable::Set(_)
+        | Selectable::Map(_) => {
             if let Ok(c) = compile_typed(def, s) {
                 c.term_markers(out);
             }
@@ -374,7 +383,9 @@ fn compile_as(
             })
         }
         Selectable::TypeHint { ty, selectable } => {
-            let Some(hinted) = hint_type(ty) else {
+            // Collection and tuple hints too (Cassandra 4.0's `(list<int>)[1, 2]`); user
+            // types are not resolved here.
+            let Some(hinted) = hint_type(ty).or_else(|| ty.to_cql_type(&|_, _| None).ok()) else {
                 return Err(ExecError::invalid(format!(
                     "selector {s} is not supported by khata yet"
                 )));
@@ -390,6 +401,9 @@ fn compile_as(
         }
         Selectable::Tuple(items) if items.len() == 1 => {
             compile_as(def, &items[0], expected, inputs)
+        }
+        Selectable::Tuple(_) | Selectable::List(_) | Selectable::Set(_) | Selectable::Map(_) => {
+            compile_composite(def, s, expected, inputs)
         }
         Selectable::Arithmetic { op, left, right } => {
             let l = side(def, left, inputs)?;
@@ -622,6 +636,185 @@ fn compile_as(
     }
 }
 
+/// A list, set, map or tuple of selectors, as Cassandra 4.0's `ListSelector`, `SetSelector`,
+/// `MapSelector` and `TupleSelector`: each element takes the type `expected` gives it (a type
+/// hint), or has its own; unhinted, the elements of a collection must agree on their type.
+fn compile_composite(
+    def: &TableDef,
+    s: &Selectable,
+    expected: Option<&CqlType>,
+    inputs: &mut Option<&mut Inputs<'_>>,
+) -> Result<Computed, ExecError> {
+    let mismatch = || {
+        ExecError::invalid(match expected {
+            Some(ty) => format!("{s} is not of the expected type: {}", type_text(ty)),
+            None => format!(
+                "Cannot infer type for term {s} in selection clause (try using a cast to force a type)"
+            ),
+        })
+    };
+    // The elements compiled each as `want` gives, and the one type they share.
+    let mut same = |items: &[&Selectable],
+                    want: Option<&CqlType>|
+     -> Result<(Vec<Computed>, Option<CqlType>), ExecError> {
+        // Unhinted, literals and markers take the type of the first element that has one
+        // (Cassandra's `getExactListTypeIfKnown`).
+        let known = match want {
+            Some(ty) => Some(ty.clone()),
+            None => items
+                .iter()
+                .find_map(|i| compile_as(def, i, None, inputs).ok().map(|c| c.ty)),
+        };
+        let compiled = items
+            .iter()
+            .map(|i| compile_as(def, i, known.as_ref(), inputs))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ty = match compiled.first() {
+            Some(first) if compiled.iter().all(|c| c.ty == first.ty) => Some(first.ty.clone()),
+            Some(_) => return Err(mismatch()),
+            None => want.cloned(),
+        };
+        Ok((compiled, ty))
+    };
+    let (elements, ty) = match (s, expected) {
+        (Selectable::Tuple(items), want) => {
+            let fields = match want {
+                Some(CqlType::Tuple(fields)) if fields.len() == items.len() => Some(fields),
+                Some(_) => return Err(mismatch()),
+                None => None,
+            };
+            let elements = items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| compile_as(def, item, fields.map(|f| &f[i]), inputs))
+                .collect::<Result<Vec<_>, _>>()?;
+            let ty = CqlType::Tuple(elements.iter().map(|e| e.ty.clone()).collect());
+            (elements, ty)
+        }
+        (Selectable::List(items), want) => {
+            let element = match want {
+                Some(CqlType::List { element, .. }) => Some(element.as_ref()),
+                Some(_) => return Err(mismatch()),
+                None => None,
+            };
+            let (elements, ty) = same(&items.iter().collect::<Vec<_>>(), element)?;
+            let ty = match expected {
+                Some(ty) => ty.clone(),
+                None => CqlType::List {
+                    element: Box::new(ty.ok_or_else(mismatch)?),
+                    frozen: true,
+                },
+            };
+            (elements, ty)
+        }
+        // `{}` is an empty set where a set is wanted.
+        (Selectable::Set(_), Some(CqlType::Set { element, .. }))
+        | (Selectable::Map(_), Some(CqlType::Set { element, .. })) => {
+            let items: Vec<&Selectable> = match s {
+                Selectable::Set(items) => items.iter().collect(),
+                Selectable::Map(pairs) if pairs.is_empty() => Vec::new(),
+                _ => return Err(mismatch()),
+            };
+            let (elements, _) = same(&items, Some(element))?;
+            (elements, expected.cloned().ok_or_else(mismatch)?)
+        }
+        (Selectable::Set(items), None) => {
+            let (elements, ty) = same(&items.iter().collect::<Vec<_>>(), None)?;
+            let ty = CqlType::Set {
+                element: Box::new(ty.ok_or_else(mismatch)?),
+                frozen: true,
+            };
+            (elements, ty)
+        }
+        (Selectable::Map(pairs), want) => {
+            let (key, value) = match want {
+                Some(CqlType::Map { key, value, .. }) => (Some(key.as_ref()), Some(value.as_ref())),
+                Some(_) => return Err(mismatch()),
+                None => (None, None),
+            };
+            let keys: Vec<&Selectable> = pairs.iter().map(|(k, _)| k).collect();
+            let values: Vec<&Selectable> = pairs.iter().map(|(_, v)| v).collect();
+            let (keys, key_ty) = same(&keys, key)?;
+            let (values, value_ty) = same(&values, value)?;
+            let ty = match expected {
+                Some(ty) => ty.clone(),
+                None => CqlType::Map {
+                    key: Box::new(key_ty.ok_or_else(mismatch)?),
+                    value: Box::new(value_ty.ok_or_else(mismatch)?),
+                    frozen: true,
+                },
+            };
+            let elements = keys
+                .into_iter()
+                .zip(values)
+                .flat_map(|(k, v)| [k, v])
+                .collect();
+            (elements, ty)
+        }
+        _ => return Err(mismatch()),
+    };
+    Ok(Computed {
+        ty,
+        node: Node::Compose(elements),
+    })
+}
+
+/// The value of a list, set, map or tuple of type `ty` from its elements' values (a map's keys
+/// and values alternating): sets and maps sorted and without duplicate keys. A null in a
+/// collection is refused, as Cassandra refuses it in a collection literal.
+fn compose(
+    ty: &CqlType,
+    parts: &[Computed],
+    values: Vec<Option<Bytes>>,
+) -> Result<Bytes, ExecError> {
+    let decode = |c: &Computed, v: Option<Bytes>| -> Result<Option<CqlValue>, ExecError> {
+        v.map(|b| {
+            CqlValue::deserialize(&c.ty, &b).map_err(|e| {
+                ExecError::invalid(format!("Invalid value for {}: {e}", type_text(&c.ty)))
+            })
+        })
+        .transpose()
+    };
+    let mut decoded = Vec::with_capacity(values.len());
+    for (c, v) in parts.iter().zip(values) {
+        decoded.push(decode(c, v)?);
+    }
+    if let CqlType::Tuple(_) = ty {
+        return Ok(Bytes::from(CqlValue::Tuple(decoded).to_bytes(ty)));
+    }
+    let decoded: Vec<CqlValue> = decoded
+        .into_iter()
+        .map(|v| v.ok_or_else(|| ExecError::invalid("null is not supported inside collections")))
+        .collect::<Result<_, _>>()?;
+    let value = match ty {
+        CqlType::List { .. } => CqlValue::List(decoded),
+        CqlType::Set { element, .. } => {
+            let mut items = decoded;
+            items.sort_by(|a, b| crate::value::compare(element, a, b));
+            items.dedup_by(|a, b| crate::value::compare(element, a, b).is_eq());
+            CqlValue::Set(items)
+        }
+        CqlType::Map { key, .. } => {
+            let mut entries: Vec<(CqlValue, CqlValue)> = Vec::new();
+            let mut it = decoded.into_iter();
+            while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                // A later entry of a key replaces an earlier one.
+                entries.retain(|(e, _)| !crate::value::compare(key, e, &k).is_eq());
+                entries.push((k, v));
+            }
+            entries.sort_by(|a, b| crate::value::compare(key, &a.0, &b.0));
+            CqlValue::Map(entries)
+        }
+        other => {
+            return Err(ExecError::invalid(format!(
+                "a selector of type {} is not supported by khata yet",
+                type_text(other)
+            )));
+        }
+    };
+    Ok(Bytes::from(value.to_bytes(ty)))
+}
+
 /// The result column name Cassandra gives a computed selector: `system.f(args)` for a function,
 /// `s.field` for a field.
 pub(super) fn column_name(s: &Selectable) -> String {
@@ -677,6 +870,21 @@ pub(super) fn column_name(s: &Selectable) -> String {
             let items: Vec<String> = items.iter().map(column_name).collect();
             format!("({})", items.join(", "))
         }
+        Selectable::List(items) => {
+            let items: Vec<String> = items.iter().map(column_name).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Selectable::Set(items) => {
+            let items: Vec<String> = items.iter().map(column_name).collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        Selectable::Map(pairs) => {
+            let pairs: Vec<String> = pairs
+                .iter()
+                .map(|(k, v)| format!("{}: {}", column_name(k), column_name(v)))
+                .collect();
+            format!("{{{}}}", pairs.join(", "))
+        }
         other => other.to_string(),
     }
 }
@@ -693,6 +901,7 @@ impl Computed {
             | Node::Cast(of) => of.columns(out),
             Node::Call(_, args) => args.iter().for_each(|a| a.columns(out)),
             Node::Op(_, operands) => operands.iter().for_each(|a| a.columns(out)),
+            Node::Compose(parts) => parts.iter().for_each(|a| a.columns(out)),
             Node::Term(_) | Node::Input(_) => {}
         }
     }
@@ -702,7 +911,7 @@ impl Computed {
         match &self.node {
             Node::Column(_) | Node::Input(_) => false,
             Node::Field(of, _) | Node::Cast(of) => of.has_args(),
-            Node::Call(_, args) => args.iter().any(Computed::has_args),
+            Node::Call(_, args) | Node::Compose(args) => args.iter().any(Computed::has_args),
             Node::Op(_, operands) => operands.iter().any(Computed::has_args),
             Node::Negate(of) => of.has_args(),
             Node::Element(..) | Node::Slice(..) | Node::Term(_) => true,
@@ -715,7 +924,9 @@ impl Computed {
             Node::Term(arg) => out.push((arg.term.clone(), arg.receiver.clone(), arg.ty.clone())),
             Node::Op(_, operands) => operands.iter().for_each(|o| o.term_markers(out)),
             Node::Negate(of) | Node::Field(of, _) | Node::Cast(of) => of.term_markers(out),
-            Node::Call(_, args) => args.iter().for_each(|a| a.term_markers(out)),
+            Node::Call(_, args) | Node::Compose(args) => {
+                args.iter().for_each(|a| a.term_markers(out))
+            }
             _ => {}
         }
     }
@@ -788,6 +999,12 @@ impl Computed {
             Node::Negate(of) => Node::Negate(Box::new(of.bind(bind)?)),
             Node::Cast(of) => Node::Cast(Box::new(of.bind(bind)?)),
             Node::Input(i) => Node::Input(*i),
+            Node::Compose(parts) => Node::Compose(
+                parts
+                    .iter()
+                    .map(|a| a.bind(bind))
+                    .collect::<Result<_, _>>()?,
+            ),
         };
         Ok(Computed {
             node,
@@ -857,6 +1074,13 @@ impl Computed {
                 None => None,
             },
             Node::Input(i) => env.inputs.get(*i).cloned().flatten(),
+            Node::Compose(parts) => {
+                let mut values = Vec::with_capacity(parts.len());
+                for p in parts {
+                    values.push(p.eval(env, column)?);
+                }
+                Some(compose(&self.ty, parts, values)?)
+            }
         })
     }
 }
