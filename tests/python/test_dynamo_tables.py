@@ -291,3 +291,68 @@ def test_raw_errors(dynamodb_endpoint):
     status, _, body = post("DynamoDB_20120810.Nope", b"{}")
     assert status == 400
     assert json.loads(body) == {"__type": "com.amazon.coral.service#UnknownOperationException"}
+
+
+def test_table_class_is_kept_and_reported(dynamodb, names):
+    """TableClass is accepted, kept and reported, not acted on (Alternator's
+    test_tableclass.py, checked against DynamoDB)."""
+    names.append("py-class")
+    _create(dynamodb, "py-class", TableClass="STANDARD_INFREQUENT_ACCESS")
+    table = dynamodb.describe_table(TableName="py-class")["Table"]
+    assert table["TableClassSummary"] == {"TableClass": "STANDARD_INFREQUENT_ACCESS"}
+    dynamodb.put_item(TableName="py-class", Item={"PK": {"S": "a"}, "SK": {"S": "b"}})
+    assert "Item" in dynamodb.get_item(TableName="py-class",
+                                       Key={"PK": {"S": "a"}, "SK": {"S": "b"}})
+    # UpdateTable with only a TableClass is a change.
+    dynamodb.update_table(TableName="py-class", TableClass="STANDARD")
+    summary = dynamodb.describe_table(TableName="py-class")["Table"]["TableClassSummary"]
+    assert summary["TableClass"] == "STANDARD"
+    assert "LastUpdateDateTime" in summary
+    with pytest.raises(ClientError) as e:
+        dynamodb.update_table(TableName="py-class", TableClass="junk")
+    assert _error(e) == ("ValidationException", (
+        "1 validation error detected: Value 'junk' at 'tableClass' failed to satisfy "
+        "constraint: Member must satisfy enum value set: [STANDARD, STANDARD_INFREQUENT_ACCESS]"))
+    with pytest.raises(ClientError) as e:
+        _create(dynamodb, "py-class-bad", TableClass="standard")
+    assert _error(e)[0] == "ValidationException" and "tableClass" in _error(e)[1]
+    # A table never given a class reports none.
+    names.append("py-classless")
+    _create(dynamodb, "py-classless")
+    assert "TableClassSummary" not in dynamodb.describe_table(TableName="py-classless")["Table"]
+
+
+def test_warm_throughput_is_kept_and_reported(dynamodb, names):
+    """WarmThroughput is accepted, kept and reported, not acted on (Alternator's
+    test_warm_throughput.py, checked against DynamoDB)."""
+    names.append("py-warm")
+    warm = {"ReadUnitsPerSecond": 12240, "WriteUnitsPerSecond": 4080}
+    created = _create(dynamodb, "py-warm", WarmThroughput=warm)["TableDescription"]
+    assert created["WarmThroughput"] == {**warm, "Status": "ACTIVE"}
+    assert dynamodb.describe_table(TableName="py-warm")["Table"]["WarmThroughput"] == \
+        {**warm, "Status": "ACTIVE"}
+    # Once configured it cannot be lowered; raising one unit keeps the other.
+    with pytest.raises(ClientError) as e:
+        dynamodb.update_table(TableName="py-warm",
+                              WarmThroughput={"ReadUnitsPerSecond": 12120})
+    assert _error(e)[0] == "ValidationException"
+    assert "lower than current WarmThroughput" in _error(e)[1]
+    dynamodb.update_table(TableName="py-warm", WarmThroughput={"ReadUnitsPerSecond": 13000})
+    assert dynamodb.describe_table(TableName="py-warm")["Table"]["WarmThroughput"] == {
+        "ReadUnitsPerSecond": 13000, "WriteUnitsPerSecond": 4080, "Status": "ACTIVE"}
+    # An on-demand table starts at DynamoDB's baseline, the least one may configure.
+    names.append("py-cold")
+    _create(dynamodb, "py-cold")
+    assert dynamodb.describe_table(TableName="py-cold")["Table"]["WarmThroughput"] == {
+        "ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000, "Status": "ACTIVE"}
+    for unit, units in [("ReadUnitsPerSecond", (11999, 4000)),
+                        ("WriteUnitsPerSecond", (12000, 3999))]:
+        with pytest.raises(ClientError) as e:
+            dynamodb.update_table(TableName="py-cold", WarmThroughput={
+                "ReadUnitsPerSecond": units[0], "WriteUnitsPerSecond": units[1]})
+        assert _error(e) == ("ValidationException", (
+            f"One or more parameter values were invalid: {unit} for WarmThroughput is lower "
+            f"than the minimum of {12000 if unit.startswith('Read') else 4000}"))
+    dynamodb.update_table(TableName="py-cold", WarmThroughput=warm)
+    assert dynamodb.describe_table(TableName="py-cold")["Table"]["WarmThroughput"] == \
+        {**warm, "Status": "ACTIVE"}

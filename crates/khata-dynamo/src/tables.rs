@@ -25,7 +25,8 @@
 //!
 //! **Metadata.** What DynamoDB reports about a table and the engine has no column for (key
 //! schema, attribute definitions, index definitions, billing mode and throughput, stream and
-//! TTL settings, tags, creation time) is a [`TableMeta`] kept as JSON under the key
+//! TTL settings, tags, creation time, table class and warm throughput) is a [`TableMeta`]
+//! kept as JSON under the key
 //! [`EXTENSION`] of the table's `extensions` (Cassandra's `system_schema.tables.extensions`,
 //! where Alternator keeps tags), written and dropped with the table in one schema change.
 //! The JSON carries a `FormatVersion`; this build writes and reads version 1 and refuses
@@ -134,6 +135,27 @@ pub struct TtlMeta {
     pub attribute_name: String,
 }
 
+/// A table class given to CreateTable or UpdateTable, kept and reported, not acted on
+/// ([`crate::ops::table_options`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct TableClassMeta {
+    /// `STANDARD` or `STANDARD_INFREQUENT_ACCESS`.
+    pub table_class: String,
+    /// When UpdateTable last set it (microseconds since the epoch); absent when CreateTable did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_update_micros: Option<i64>,
+}
+
+/// A warm throughput given to CreateTable or UpdateTable, kept and reported, not acted on
+/// ([`crate::ops::table_options`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct WarmThroughputMeta {
+    pub read_units_per_second: i64,
+    pub write_units_per_second: i64,
+}
+
 /// Everything DynamoDB says about a table that the engine's schema does not hold.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -164,6 +186,12 @@ pub struct TableMeta {
     pub deletion_protection: bool,
     /// Microseconds since the epoch.
     pub creation_micros: i64,
+    /// Absent when never given (a `STANDARD` table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_class: Option<TableClassMeta>,
+    /// Absent when never given (the table has DynamoDB's baseline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_throughput: Option<WarmThroughputMeta>,
 }
 
 impl TableMeta {
@@ -436,6 +464,8 @@ mod tests {
             tags: vec![("k".into(), "v".into())],
             deletion_protection: false,
             creation_micros: 1_700_000_000_000_000,
+            table_class: None,
+            warm_throughput: None,
         }
     }
 
@@ -450,6 +480,25 @@ mod tests {
         assert_eq!(t.def.clustering()[0].0.ty, CqlType::Blob);
         assert!(t.def.column(ATTRS_COLUMN).unwrap().ty.is_multi_cell());
         assert_eq!(meta_of(&t).unwrap().unwrap(), m);
+    }
+
+    #[test]
+    fn reported_options_are_kept_in_the_metadata() {
+        let mut m = meta("t12");
+        m.table_class = Some(TableClassMeta {
+            table_class: "STANDARD_INFREQUENT_ACCESS".into(),
+            last_update_micros: Some(7),
+        });
+        m.warm_throughput = Some(WarmThroughputMeta {
+            read_units_per_second: 12_240,
+            write_units_per_second: 4_080,
+        });
+        let t = table_schema(&m, Uuid::nil());
+        assert_eq!(meta_of(&t).unwrap().unwrap(), m);
+        // Metadata written before these options reads as a table without them.
+        let old = serde_json::to_vec(&meta("t12")).unwrap();
+        assert!(!String::from_utf8_lossy(&old).contains("WarmThroughput"));
+        assert_eq!(TableMeta::from_bytes(&old).unwrap(), meta("t12"));
     }
 
     #[test]

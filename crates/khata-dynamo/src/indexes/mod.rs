@@ -571,6 +571,8 @@ mod tests {
             tags: Vec::new(),
             deletion_protection: false,
             creation_micros: 0,
+            table_class: None,
+            warm_throughput: None,
         };
         let table = Arc::new(crate::tables::table_schema(&meta, Uuid::from_u128(1)));
         let layout = ItemLayout::new(

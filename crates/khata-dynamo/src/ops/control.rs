@@ -382,6 +382,7 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
     let tags = input::object_list(body, "Tags")?;
     let stream_spec = input::object(body, "StreamSpecification")?;
     let deletion_protection = input::boolean(body, "DeletionProtectionEnabled")?.unwrap_or(false);
+    let options = super::table_options::requested(body, &mut v)?;
     v.finish()?;
     let name = name.unwrap_or_default();
 
@@ -544,7 +545,7 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
         )));
     }
     let stream = stream(stream_spec, now_micros)?;
-    let meta = TableMeta {
+    let mut meta = TableMeta {
         format_version: FORMAT_VERSION,
         table_name: name.to_string(),
         key_schema: keys,
@@ -559,7 +560,10 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
         tags,
         deletion_protection,
         creation_micros: now_micros,
+        table_class: None,
+        warm_throughput: None,
     };
+    super::table_options::apply(&mut meta, &options, now_micros, true)?;
     super::index_updates::check_projected(&meta)?;
     Ok(meta)
 }
@@ -764,6 +768,7 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
     let protection = input::boolean(body, "DeletionProtectionEnabled")?;
     let index_updates = input::list(body, "GlobalSecondaryIndexUpdates")?;
     let _ = input::object_list(body, "AttributeDefinitions")?;
+    let options = super::table_options::requested(body, &mut v)?;
     v.finish()?;
     let _guard = ops.schema_lock.lock().await;
     let table = ops.table(name)?;
@@ -775,6 +780,7 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
         && stream_spec.is_none()
         && protection.is_none()
         && index_updates.is_none()
+        && !options.any()
     {
         return Err(DynamoError::validation(
             "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required",
@@ -855,6 +861,7 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
     if let Some(p) = protection {
         meta.deletion_protection = p;
     }
+    super::table_options::apply(&mut meta, &options, now, false)?;
     let work = match index_updates {
         Some(updates) => super::index_updates::plan(ops, &mut meta, updates, body).await?,
         None => Vec::new(),

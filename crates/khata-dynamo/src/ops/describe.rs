@@ -124,6 +124,7 @@ pub fn table_description(meta: &TableMeta, id: uuid::Uuid, region: &str, status:
         d["LatestStreamLabel"] = json!(stream.label);
         d["LatestStreamArn"] = json!(format!("{arn}/stream/{}", stream.label));
     }
+    super::table_options::describe(meta, &mut d);
     d
 }
 

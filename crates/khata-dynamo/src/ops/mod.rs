@@ -25,6 +25,7 @@ pub mod describe;
 pub mod index_updates;
 pub mod input;
 pub mod request;
+pub mod table_options;
 pub mod tags;
 pub mod ttl;
 
