@@ -356,3 +356,48 @@ def test_warm_throughput_is_kept_and_reported(dynamodb, names):
     dynamodb.update_table(TableName="py-cold", WarmThroughput=warm)
     assert dynamodb.describe_table(TableName="py-cold")["Table"]["WarmThroughput"] == \
         {**warm, "Status": "ACTIVE"}
+
+
+def test_large_answers_are_gzipped_for_clients_that_accept_it(dynamodb, dynamodb_endpoint,
+                                                              names):
+    """As DynamoDB does (Alternator's test_crc.py *_with_compression and
+    test_http_headers.py::test_server_header): an answer over 4 KB is gzipped when the request
+    accepts gzip, x-amz-crc32 is the checksum of the bytes sent, and every answer names
+    `Server`."""
+    import binascii
+    import gzip
+
+    names.append("py-gzip")
+    _create(dynamodb, "py-gzip")
+    key = {"PK": {"S": "big"}, "SK": {"S": "1"}}
+    dynamodb.put_item(TableName="py-gzip", Item={**key, "data": {"S": "x" * 5000}})
+    dynamodb.put_item(TableName="py-gzip", Item={"PK": {"S": "small"}, "SK": {"S": "1"}})
+
+    def get(pk, encoding=None):
+        headers = {"X-Amz-Target": "DynamoDB_20120810.GetItem",
+                   "Content-Type": "application/x-amz-json-1.0"}
+        if encoding:
+            headers["Accept-Encoding"] = encoding
+        body = {"TableName": "py-gzip", "Key": {"PK": {"S": pk}, "SK": {"S": "1"}},
+                "ConsistentRead": True}
+        request = urllib.request.Request(dynamodb_endpoint + "/",
+                                         data=json.dumps(body).encode(), headers=headers)
+        with urllib.request.urlopen(request) as answer:
+            raw = answer.read()
+            assert answer.headers["Server"] == "Server"
+            assert int(answer.headers["x-amz-crc32"]) == binascii.crc32(raw)
+            return answer.headers.get("Content-Encoding"), raw
+
+    encoding, raw = get("big", "gzip, deflate")
+    assert encoding == "gzip" and raw[:2] == b"\x1f\x8b"
+    assert json.loads(gzip.decompress(raw))["Item"]["data"] == {"S": "x" * 5000}
+    for offer in [None, "identity", "gzip;q=0"]:
+        encoding, raw = get("big", offer)
+        assert encoding is None
+        assert json.loads(raw)["Item"]["data"] == {"S": "x" * 5000}
+    encoding, raw = get("small", "gzip")
+    assert encoding is None and json.loads(raw)["Item"]["PK"] == {"S": "small"}
+    # Errors name the server too.
+    with pytest.raises(ClientError) as e:
+        dynamodb.describe_table(TableName="py-nothing-here")
+    assert e.value.response["ResponseMetadata"]["HTTPHeaders"]["server"] == "Server"

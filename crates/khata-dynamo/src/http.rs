@@ -6,9 +6,12 @@
 //! and, when access keys are configured, a SigV4 `Authorization` header ([`crate::auth`]).
 //! Connections are kept alive; [`crate::http1`] serves them and frames bodies.
 //!
-//! Every answer carries `x-amzn-RequestId` and `x-amz-crc32` (the CRC32 of the body bytes,
-//! which the AWS SDKs check) and has the request's JSON content type. The order of checks,
-//! each with DynamoDB's error ([`crate::error`]):
+//! Every answer carries `x-amzn-RequestId`, `x-amz-crc32` (the CRC32 of the body bytes as
+//! sent, which the AWS SDKs check) and `Server: Server`, and has the request's JSON content
+//! type. As DynamoDB does, an answer over [`GZIP_MIN_BYTES`] to a request whose
+//! `Accept-Encoding` takes gzip is sent gzipped (`Content-Encoding: gzip`, the checksum over
+//! the compressed bytes); a shorter one is sent as it is without looking at the request's
+//! headers. The order of checks, each with DynamoDB's error ([`crate::error`]):
 //!
 //! 1. `GET` (any path): `200 healthy: <host>`, DynamoDB's health answer.
 //! 2. A body larger than `max_request_size_bytes` (DynamoDB: 16 MB): 413
@@ -55,6 +58,10 @@ pub const DEFAULT_MAX_REQUEST_SIZE_BYTES: usize = 16 * 1024 * 1024;
 pub const DYNAMODB_TARGET: &str = "DynamoDB_20120810";
 /// The target prefix of DynamoDB Streams' operations.
 pub const STREAMS_TARGET: &str = "DynamoDBStreams_20120810";
+
+/// Answers longer than this are gzipped for a client that accepts it (DynamoDB compresses
+/// those over about 4 KB).
+pub const GZIP_MIN_BYTES: usize = 4096;
 
 const JSON_1_0: &str = "application/x-amz-json-1.0";
 const JSON_1_1: &str = "application/x-amz-json-1.1";
@@ -134,9 +141,12 @@ impl Endpoint {
 
     /// Answer one request (its head and whole body), with a request id.
     pub async fn answer(&self, head: &Head, body: Bytes) -> Answer {
-        let answer = self.identified(self.answer_body(head, body).await);
+        let mut answer = self.identified(self.answer_body(head, body).await);
         if answer.status >= 500 {
             warn!(request_id = %String::from_utf8_lossy(&answer.request_id), status = answer.status, body = %String::from_utf8_lossy(&answer.body), "DynamoDB request failed");
+        }
+        if answer.body.len() > GZIP_MIN_BYTES && accepts_gzip(head) {
+            answer.gzip();
         }
         answer
     }
@@ -154,6 +164,7 @@ impl Endpoint {
                 content_type: "text/plain",
                 body: format!("healthy: {host} ").into_bytes(),
                 request_id: [b'0'; 52],
+                gzipped: false,
             };
         }
         let (Some(content_type), "POST") = (json_content_type(head), head.method()) else {
@@ -242,9 +253,12 @@ fn json_content_type(head: &Head) -> Option<&'static str> {
 pub struct Answer {
     pub status: u16,
     pub content_type: &'static str,
+    /// As sent: gzipped when [`Answer::gzipped`].
     pub body: Vec<u8>,
     /// `x-amzn-RequestId`.
     pub request_id: [u8; 52],
+    /// The body is gzipped (`Content-Encoding: gzip`).
+    pub gzipped: bool,
 }
 
 impl Answer {
@@ -254,6 +268,7 @@ impl Answer {
             content_type,
             body: reply.into_bytes(),
             request_id: [b'0'; 52],
+            gzipped: false,
         }
     }
 
@@ -263,8 +278,43 @@ impl Answer {
             content_type,
             body: e.body().to_string().into_bytes(),
             request_id: [b'0'; 52],
+            gzipped: false,
         }
     }
+
+    /// Gzip the body (at the fastest level: the point is fewer bytes on the wire, cheaply).
+    fn gzip(&mut self) {
+        use std::io::Write as _;
+        let mut encoder = flate2::write::GzEncoder::new(
+            Vec::with_capacity(self.body.len() / 4 + 64),
+            flate2::Compression::fast(),
+        );
+        // Writing to a `Vec` cannot fail.
+        if encoder.write_all(&self.body).is_ok()
+            && let Ok(compressed) = encoder.finish()
+        {
+            self.body = compressed;
+            self.gzipped = true;
+        }
+    }
+}
+
+/// Whether the request's `Accept-Encoding` takes gzip (`gzip`, in any case, and not with
+/// `q=0`).
+fn accepts_gzip(head: &Head) -> bool {
+    let Some(accepted) = head.header_str("accept-encoding") else {
+        return false;
+    };
+    accepted.split(',').any(|coding| {
+        let mut parts = coding.split(';');
+        let name = parts.next().unwrap_or_default().trim();
+        let refused = parts.any(|p| {
+            let p = p.trim();
+            p.get(..2).is_some_and(|q| q.eq_ignore_ascii_case("q="))
+                && p[2..].trim().parse::<f32>().is_ok_and(|q| q == 0.0)
+        });
+        name.eq_ignore_ascii_case("gzip") && !refused
+    })
 }
 
 /// Request ids in the shape of DynamoDB's (52 characters of `[A-Z0-9]`), unique within a run
@@ -315,4 +365,60 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("a panic");
     format!("panicked with message {message:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::BytesMut;
+
+    fn head_with(accept_encoding: Option<&str>) -> Head {
+        let mut text = String::from("POST / HTTP/1.1\r\nHost: h\r\n");
+        if let Some(a) = accept_encoding {
+            text.push_str(&format!("Accept-Encoding: {a}\r\n"));
+        }
+        text.push_str("\r\n");
+        match crate::http1::parse_head(&mut BytesMut::from(text.as_bytes())) {
+            crate::http1::Parsed::Head(head) => head,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn gzip_is_taken_as_accept_encoding_offers_it() {
+        for (offer, taken) in [
+            (None, false),
+            (Some("gzip"), true),
+            (Some("GZIP"), true),
+            (Some("deflate, gzip;q=0.5"), true),
+            (Some("identity"), false),
+            (Some("gzip;q=0"), false),
+            (Some("gzip; Q=0.0, br"), false),
+            (Some("x-gzip"), false),
+        ] {
+            assert_eq!(accepts_gzip(&head_with(offer)), taken, "{offer:?}");
+        }
+    }
+
+    #[test]
+    fn a_gzipped_answer_decompresses_to_its_body() {
+        use std::io::Read as _;
+        let body = br#"{"Item":{"data":{"S":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}}"#.repeat(200);
+        let mut answer = Answer {
+            status: 200,
+            content_type: JSON_1_0,
+            body: body.clone(),
+            request_id: [b'0'; 52],
+            gzipped: false,
+        };
+        answer.gzip();
+        assert!(answer.gzipped);
+        assert_eq!(&answer.body[..2], b"\x1f\x8b");
+        assert!(answer.body.len() < body.len() / 10);
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&answer.body[..])
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(out, body);
+    }
 }

@@ -33,7 +33,8 @@
 //! 3. Has the endpoint answer it ([`Endpoint::answer`]), to the end: the socket is not read
 //!    meanwhile, so a client that goes away cannot cut a write short, and no timeout runs.
 //! 4. Writes the answer: status, `Content-Type`, `Content-Length`, `x-amzn-RequestId`,
-//!    `x-amz-crc32`, `Date`, then the body (none for `HEAD`). HTTP/1.0 requests are kept alive
+//!    `x-amz-crc32`, `Content-Encoding` (gzip, when the endpoint compressed the body), `Date`,
+//!    `Server`, then the body (none for `HEAD`). HTTP/1.0 requests are kept alive
 //!    only when they ask to be; `Connection: close` (or the server stopping) closes after the
 //!    answer. A write the client takes nothing of for [`IDLE_TIMEOUT`] (a client that
 //!    pipelines requests and reads no answers) ends the connection.
@@ -686,8 +687,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Answer `status` with no body, then close.
     async fn refuse(&mut self, status: u16) -> io::Result<()> {
         let reason = reason(status);
-        let answer =
-            format!("HTTP/1.1 {status} {reason}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        let answer = format!(
+            "HTTP/1.1 {status} {reason}\r\ncontent-length: 0\r\nserver: Server\r\nconnection: close\r\n\r\n"
+        );
         self.write_all(answer.as_bytes()).await?;
         self.linger().await;
         Ok(())
@@ -733,9 +735,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         head.extend_from_slice(&answer.request_id);
         head.extend_from_slice(b"\r\nx-amz-crc32: ");
         push_decimal(head, u64::from(crc32fast::hash(&answer.body)));
+        if answer.gzipped {
+            head.extend_from_slice(b"\r\ncontent-encoding: gzip");
+        }
         head.extend_from_slice(b"\r\ndate: ");
         head.extend_from_slice(self.date.1.as_bytes());
-        head.extend_from_slice(b"\r\n");
+        // DynamoDB names itself so.
+        head.extend_from_slice(b"\r\nserver: Server\r\n");
         if !keep_alive {
             self.head.extend_from_slice(b"connection: close\r\n");
         } else if request.minor_version == 0 {
