@@ -7,7 +7,7 @@ use khata_types::schema::CqlType;
 
 use super::Run;
 use crate::language::ast::{Literal, Term};
-use crate::value::{CqlValue, LiteralError, type_name};
+use crate::value::{CqlValue, LiteralError, type_name, value_compatible};
 
 /// The smallest (or largest) timeuuid of a millisecond, as Cassandra's `minTimeuuid` and
 /// `maxTimeuuid` make them: the time's 100 ns units at the start (end) of the millisecond,
@@ -246,26 +246,6 @@ pub(crate) fn evaluate(
         )));
     }
     Ok(Some(value))
-}
-
-/// Whether a receiver of type `receiver` takes the result of a function returning `result`
-/// although the types differ: Cassandra's `isValueCompatibleWith` overrides, the types whose
-/// values the receiver's type reads as its own. A blob reads anything; text reads ascii; bigint
-/// and timestamp read each other; varint reads int, bigint and timestamp (through bigint); date
-/// reads int; time reads bigint; uuid reads timeuuid.
-fn value_compatible(receiver: &CqlType, result: &CqlType) -> bool {
-    use CqlType as T;
-    matches!(
-        (receiver, result),
-        (T::Blob, _)
-            | (T::Text, T::Ascii)
-            | (T::Bigint, T::Timestamp)
-            | (T::Timestamp, T::Bigint)
-            | (T::Varint, T::Int | T::Bigint | T::Timestamp)
-            | (T::Date, T::Int)
-            | (T::Time, T::Bigint)
-            | (T::Uuid, T::Timeuuid)
-    )
 }
 
 /// The type of what [`call`] returns.

@@ -273,7 +273,7 @@ impl Converter<'_, '_> {
                 )));
             }
         }
-        let mut values = items
+        let values = items
             .iter()
             .zip(types)
             .enumerate()
@@ -287,19 +287,7 @@ impl Converter<'_, '_> {
                     })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(match ty {
-            CqlType::Udt { fields, .. } => {
-                values.resize(fields.len(), None);
-                CqlValue::Udt(
-                    fields
-                        .iter()
-                        .map(|(name, _)| name.clone())
-                        .zip(values)
-                        .collect(),
-                )
-            }
-            _ => CqlValue::Tuple(values),
-        })
+        Ok(tuple_or_udt(ty, values))
     }
 
     fn udt(
@@ -413,7 +401,13 @@ fn tuple_from_string(text: &str, ty: &CqlType, now_millis: i64) -> Result<CqlVal
         let unescaped = part.replace("\\:", ":").replace("\\@", "@");
         values.push(Some(field_from_string(&unescaped, field_ty, now_millis)?));
     }
-    Ok(match ty {
+    Ok(tuple_or_udt(ty, values))
+}
+
+/// The value of a tuple or UDT type `ty` made of its fields' values in order: a UDT's fields
+/// not given are null.
+fn tuple_or_udt(ty: &CqlType, mut values: Vec<Option<CqlValue>>) -> CqlValue {
+    match ty {
         CqlType::Udt { fields, .. } => {
             values.resize(fields.len(), None);
             CqlValue::Udt(
@@ -425,7 +419,7 @@ fn tuple_from_string(text: &str, ty: &CqlType, now_millis: i64) -> Result<CqlVal
             )
         }
         _ => CqlValue::Tuple(values),
-    })
+    }
 }
 
 /// A tuple field's text read as its type's `fromString` reads it: the empty text is the empty
@@ -552,7 +546,8 @@ fn hint_matches(hint: &crate::language::ast::TypeExpr, ty: &CqlType) -> bool {
 /// Whether values of type `other` read as values of `receiver`, which differs from it:
 /// Cassandra 4.1's `isValueCompatibleWith` overrides. A blob reads anything; text reads ascii;
 /// bigint and timestamp read each other; varint reads int, bigint and timestamp (through
-/// bigint); date reads int; time reads bigint; uuid reads timeuuid.
+/// bigint); date reads int; time reads bigint; uuid reads timeuuid. Type hints
+/// ([`hint_matches`]) and function results going to a receiver of another type follow it.
 pub(crate) fn value_compatible(receiver: &CqlType, other: &CqlType) -> bool {
     use CqlType as T;
     matches!(

@@ -68,6 +68,7 @@ pub(crate) use arith::{
 };
 mod numeric;
 pub(crate) use constant::literal_accepts;
+pub(crate) use literal::value_compatible;
 pub(crate) use numeric::{cast_number, decimal_plain_string};
 mod temporal;
 mod vint;
