@@ -501,9 +501,10 @@ fn min_compress_ratio(map: &BTreeMap<String, String>) -> Result<Option<f64>, Str
         .map_err(|_| format!("{text} is not a valid value for min_compress_ratio"))
 }
 
-/// A double as Java's `Double.toString` writes it (`2.0`, `1.5`, `1.0E7`), as
-/// `CompressionParams.asMap` writes `min_compress_ratio`.
-fn java_double(d: f64) -> String {
+/// A double as Java's `Double.toString` writes it (`2.0`, `1.5`, `1.0E7`, `6.71E-5`, `NaN`), as
+/// `CompressionParams.asMap` writes `min_compress_ratio` and Cassandra's messages and DESCRIBE
+/// write option values.
+pub fn java_double(d: f64) -> String {
     if d.is_nan() {
         return "NaN".into();
     }
@@ -605,6 +606,23 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn doubles_as_java_writes_them() {
+        for (d, text) in [
+            (0.0, "0.0"),
+            (0.01, "0.01"),
+            (1.0, "1.0"),
+            (2.5, "2.5"),
+            (6.71e-5, "6.71E-5"),
+            (1e7, "1.0E7"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ] {
+            assert_eq!(java_double(d), text);
+        }
     }
 
     #[test]

@@ -16,6 +16,8 @@ use khata_types::schema::{
 use khata_types::table_options::{
     compaction_from_map, compaction_map_as_given, compression_from_map, compression_map_as_given,
 };
+// Option values in Cassandra's messages and in DESCRIBE are written as Java's Double.toString.
+pub(super) use khata_types::table_options::java_double;
 use uuid::Uuid;
 
 use super::error::ExecError;
@@ -998,27 +1000,6 @@ fn check_reported(r: &khata_types::schema::ReportedOptions) -> Result<(), ExecEr
     Ok(())
 }
 
-/// A double as Java's `Double.toString` writes it (`0.01`, `1.0`, `6.71E-5`), as Cassandra's
-/// messages show option values.
-pub(super) fn java_double(d: f64) -> String {
-    let magnitude = d.abs();
-    if d == 0.0 || (1e-3..1e7).contains(&magnitude) {
-        let text = format!("{d:?}");
-        return if text.contains('.') {
-            text
-        } else {
-            format!("{text}.0")
-        };
-    }
-    let text = format!("{d:e}");
-    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
-    if mantissa.contains('.') {
-        format!("{mantissa}E{exponent}")
-    } else {
-        format!("{mantissa}.0E{exponent}")
-    }
-}
-
 /// Cassandra's `CachingParams.fromMap`, written back as its `asMap` writes it.
 fn caching(map: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>, ExecError> {
     let mut rest = map.clone();
@@ -1450,7 +1431,7 @@ fn check_readd(
     is_static: bool,
     counter_table: bool,
 ) -> Result<(), ExecError> {
-    if !value_compatible(&ty.expand_user_types(), &dropped.ty) {
+    if !readd_compatible(&ty.expand_user_types(), &dropped.ty) {
         return Err(ExecError::invalid(format!(
             "Cannot re-add previously dropped column '{name}' of type {}, incompatible with previous type {}",
             khata_types::type_text::type_text(ty),
@@ -1473,10 +1454,15 @@ fn check_readd(
     Ok(())
 }
 
-/// Whether values of `old` read as values of `new` (Cassandra's `isValueCompatibleWith`):
-/// the same type, a blob for any single-cell type, text for ascii, uuid for timeuuid, varint
-/// for the fixed-width integers.
-fn value_compatible(new: &CqlType, old: &CqlType) -> bool {
+/// Whether a column of type `new` may be added under the name of a dropped column of type
+/// `old`, whose cells stay until compaction: the same type, a blob for any single-cell type,
+/// text for ascii, uuid for timeuuid, varint for the fixed-width integers. This is a question
+/// of its own, not [`crate::value::value_compatible`] (what a receiver reads as its own value):
+/// Cassandra asks it with `isValueCompatibleWith` in 4.0 and with `isSerializationCompatibleWith`
+/// (also the same fixed length and multi-cell-ness) in later releases, and this rule is close to
+/// both but neither exactly (it takes varint over smallint and tinyint, and not bigint over
+/// timestamp, date over int or time over bigint).
+fn readd_compatible(new: &CqlType, old: &CqlType) -> bool {
     new == old
         || matches!(
             (new, old),
