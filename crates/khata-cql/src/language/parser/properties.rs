@@ -68,37 +68,17 @@ impl Parser<'_> {
             }
             self.expect(TokenKind::RightBrace)?;
         }
-        const MARKER: &str = " (bind variables are not supported in DDL queries)";
         let mut entries: Vec<(Literal, Literal)> = Vec::new();
         for (key_index, key, value) in read {
-            let key = match key {
-                Term::Literal(literal) if literal != Literal::Null => literal,
-                other => {
-                    let marker = if matches!(other, Term::Marker(_)) {
-                        MARKER
-                    } else {
-                        ""
-                    };
-                    return Err(self.recognition_at(
-                        key_index,
-                        format!("Invalid property name: {other}{marker}"),
-                    ));
-                }
-            };
-            let value = match value {
-                Term::Literal(literal) if literal != Literal::Null => literal,
-                other => {
-                    let marker = if matches!(other, Term::Marker(_)) {
-                        MARKER
-                    } else {
-                        ""
-                    };
-                    return Err(self.recognition_at(
-                        key_index,
-                        format!("Invalid property value: {other} for property: {key}{marker}"),
-                    ));
-                }
-            };
+            let key = property_literal(key).map_err(|shown| {
+                self.recognition_at(key_index, format!("Invalid property name: {shown}"))
+            })?;
+            let value = property_literal(value).map_err(|shown| {
+                self.recognition_at(
+                    key_index,
+                    format!("Invalid property value: {shown} for property: {key}"),
+                )
+            })?;
             if entries.iter().any(|(k, _)| k == &key) {
                 // The key's text as written, unquoted (Cassandra's `getRawText`).
                 let raw = match &key {
@@ -111,5 +91,17 @@ impl Parser<'_> {
             entries.push((key, value));
         }
         Ok(entries)
+    }
+}
+
+/// A property map's key or value: a literal other than null, or else the term as written for
+/// the refusal, with why when it is a bind marker.
+fn property_literal(term: Term) -> std::result::Result<Literal, String> {
+    match term {
+        Term::Literal(literal) if literal != Literal::Null => Ok(literal),
+        marker @ Term::Marker(_) => Err(format!(
+            "{marker} (bind variables are not supported in DDL queries)"
+        )),
+        other => Err(other.to_string()),
     }
 }
