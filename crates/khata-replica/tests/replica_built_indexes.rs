@@ -9,37 +9,21 @@ use khata_replica::index::index_table_id;
 use khata_replica::rows::{ReadRowExt, read_rows};
 use khata_replica::system_tables;
 use khata_replica::{IndexDef, Replica, SchemaChange, TableSchema};
-use khata_types::schema::{ColumnKind, CqlType, TableDef, TableOptions};
-use khata_types::token::Token;
-use uuid::Uuid;
+use khata_types::schema::{ColumnKind, CqlType};
 
 mod support;
 use support::column;
 
-fn open(dir: &std::path::Path) -> Replica {
-    support::open(dir, Uuid::new_v4(), vec![Token(0)])
-}
-
 /// `ks.<name> (k int PRIMARY KEY, v text)`.
 fn create_table(replica: &Replica, name: &str) -> TableSchema {
-    let table = TableSchema {
-        def: TableDef {
-            id: Uuid::new_v4(),
-            keyspace: "ks".into(),
-            name: name.into(),
-            columns: vec![
-                column("k", CqlType::Int, ColumnKind::PartitionKey { position: 0 }),
-                column("v", CqlType::Text, ColumnKind::Regular),
-            ],
-            options: TableOptions::default(),
-        },
-        dropped: Vec::new(),
-        indexes: Vec::new(),
-    };
-    replica
-        .change_schema(SchemaChange::CreateTable(table.clone()))
-        .unwrap();
-    table
+    support::create_table(
+        replica,
+        name,
+        vec![
+            column("k", CqlType::Int, ColumnKind::PartitionKey { position: 0 }),
+            column("v", CqlType::Text, ColumnKind::Regular),
+        ],
+    )
 }
 
 fn create_index(replica: &Replica, table: &str, name: &str) {
@@ -95,7 +79,7 @@ fn pairs(names: &[(&str, &str)]) -> Vec<(String, String)> {
 #[test]
 fn built_indexes_are_listed_until_dropped() {
     let dir = tempfile::tempdir().unwrap();
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     assert_eq!(listed(&replica), pairs(&[]));
     support::keyspace(&replica);
     create_table(&replica, "t");
@@ -116,7 +100,7 @@ fn built_indexes_are_listed_until_dropped() {
         .unwrap();
     assert_eq!(listed(&replica), pairs(&[("ks", "t_idx")]));
     replica.close().unwrap();
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     assert_eq!(listed(&replica), pairs(&[("ks", "t_idx")]));
     replica
         .change_schema(SchemaChange::DropKeyspace("ks".into()))
@@ -128,7 +112,7 @@ fn built_indexes_are_listed_until_dropped() {
 fn missing_rows_are_written_on_open() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let replica = open(dir.path());
+        let replica = support::open_single(dir.path());
         support::keyspace(&replica);
         create_table(&replica, "t");
         let crashed = create_table(&replica, "u");
@@ -147,7 +131,7 @@ fn missing_rows_are_written_on_open() {
         assert_eq!(listed(&replica), pairs(&[]));
         replica.close().unwrap();
     }
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     assert_eq!(
         listed(&replica),
         pairs(&[("ks", "crashed_idx"), ("ks", "old_idx")])

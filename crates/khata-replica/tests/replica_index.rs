@@ -11,56 +11,31 @@ use khata_replica::rows::SysValue;
 use khata_replica::storage::Mutation;
 use khata_replica::{IndexDef, IndexQuery, Replica, SchemaChange, TableSchema};
 use khata_types::clustering::full_range;
-use khata_types::schema::{
-    ClusteringOrder, ColumnKind, CqlType, KeyspaceDef, Replication, TableDef, TableOptions,
-};
-use khata_types::token::{DecoratedKey, Token};
-use uuid::Uuid;
+use khata_types::schema::{ClusteringOrder, ColumnKind, CqlType};
+use khata_types::token::DecoratedKey;
 
 mod support;
 use support::column;
 
-fn open(dir: &std::path::Path) -> Replica {
-    support::open(dir, Uuid::new_v4(), vec![Token(0)])
-}
-
 /// `ks.t (k int, c int, v text, PRIMARY KEY (k, c))`, in a new keyspace.
 fn create_table(replica: &Replica) -> TableSchema {
-    replica
-        .change_schema(SchemaChange::CreateKeyspace(KeyspaceDef {
-            name: "ks".into(),
-            replication: Replication::Simple {
-                replication_factor: 1,
-            },
-            durable_writes: true,
-        }))
-        .unwrap();
-    let table = TableSchema {
-        def: TableDef {
-            id: Uuid::new_v4(),
-            keyspace: "ks".into(),
-            name: "t".into(),
-            columns: vec![
-                column("k", CqlType::Int, ColumnKind::PartitionKey { position: 0 }),
-                column(
-                    "c",
-                    CqlType::Int,
-                    ColumnKind::Clustering {
-                        position: 0,
-                        order: ClusteringOrder::Asc,
-                    },
-                ),
-                column("v", CqlType::Text, ColumnKind::Regular),
-            ],
-            options: TableOptions::default(),
-        },
-        dropped: Vec::new(),
-        indexes: Vec::new(),
-    };
-    replica
-        .change_schema(SchemaChange::CreateTable(table.clone()))
-        .unwrap();
-    table
+    support::keyspace(replica);
+    support::create_table(
+        replica,
+        "t",
+        vec![
+            column("k", CqlType::Int, ColumnKind::PartitionKey { position: 0 }),
+            column(
+                "c",
+                CqlType::Int,
+                ColumnKind::Clustering {
+                    position: 0,
+                    order: ClusteringOrder::Asc,
+                },
+            ),
+            column("v", CqlType::Text, ColumnKind::Regular),
+        ],
+    )
 }
 
 fn create_index(replica: &Replica) {
@@ -150,7 +125,7 @@ fn sorted(mut v: Vec<(i32, i32)>) -> Vec<(i32, i32)> {
 #[test]
 fn entries_follow_the_base_rows_and_stale_ones_are_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     let table = create_table(&replica);
     create_index(&replica);
     for k in 0..20 {
@@ -198,7 +173,7 @@ fn entries_follow_the_base_rows_and_stale_ones_are_removed() {
 fn an_interrupted_build_is_done_again_on_open() {
     let dir = tempfile::tempdir().unwrap();
     let table = {
-        let replica = open(dir.path());
+        let replica = support::open_single(dir.path());
         let table = create_table(&replica);
         for k in 0..50 {
             write(&replica, &table, k, 0, "x", 10);
@@ -214,18 +189,18 @@ fn an_interrupted_build_is_done_again_on_open() {
         replica.close().unwrap();
         table
     };
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     assert_eq!(query(&replica, &table, "x", 1000).len(), 50);
     replica.close().unwrap();
     // Built indexes are not built again.
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     assert_eq!(query(&replica, &table, "x", 13).len(), 50);
 }
 
 #[test]
 fn dropping_the_index_or_the_table_drops_its_storage() {
     let dir = tempfile::tempdir().unwrap();
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     let table = create_table(&replica);
     create_index(&replica);
     let id = index_table_id(table.def.id, "t_v_idx");

@@ -14,38 +14,23 @@ use khata_replica::{IndexDef, IndexQuery, Replica, ReplicaError, SchemaChange, T
 use khata_types::cell::LivenessInfo;
 use khata_types::partition::Partition;
 use khata_types::row::Row;
-use khata_types::schema::{ColumnKind, CqlType, TableDef, TableOptions};
-use khata_types::token::{DecoratedKey, Token};
-use uuid::Uuid;
+use khata_types::schema::{ColumnKind, CqlType};
+use khata_types::token::DecoratedKey;
 
 mod support;
 use support::column;
 
-fn open(dir: &std::path::Path) -> Replica {
-    support::open(dir, Uuid::new_v4(), vec![Token(0)])
-}
-
 /// `ks.t (k int PRIMARY KEY, v text)`, in a new keyspace.
 fn create_table(replica: &Replica) -> TableSchema {
     support::keyspace(replica);
-    let table = TableSchema {
-        def: TableDef {
-            id: Uuid::new_v4(),
-            keyspace: "ks".into(),
-            name: "t".into(),
-            columns: vec![
-                column("k", CqlType::Int, ColumnKind::PartitionKey { position: 0 }),
-                column("v", CqlType::Text, ColumnKind::Regular),
-            ],
-            options: TableOptions::default(),
-        },
-        dropped: Vec::new(),
-        indexes: Vec::new(),
-    };
-    replica
-        .change_schema(SchemaChange::CreateTable(table.clone()))
-        .unwrap();
-    table
+    support::create_table(
+        replica,
+        "t",
+        vec![
+            column("k", CqlType::Int, ColumnKind::PartitionKey { position: 0 }),
+            column("v", CqlType::Text, ColumnKind::Regular),
+        ],
+    )
 }
 
 fn create_index(replica: &Replica, name: &str) -> Result<(), ReplicaError> {
@@ -106,7 +91,7 @@ fn index_names(replica: &Replica) -> Vec<String> {
 #[test]
 fn an_index_whose_storage_cannot_be_made_is_not_created() {
     let dir = tempfile::tempdir().unwrap();
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     let table = create_table(&replica);
     write(&replica, &table, 1, "a");
     // A file where the index's directory would go: creating its storage fails.
@@ -126,7 +111,7 @@ fn an_index_whose_storage_cannot_be_made_is_not_created() {
 
     // Nor is it in the stored schema: the replica opens without it, and once the way is clear
     // the index can be made.
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     assert!(index_names(&replica).is_empty());
     std::fs::remove_file(&obstacle).unwrap();
     create_index(&replica, "i").unwrap();
@@ -136,7 +121,7 @@ fn an_index_whose_storage_cannot_be_made_is_not_created() {
 #[test]
 fn a_name_too_long_for_the_index_storage_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     create_table(&replica);
     // `t.<name>-<32 hex digits>` is one file name of at most 255 bytes.
     let refused = create_index(&replica, &"x".repeat(221));
@@ -159,7 +144,7 @@ fn an_index_recorded_with_a_name_no_storage_can_have_is_dropped_on_open() {
     let dir = tempfile::tempdir().unwrap();
     let long = "x".repeat(500);
     let table = {
-        let replica = open(dir.path());
+        let replica = support::open_single(dir.path());
         let table = create_table(&replica);
         create_index(&replica, "t_v_idx").unwrap();
         for k in 0..10 {
@@ -182,7 +167,7 @@ fn an_index_recorded_with_a_name_no_storage_can_have_is_dropped_on_open() {
         replica.close().unwrap();
         table
     };
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     assert_eq!(index_names(&replica), ["t_v_idx"]);
     assert_eq!(
         query(&replica, &table, "t_v_idx", "a"),
@@ -191,7 +176,7 @@ fn an_index_recorded_with_a_name_no_storage_can_have_is_dropped_on_open() {
     write(&replica, &table, 10, "a");
     replica.close().unwrap();
     // The drop was recorded: the next open finds nothing to drop.
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     assert_eq!(index_names(&replica), ["t_v_idx"]);
     assert_eq!(query(&replica, &table, "t_v_idx", "a").len(), 11);
 }
@@ -200,7 +185,7 @@ fn an_index_recorded_with_a_name_no_storage_can_have_is_dropped_on_open() {
 fn an_index_built_before_empty_values_were_indexed_is_built_again() {
     let dir = tempfile::tempdir().unwrap();
     let table = {
-        let replica = open(dir.path());
+        let replica = support::open_single(dir.path());
         let table = create_table(&replica);
         write(&replica, &table, 1, "");
         write(&replica, &table, 2, "a");
@@ -230,7 +215,7 @@ fn an_index_built_before_empty_values_were_indexed_is_built_again() {
         replica.close().unwrap();
         table
     };
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     assert_eq!(query(&replica, &table, "t_v_idx", ""), [1]);
     assert_eq!(query(&replica, &table, "t_v_idx", "a"), [2]);
 }

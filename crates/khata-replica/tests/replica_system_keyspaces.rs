@@ -5,14 +5,8 @@ use std::collections::BTreeMap;
 
 use khata_replica::{ChangeKind, Replica, ReplicaError, SchemaChange};
 use khata_types::schema::{KeyspaceDef, Replication};
-use khata_types::token::Token;
-use uuid::Uuid;
 
 mod support;
-
-fn open(dir: &std::path::Path) -> Replica {
-    support::open(dir, Uuid::new_v4(), vec![Token(0)])
-}
 
 fn replication(replica: &Replica, keyspace: &str) -> Replication {
     replica
@@ -42,7 +36,7 @@ fn system_traces_replication_is_altered_and_kept() {
         datacenters: BTreeMap::from([("datacenter1".to_string(), 1)]),
     };
     {
-        let replica = open(dir.path());
+        let replica = support::open_single(dir.path());
         assert_eq!(
             replication(&replica, "system_traces"),
             Replication::Simple {
@@ -59,7 +53,7 @@ fn system_traces_replication_is_altered_and_kept() {
         assert!(replica.schema().keyspace("ks").is_some());
         replica.close().unwrap();
     }
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     assert_eq!(replication(&replica, "system_traces"), nts);
     assert!(replica.schema().keyspace("ks").is_some());
     // The node-local ones stay refused.

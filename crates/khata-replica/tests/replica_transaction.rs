@@ -8,48 +8,25 @@ use std::time::Duration;
 
 use khata_replica::rows::{ReadRowExt, RowWriter, SysValue, read_rows};
 use khata_replica::storage::{Mutation, ReadResult};
-use khata_replica::{CasManyOutcome, CasRead, Replica, SchemaChange, TableSchema};
+use khata_replica::{CasManyOutcome, CasRead, Replica, TableSchema};
 use khata_types::clustering::full_range;
-use khata_types::schema::{ColumnKind, CqlType, KeyspaceDef, Replication, TableDef, TableOptions};
-use khata_types::token::{DecoratedKey, Token};
-use uuid::Uuid;
+use khata_types::schema::{ColumnKind, CqlType};
+use khata_types::token::DecoratedKey;
 
 mod support;
 use support::column;
 
-fn open(dir: &std::path::Path) -> Replica {
-    support::open(dir, Uuid::new_v4(), vec![Token(0)])
-}
-
 /// `ks.accounts (k int PRIMARY KEY, balance int)`.
 fn create_table(replica: &Replica) -> TableSchema {
-    replica
-        .change_schema(SchemaChange::CreateKeyspace(KeyspaceDef {
-            name: "ks".into(),
-            replication: Replication::Simple {
-                replication_factor: 1,
-            },
-            durable_writes: true,
-        }))
-        .unwrap();
-    let table = TableSchema {
-        def: TableDef {
-            id: Uuid::new_v4(),
-            keyspace: "ks".into(),
-            name: "accounts".into(),
-            columns: vec![
-                column("k", CqlType::Int, ColumnKind::PartitionKey { position: 0 }),
-                column("balance", CqlType::Int, ColumnKind::Regular),
-            ],
-            options: TableOptions::default(),
-        },
-        dropped: Vec::new(),
-        indexes: Vec::new(),
-    };
-    replica
-        .change_schema(SchemaChange::CreateTable(table.clone()))
-        .unwrap();
-    table
+    support::keyspace(replica);
+    support::create_table(
+        replica,
+        "accounts",
+        vec![
+            column("k", CqlType::Int, ColumnKind::PartitionKey { position: 0 }),
+            column("balance", CqlType::Int, ColumnKind::Regular),
+        ],
+    )
 }
 
 fn key(k: i32) -> DecoratedKey {
@@ -90,7 +67,7 @@ fn read_balance(replica: &Replica, table: &TableSchema, k: i32) -> Option<i32> {
 #[test]
 fn writes_to_several_partitions_apply_together_or_not_at_all() {
     let dir = tempfile::tempdir().unwrap();
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     let table = create_table(&replica);
     replica
         .apply(vec![set(&table, 1, 100, 1), set(&table, 2, 5, 1)], true)
@@ -124,7 +101,7 @@ fn writes_to_several_partitions_apply_together_or_not_at_all() {
     // Both writes are one commit-log record: they survive a restart together.
     replica.close().unwrap();
     drop(replica);
-    let replica = open(dir.path());
+    let replica = support::open_single(dir.path());
     assert_eq!(read_balance(&replica, &table, 1), Some(70));
     assert_eq!(read_balance(&replica, &table, 2), Some(35));
 }
@@ -132,7 +109,7 @@ fn writes_to_several_partitions_apply_together_or_not_at_all() {
 #[test]
 fn a_lock_held_past_the_bound_is_a_conflict() {
     let dir = tempfile::tempdir().unwrap();
-    let replica = Arc::new(open(dir.path()));
+    let replica = Arc::new(support::open_single(dir.path()));
     let table = create_table(&replica);
     replica.apply(vec![set(&table, 1, 10, 1)], true).unwrap();
 
@@ -189,7 +166,7 @@ fn concurrent_transfers_neither_deadlock_nor_lose_updates() {
     const THREADS: usize = 8;
     const TRANSFERS: usize = 200;
     let dir = tempfile::tempdir().unwrap();
-    let replica = Arc::new(open(dir.path()));
+    let replica = Arc::new(support::open_single(dir.path()));
     let table = create_table(&replica);
     let initial: Vec<Mutation> = (0..ACCOUNTS).map(|k| set(&table, k, 1000, 1)).collect();
     replica.apply(initial, true).unwrap();

@@ -1,4 +1,5 @@
-//! What the replica's tests share: a replica opened on a directory, columns, a keyspace.
+//! What the replica's tests share: a replica opened on a directory, columns, a keyspace, a
+//! table.
 #![allow(dead_code)] // each test binary uses its own part
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -7,9 +8,11 @@ use std::sync::Arc;
 
 use khata_env::RealFs;
 use khata_replica::schema::column_id;
-use khata_replica::{NodeInfo, Replica, ReplicaConfig, SchemaChange};
+use khata_replica::{NodeInfo, Replica, ReplicaConfig, SchemaChange, TableSchema};
 use khata_storage::EngineConfig;
-use khata_types::schema::{ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication};
+use khata_types::schema::{
+    ColumnDef, ColumnKind, CqlType, KeyspaceDef, Replication, TableDef, TableOptions,
+};
 use khata_types::token::Token;
 use uuid::Uuid;
 
@@ -38,6 +41,12 @@ pub fn open(dir: &Path, host: Uuid, tokens: Vec<Token>) -> Replica {
     .unwrap()
 }
 
+/// A replica on `dir` of a node alone in its ring: a new host id and the one token 0 when the
+/// directory is new.
+pub fn open_single(dir: &Path) -> Replica {
+    open(dir, Uuid::new_v4(), vec![Token(0)])
+}
+
 /// A column with its name-derived id.
 pub fn column(name: &str, ty: CqlType, kind: ColumnKind) -> ColumnDef {
     ColumnDef {
@@ -59,4 +68,24 @@ pub fn keyspace(replica: &Replica) {
             durable_writes: true,
         }))
         .unwrap();
+}
+
+/// Table `ks.<name>` with `columns` and the default options, created in `replica` (whose
+/// keyspace `ks` must exist).
+pub fn create_table(replica: &Replica, name: &str, columns: Vec<ColumnDef>) -> TableSchema {
+    let table = TableSchema {
+        def: TableDef {
+            id: Uuid::new_v4(),
+            keyspace: "ks".into(),
+            name: name.into(),
+            columns,
+            options: TableOptions::default(),
+        },
+        dropped: Vec::new(),
+        indexes: Vec::new(),
+    };
+    replica
+        .change_schema(SchemaChange::CreateTable(table.clone()))
+        .unwrap();
+    table
 }
