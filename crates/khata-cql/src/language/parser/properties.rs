@@ -70,13 +70,13 @@ impl Parser<'_> {
         }
         let mut entries: Vec<(Literal, Literal)> = Vec::new();
         for (key_index, key, value) in read {
-            let key = property_literal(key).map_err(|shown| {
-                self.recognition_at(key_index, format!("Invalid property name: {shown}"))
+            let key = property_literal(key).map_err(|(shown, why)| {
+                self.recognition_at(key_index, format!("Invalid property name: {shown}{why}"))
             })?;
-            let value = property_literal(value).map_err(|shown| {
+            let value = property_literal(value).map_err(|(shown, why)| {
                 self.recognition_at(
                     key_index,
-                    format!("Invalid property value: {shown} for property: {key}"),
+                    format!("Invalid property value: {shown} for property: {key}{why}"),
                 )
             })?;
             if entries.iter().any(|(k, _)| k == &key) {
@@ -95,13 +95,14 @@ impl Parser<'_> {
 }
 
 /// A property map's key or value: a literal other than null, or else the term as written for
-/// the refusal, with why when it is a bind marker.
-fn property_literal(term: Term) -> std::result::Result<Literal, String> {
+/// the refusal, and the words that end it when the term is a bind marker.
+fn property_literal(term: Term) -> std::result::Result<Literal, (String, &'static str)> {
     match term {
         Term::Literal(literal) if literal != Literal::Null => Ok(literal),
-        marker @ Term::Marker(_) => Err(format!(
-            "{marker} (bind variables are not supported in DDL queries)"
+        marker @ Term::Marker(_) => Err((
+            marker.to_string(),
+            " (bind variables are not supported in DDL queries)",
         )),
-        other => Err(other.to_string()),
+        other => Err((other.to_string(), "")),
     }
 }
