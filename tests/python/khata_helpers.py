@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 
 def wait_until(predicate, timeout_s: float, interval_s: float = 0.1) -> bool:
     """Polls `predicate` until it returns true or `timeout_s` passes; returns its last answer."""
@@ -25,3 +27,14 @@ def execute_with_warnings(session, statement, parameters=None):
     future = session.execute_async(statement, parameters)
     rows = list(future.result())
     return rows, future.warnings
+
+
+def dynamo_refused(call, **kwargs) -> str:
+    """Makes the DynamoDB request `call(**kwargs)`, which must be refused with a
+    ValidationException; returns the refusal's message."""
+    from botocore.exceptions import ClientError
+
+    with pytest.raises(ClientError) as e:
+        call(**kwargs)
+    assert e.value.response["Error"]["Code"] == "ValidationException", e.value.response
+    return e.value.response["Error"]["Message"]

@@ -11,16 +11,10 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from botocore.exceptions import ClientError
+
+from khata_helpers import dynamo_refused as refused
 
 MIXED = "Can not use both expression and non-expression parameters in the same request: "
-
-
-def refused(call, **kwargs) -> str:
-    with pytest.raises(ClientError) as e:
-        call(**kwargs)
-    assert e.value.response["Error"]["Code"] == "ValidationException", e.value.response
-    return e.value.response["Error"]["Message"]
 
 
 @pytest.fixture(scope="module")

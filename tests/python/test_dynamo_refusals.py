@@ -11,14 +11,8 @@ import time
 import uuid
 
 import pytest
-from botocore.exceptions import ClientError
 
-
-def refused(call, **kwargs) -> str:
-    with pytest.raises(ClientError) as e:
-        call(**kwargs)
-    assert e.value.response["Error"]["Code"] == "ValidationException", e.value.response
-    return e.value.response["Error"]["Message"]
+from khata_helpers import dynamo_refused as refused
 
 
 @pytest.fixture(scope="module")
