@@ -382,7 +382,7 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
     let tags = input::object_list(body, "Tags")?;
     let stream_spec = input::object(body, "StreamSpecification")?;
     let deletion_protection = input::boolean(body, "DeletionProtectionEnabled")?.unwrap_or(false);
-    let options = super::table_options::requested(body, &mut v)?;
+    let options = super::table_options::requested(body)?;
     v.finish()?;
     let name = name.unwrap_or_default();
 
@@ -768,7 +768,7 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
     let protection = input::boolean(body, "DeletionProtectionEnabled")?;
     let index_updates = input::list(body, "GlobalSecondaryIndexUpdates")?;
     let _ = input::object_list(body, "AttributeDefinitions")?;
-    let options = super::table_options::requested(body, &mut v)?;
+    let options = super::table_options::requested(body)?;
     v.finish()?;
     let _guard = ops.schema_lock.lock().await;
     let table = ops.table(name)?;

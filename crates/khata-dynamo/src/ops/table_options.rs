@@ -15,7 +15,7 @@
 
 use serde_json::{Value, json};
 
-use super::input::{self, Object, Violations};
+use super::input::{self, Object};
 use crate::error::{DynamoError, Result};
 use crate::tables::{TableClassMeta, TableMeta, WarmThroughputMeta};
 
@@ -42,13 +42,10 @@ impl Requested<'_> {
     }
 }
 
-/// The options of a request, their shapes checked into `v` (a table class outside
-/// DynamoDB's set, as `tableClass`).
-pub fn requested<'a>(body: &'a Object, v: &mut Violations) -> Result<Requested<'a>> {
+/// The options of a request, their members' JSON types checked (DynamoDB refuses a table
+/// class outside its set with a message of its own, not as a shape violation: [`apply`]).
+pub fn requested(body: &Object) -> Result<Requested<'_>> {
     let table_class = input::string(body, "TableClass")?;
-    if let Some(c) = table_class {
-        v.one_of(c, "tableClass", TABLE_CLASSES);
-    }
     let warm = match input::object(body, "WarmThroughput")? {
         None => None,
         Some(w) => Some((
@@ -124,6 +121,12 @@ pub fn apply(
         });
     }
     if let Some(class) = requested.table_class {
+        if !TABLE_CLASSES.contains(&class) {
+            return Err(DynamoError::validation(format!(
+                "Invalid table-class parameter provided. Please try again with a valid table-class value: [{}].",
+                TABLE_CLASSES.join(", ")
+            )));
+        }
         meta.table_class = Some(TableClassMeta {
             table_class: class.to_string(),
             last_update_micros: (!created).then_some(now_micros),
@@ -168,10 +171,7 @@ mod tests {
     }
 
     fn request(body: &Object) -> std::result::Result<Requested<'_>, String> {
-        let mut v = Violations::default();
-        let r = requested(body, &mut v).map_err(|e| e.message.unwrap_or_default())?;
-        v.finish().map_err(|e| e.message.unwrap_or_default())?;
-        Ok(r)
+        requested(body).map_err(|e| e.message.unwrap_or_default())
     }
 
     fn described(m: &TableMeta) -> Value {
@@ -197,9 +197,13 @@ mod tests {
             described(&m)["TableClassSummary"],
             json!({"TableClass": "STANDARD", "LastUpdateDateTime": 2.0})
         );
+        let body = object(json!({"TableClass": "standard"}));
         assert_eq!(
-            request(&object(json!({"TableClass": "standard"}))).unwrap_err(),
-            "1 validation error detected: Value 'standard' at 'tableClass' failed to satisfy constraint: Member must satisfy enum value set: [STANDARD, STANDARD_INFREQUENT_ACCESS]"
+            apply(&mut m, &request(&body).unwrap(), 0, false)
+                .unwrap_err()
+                .message
+                .unwrap(),
+            "Invalid table-class parameter provided. Please try again with a valid table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS]."
         );
     }
 

@@ -73,6 +73,15 @@ pub async fn tag_resource(ops: &Operations, body: &Object) -> Result<()> {
         v.finish()?;
         return Ok(());
     };
+    if list.is_empty() {
+        let mut v = Violations::default();
+        v.push(
+            "'[]'",
+            "tags",
+            "must have length greater than or equal to 1",
+        );
+        v.finish()?;
+    }
     let new = parse_tags(Some(list), "tags")?;
     let _guard = ops.schema_lock.lock().await;
     let t = table(ops, arn)?;
