@@ -539,3 +539,34 @@ def test_a_clustering_value_over_64k_matches_no_row(session, keyspace):
     assert [r.b for r in session.execute(several, (big, "x"))] == ["x"]
     with pytest.raises(InvalidRequest):
         session.execute(f"INSERT INTO {t} (a, b) VALUES ('foo', %s)", (big,))
+
+
+@pytest.mark.parametrize("selector, message", [
+    ("token(s1, k1)", "Undefined column name s1"),
+    ("token(k2, k1)",
+     "Type error: k2 cannot be passed as argument 0 of function system.token of type uuid"),
+    ("token(k1)",
+     "Invalid number of arguments in call to function system.token: 2 required but 1 provided"),
+])
+def test_token_selector_refused_in_cassandras_words(session, keyspace, selector, message):
+    """`system.token` takes the partition key's types, in order (SelectTest
+    .testTokenFctRejectsInvalidColumn{Name,Type,Count})."""
+    session.execute(f"CREATE TABLE IF NOT EXISTS {keyspace}.token_args "
+                    "(k1 uuid, k2 text, PRIMARY KEY ((k1, k2)))")
+    with pytest.raises(InvalidRequest) as error:
+        session.execute(f"SELECT {selector} FROM {keyspace}.token_args")
+    assert message in str(error.value), str(error.value)
+
+
+def test_order_by_skips_only_columns_restricted_by_an_equality(session, clustered):
+    """`b IN (0)` is an equality to Cassandra, so ORDER BY c may skip b; `b IN ?` is an IN even
+    bound to one value, so it may not (SelectOrderByTest
+    .testAllowSkippingEqualityAndSingleValueInRestrictedClusteringColumns)."""
+    session.execute(f"INSERT INTO {clustered} (a, b, c, d) VALUES (0, 0, 1, 1)")
+    session.execute(f"INSERT INTO {clustered} (a, b, c, d) VALUES (0, 0, 2, 2)")
+    assert [r.c for r in session.execute(
+        f"SELECT * FROM {clustered} WHERE a = 0 AND b IN (0) ORDER BY c DESC")] == [2, 1]
+    # Refused when prepared, as Cassandra checks the ordering.
+    with pytest.raises(InvalidRequest, match="Order by currently only supports the ordering of "
+                       "columns following their declared order in the PRIMARY KEY"):
+        session.prepare(f"SELECT * FROM {clustered} WHERE a = ? AND b IN ? ORDER BY c")

@@ -63,6 +63,9 @@ pub(crate) struct Restrictions {
     /// Clustering restrictions after a gap (or after the sliced column) were moved into the
     /// filters.
     clustering_gap_filtered: bool,
+    /// Per clustering column, whether it is restricted by an equality as Cassandra counts one
+    /// (`=`, an `IN` of one literal value, a tuple `=`): not by an `IN ?` bound to one value.
+    ck_equal: Vec<bool>,
 }
 
 /// A restriction on a regular or static column, checked on each row read.
@@ -683,7 +686,7 @@ impl Restrictions {
             .iter()
             .enumerate()
             .filter_map(|(position, values)| match values.as_deref() {
-                Some([one]) => Some((position, one.clone())),
+                Some([one]) if self.ck_equal[position] => Some((position, one.clone())),
                 _ => None,
             })
             .collect()
@@ -768,6 +771,7 @@ impl Restrictions {
             key_filtered: false,
             clustering_contains: false,
             clustering_gap_filtered: false,
+            ck_equal: vec![false; clustering.len()],
         };
         let set_slice =
             |r: &mut Restrictions, first: usize, op: ComparisonOp, values: Vec<Bytes>| {
@@ -1314,6 +1318,7 @@ impl Restrictions {
             }
         }
         r.key_in = by_in.iter().any(|(partition_key, _)| *partition_key);
+        r.ck_equal = merged.equalities();
         Ok(r)
     }
 
@@ -1920,6 +1925,14 @@ impl<'t> ClusteringSet<'t> {
             )));
         }
         Ok(())
+    }
+
+    /// Per clustering column, whether an equality restricts it.
+    fn equalities(&self) -> Vec<bool> {
+        self.by_column
+            .iter()
+            .map(|i| i.is_some_and(|i| self.held[i].kind == HeldKind::Equal))
+            .collect()
     }
 
     /// `held.mergeWith(new)`, as Cassandra's restriction classes merge (a single-column

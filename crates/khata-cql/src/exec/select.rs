@@ -366,21 +366,35 @@ fn output(t: &TableSchema, selectable: &Selectable) -> Result<(String, Output), 
             )
         }
         Selectable::FunctionCall { name, args } if name.name.0.eq_ignore_ascii_case("token") => {
-            let pk: Vec<&str> = def
-                .partition_key()
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect();
-            let given: Vec<&str> = args
+            let key = def.partition_key();
+            let pk: Vec<&str> = key.iter().map(|c| c.name.as_str()).collect();
+            let given = args
                 .iter()
                 .map(|a| match a {
-                    Selectable::Column(n) => Ok(n.0.as_str()),
+                    Selectable::Column(n) => column(&n.0),
                     _ => Err(ExecError::invalid(
                         "token() takes the partition key columns",
                     )),
                 })
-                .collect::<Result<_, _>>()?;
-            if given != pk {
+                .collect::<Result<Vec<_>, _>>()?;
+            // Cassandra's `system.token` takes the partition key's types, in its order.
+            if given.len() != key.len() {
+                return Err(ExecError::invalid(format!(
+                    "Invalid number of arguments in call to function system.token: {} required but {} provided",
+                    key.len(),
+                    given.len()
+                )));
+            }
+            for (i, (c, k)) in given.iter().zip(&key).enumerate() {
+                if c.ty != k.ty && !crate::value::value_compatible(&k.ty, &c.ty) {
+                    return Err(ExecError::invalid(format!(
+                        "Type error: {} cannot be passed as argument {i} of function system.token of type {}",
+                        c.name,
+                        khata_types::type_text::type_text(&k.ty)
+                    )));
+                }
+            }
+            if given.iter().map(|c| c.name.as_str()).ne(pk.iter().copied()) {
                 return Err(ExecError::invalid(format!(
                     "Invalid arguments for function token: the partition key is ({})",
                     pk.join(", ")
