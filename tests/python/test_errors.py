@@ -570,3 +570,21 @@ def test_order_by_skips_only_columns_restricted_by_an_equality(session, clustere
     with pytest.raises(InvalidRequest, match="Order by currently only supports the ordering of "
                        "columns following their declared order in the PRIMARY KEY"):
         session.prepare(f"SELECT * FROM {clustered} WHERE a = ? AND b IN ? ORDER BY c")
+
+
+def test_a_null_literal_for_a_counter_filter_is_refused_first(session, keyspace):
+    """A `null` literal for a counter is refused as Cassandra prepares the term, before ALLOW
+    FILTERING is asked for; a null bound to a marker is refused as any filter value
+    (CountersTest.testCounterFilteringWithNull)."""
+    t = f"{keyspace}.counter_filter"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, a counter, b counter)")
+    session.execute(f"UPDATE {t} SET a = a + 1 WHERE k = 1")
+    assert [tuple(r) for r in session.execute(f"SELECT * FROM {t} WHERE a > 0 ALLOW FILTERING")] \
+        == [(1, 1, None)]
+    for where in ("b = null", "b = null ALLOW FILTERING"):
+        with pytest.raises(InvalidRequest,
+                           match="Invalid null value for counter increment/decrement"):
+            session.execute(f"SELECT * FROM {t} WHERE {where}")
+    prepared = session.prepare(f"SELECT * FROM {t} WHERE b = ? ALLOW FILTERING")
+    with pytest.raises(InvalidRequest, match="Unsupported null value for column b"):
+        session.execute(prepared, (None,))

@@ -20,7 +20,7 @@ use khata_types::token::{DecoratedKey, Token, serialize_partition_key};
 use super::Run;
 use super::bind::{self, Bound};
 use super::error::ExecError;
-use crate::language::ast::{ComparisonOp, InValues, Relation, Term};
+use crate::language::ast::{ComparisonOp, InValues, Literal, Relation, Term};
 use crate::value::{CqlValue, compare, equal_serialized};
 
 /// One end of a clustering slice: the values of the columns it names (from the first
@@ -309,6 +309,13 @@ fn filter_value(
     what: &str,
     unbound: &mut Option<(String, ExecError)>,
 ) -> Result<Bytes, ExecError> {
+    // A null literal for a counter is refused as the term is prepared, before anything else
+    // (Cassandra's `Constants.NULL_LITERAL` for a counter receiver).
+    if *ty == CqlType::Counter && matches!(term, Term::Literal(Literal::Null)) {
+        return Err(ExecError::invalid(
+            "Invalid null value for counter increment/decrement",
+        ));
+    }
     let state = match bind::value(run, term, ty, &c.name)? {
         Bound::Value(bytes) => return Ok(bytes),
         Bound::Null => "null",
