@@ -213,6 +213,28 @@ fn contains_type(c: &ColumnDef, op: ComparisonOp) -> Result<CqlType, ExecError> 
     contained_type(&c.ty, op).ok_or_else(|| not_a_collection(c, op))
 }
 
+impl Restrictions {
+    /// A `CONTAINS` / `CONTAINS KEY` filter on `c`, its value bound as the member's type.
+    fn push_contains(
+        &mut self,
+        run: &Run<'_>,
+        c: &ColumnDef,
+        op: ComparisonOp,
+        term: &Term,
+    ) -> Result<(), ExecError> {
+        let element_ty = contains_type(c, op)?;
+        let value = filter_value(run, term, &element_ty, c, "value", &mut self.unbound_filter)?;
+        self.filters.push(Filter {
+            column: c.clone(),
+            op,
+            value,
+            any_of: None,
+            element: None,
+        });
+        Ok(())
+    }
+}
+
 /// Cassandra's refusal of `CONTAINS` on a column that is no collection, or of `CONTAINS KEY` on
 /// one that is no map (`SingleColumnRelation.toReceivers`).
 fn not_a_collection(c: &ColumnDef, op: ComparisonOp) -> ExecError {
@@ -890,22 +912,7 @@ impl Restrictions {
                             ComparisonOp::Contains | ComparisonOp::ContainsKey,
                         ) if select => {
                             // A frozen collection in the key, filtered as Cassandra filters it.
-                            let element_ty = contains_type(c, *op)?;
-                            let value = filter_value(
-                                run,
-                                value,
-                                &element_ty,
-                                c,
-                                "value",
-                                &mut r.unbound_filter,
-                            )?;
-                            r.filters.push(Filter {
-                                column: c.clone(),
-                                op: *op,
-                                value,
-                                any_of: None,
-                                element: None,
-                            });
+                            r.push_contains(run, c, *op, value)?;
                             match c.kind {
                                 ColumnKind::PartitionKey { .. } => r.key_filtered = true,
                                 _ => r.clustering_contains = true,
@@ -971,22 +978,7 @@ impl Restrictions {
                             ColumnKind::Regular | ColumnKind::Static,
                             ComparisonOp::Contains | ComparisonOp::ContainsKey,
                         ) => {
-                            let element_ty = contains_type(c, *op)?;
-                            let value = filter_value(
-                                run,
-                                value,
-                                &element_ty,
-                                c,
-                                "value",
-                                &mut r.unbound_filter,
-                            )?;
-                            r.filters.push(Filter {
-                                column: c.clone(),
-                                op: *op,
-                                value,
-                                any_of: None,
-                                element: None,
-                            });
+                            r.push_contains(run, c, *op, value)?;
                         }
                         _ => {
                             return Err(ExecError::invalid(format!(
