@@ -114,7 +114,7 @@ pub(super) fn hint_type(ty: &TypeExpr) -> Option<CqlType> {
 
 /// The type a native function call returns, for the calls a term may hold.
 fn function_type(name: &str) -> Option<CqlType> {
-    Some(match name.to_ascii_lowercase().as_str() {
+    Some(match super::functions::native_name(name).as_str() {
         "now" | "currenttimeuuid" | "mintimeuuid" | "maxtimeuuid" => CqlType::Timeuuid,
         "uuid" => CqlType::Uuid,
         "currenttimestamp" | "totimestamp" | "dateof" => CqlType::Timestamp,

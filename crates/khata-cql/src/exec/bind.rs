@@ -494,7 +494,7 @@ fn mark(specs: &mut Specs, def: &TableDef, column: &str, ty: &CqlType, term: &Te
         // blob conversion its parameter (markers inside it too): named `arg0(system.fromjson)`
         // as Cassandra names a function's argument (FunctionResolver.makeArgSpec).
         Term::FunctionCall { name, args } => {
-            let lower = name.name.0.to_ascii_lowercase();
+            let lower = super::functions::native_name(&name.name.0);
             if let Some((parameter, _)) = super::functions::blob_conversion(&lower) {
                 if let [arg] = args.as_slice() {
                     mark(

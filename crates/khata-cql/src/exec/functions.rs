@@ -48,13 +48,47 @@ pub(crate) fn date_millis(date: u32) -> i64 {
     (i64::from(date) - (1i64 << 31)) * 86_400_000
 }
 
+/// A native function's name as khata dispatches on it: lower case, with the snake_case names
+/// Cassandra 5.0 added (`to_timestamp`, `current_timeuuid`, `int_as_blob`, `blob_as_int`,
+/// `from_json`, ...) read as the names Cassandra 4 has for the same functions.
+pub(crate) fn native_name(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    let legacy = match lower.as_str() {
+        "to_timestamp" => "totimestamp",
+        "to_date" => "todate",
+        "to_unix_timestamp" => "tounixtimestamp",
+        "current_timestamp" => "currenttimestamp",
+        "current_date" => "currentdate",
+        "current_time" => "currenttime",
+        "current_timeuuid" => "currenttimeuuid",
+        "min_timeuuid" => "mintimeuuid",
+        "max_timeuuid" => "maxtimeuuid",
+        "to_json" => "tojson",
+        "from_json" => "fromjson",
+        other => {
+            if let Some(ty) = other.strip_suffix("_as_blob")
+                && super::selector::native(ty).is_some()
+            {
+                return format!("{ty}asblob");
+            }
+            if let Some(ty) = other.strip_prefix("blob_as_")
+                && super::selector::native(ty).is_some()
+            {
+                return format!("blobas{ty}");
+            }
+            return lower;
+        }
+    };
+    legacy.to_string()
+}
+
 /// The value of a function call, before it is fitted to the receiver's type.
 fn call(run: &Run<'_>, name: &str, args: &[Term]) -> Result<CqlValue, LiteralError> {
     let now_millis = run.now_micros / 1000;
     let arg = |i: usize| -> Result<CqlValue, LiteralError> {
         match args.get(i) {
             Some(Term::FunctionCall { name, args }) => {
-                let lower = name.name.0.to_ascii_lowercase();
+                let lower = native_name(&name.name.0);
                 match blob_conversion(&lower) {
                     // `toDate(blobAsTimestamp(0x...))`.
                     Some((parameter, result)) => {
@@ -197,7 +231,7 @@ pub(crate) fn evaluate(
     let Term::FunctionCall { name, args } = term else {
         return Err(LiteralError::NotALiteral(term.to_string()));
     };
-    let lower = name.name.0.to_ascii_lowercase();
+    let lower = native_name(&name.name.0);
     if lower == "fromjson" {
         return from_json_arg(run, args, receiver, ty);
     }

@@ -16,6 +16,7 @@ pub(crate) mod error;
 mod functions;
 mod lwt;
 mod modify;
+mod native_scalars;
 mod restrictions;
 mod select;
 mod selector;

@@ -294,11 +294,11 @@ fn output(t: &TableSchema, selectable: &Selectable) -> Result<(String, Output), 
             if args.len() == 1
                 && matches!(args[0], Selectable::Column(_))
                 && matches!(
-                    name.name.0.to_ascii_lowercase().as_str(),
+                    super::functions::native_name(&name.name.0).as_str(),
                     "totimestamp" | "dateof" | "todate" | "tounixtimestamp" | "unixtimestampof"
                 ) =>
         {
-            let lower = name.name.0.to_ascii_lowercase();
+            let lower = super::functions::native_name(&name.name.0);
             let f = match lower.as_str() {
                 "totimestamp" | "dateof" => TimeFn::Timestamp,
                 "todate" => TimeFn::Date,
@@ -320,7 +320,8 @@ fn output(t: &TableSchema, selectable: &Selectable) -> Result<(String, Output), 
             if !takes.contains(&c.ty) {
                 return Err(ExecError::invalid(time_fn_refusal(&lower, takes, &c.name)));
             }
-            (format!("system.{lower}({})", c.name), Output::Time(f, c))
+            let written = name.name.0.to_ascii_lowercase();
+            (format!("system.{written}({})", c.name), Output::Time(f, c))
         }
         Selectable::Cast { selectable, ty }
             if matches!(selectable.as_ref(), Selectable::Column(_)) =>

@@ -116,6 +116,8 @@ enum Scalar {
     /// `blobAs<type>`: a blob's bytes as a value of the type (checked).
     BlobAs,
     ToJson,
+    /// A function Cassandra 5.0 added (`native_scalars`).
+    Native(super::native_scalars::Native),
 }
 
 /// The native types by the names the blob conversion functions use.
@@ -230,9 +232,23 @@ pub(super) fn selector_markers(
         Selectable::Field { selectable, .. } | Selectable::Cast { selectable, .. } => {
             selector_markers(def, selectable, out)
         }
-        Selectable::FunctionCall { args, .. } => {
+        Selectable::FunctionCall { name, args } => {
             for a in args {
                 selector_markers(def, a, out);
+            }
+            // A marker argument of a function typed by its other arguments
+            // (`similarity_cosine(v, ?)`).
+            if super::native_scalars::lookup(&super::functions::native_name(&name.name.0)).is_some()
+                && let Ok(Computed {
+                    node: Node::Call(_, compiled),
+                    ..
+                }) = compile_typed(def, s)
+            {
+                for (a, c) in args.iter().zip(&compiled) {
+                    if matches!(a, Selectable::Term(_)) {
+                        c.term_markers(out);
+                    }
+                }
             }
         }
         Selectable::Term(_)
@@ -520,7 +536,19 @@ fn compile_as(
             })
         }
         Selectable::FunctionCall { name, args } => {
-            let lower = name.name.0.to_ascii_lowercase();
+            let lower = super::functions::native_name(&name.name.0);
+            if let Some(f) = super::native_scalars::lookup(&lower) {
+                let (args, ty) = super::native_scalars::compile(f, args, &mut |a: &Selectable,
+                                                                               want: Option<
+                    &CqlType,
+                >| {
+                    compile_as(def, a, want, inputs)
+                })?;
+                return Ok(Computed {
+                    ty,
+                    node: Node::Call(Scalar::Native(f), args),
+                });
+            }
             // The parameter type of the functions that have one overload, which a literal or
             // bind marker argument takes (`intAsBlob(5)`, `blobAsInt(?)`).
             let parameter = if let Some(ty) = lower.strip_suffix("asblob").and_then(native) {
@@ -691,6 +719,14 @@ fn compile_composite(
             let ty = CqlType::Tuple(elements.iter().map(|e| e.ty.clone()).collect());
             (elements, ty)
         }
+        // `[1, 2]` where a `vector<float, 2>` is wanted.
+        (Selectable::List(items), Some(CqlType::Vector { element, dimension })) => {
+            if items.len() != *dimension as usize {
+                return Err(mismatch());
+            }
+            let (elements, _) = same(&items.iter().collect::<Vec<_>>(), Some(element))?;
+            (elements, expected.cloned().ok_or_else(mismatch)?)
+        }
         (Selectable::List(items), want) => {
             let element = match want {
                 Some(CqlType::List { element, .. }) => Some(element.as_ref()),
@@ -788,6 +824,7 @@ fn compose(
         .collect::<Result<_, _>>()?;
     let value = match ty {
         CqlType::List { .. } => CqlValue::List(decoded),
+        CqlType::Vector { .. } => CqlValue::Vector(decoded),
         CqlType::Set { element, .. } => {
             let mut items = decoded;
             items.sort_by(|a, b| crate::value::compare(element, a, b));
@@ -1199,6 +1236,9 @@ fn call(
 ) -> Result<Option<Bytes>, ExecError> {
     let now_millis = env.now_micros / 1000;
     let bytes = |v: CqlValue| Some(Bytes::from(v.to_bytes(ty)));
+    if let Scalar::Native(native) = f {
+        return super::native_scalars::eval(native, args, values, ty);
+    }
     let first = values.into_iter().next().flatten();
     Ok(match f {
         Scalar::Now => bytes(CqlValue::Timeuuid(env.coordinator.timeuuid())),
@@ -1240,6 +1280,7 @@ fn call(
             }
             None => None,
         },
+        Scalar::Native(_) => None,
         Scalar::ToJson => {
             let mut text = String::new();
             match first.and_then(|b| CqlValue::deserialize(&args[0].ty, &b).ok()) {

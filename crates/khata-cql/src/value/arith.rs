@@ -323,7 +323,7 @@ pub fn negate(v: &CqlValue) -> Result<CqlValue, String> {
 }
 
 /// The number of decimal digits of `x` (1 for zero).
-fn digit_count(x: &BigInt) -> u64 {
+pub(super) fn digit_count(x: &BigInt) -> u64 {
     if is_zero(x) {
         return 1;
     }

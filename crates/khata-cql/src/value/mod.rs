@@ -56,6 +56,8 @@
 mod arith;
 mod compare;
 mod constant;
+mod decimal_math;
+pub(crate) use decimal_math::{exp as decimal_exp, ln as decimal_ln, log10 as decimal_log10};
 mod display;
 mod duration;
 mod error;
