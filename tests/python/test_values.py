@@ -430,3 +430,21 @@ def test_unset_key_column_in_insert(session, ks):
         refused(session, bound, "Invalid unset value for column p")
         refused(session, insert, "Invalid null value in condition for column c", [1, None])
     assert list(session.execute(f"SELECT * FROM {ks}.unset_key")) == []
+
+
+def test_timestamp_fractions_are_fractions_of_a_second(session, keyspace):
+    # CASSANDRA-15976: `.1` is 100 ms and up to nine digits are read, truncated to
+    # milliseconds; the same text filters and keys alike.
+    import datetime
+    session.execute(f"CREATE TABLE {keyspace}.tsf (k int, ts timestamp, PRIMARY KEY (k, ts))")
+    for i, text in enumerate(["12.1", "12.10", "12.5", "12.345678", "12.123456789"]):
+        session.execute(
+            f"INSERT INTO {keyspace}.tsf (k, ts) VALUES ({i}, '2011-02-03T04:05:{text}+0000')")
+    got = [r.ts.microsecond // 1000 for r in session.execute(
+        f"SELECT k, ts FROM {keyspace}.tsf WHERE k IN (0, 1, 2, 3, 4)")]
+    assert got == [100, 100, 500, 345, 123]
+    row = session.execute(
+        f"SELECT k FROM {keyspace}.tsf WHERE k = 0 AND ts = '2011-02-03 04:05:12.1Z'").one()
+    assert row is not None and row.k == 0
+    assert datetime.datetime(2011, 2, 3, 4, 5, 12, 100000) == session.execute(
+        f"SELECT ts FROM {keyspace}.tsf WHERE k = 0").one().ts

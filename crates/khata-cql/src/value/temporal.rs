@@ -5,10 +5,12 @@
 //!   than four digits needs a sign), or the raw unsigned day count (epoch 2^31).
 //! - `time`: `hh:mm:ss[.fffffffff]`, or raw nanoseconds since midnight.
 //! - `timestamp`: milliseconds since the epoch, `now`, or the forms of Cassandra's
-//!   `TimestampSerializer`: `yyyy-mm-dd`, optionally followed by ` ` or `T` and `hh:mm[:ss[.SSS]]`,
-//!   optionally followed by a zone: `Z`, `+hh`, `+hhmm`, `+hh:mm` directly, or after a space
-//!   also `UTC`, `GMT`, `GMT+h[:mm]`. As in `SimpleDateFormat`, `.SSS` is a count of
-//!   milliseconds (`.5` is 5 ms). Without a zone the time is UTC.
+//!   `TimestampSerializer`: `yyyy-mm-dd`, optionally followed by ` ` or `T` and
+//!   `hh:mm[:ss[.fffffffff]]`, optionally followed by a zone: `Z`, `+hh`, `+hhmm`, `+hh:mm`
+//!   directly, or after a space also `UTC`, `GMT`, `GMT+h[:mm]`. The fraction is one to nine
+//!   digits of a second truncated to milliseconds, as Cassandra 4 reads it (CASSANDRA-15976:
+//!   `.5` is 500 ms; Cassandra 3's `SimpleDateFormat` read a count of milliseconds). Without a
+//!   zone the time is UTC.
 //!
 //! Dates are proleptic Gregorian ([`khata_types::calendar`]).
 
@@ -225,7 +227,17 @@ fn parse_date_time(text: &str) -> Option<i64> {
         if c.eat(b':') {
             second = c.number(1, 2).filter(|s| *s < 60)?;
             if c.eat(b'.') {
-                milli = c.number(1, 3)?;
+                // A fraction of a second of 1 to 9 digits, truncated to milliseconds
+                // (CASSANDRA-15976: `.1` is 100 ms).
+                let n = c.s.iter().take_while(|b| b.is_ascii_digit()).count();
+                if !(1..=9).contains(&n) {
+                    return None;
+                }
+                let mut digits = [b'0'; 3];
+                let kept = n.min(3);
+                digits[..kept].copy_from_slice(&c.s[..kept]);
+                milli = std::str::from_utf8(&digits).ok()?.parse().ok()?;
+                c.s = &c.s[n..];
             }
         }
         millis = millis.checked_add(((hour * 60 + minute) * 60 + second) * 1000 + milli)?;
@@ -359,11 +371,25 @@ mod tests {
     fn timestamps() {
         let base = 1_706_688_774_000; // 2024-01-31T08:12:54Z
         assert_eq!(parse_timestamp("2024-01-31 08:12:54", 0), Ok(base));
+        // CASSANDRA-15976: the fraction is a fraction, up to nanoseconds, truncated.
+        for (text, millis) in [
+            ("1970-01-01 00:00:00.10 UTC", 100),
+            ("1970-01-01 00:00:00.1+00", 100),
+            ("1970-01-01T00:00:00.10-0000", 100),
+            ("1970-01-01T00:00:00.1Z", 100),
+            ("1970-01-01T00:00:00.5Z", 500),
+            ("1970-01-01T00:00:00.345678Z", 345),
+            ("1970-01-01T00:00:00.123456789Z", 123),
+        ] {
+            assert_eq!(parse_timestamp(text, 0), Ok(millis), "{text}");
+        }
+        assert!(parse_timestamp("1970-01-01T00:00:00.1234567890Z", 0).is_err());
+        assert!(parse_timestamp("1970-01-01T00:00:00.Z", 0).is_err());
         assert_eq!(
             parse_timestamp("2024-01-31T08:12:54.123Z", 0),
             Ok(base + 123)
         );
-        assert_eq!(parse_timestamp("2024-01-31T08:12:54.5", 0), Ok(base + 5));
+        assert_eq!(parse_timestamp("2024-01-31T08:12:54.5", 0), Ok(base + 500));
         assert_eq!(parse_timestamp("2024-01-31 09:12:54+0100", 0), Ok(base));
         assert_eq!(parse_timestamp("2024-01-31 09:12:54+01:00", 0), Ok(base));
         assert_eq!(parse_timestamp("2024-01-31 07:12:54 GMT-1", 0), Ok(base));
