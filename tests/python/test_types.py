@@ -441,3 +441,26 @@ def test_udt_clustering_key_is_one_row_before_and_after_alter_type_add(session, 
                     [(1,), 1])
     assert [(r.ck, r.v) for r in session.execute(f"SELECT * FROM {tuples} WHERE pk = 0")] \
         == [((1, None), 1)]
+
+
+def test_vectors_of_collections_and_their_dimensions(session, keyspace):
+    # Cassandra 5.0 freezes a vector's elements; its dimension is an int, positive.
+    from cassandra import InvalidRequest
+    from cassandra.protocol import SyntaxException
+    session.execute(f"CREATE TABLE {keyspace}.vl (k int PRIMARY KEY, v vector<list<int>, 2>, "
+                    "s vector<set<text>, 1>)")
+    insert = session.prepare(f"INSERT INTO {keyspace}.vl (k, v, s) VALUES (?, ?, ?)")
+    session.execute(insert, [0, [[1, 2], [3, 4, 5]], [{"b", "a"}]])
+    row = session.execute(f"SELECT v, s FROM {keyspace}.vl WHERE k = 0").one()
+    assert row.v == [[1, 2], [3, 4, 5]]
+    assert list(row.s[0]) == ["a", "b"]
+    kind = session.execute(
+        "SELECT type FROM system_schema.columns WHERE keyspace_name = %s AND table_name = 'vl' "
+        "AND column_name = 'v'", [keyspace]).one().type
+    assert kind == "vector<frozen<list<int>>, 2>"
+    for dimension in (0, -18):
+        with pytest.raises(InvalidRequest,
+                           match=f"vectors may only have positive dimensions; given {dimension}"):
+            session.execute(f"CREATE TABLE {keyspace}.vd (k int PRIMARY KEY, v vector<float, {dimension}>)")
+    with pytest.raises(SyntaxException, match='For input string: "2147483648"'):
+        session.execute(f"CREATE TABLE {keyspace}.vd (k int PRIMARY KEY, v vector<float, 2147483648>)")

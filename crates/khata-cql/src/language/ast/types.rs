@@ -121,8 +121,9 @@ pub enum TypeExpr {
     Vector {
         /// The element type.
         element: Box<TypeExpr>,
-        /// The number of elements.
-        dimension: u32,
+        /// The number of elements, as written (a type of zero or fewer is refused when it is
+        /// resolved).
+        dimension: i32,
     },
     /// `frozen<t>`
     Frozen(Box<TypeExpr>),
@@ -158,7 +159,7 @@ pub enum TypeError {
     NestedCounter(String),
     /// A vector of no elements.
     #[error("vectors may only have positive dimensions; given {0}")]
-    VectorDimension(u32),
+    VectorDimension(i32),
 }
 
 /// What [`TypeError::NonFrozenNested`] found: a non-frozen user type (`udt`) or collection
@@ -235,12 +236,14 @@ impl TypeExpr {
                 element: e,
                 dimension,
             } => {
-                if *dimension == 0 {
+                if *dimension <= 0 {
                     return Err(TypeError::VectorDimension(*dimension));
                 }
+                // A vector's elements are frozen, whatever they are written as (Cassandra 5.0
+                // takes `vector<list<int>, 2>`).
                 CqlType::Vector {
-                    element: element(e, frozen)?,
-                    dimension: *dimension,
+                    element: element(e, true)?,
+                    dimension: dimension.unsigned_abs(),
                 }
             }
             TypeExpr::Frozen(inner) => {

@@ -95,11 +95,27 @@ impl Parser<'_> {
                 let element = Box::new(self.nested(|p| p.type_expr())?);
                 self.expect(TokenKind::Comma)?;
                 let index = self.pos;
+                // Cassandra's lexer reads `-18` as one INTEGER, which its type then refuses.
+                let negative = self.at(&TokenKind::Minus) && {
+                    let next = &self.tokens[(self.pos + 1).min(self.tokens.len() - 1)];
+                    matches!(next.kind, TokenKind::Integer(_))
+                        && next.span.start == self.peek().span.end
+                };
+                if negative {
+                    self.advance();
+                }
                 let TokenKind::Integer(digits) = &self.peek().kind else {
                     return Err(self.mismatched(&["INTEGER"]));
                 };
-                let dimension = digits.parse::<u32>().map_err(|_| {
-                    self.invalid_at(index, format!("Invalid vector dimension {digits}"))
+                let text = if negative {
+                    format!("-{digits}")
+                } else {
+                    digits.clone()
+                };
+                // `Integer.parseInt` of the token: beyond an int it is Java's
+                // NumberFormatException, in the parser.
+                let dimension = text.parse::<i32>().map_err(|_| {
+                    self.recognition_at(index, format!("For input string: \"{text}\""))
                 })?;
                 self.advance();
                 self.expect(TokenKind::Greater)?;
