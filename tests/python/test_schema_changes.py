@@ -561,3 +561,50 @@ def test_system_traces_replication_may_be_altered(session, dc):
         session.execute("ALTER KEYSPACE system_traces WITH replication = "
                         "{'class': 'SimpleStrategy', 'replication_factor': 2}")
     assert replication(session, "system_traces") == {"class": simple, "replication_factor": "2"}
+
+
+@pytest.mark.parametrize("given, kept", [("'yes'", True), ("1", True), ("'TRUE'", True),
+                                         ("'no'", False), ("false", False)])
+def test_durable_writes_reads_booleans_as_cassandra(session, given, kept):
+    # PropertyDefinitions.getBoolean: 'yes' and 1 are true, and a durable keyspace's writes go
+    # through the commit log.
+    name = f"sc_dw_{uuid.uuid4().hex[:8]}"
+    session.execute(f"CREATE KEYSPACE {name} WITH replication = "
+                    f"{{'class': 'SimpleStrategy', 'replication_factor': 1}} "
+                    f"AND durable_writes = {given}")
+    try:
+        row = session.execute("SELECT durable_writes FROM system_schema.keyspaces "
+                              "WHERE keyspace_name = %s", [name]).one()
+        assert row.durable_writes is kept
+    finally:
+        session.execute(f"DROP KEYSPACE {name}")
+
+
+def test_memtable_configurations_and_the_noop_compressor(session, keyspace):
+    fails(session, f"CREATE TABLE {keyspace}.mt (k int PRIMARY KEY) WITH memtable = 'unknown'",
+          ConfigurationException, 'Memtable configuration "unknown" not found.')
+    session.execute(f"CREATE TABLE {keyspace}.mt (k int PRIMARY KEY) WITH memtable = 'default' "
+                    "AND compression = {'class': 'NoopCompressor'}")
+    fails(session, f"ALTER TABLE {keyspace}.mt WITH memtable = 'unknown2'",
+          ConfigurationException, 'Memtable configuration "unknown2" not found.')
+    session.execute(f"INSERT INTO {keyspace}.mt (k) VALUES (1)")
+    assert session.execute(f"SELECT k FROM {keyspace}.mt").one().k == 1
+
+
+def test_concurrent_changes_to_one_table_are_all_applied(session, keyspace):
+    # Cassandra applies schema changes one at a time, each to the schema the last one left:
+    # forty concurrent ALTER TABLE ... ADD of distinct columns leave forty columns.
+    from concurrent.futures import ThreadPoolExecutor
+    session.execute(f"CREATE TABLE {keyspace}.conc (k int PRIMARY KEY, d0 int, d1 int, d2 int)")
+    statements = [f"ALTER TABLE {keyspace}.conc ADD c{i} int" for i in range(40)]
+    statements += [f"ALTER TABLE {keyspace}.conc DROP d{i}" for i in range(3)]
+    statements.append(f"ALTER TABLE {keyspace}.conc WITH default_time_to_live = 77")
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(session.execute, statements))
+    columns = {r.column_name for r in session.execute(
+        "SELECT column_name FROM system_schema.columns WHERE keyspace_name = %s "
+        "AND table_name = 'conc'", [keyspace])}
+    assert columns == {"k"} | {f"c{i}" for i in range(40)}
+    assert session.execute(
+        "SELECT default_time_to_live FROM system_schema.tables WHERE keyspace_name = %s "
+        "AND table_name = 'conc'", [keyspace]).one().default_time_to_live == 77

@@ -95,6 +95,8 @@ pub struct Coordinator {
     metrics: Arc<CoordinatorMetrics>,
     /// `nodetool settraceprobability`: the share of requests traced unasked ([`f64`] bits).
     pub(crate) trace_probability: std::sync::atomic::AtomicU64,
+    /// Held from reading the schema to applying a change built from it ([`Self::lock_schema`]).
+    schema_lock: tokio::sync::Mutex<()>,
 }
 
 /// Whether partition reads run on the request's own thread rather than on a blocking thread.
@@ -121,6 +123,7 @@ impl Coordinator {
             last_timestamp: Arc::new(AtomicI64::new(0)),
             metrics,
             trace_probability: std::sync::atomic::AtomicU64::new(0),
+            schema_lock: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -205,6 +208,15 @@ impl Coordinator {
     /// The local time in seconds (TTL expiry, tombstone times).
     pub fn now_seconds(&self) -> LocalTime {
         self.replica.clock().now_seconds()
+    }
+
+    /// Serialize schema changes: whoever builds a change from the current schema (an ALTER
+    /// TABLE's new columns, a DynamoDB table's new tags) holds this from reading the schema
+    /// until [`Self::change_schema`] has applied the change, so that two changes to one table
+    /// are applied one after the other, each to the schema the other left, and neither is
+    /// lost, as Cassandra applies schema changes one at a time.
+    pub async fn lock_schema(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.schema_lock.lock().await
     }
 
     /// Apply a schema change and announce it.

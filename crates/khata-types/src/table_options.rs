@@ -426,10 +426,15 @@ pub fn compression_from_map(map: &BTreeMap<String, String>) -> Result<(Compressi
     };
     let name = short(class, COMPRESSION_PACKAGE);
     // khata compresses with LZ4 whichever compressor is named: the others are accepted so
-    // that schemas written for Cassandra load unchanged.
+    // that schemas written for Cassandra load unchanged. `NoopCompressor` (Cassandra 4.0's)
+    // stores chunks as they are.
     if !matches!(
         name.as_str(),
-        "LZ4Compressor" | "SnappyCompressor" | "DeflateCompressor" | "ZstdCompressor"
+        "LZ4Compressor"
+            | "SnappyCompressor"
+            | "DeflateCompressor"
+            | "ZstdCompressor"
+            | "NoopCompressor"
     ) {
         let class = if class.contains('.') {
             class.to_string()
@@ -444,6 +449,9 @@ pub fn compression_from_map(map: &BTreeMap<String, String>) -> Result<(Compressi
         .find(|o| **o != "min_compress_ratio" && !supported.contains(o))
     {
         return Err(format!("Unknown compression options {unknown}"));
+    }
+    if name == "NoopCompressor" {
+        return Ok((Compression::None, chunk_bytes));
     }
     Ok((Compression::Lz4, chunk_bytes))
 }

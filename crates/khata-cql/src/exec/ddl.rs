@@ -29,6 +29,13 @@ use crate::language::ast::{
 };
 use crate::server::schema_change;
 
+/// A boolean property as Cassandra's `PropertyDefinitions.getBoolean` reads it: `true`, `yes`
+/// (any case) or `1` is true, anything else false.
+fn property_bool(p: &Property) -> Result<bool, ExecError> {
+    let text = property_text(p)?.to_ascii_lowercase();
+    Ok(matches!(text.as_str(), "1" | "true" | "yes"))
+}
+
 /// Run a schema statement (or TRUNCATE).
 pub(crate) async fn run(
     exec: &Executor,
@@ -36,6 +43,8 @@ pub(crate) async fn run(
     run: &mut Run<'_>,
 ) -> Result<ResultBody, ExecError> {
     refuse_system_change(statement, run)?;
+    // The change is built from this snapshot of the schema: no other change may land between.
+    let _schema_lock = exec.coordinator().lock_schema().await;
     let schema = exec.coordinator().schema();
     // The datacenters NetworkTopologyStrategy may name: on one node, the node's own.
     let known_datacenters = [exec.coordinator().node().data_center.clone()];
@@ -825,9 +834,7 @@ fn keyspace_def(
                     }
                 });
             }
-            "durable_writes" => {
-                durable_writes = property_text(p)?.eq_ignore_ascii_case("true");
-            }
+            "durable_writes" => durable_writes = property_bool(p)?,
             other => {
                 return Err(ExecError::Body(crate::frame::ErrorBody::new(
                     crate::frame::ErrorKind::SyntaxError,
@@ -923,11 +930,7 @@ fn table_options(
             "min_index_interval" => options.reported.min_index_interval = int(p)?,
             "max_index_interval" => options.reported.max_index_interval = int(p)?,
             "memtable_flush_period_in_ms" => options.reported.memtable_flush_period_in_ms = int(p)?,
-            "cdc" => {
-                // PropertyDefinitions.getBoolean.
-                let text = property_text(p)?.to_ascii_lowercase();
-                options.reported.cdc = matches!(text.as_str(), "1" | "true" | "yes");
-            }
+            "cdc" => options.reported.cdc = property_bool(p)?,
             "caching" => options.reported.caching = caching(&property_map(p)?)?,
             "speculative_retry" => {
                 options.reported.speculative_retry = speculative_retry(&name, &property_text(p)?)?
@@ -945,9 +948,19 @@ fn table_options(
                 }
                 options.reported.read_repair = text;
             }
+            // The memtable configurations of Cassandra's stock `cassandra.yaml` (4.1 and 5.0):
+            // khata has one memtable, which each of them names.
+            "memtable" => {
+                let text = property_text(p)?;
+                if !matches!(text.as_str(), "default" | "skiplist" | "sharded" | "trie") {
+                    return Err(config_error(format!(
+                        "Memtable configuration \"{text}\" not found."
+                    )));
+                }
+            }
             // Accepted for compatibility with schemas written for Cassandra; khata has fixed
             // behaviour for these and does not report them.
-            "dclocal_read_repair_chance" | "read_repair_chance" | "memtable" | "extensions" => {}
+            "dclocal_read_repair_chance" | "read_repair_chance" | "extensions" => {}
             other => {
                 return Err(ExecError::Body(crate::frame::ErrorBody::new(
                     crate::frame::ErrorKind::SyntaxError,
