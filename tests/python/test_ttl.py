@@ -124,6 +124,17 @@ def test_writetime_is_the_client_timestamp_in_microseconds(session, tables):
     assert before - 1_000_000 <= writetime <= after + 1_000_000
 
 
+def test_writetime_and_ttl_under_functions_and_operators(session, tables):
+    session.execute(
+        f"INSERT INTO {tables}.kv (k, v) VALUES (17, 'x') USING TIMESTAMP 1234567 AND TTL 1000")
+    row = session.execute(
+        f"SELECT blobAsBigint(bigintAsBlob(writetime(v))), writetime(v) / 1000, "
+        f"(bigint) writetime(v), [writetime(v), writetime(v)], ttl(v) + 0 "
+        f"FROM {tables}.kv WHERE k = 17").one()
+    assert row[:4] == (1234567, 1234, 1234567, [1234567, 1234567])
+    assert 995 <= row[4] <= 1000
+
+
 def test_writes_honour_the_drivers_default_timestamp(khata_node, tables):
     """The driver sends its own timestamp with each request; the write must carry exactly it."""
     host, port = khata_node

@@ -49,6 +49,9 @@ enum Output {
     Cast(ColumnDef, CqlType),
     /// Scalar functions and field selections, nested (`selector.rs`).
     Computed(super::selector::Computed),
+    /// A computation over a row's `WRITETIME`/`TTL` values (`writetime(v) / 1000`), and
+    /// those outputs, its inputs ([`over_row_metadata`]).
+    OverRow(super::selector::Computed, Vec<Output>),
     /// A computation over a group's aggregates (`toDate(min(b))`), and its inputs: each an
     /// aggregate of what its output reads, or (`AggKind::First`) a value of the group's first
     /// row ([`over_aggregates`]).
@@ -66,7 +69,7 @@ impl Output {
     fn has_args(&self) -> bool {
         match self {
             Output::Element(..) => true,
-            Output::Computed(c) => c.has_args(),
+            Output::Computed(c) | Output::OverRow(c, _) => c.has_args(),
             Output::Aggregate(_, arg) => arg.as_ref().is_some_and(|a| a.has_args()),
             Output::OverAggregates(c, inputs) => {
                 c.has_args() || inputs.iter().flat_map(|(_, o)| o).any(Output::has_args)
@@ -91,6 +94,7 @@ impl Output {
                 Output::Element(c.clone(), key.clone(), Some(bound))
             }
             Output::Computed(c) => Output::Computed(computed(c)?),
+            Output::OverRow(c, inputs) => Output::OverRow(computed(c)?, inputs.clone()),
             Output::Aggregate(kind, Some(arg)) => {
                 Output::Aggregate(*kind, Some(Box::new(arg.bind(run)?)))
             }
@@ -192,26 +196,58 @@ fn is_aggregate(s: &Selectable) -> bool {
 
 /// Whether `s` is or holds an aggregate.
 fn contains_aggregate(s: &Selectable) -> bool {
-    is_aggregate(s)
+    contains(s, &is_aggregate)
+}
+
+/// Whether `s` is or holds (under functions, casts, fields, elements, operators, collections)
+/// a selector for which `found` holds.
+fn contains(s: &Selectable, found: &dyn Fn(&Selectable) -> bool) -> bool {
+    found(s)
         || match s {
-            Selectable::FunctionCall { args, .. } => args.iter().any(contains_aggregate),
+            Selectable::FunctionCall { args, .. } => args.iter().any(|a| contains(a, found)),
             Selectable::Cast { selectable, .. }
             | Selectable::Field { selectable, .. }
             | Selectable::Element { selectable, .. }
             | Selectable::Slice { selectable, .. }
-            | Selectable::TypeHint { selectable, .. } => contains_aggregate(selectable),
-            Selectable::Negation(inner) => contains_aggregate(inner),
+            | Selectable::TypeHint { selectable, .. } => contains(selectable, found),
+            Selectable::Negation(inner) => contains(inner, found),
             Selectable::Arithmetic { left, right, .. } => {
-                contains_aggregate(left) || contains_aggregate(right)
+                contains(left, found) || contains(right, found)
             }
             Selectable::Tuple(items) | Selectable::List(items) | Selectable::Set(items) => {
-                items.iter().any(contains_aggregate)
+                items.iter().any(|i| contains(i, found))
             }
             Selectable::Map(pairs) => pairs
                 .iter()
-                .any(|(k, v)| contains_aggregate(k) || contains_aggregate(v)),
+                .any(|(k, v)| contains(k, found) || contains(v, found)),
             _ => false,
         }
+}
+
+/// A computation over a row's `WRITETIME`/`TTL` values
+/// (`blobAsBigint(bigintAsBlob(writetime(c)))`, `writetime(c) / 1000`): they become inputs of
+/// the tree, read from the row before it is computed.
+fn over_row_metadata(t: &TableSchema, s: &Selectable) -> Result<Output, ExecError> {
+    let mut inputs: Vec<(String, Output)> = Vec::new();
+    let tree = super::selector::compile_over(&t.def, s, &mut |s: &Selectable| {
+        if !matches!(s, Selectable::Writetime { .. }) {
+            return Ok(None);
+        }
+        let (name, output) = output(t, s)?;
+        let ty = output_type(&output);
+        let index = match inputs.iter().position(|(n, _)| *n == name) {
+            Some(i) => i,
+            None => {
+                inputs.push((name, output));
+                inputs.len() - 1
+            }
+        };
+        Ok(Some((index, ty)))
+    })?;
+    Ok(Output::OverRow(
+        tree,
+        inputs.into_iter().map(|(_, o)| o).collect(),
+    ))
 }
 
 /// An aggregate call (`count(*)`, or `f(arg)` with [`is_aggregate`]): its result column name
@@ -438,6 +474,10 @@ fn output(t: &TableSchema, selectable: &Selectable) -> Result<(String, Output), 
                 _ => (format!("writetime({})", n.0), Output::Writetime(col)),
             }
         }
+        other if contains(other, &|s| matches!(s, Selectable::Writetime { .. })) => (
+            super::selector::column_name(other),
+            over_row_metadata(t, other)?,
+        ),
         other if super::selector::handles(other) => (
             super::selector::column_name(other),
             Output::Computed(super::selector::compile(def, other)?),
@@ -569,7 +609,7 @@ fn output_type(o: &Output) -> CqlType {
             other => other.clone(),
         },
         Output::Cast(_, to) => to.clone(),
-        Output::Computed(c) | Output::OverAggregates(c, _) => c.ty.clone(),
+        Output::Computed(c) | Output::OverRow(c, _) | Output::OverAggregates(c, _) => c.ty.clone(),
     }
 }
 
@@ -1984,6 +2024,17 @@ impl RowAt<'_> {
             }
             Output::Element(c, _, key) => element_value(c, source(c), key.as_ref(), now),
             Output::Computed(computed) => computed.eval(self.env, &column)?,
+            Output::OverRow(computed, inputs) => {
+                let values = inputs
+                    .iter()
+                    .map(|o| self.value(o))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let env = super::selector::Env {
+                    inputs: &values,
+                    ..self.env
+                };
+                computed.eval(env, &column)?
+            }
             Output::Aggregate(..) | Output::OverAggregates(..) => {
                 unreachable!("aggregates are folded, not read from a row")
             }
@@ -2198,6 +2249,10 @@ fn read_columns<'t>(t: &'t TableSchema, outs: &'t [(String, Output)]) -> Vec<&'t
             | Output::Element(c, ..)
             | Output::Cast(c, _) => read.push(c),
             Output::Computed(computed) => computed.columns(read),
+            Output::OverRow(computed, inputs) => {
+                computed.columns(read);
+                inputs.iter().for_each(|a| of(t, a, read));
+            }
             Output::Aggregate(_, arg) => arg.iter().for_each(|a| of(t, a, read)),
             Output::OverAggregates(_, inputs) => inputs
                 .iter()
