@@ -619,3 +619,16 @@ def test_equality_and_contains_on_values_holding_durations_filter(session, keysp
         f"SELECT k FROM {t} WHERE fl CONTAINS 3s ALLOW FILTERING")] == [1]
     assert [r.k for r in session.execute(
         f"SELECT k FROM {t} WHERE t = (2, 3s) ALLOW FILTERING")] == [1]
+
+
+def test_slices_of_doubles_written_with_trailing_dots(session, keyspace):
+    # Cassandra's lexer reads `0...3.` as `0.`, `..`, `3.` (CollectionsTest
+    # .testMapOverlappingSlicesWithDoubles).
+    session.execute(f"CREATE TABLE {keyspace}.dslice (k int PRIMARY KEY, m map<double, double>)")
+    session.execute(f"INSERT INTO {keyspace}.dslice (k, m) VALUES "
+                    "(0, {0.0: 0.0, 1.1: 1.1, 2.2: 2.2, 3.0: 3.0, 4.4: 4.4, 5.5: 5.5})")
+    row = session.execute(
+        f"SELECT m[0...3.], m[2.2..4.4], m[3...4.4] FROM {keyspace}.dslice WHERE k = 0").one()
+    assert list(row[0].keys()) == [0.0, 1.1, 2.2, 3.0]
+    assert list(row[1].keys()) == [2.2, 3.0, 4.4]
+    assert list(row[2].keys()) == [3.0, 4.4]

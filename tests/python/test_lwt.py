@@ -294,6 +294,23 @@ def test_failed_conditions_answer_regular_then_static_columns(session, keyspace)
     assert session.execute(prepared, [UNSET_VALUE, 1]).was_applied
 
 
+def test_failed_static_conditions_show_a_partition_without_static_values(session, keyspace):
+    # InsertUpdateIfConditionTest.testConditionalUpdatesWithNullValues: rows but no static
+    # value; the static column is shown as null, and a batch shows the partition's first row.
+    table = f"{keyspace}.stat_null"
+    session.execute(f"CREATE TABLE {table} (a int, b int, s int static, d text, "
+                    "PRIMARY KEY (a, b))")
+    session.execute(f"INSERT INTO {table} (a, b, d) VALUES (3, 1, 'x')")
+    result = session.execute(f"UPDATE {table} SET s = 30 WHERE a = 3 IF s IN (10, 20, 30)")
+    assert result.column_names == ["[applied]", "s"]
+    assert list(result.one()) == [False, None]
+    result = session.execute(
+        f"BEGIN BATCH INSERT INTO {table} (a, b, s, d) VALUES (3, 3, 40, 'a'); "
+        f"UPDATE {table} SET s = 50 WHERE a = 3 IF s > 5; APPLY BATCH")
+    assert result.column_names == ["[applied]", "a", "b", "s"]
+    assert list(result.one()) == [False, 3, 1, None]
+
+
 def test_contains_conditions_on_collections(session, keyspace):
     """`IF c CONTAINS v` and `IF m CONTAINS KEY k` test a collection's members (Cassandra
     5.0's conditions, CASSANDRA-10537), with literals and markers bound as the member's type;
@@ -317,3 +334,8 @@ def test_contains_conditions_on_collections(session, keyspace):
         session.execute(f"UPDATE {t} SET v = 'H' WHERE k = 0 IF v CONTAINS 'A'")
     with pytest.raises(InvalidRequest, match="Cannot use CONTAINS KEY on non-map column l"):
         session.execute(f"UPDATE {t} SET v = 'H' WHERE k = 0 IF l CONTAINS KEY 'A'")
+    # An unset member: the condition does not hold; a null one is refused in Cassandra's words.
+    assert not session.execute(prepared, ["I", UNSET_VALUE]).one()[0]
+    with pytest.raises(InvalidRequest,
+                       match='Invalid comparison with null for operator "CONTAINS KEY"'):
+        session.execute(prepared, ["J", None])

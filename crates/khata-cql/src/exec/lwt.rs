@@ -190,11 +190,13 @@ pub(crate) fn bind_check(
                     Bound::Value(b) => Predicate::Compare(*op, Some(b)),
                     Bound::Null => {
                         return Err(ExecError::invalid(format!(
-                            "Invalid null value for {} condition on {name}",
+                            "Invalid comparison with null for operator \"{}\"",
                             op.symbol()
                         )));
                     }
-                    Bound::Unset => return Err(unset()),
+                    // Cassandra compares the unset marker's empty value with the elements:
+                    // the condition does not hold (an `IN` of nothing never does).
+                    Bound::Unset => Predicate::In(Vec::new()),
                 }
             }
             ConditionPredicate::Compare(
@@ -662,7 +664,16 @@ fn batch_result(
     } else {
         rows.iter()
             .filter_map(|c| {
-                target_row(!t.def.clustering().is_empty(), partition, c, now).map(|r| (c, r))
+                let clustered = !t.def.clustering().is_empty();
+                target_row(clustered, partition, c, now)
+                    // A static condition on a partition with rows but no static values: the
+                    // partition's first row stands for it (below).
+                    .or_else(|| {
+                        (clustered && c.is_empty())
+                            .then(|| partition.live_rows(now).next().map(|(_, r)| r))
+                            .flatten()
+                    })
+                    .map(|r| (c, r))
             })
             .collect()
     };
@@ -789,12 +800,14 @@ fn result(
             }
             Check::Conditions(conditions) => {
                 // Cassandra reads the static row only for conditions on static columns: with
-                // neither the row nor such a static row there is nothing to show but
-                // `[applied]`.
+                // neither the row nor a live partition (static values or rows) there is
+                // nothing to show but `[applied]`; a partition with rows and no static values
+                // shows the static columns as null.
                 let statics_read = conditions
                     .iter()
                     .any(|c| c.column.kind == ColumnKind::Static)
-                    && partition.static_row.is_live(now);
+                    && (partition.static_row.is_live(now)
+                        || partition.live_rows(now).next().is_some());
                 let r = existing.unwrap_or(&empty);
                 let mut seen = Vec::new();
                 // The regular columns' conditions, then the static ones' (Cassandra's

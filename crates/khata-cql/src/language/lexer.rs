@@ -317,6 +317,12 @@ impl Lexer<'_> {
         }
         self.take_digits();
         let rest = self.rest();
+        // `0...3.` is the float `0.` then a range (Cassandra's `(INTEGER '.' RANGE) =>
+        // INTEGER '.'`), as in a slice of doubles `m[0...3.]`.
+        if rest.starts_with("...") {
+            self.bump_ascii(1);
+            return TokenKind::Float(self.text[start..self.offset].to_string());
+        }
         // `1..2` is an integer then a range, as in a slice `c[1..2]`.
         if rest.starts_with("..") {
             return TokenKind::Integer(self.text[start..self.offset].to_string());
