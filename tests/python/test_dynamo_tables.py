@@ -186,6 +186,23 @@ def test_update_table(dynamodb, names):
             StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"},
         )
     assert _error(e)[0] == "ValidationException"
+    # The same throughput again is not a change; more than 10^12 units is out of bounds.
+    with pytest.raises(ClientError) as e:
+        dynamodb.update_table(
+            TableName="py-update",
+            ProvisionedThroughput={"ReadCapacityUnits": 2, "WriteCapacityUnits": 3})
+    assert _error(e) == ("ValidationException", (
+        "The provisioned throughput for the table will not change. The requested value equals "
+        "the current value. Current ReadCapacityUnits provisioned for the table: 2. Requested "
+        "ReadCapacityUnits: 2. Current WriteCapacityUnits provisioned for the table: 3. "
+        "Requested WriteCapacityUnits: 3. Refer to the Amazon DynamoDB Developer Guide for "
+        "current limits and how to request higher limits."))
+    with pytest.raises(ClientError) as e:
+        dynamodb.update_table(
+            TableName="py-update",
+            ProvisionedThroughput={"ReadCapacityUnits": 1000000000001, "WriteCapacityUnits": 3})
+    assert _error(e) == ("ValidationException",
+                         "Given value 1000000000001 for ReadCapacityUnits is out of bounds")
 
 
 def test_tags(dynamodb, names):

@@ -127,11 +127,24 @@ fn throughput(obj: Option<&Object>, path: &str, v: &mut Violations) -> Result<Op
             _ => {}
         }
     }
+    // DynamoDB's ceiling on a table's or index's capacity units.
+    for (value, member) in [(read, "ReadCapacityUnits"), (write, "WriteCapacityUnits")] {
+        if let Some(n) = value
+            && n > MAX_CAPACITY_UNITS
+        {
+            return Err(DynamoError::validation(format!(
+                "Given value {n} for {member} is out of bounds"
+            )));
+        }
+    }
     Ok(Some(Throughput {
         read_capacity_units: read.unwrap_or(0),
         write_capacity_units: write.unwrap_or(0),
     }))
 }
+
+/// The most capacity units a table or index may be given.
+const MAX_CAPACITY_UNITS: i64 = 1_000_000_000_000;
 
 fn projection(obj: Option<&Object>, path: &str, v: &mut Violations) -> Result<Value> {
     let Some(obj) = obj else {
@@ -817,6 +830,19 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
                         g.index_name
                     )));
                 }
+            }
+            let current = &table.meta.provisioned_throughput;
+            if table.meta.billing_mode == "PROVISIONED"
+                && t.read_capacity_units == current.read_capacity_units
+                && t.write_capacity_units == current.write_capacity_units
+            {
+                return Err(DynamoError::validation(format!(
+                    "The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: {}. Requested ReadCapacityUnits: {}. Current WriteCapacityUnits provisioned for the table: {}. Requested WriteCapacityUnits: {}. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
+                    current.read_capacity_units,
+                    t.read_capacity_units,
+                    current.write_capacity_units,
+                    t.write_capacity_units
+                )));
             }
             meta.provisioned_throughput = t;
         }
