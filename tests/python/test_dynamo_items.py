@@ -256,3 +256,20 @@ def test_bad_items_get_validation_errors(dynamodb, orders):
     with pytest.raises(ClientError) as error:
         dynamodb.get_item(TableName="no-such-table", Key={"PK": {"S": "x"}})
     assert code(error.value) == "ResourceNotFoundException"
+
+
+def test_set_values_in_parentheses(dynamodb, orders):
+    # DynamoDB takes a SET value, or either side of its sum, in parentheses (dynalite's
+    # AWS-validated "should update nested attributes").
+    key = {"PK": {"S": "USER#paren"}, "SK": {"S": "X"}}
+    dynamodb.put_item(TableName=orders, Item={**key, "b": {"M": {"a": {"N": "1"}, "b": {"N": "2"}}},
+                                              "c": {"L": [{"N": "0"}, {"N": "3"}]}})
+    out = dynamodb.update_item(
+        TableName=orders, Key=key,
+        UpdateExpression="SET b.c = ((c[1])+(b.a)), d = (b.a), e = (b.a + b.b), f = ((b.b)) - b.a",
+        ReturnValues="UPDATED_NEW")["Attributes"]
+    assert out["b"]["M"]["c"] == {"N": "4"}
+    assert (out["d"], out["e"], out["f"]) == ({"N": "1"}, {"N": "3"}, {"N": "1"})
+    with pytest.raises(ClientError) as e:
+        dynamodb.update_item(TableName=orders, Key=key, UpdateExpression="SET d = (b.a")
+    assert code(e.value) == "ValidationException"

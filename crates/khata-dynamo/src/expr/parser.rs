@@ -23,7 +23,7 @@
 //!
 //! Update grammar: `(SET set (',' set)* | REMOVE path (',' path)* | ADD path :value (',' ...)*
 //! | DELETE path :value (',' ...)*)+`, each clause at most once, where `set := path '='
-//! value (('+' | '-') value)?` and `value := path | :value | if_not_exists '(' path ',' value
+//! value (('+' | '-') value)?` (the whole or either side in parentheses, at most 32 deep) and `value := path | :value | if_not_exists '(' path ',' value
 //! ')' | list_append '(' value ',' value ')'`: a function's arguments are values, never sums,
 //! and a list_append directly inside another is refused (as DynamoDB does).
 
@@ -753,25 +753,57 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
         }
     }
 
+    /// A SET action's value: `operand`, `operand + operand`, `operand - operand`, each part
+    /// or the whole in parentheses (`set a = ((b) + (c))`, which DynamoDB takes).
     fn set_value(&mut self) -> Result<SetValue, ValidationError> {
-        let left = self.set_operand()?;
+        if *self.peek() == Tok::LParen {
+            // The whole value in parentheses, unless they close an operand of a sum.
+            let start = self.pos;
+            self.advance();
+            self.enter()?;
+            let inner = self.set_value();
+            self.depth -= 1;
+            if let Ok(v) = inner
+                && *self.peek() == Tok::RParen
+                && !matches!(self.peek_at(1), Tok::Plus | Tok::Minus)
+            {
+                self.advance();
+                return Ok(v);
+            }
+            self.pos = start;
+        }
+        let left = self.parenthesised_operand()?;
         match self.peek() {
             Tok::Plus => {
                 self.advance();
                 Ok(SetValue::Plus(
                     Box::new(left),
-                    Box::new(self.set_operand()?),
+                    Box::new(self.parenthesised_operand()?),
                 ))
             }
             Tok::Minus => {
                 self.advance();
                 Ok(SetValue::Minus(
                     Box::new(left),
-                    Box::new(self.set_operand()?),
+                    Box::new(self.parenthesised_operand()?),
                 ))
             }
             _ => Ok(left),
         }
+    }
+
+    /// An operand of a SET value, in any number of parentheses (`(c[1])`).
+    fn parenthesised_operand(&mut self) -> Result<SetValue, ValidationError> {
+        if *self.peek() != Tok::LParen {
+            return self.set_operand();
+        }
+        self.advance();
+        self.enter()?;
+        let operand = self.parenthesised_operand();
+        self.depth -= 1;
+        let operand = operand?;
+        self.expect(Tok::RParen)?;
+        Ok(operand)
     }
 
     fn set_operand(&mut self) -> Result<SetValue, ValidationError> {
