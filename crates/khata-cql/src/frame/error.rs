@@ -36,11 +36,16 @@ pub enum WireError {
         /// The length read.
         length: i64,
     },
-    /// A [string] or [long string] is not UTF-8.
-    #[error("{what} is not valid UTF-8")]
+    /// A [string] or [long string] is not UTF-8: Cassandra's words (`CBUtil.decodeString`),
+    /// with the bytes in hex (the first KiB of them).
+    #[error(
+        "Cannot decode string as UTF8: '{hex}'; java.nio.charset.MalformedInputException: Input length = 1"
+    )]
     InvalidUtf8 {
         /// The field being read.
         what: &'static str,
+        /// The bytes, in hex.
+        hex: String,
     },
     /// A [consistency] outside 0x0000..=0x000A.
     #[error("unknown consistency level 0x{0:04X}")]

@@ -176,7 +176,7 @@ impl WireReader {
     pub fn string(&mut self, what: &'static str) -> Result<String, WireError> {
         let n = usize::from(self.short(what)?);
         let raw = self.take(what, n)?;
-        String::from_utf8(raw.to_vec()).map_err(|_| WireError::InvalidUtf8 { what })
+        String::from_utf8(raw.to_vec()).map_err(|_| invalid_utf8(what, &raw))
     }
 
     /// A [long string].
@@ -187,7 +187,7 @@ impl WireReader {
             length: i64::from(n),
         })?;
         let raw = self.take(what, n)?;
-        String::from_utf8(raw.to_vec()).map_err(|_| WireError::InvalidUtf8 { what })
+        String::from_utf8(raw.to_vec()).map_err(|_| invalid_utf8(what, &raw))
     }
 
     /// A [string list].
@@ -472,4 +472,14 @@ pub fn put_bytes_map(
         put_bytes(out, what, v.as_deref())?;
     }
     Ok(())
+}
+
+/// The refusal of `raw`, read as the field `what`, that is not UTF-8.
+fn invalid_utf8(what: &'static str, raw: &[u8]) -> WireError {
+    const SHOWN: usize = 1024;
+    let mut hex: String = raw.iter().take(SHOWN).map(|b| format!("{b:02x}")).collect();
+    if raw.len() > SHOWN {
+        hex.push_str("...");
+    }
+    WireError::InvalidUtf8 { what, hex }
 }
