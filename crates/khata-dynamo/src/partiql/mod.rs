@@ -698,14 +698,13 @@ pub(crate) async fn run_write(
         }
         Err(e) => return Err(e),
     };
+    // DynamoDB answers a write with `Items` (empty unless it returns values).
     let mut out = Map::new();
-    if returning {
-        let items = match answer.get_mut("Attributes").map(Value::take) {
-            Some(Value::Object(a)) if !a.is_empty() => vec![Value::Object(a)],
-            _ => vec![],
-        };
-        out.insert("Items".into(), Value::Array(items));
-    }
+    let items = match answer.get_mut("Attributes").map(Value::take) {
+        Some(Value::Object(a)) if returning && !a.is_empty() => vec![Value::Object(a)],
+        _ => vec![],
+    };
+    out.insert("Items".into(), Value::Array(items));
     if let Some(c) = answer.get_mut("ConsumedCapacity").map(Value::take) {
         out.insert("ConsumedCapacity".into(), c);
     }
