@@ -389,6 +389,11 @@ def test_consistency_levels_refused_as_cassandra_refuses_them(session, keyspace)
     row = session.execute(SimpleStatement(f"SELECT v FROM {keyspace}.cl_rows WHERE k = 2",
                                           consistency_level=ConsistencyLevel.SERIAL)).one()
     assert row.v == 2
+    # A range scan at SERIAL reads as QUORUM (the python driver's
+    # LightweightTransactionTests.test_was_applied_batch_stmt).
+    rows = session.execute(SimpleStatement(f"SELECT v FROM {keyspace}.cl_rows",
+                                           consistency_level=ConsistencyLevel.LOCAL_SERIAL))
+    assert [r.v for r in rows] == [2]
 
 
 def test_aggregates_over_many_partitions_warn(session, keyspace):

@@ -1267,7 +1267,9 @@ pub(crate) async fn run(
     };
     let t = &shape.table;
     let outs = &shape.outs;
-    // Cassandra's ConsistencyLevel.validateForRead, and StorageProxy.readWithPaxos.
+    // Cassandra's ConsistencyLevel.validateForRead, and StorageProxy.readWithPaxos: a serial
+    // read of several partitions by key is refused; a range or index read at SERIAL reads as
+    // QUORUM does (StorageProxy.getRangeSlice has no Paxos round).
     if run.params.consistency == crate::frame::Consistency::Any {
         return Err(ExecError::invalid(
             "ANY ConsistencyLevel is only supported for writes",
@@ -1277,7 +1279,7 @@ pub(crate) async fn run(
     if matches!(
         run.params.consistency,
         crate::frame::Consistency::Serial | crate::frame::Consistency::LocalSerial
-    ) && !matches!(&plan.source, Source::Partitions(keys) if keys.len() <= 1)
+    ) && matches!(&plan.source, Source::Partitions(keys) if keys.len() > 1)
     {
         return Err(ExecError::invalid(
             "SERIAL/LOCAL_SERIAL consistency may only be requested for one partition at a time",
