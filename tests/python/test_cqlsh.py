@@ -89,7 +89,8 @@ def test_describe_keyspaces(cqlsh, keyspace, table):
     result = cqlsh("DESCRIBE KEYSPACES")
     assert result.returncode == 0, result.stderr
     names = result.stdout.split()
-    for name in (keyspace, "system", "system_schema"):
+    for name in (keyspace, "system", "system_auth", "system_distributed", "system_schema",
+                 "system_traces"):
         assert name in names
 
 

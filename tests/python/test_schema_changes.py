@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from cassandra import InvalidRequest, Unauthorized
+from cassandra import AlreadyExists, InvalidRequest, Unauthorized
 from cassandra.protocol import ConfigurationException, SyntaxException
 
 
@@ -524,6 +524,12 @@ RF1 = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
     ("CREATE TABLE system_traces.mine (k int PRIMARY KEY)", Unauthorized,
      "Cannot CREATE <all tables in system_traces>"),
     ("DROP KEYSPACE system_traces", Unauthorized, "Cannot DROP <keyspace system_traces>"),
+    ("DROP KEYSPACE system_auth", Unauthorized, "Cannot DROP <keyspace system_auth>"),
+    ("DROP KEYSPACE IF EXISTS system_distributed", Unauthorized,
+     "Cannot DROP <keyspace system_distributed>"),
+    ("DROP TABLE system_auth.roles", Unauthorized, "Cannot DROP <table system_auth.roles>"),
+    ("CREATE TABLE system_distributed.mine (k int PRIMARY KEY)", Unauthorized,
+     "Cannot CREATE <all tables in system_distributed>"),
     # AlterSchemaStatement.execute, for statements whose authorize() names no such resource.
     (f"CREATE KEYSPACE system WITH replication = {RF1}", InvalidRequest,
      "System keyspace 'system' is not user-modifiable"),
@@ -561,6 +567,104 @@ def test_system_traces_replication_may_be_altered(session, dc):
         session.execute("ALTER KEYSPACE system_traces WITH replication = "
                         "{'class': 'SimpleStrategy', 'replication_factor': 2}")
     assert replication(session, "system_traces") == {"class": simple, "replication_factor": "2"}
+
+
+# Cassandra 4.1's AuthKeyspace and SystemDistributedKeyspace: their tables, each table's
+# partition key, clustering and regular columns, and the keyspace's replication factor.
+REPLICATED_SYSTEM_KEYSPACES = {
+    "system_auth": ("1", {
+        "network_permissions": (["role"], [], ["dcs"]),
+        "resource_role_permissons_index": (["resource"], ["role"], []),
+        "role_members": (["role"], ["member"], []),
+        "role_permissions": (["role"], ["resource"], ["permissions"]),
+        "roles": (["role"], [], ["can_login", "is_superuser", "member_of", "salted_hash"]),
+    }),
+    "system_distributed": ("3", {
+        "parent_repair_history": (["parent_id"], [], [
+            "columnfamily_names", "exception_message", "exception_stacktrace", "finished_at",
+            "keyspace_name", "options", "requested_ranges", "started_at", "successful_ranges"]),
+        "partition_denylist": (["ks_name", "table_name"], ["key"], []),
+        "repair_history": (["keyspace_name", "columnfamily_name"], ["id"], [
+            "coordinator", "coordinator_port", "exception_message", "exception_stacktrace",
+            "finished_at", "parent_id", "participants", "participants_v2", "range_begin",
+            "range_end", "started_at", "status"]),
+        "view_build_status": (["keyspace_name", "view_name"], ["host_id"], ["status"]),
+    }),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPLICATED_SYSTEM_KEYSPACES))
+def test_system_auth_and_system_distributed_always_exist(session, name):
+    """Both keyspaces exist from the first start, as in Cassandra: a CREATE finds them there
+    (AlreadyExists, or nothing with IF NOT EXISTS), system_schema and the driver's metadata
+    list them and their tables, and their tables read (empty: khata has no roles, repairs
+    that record history, views or denylist) and may be truncated."""
+    rf, tables = REPLICATED_SYSTEM_KEYSPACES[name]
+    with pytest.raises(AlreadyExists) as raised:
+        session.execute(f"CREATE KEYSPACE {name} WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    assert raised.value.keyspace == name and not raised.value.table
+    session.execute(f"CREATE KEYSPACE IF NOT EXISTS {name} WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    assert replication(session, name) == {
+        "class": "org.apache.cassandra.locator.SimpleStrategy", "replication_factor": rf}
+    listed = session.execute(
+        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", [name])
+    assert sorted(r.table_name for r in listed) == sorted(tables)
+    columns = session.execute(
+        "SELECT table_name, column_name, kind, position FROM system_schema.columns "
+        "WHERE keyspace_name = %s", [name])
+    shapes = {t: ([], [], []) for t in tables}
+    for c in sorted(columns, key=lambda c: (c.table_name, c.position, c.column_name)):
+        kind = ["partition_key", "clustering", "regular"].index(c.kind)
+        shapes[c.table_name][kind].append(c.column_name)
+    assert shapes == {t: tuple(shape) for t, shape in tables.items()}
+    metadata = session.cluster.metadata.keyspaces[name]
+    assert sorted(metadata.tables) == sorted(tables)
+    for table in tables:
+        assert list(session.execute(f"SELECT * FROM {name}.{table}")) == []
+    # TRUNCATE asks for MODIFY, which Cassandra grants on them as on system_traces.
+    first = sorted(tables)[0]
+    session.execute(f"TRUNCATE {name}.{first}")
+
+
+def test_system_auth_and_system_distributed_are_described_as_system_keyspaces(session):
+    """DESCRIBE lists them with the other system keyspaces and leaves them out of the schema
+    but for the full schema, as it does system_traces."""
+    keyspaces = [r.name for r in session.execute("DESCRIBE KEYSPACES")]
+    for name in ("system_auth", "system_distributed", "system_traces"):
+        assert name in keyspaces
+    schema = {r.keyspace_name for r in session.execute("DESCRIBE SCHEMA")}
+    assert not schema & {"system_auth", "system_distributed", "system_traces"}
+    full = {(r.keyspace_name, r.name) for r in session.execute("DESCRIBE FULL SCHEMA")}
+    assert ("system_auth", "roles") in full and ("system_distributed", "repair_history") in full
+    described = "\n".join(r.create_statement
+                          for r in session.execute("DESCRIBE KEYSPACE system_auth"))
+    assert "CREATE KEYSPACE system_auth WITH replication = {'class': 'SimpleStrategy', " \
+        "'replication_factor': '1'}" in described
+    assert "CREATE TABLE system_auth.roles (" in described
+    assert "AND comment = 'role definitions'" in described
+    assert "AND gc_grace_seconds = 7776000" in described
+    repair = "\n".join(r.create_statement for r in
+                       session.execute("DESCRIBE TABLE system_distributed.repair_history"))
+    assert "PRIMARY KEY ((keyspace_name, columnfamily_name), id)" in repair
+    assert "AND default_time_to_live = 2592000" in repair
+    assert "'class': 'org.apache.cassandra.db.compaction.TimeWindowCompactionStrategy'" in repair
+
+
+def test_system_auth_replication_may_be_altered(session, dc):
+    """As system_traces: ALTER KEYSPACE may change the replication of system_auth and
+    system_distributed, and their tables are still read."""
+    simple = "org.apache.cassandra.locator.SimpleStrategy"
+    try:
+        session.execute("ALTER KEYSPACE system_auth WITH replication = "
+                        "{'class': 'NetworkTopologyStrategy', 'replication_factor': 1}")
+        assert replication(session, "system_auth") == {"class": NTS, dc: "1"}
+        assert list(session.execute("SELECT * FROM system_auth.roles")) == []
+    finally:
+        session.execute("ALTER KEYSPACE system_auth WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    assert replication(session, "system_auth") == {"class": simple, "replication_factor": "1"}
 
 
 @pytest.mark.parametrize("given, kept", [("'yes'", True), ("1", True), ("'TRUE'", True),

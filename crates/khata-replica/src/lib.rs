@@ -4,8 +4,9 @@
 //!   data for the coordinator and applies schema changes, writing them to the `system_schema`
 //!   tables exactly as Cassandra keeps them, so that a restart reloads the schema and drivers
 //!   read it with ordinary queries.
-//! - [`schema`] is the catalog snapshot; [`system_tables`] the definitions of the `system` and
-//!   `system_schema` tables; [`schema_tables`] the mapping between the two; [`rows`] the
+//! - [`schema`] is the catalog snapshot; [`system_tables`] the definitions of the system
+//!   keyspaces and their tables (`system`, `system_schema`, `system_traces`, `system_auth`,
+//!   `system_distributed`); [`schema_tables`] the mapping between the two; [`rows`] the
 //!   small row codec the replica uses to write and read its own tables; [`virtual_tables`] the
 //!   `system_views` and `system_virtual_schema` tables, made when read.
 //! - [`transaction`]: compare-and-set across partitions (`Replica::cas_many`), all locks in one
@@ -18,6 +19,7 @@ pub mod error;
 pub mod index;
 mod paged_read;
 pub mod replica;
+mod replicated_system_tables;
 pub mod rows;
 pub mod schema;
 pub mod schema_tables;

@@ -437,10 +437,14 @@ fn string_map(pairs: Vec<(String, String)>) -> BTreeMap<String, String> {
     pairs.into_iter().collect()
 }
 
-/// The user keyspaces described by the stored rows (system keyspaces are skipped: their
-/// definitions come from code).
 /// The replicated system keyspaces' definitions as stored (an ALTER KEYSPACE may have changed
 /// their replication), those of `defaults` that have rows; the others as given.
+///
+/// A keyspace row with no table rows under it was made by a user's `CREATE KEYSPACE` on a
+/// khata that did not have that system keyspace yet (`system_auth` or `system_distributed`,
+/// which such a khata accepted but could not use): its replication and `durable_writes` are
+/// taken as the system keyspace's, as an ALTER KEYSPACE of it would have set them, and the
+/// start rewrites its rows with the system tables under it.
 pub fn load_system_keyspaces(
     stored: &StoredRows,
     defaults: Vec<KeyspaceDef>,
@@ -451,6 +455,13 @@ pub fn load_system_keyspaces(
         if !system_tables::is_replicated_system_keyspace(&name) {
             continue;
         }
+        if rows(stored, "tables", &name).next().is_none() {
+            tracing::warn!(
+                keyspace = name,
+                "keyspace made by a user before it was a system keyspace: taken as the system \
+                 keyspace, with its replication, and given the system tables"
+            );
+        }
         if let Some(def) = out.iter_mut().find(|d| d.name == name) {
             def.durable_writes = row.bool_opt("durable_writes")?.unwrap_or(true);
             def.replication = replication_from_map(&row.text_map("replication")?)?;
@@ -459,6 +470,8 @@ pub fn load_system_keyspaces(
     Ok(out)
 }
 
+/// The user keyspaces described by the stored rows (system keyspaces are skipped: their
+/// definitions come from code).
 pub fn load(stored: &StoredRows) -> Result<BTreeMap<String, KeyspaceSchema>> {
     let mut out = BTreeMap::new();
     for row in stored.get("keyspaces").into_iter().flatten() {

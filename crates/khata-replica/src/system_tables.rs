@@ -1,5 +1,6 @@
-//! The tables of the `system` and `system_schema` keyspaces, with the columns and types
-//! Cassandra 4.1 gives them, because drivers and cqlsh read them on connect
+//! The tables of the `system`, `system_schema` and `system_traces` keyspaces (and, through
+//! [`crate::replicated_system_tables`], of `system_auth` and `system_distributed`), with the
+//! columns and types Cassandra 4.1 gives them, because drivers and cqlsh read them on connect
 //! (`../shared/reference/cql-driver-connect.md`).
 //!
 //! They are ordinary tables of the storage engine with fixed definitions and fixed ids (derived
@@ -18,19 +19,20 @@ pub const SYSTEM: &str = "system";
 pub const SYSTEM_SCHEMA: &str = "system_schema";
 /// Query traces (`TRACING ON`): Cassandra's keyspace, tables and columns.
 pub const SYSTEM_TRACES: &str = "system_traces";
+pub use crate::replicated_system_tables::{SYSTEM_AUTH, SYSTEM_DISTRIBUTED};
 
 /// Whether a keyspace is one of the node's own (not created, altered or dropped by users).
 pub fn is_system_keyspace(name: &str) -> bool {
-    matches!(
-        name,
-        SYSTEM | SYSTEM_SCHEMA | SYSTEM_TRACES | "system_auth" | "system_distributed"
-    ) || crate::virtual_tables::is_virtual_keyspace(name)
+    matches!(name, SYSTEM | SYSTEM_SCHEMA)
+        || is_replicated_system_keyspace(name)
+        || crate::virtual_tables::is_virtual_keyspace(name)
 }
 
-/// Whether a system keyspace is replicated: its replication may be altered, as Cassandra
-/// lets `ALTER KEYSPACE` change it, and is kept in `system_schema` across restarts.
+/// Whether a system keyspace is replicated (`system_traces`, `system_auth`,
+/// `system_distributed`): its replication may be altered, as Cassandra lets `ALTER KEYSPACE`
+/// change it, and is kept in `system_schema` across restarts.
 pub fn is_replicated_system_keyspace(name: &str) -> bool {
-    name == SYSTEM_TRACES
+    matches!(name, SYSTEM_TRACES | SYSTEM_AUTH | SYSTEM_DISTRIBUTED)
 }
 
 /// The fixed id of a system table: a name-based UUID of `keyspace.table`.
@@ -465,7 +467,7 @@ pub fn trace_events() -> TableDef {
 
 /// Every system table, `system` first.
 pub fn all() -> Vec<TableDef> {
-    vec![
+    let mut all = vec![
         local(),
         peers(),
         peers_v2(),
@@ -484,20 +486,23 @@ pub fn all() -> Vec<TableDef> {
         triggers(),
         trace_sessions(),
         trace_events(),
-    ]
+    ];
+    all.extend(crate::replicated_system_tables::all());
+    all
 }
 
 /// The definitions of the system keyspaces: `system` and `system_schema` node-local,
-/// `system_traces` replicated as Cassandra creates it (SimpleStrategy, two replicas, until an
-/// ALTER KEYSPACE changes it).
+/// `system_traces`, `system_auth` and `system_distributed` replicated as Cassandra 4.1 creates
+/// them (SimpleStrategy with two, one and three replicas: `TraceKeyspace`, `AuthKeyspace` and
+/// `SystemDistributedKeyspace`'s `DEFAULT_RF`), until an ALTER KEYSPACE changes it.
 pub fn keyspace_defs() -> Vec<KeyspaceDef> {
-    let traces = Replication::Simple {
-        replication_factor: 2,
-    };
+    let simple = |replication_factor| Replication::Simple { replication_factor };
     [
         (SYSTEM, Replication::Local),
         (SYSTEM_SCHEMA, Replication::Local),
-        (SYSTEM_TRACES, traces),
+        (SYSTEM_TRACES, simple(2)),
+        (SYSTEM_AUTH, simple(1)),
+        (SYSTEM_DISTRIBUTED, simple(3)),
     ]
     .into_iter()
     .map(|(name, replication)| KeyspaceDef {

@@ -193,6 +193,8 @@ async fn describe_results_through_the_driver() {
         [
             "shop",
             "system",
+            "system_auth",
+            "system_distributed",
             "system_schema",
             "system_traces",
             "system_views",

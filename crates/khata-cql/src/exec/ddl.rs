@@ -122,10 +122,12 @@ pub(crate) async fn run(
         }
         Statement::Truncate(t) => {
             let table = run.table(&schema, &t.table)?;
-            // The traces may be cleared, as in Cassandra (`TRUNCATE system_traces.events`).
+            // The replicated system keyspaces' tables may be cleared, as in Cassandra
+            // (`TRUNCATE system_traces.events`): TRUNCATE asks for MODIFY, which
+            // `ClientState.preventSystemKSSchemaModification` leaves alone.
             let keyspace = table.def.keyspace.as_str();
             if system_tables::is_system_keyspace(keyspace)
-                && keyspace != system_tables::SYSTEM_TRACES
+                && !system_tables::is_replicated_system_keyspace(keyspace)
             {
                 return Err(ExecError::invalid(format!(
                     "Cannot truncate a table of the {} keyspace",
@@ -355,8 +357,8 @@ const LOCAL_SYSTEM_KEYSPACES: [&str; 4] = [
 /// The replicated system keyspaces, whose replication alone may be altered.
 const REPLICATED_SYSTEM_KEYSPACES: [&str; 3] = [
     system_tables::SYSTEM_TRACES,
-    "system_auth",
-    "system_distributed",
+    system_tables::SYSTEM_AUTH,
+    system_tables::SYSTEM_DISTRIBUTED,
 ];
 
 /// Refuse a schema statement on a system keyspace before anything else is looked at, as
