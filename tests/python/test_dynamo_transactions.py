@@ -97,6 +97,18 @@ def test_validation(dynamodb, bank):
     assert e.value.response["Error"] == {
         "Code": "ValidationException",
         "Message": "TransactItems can only contain one of Check, Put, Update or Delete"}
+    # An empty string key is the request's ValidationException, not a cancellation (moto's
+    # AWS-verified test_transaction_with_empty_key).
+    for action in [{"Put": {"TableName": bank, "Item": {"PK": {"S": ""}}}},
+                   {"Delete": {"TableName": bank, "Key": {"PK": {"S": ""}}}},
+                   {"ConditionCheck": {"TableName": bank, "Key": {"PK": {"S": ""}},
+                                       "ConditionExpression": "attribute_exists(PK)"}}]:
+        with pytest.raises(ClientError) as e:
+            dynamodb.transact_write_items(TransactItems=[action])
+        assert e.value.response["Error"] == {
+            "Code": "ValidationException",
+            "Message": "One or more parameter values are not valid. The AttributeValue for a "
+                       "key attribute cannot contain an empty string value. Key: PK"}
 
 
 def test_client_request_token(dynamodb, bank):

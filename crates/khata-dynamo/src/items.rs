@@ -32,6 +32,10 @@ use crate::value::{
     decode_key, decode_value, encode_key, encode_value,
 };
 
+/// The start of DynamoDB's refusal of an empty string or binary key value, which a
+/// transaction answers as a plain `ValidationException`, not as a cancellation reason.
+pub(crate) const EMPTY_KEY_VALUE: &str = "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty";
+
 /// The largest hash key value, in bytes.
 pub const MAX_HASH_KEY_BYTES: usize = 2048;
 /// The largest range key value, in bytes.
@@ -184,12 +188,12 @@ impl ItemLayout {
         match v {
             AttributeValue::S(s) if s.is_empty() => {
                 return Err(invalid(format!(
-                    "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: {name}"
+                    "{EMPTY_KEY_VALUE} string value. Key: {name}"
                 )));
             }
             AttributeValue::B(b) if b.is_empty() => {
                 return Err(invalid(format!(
-                    "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty binary value. Key: {name}"
+                    "{EMPTY_KEY_VALUE} binary value. Key: {name}"
                 )));
             }
             _ => {}

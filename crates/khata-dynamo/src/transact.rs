@@ -484,6 +484,15 @@ pub async fn transact_write_items(ops: &Operations, req: &Object) -> Result<Valu
             "Transaction payload size cannot exceed 4 MB",
         ));
     }
+    // An empty string or binary key value is refused as the request's error (moto's
+    // AWS-verified test_transaction_with_empty_key); other key errors cancel the transaction.
+    if let Some(Err(m)) = actions
+        .iter()
+        .map(|a| &a.key)
+        .find(|k| matches!(k, Err(m) if m.starts_with(crate::items::EMPTY_KEY_VALUE)))
+    {
+        return Err(DynamoError::validation(m.clone()));
+    }
     if let Some(i) = actions.iter().position(|a| a.key.is_err()) {
         let mut reasons = vec![Reason::None; actions.len()];
         if let Err(m) = &actions[i].key {
