@@ -2,8 +2,8 @@
 //!
 //! Every request is `POST /` (DynamoDB ignores the path) with `X-Amz-Target:
 //! DynamoDB_20120810.<Operation>` (or `DynamoDBStreams_20120810.<Operation>`), a JSON object
-//! body of type `application/x-amz-json-1.0` (1.1 and `application/json` are accepted too),
-//! and, when access keys are configured, a SigV4 `Authorization` header ([`crate::auth`]).
+//! body of type `application/x-amz-json-1.0` (1.1 and `application/json` are accepted too, and
+//! answered in kind), and, when access keys are configured, a SigV4 `Authorization` header ([`crate::auth`]).
 //! Connections are kept alive; [`crate::http1`] serves them and frames bodies.
 //!
 //! Every answer carries `x-amzn-RequestId`, `x-amz-crc32` (the CRC32 of the body bytes as
@@ -234,13 +234,14 @@ impl Endpoint {
     }
 }
 
-/// The JSON content type a request is answered in, `None` if it is not JSON (no content type
-/// is JSON 1.0).
+/// The JSON content type a request is answered in (its own, as DynamoDB echoes it), `None` if
+/// it is not JSON (no content type is JSON 1.0).
 fn json_content_type(head: &Head) -> Option<&'static str> {
     match head.header_str("content-type") {
         None => Some(JSON_1_0),
         Some(t) => match t.split(';').next().unwrap_or("").trim() {
-            JSON_1_0 | "application/json" => Some(JSON_1_0),
+            JSON_1_0 => Some(JSON_1_0),
+            "application/json" => Some("application/json"),
             JSON_1_1 => Some(JSON_1_1),
             _ => None,
         },

@@ -209,6 +209,17 @@ async fn answers_are_framed_and_errors_are_dynamodbs() {
         assert_eq!(a.status, 200);
         assert_eq!(a.header("content-type"), Some("application/x-amz-json-1.1"));
 
+        // So is plain JSON (dynalite's AWS-validated listTables test).
+        write!(
+            s,
+            "POST / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\n\
+             Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+        )
+        .unwrap();
+        let a = read_answer(&mut s);
+        assert_eq!(a.status, 200);
+        assert_eq!(a.header("content-type"), Some("application/json"));
+
         // Health.
         write!(s, "GET / HTTP/1.1\r\nHost: localhost:8000\r\n\r\n").unwrap();
         let a = read_answer(&mut s);
