@@ -418,6 +418,25 @@ def test_compaction_and_compression_maps_are_kept_as_given(session, keyspace):
     assert list(session.execute(f"SELECT b FROM {keyspace}.maps WHERE a = 1")) == [(1,)]
 
 
+def test_date_tiered_compaction_is_taken_as_cassandra_4_takes_it(session, keyspace):
+    # Deprecated, but still in Cassandra 4.1: a schema written for 3.x loads.
+    session.execute(
+        f"CREATE TABLE {keyspace}.dtcs (a int PRIMARY KEY, b int) WITH compaction = "
+        "{'class': 'DateTieredCompactionStrategy', 'base_time_seconds': '3600', "
+        "'max_sstable_age_days': '365'}")
+    row = session.execute(
+        "SELECT compaction FROM system_schema.tables "
+        "WHERE keyspace_name = %s AND table_name = 'dtcs'", [keyspace]).one()
+    assert dict(row.compaction)["class"] == \
+        "org.apache.cassandra.db.compaction.DateTieredCompactionStrategy"
+    fails(session, f"CREATE TABLE {keyspace}.dtcs2 (a int PRIMARY KEY) WITH compaction = "
+                   "{'class': 'DateTieredCompactionStrategy', 'foo': '1'}",
+          ConfigurationException,
+          "Properties specified [foo] are not understood by DateTieredCompactionStrategy")
+    session.execute(f"INSERT INTO {keyspace}.dtcs (a, b) VALUES (1, 1)")
+    assert list(session.execute(f"SELECT b FROM {keyspace}.dtcs WHERE a = 1")) == [(1,)]
+
+
 
 @pytest.mark.parametrize("given, kept", [
     # CompressionParams.asMap: min_compress_ratio as a double, and not at all when 0.

@@ -252,6 +252,36 @@ fn compaction_strategy(map: &BTreeMap<String, String>) -> Result<CompactionStrat
                 window_size_seconds: unit_seconds * size,
             }
         }
+        // Deprecated since Cassandra 3.8 and gone in 5.0, but 4.1 still takes it: khata
+        // compacts such a table in one-day time windows, the nearest strategy it has.
+        "DateTieredCompactionStrategy" => {
+            for (k, v) in map {
+                match k.as_str() {
+                    "class"
+                    | "enabled"
+                    | "tombstone_threshold"
+                    | "tombstone_compaction_interval"
+                    | "unchecked_tombstone_compaction"
+                    | "only_purge_repaired_tombstones"
+                    | "log_all"
+                    | "timestamp_resolution"
+                    | "expired_sstable_check_frequency_seconds"
+                    | "min_threshold"
+                    | "max_threshold"
+                    | "provide_overlapping_tombstones" => {}
+                    "base_time_seconds" | "max_window_size_seconds" => {
+                        parse_number::<u64>(k, v)?;
+                    }
+                    "max_sstable_age_days" => {
+                        parse_number::<f64>(k, v)?;
+                    }
+                    other => unknown.push(other),
+                }
+            }
+            CompactionStrategy::TimeWindow {
+                window_size_seconds: 86_400,
+            }
+        }
         other => {
             return Err(format!(
                 "Unable to find compaction strategy class '{}'",
