@@ -127,6 +127,18 @@ pub fn compaction_from_stored_map(
     compaction_strategy(map)
 }
 
+/// The options every strategy takes (Cassandra's `AbstractCompactionStrategy`).
+const COMMON_COMPACTION_OPTIONS: &[&str] = &[
+    "class",
+    "enabled",
+    "tombstone_threshold",
+    "tombstone_compaction_interval",
+    "unchecked_tombstone_compaction",
+    "only_purge_repaired_tombstones",
+    "log_all",
+    "provide_overlapping_tombstones",
+];
+
 fn compaction_strategy(map: &BTreeMap<String, String>) -> Result<CompactionStrategy, String> {
     let Some(class) = map.get("class") else {
         return Err("Missing sub-option 'class' for the 'compaction' option.".into());
@@ -146,14 +158,7 @@ fn compaction_strategy(map: &BTreeMap<String, String>) -> Result<CompactionStrat
             };
             for (k, v) in map {
                 match k.as_str() {
-                    "class"
-                    | "enabled"
-                    | "tombstone_threshold"
-                    | "tombstone_compaction_interval"
-                    | "unchecked_tombstone_compaction"
-                    | "only_purge_repaired_tombstones"
-                    | "log_all"
-                    | "provide_overlapping_tombstones" => {}
+                    k if COMMON_COMPACTION_OPTIONS.contains(&k) => {}
                     "min_threshold" => min_threshold = parse_number(k, v)?,
                     "max_threshold" => max_threshold = parse_number(k, v)?,
                     "bucket_low" | "bucket_high" | "min_sstable_size" => {}
@@ -183,18 +188,9 @@ fn compaction_strategy(map: &BTreeMap<String, String>) -> Result<CompactionStrat
             let mut fanout_size: u32 = 10;
             for (k, v) in map {
                 match k.as_str() {
-                    "class"
-                    | "enabled"
-                    | "tombstone_threshold"
-                    | "tombstone_compaction_interval"
-                    | "unchecked_tombstone_compaction"
-                    | "only_purge_repaired_tombstones"
-                    | "log_all"
-                    | "single_sstable_uplevel"
-                    | "provide_overlapping_tombstones"
+                    k if COMMON_COMPACTION_OPTIONS.contains(&k) => {}
                     // Cassandra adds both to every strategy's options.
-                    | "min_threshold"
-                    | "max_threshold" => {}
+                    "single_sstable_uplevel" | "min_threshold" | "max_threshold" => {}
                     "sstable_size_in_mb" => sstable_size_mb = parse_number(k, v)?,
                     "fanout_size" => fanout_size = parse_number(k, v)?,
                     other => unknown.push(other),
@@ -218,19 +214,12 @@ fn compaction_strategy(map: &BTreeMap<String, String>) -> Result<CompactionStrat
             let mut size = 1u64;
             for (k, v) in map {
                 match k.as_str() {
-                    "class"
-                    | "enabled"
-                    | "tombstone_threshold"
-                    | "tombstone_compaction_interval"
-                    | "unchecked_tombstone_compaction"
-                    | "only_purge_repaired_tombstones"
-                    | "log_all"
-                    | "timestamp_resolution"
+                    k if COMMON_COMPACTION_OPTIONS.contains(&k) => {}
+                    "timestamp_resolution"
                     | "expired_sstable_check_frequency_seconds"
                     | "unsafe_aggressive_sstable_expiration"
                     | "min_threshold"
-                    | "max_threshold"
-                    | "provide_overlapping_tombstones" => {}
+                    | "max_threshold" => {}
                     "compaction_window_unit" => {
                         unit_seconds = match v.to_ascii_uppercase().as_str() {
                             "MINUTES" => 60,
@@ -257,18 +246,11 @@ fn compaction_strategy(map: &BTreeMap<String, String>) -> Result<CompactionStrat
         "DateTieredCompactionStrategy" => {
             for (k, v) in map {
                 match k.as_str() {
-                    "class"
-                    | "enabled"
-                    | "tombstone_threshold"
-                    | "tombstone_compaction_interval"
-                    | "unchecked_tombstone_compaction"
-                    | "only_purge_repaired_tombstones"
-                    | "log_all"
-                    | "timestamp_resolution"
+                    k if COMMON_COMPACTION_OPTIONS.contains(&k) => {}
+                    "timestamp_resolution"
                     | "expired_sstable_check_frequency_seconds"
                     | "min_threshold"
-                    | "max_threshold"
-                    | "provide_overlapping_tombstones" => {}
+                    | "max_threshold" => {}
                     "base_time_seconds" | "max_window_size_seconds" => {
                         parse_number::<u64>(k, v)?;
                     }
