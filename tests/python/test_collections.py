@@ -632,3 +632,19 @@ def test_slices_of_doubles_written_with_trailing_dots(session, keyspace):
     assert list(row[0].keys()) == [0.0, 1.1, 2.2, 3.0]
     assert list(row[1].keys()) == [2.2, 3.0, 4.4]
     assert list(row[2].keys()) == [3.0, 4.4]
+
+
+def test_sets_and_maps_answer_in_the_order_of_their_type(session, keyspace):
+    # Cassandra sends a non-frozen set's elements and a map's keys in their type's order
+    # (-5 before 5; a tuple with a null field before others), not in the byte order of the
+    # stored cells; drivers that keep the wire's order show it (cqlshlib's
+    # test_user_types_output).
+    session.execute(f"CREATE TABLE {keyspace}.order_ (k int PRIMARY KEY, m map<int, text>, "
+                    "t set<frozen<tuple<text, int>>>)")
+    session.execute(f"INSERT INTO {keyspace}.order_ (k, m, t) VALUES "
+                    "(0, {5: 'a', -5: 'b', 0: 'c'}, {('a', 1), (null, 2)})")
+    row = session.execute(f"SELECT m, t FROM {keyspace}.order_ WHERE k = 0").one()
+    assert list(row.m.keys()) == [-5, 0, 5]
+    assert list(row.t) == [(None, 2), ("a", 1)]
+    row = session.execute(f"SELECT m[-10..1] FROM {keyspace}.order_ WHERE k = 0").one()
+    assert list(row[0].keys()) == [-5, 0]

@@ -1207,6 +1207,25 @@ pub(crate) fn cell_value(c: &ColumnDef, row: &Row, now: u32) -> Option<Bytes> {
     if items.is_empty() {
         return None;
     }
+    // Cells are kept in the byte order of their paths; Cassandra answers a set's elements and
+    // a map's keys in the order of their type (`-1` before `0`), which drivers that keep the
+    // wire's order show.
+    if let CqlType::Set { element: key, .. } | CqlType::Map { key, .. } = &c.ty
+        && !matches!(
+            key.as_ref(),
+            CqlType::Text | CqlType::Ascii | CqlType::Blob | CqlType::Boolean | CqlType::Inet
+        )
+    {
+        let mut decoded: Vec<(Option<crate::value::CqlValue>, (&Bytes, &Bytes))> = items
+            .into_iter()
+            .map(|item| (crate::value::CqlValue::deserialize(key, item.0).ok(), item))
+            .collect();
+        decoded.sort_by(|(a, x), (b, y)| match (a, b) {
+            (Some(a), Some(b)) => crate::value::compare(key, a, b),
+            _ => x.0.cmp(y.0),
+        });
+        items = decoded.into_iter().map(|(_, item)| item).collect();
+    }
     let mut out = BytesMut::new();
     out.put_i32(items.len() as i32);
     for (path, value) in items {
