@@ -312,7 +312,7 @@ async fn describe_results_through_the_driver() {
         end.parse::<i64>()
             .expect("a range is named by its end token");
         assert_eq!(replicas.len(), 1, "{replicas:?}");
-        assert!(replicas[0].starts_with("127.0.0.1:"), "{replicas:?}");
+        assert!(replicas[0].starts_with("/127.0.0.1:"), "{replicas:?}");
     }
 
     drop(session);

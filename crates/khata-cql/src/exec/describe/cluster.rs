@@ -17,14 +17,15 @@ use crate::frame::{ColumnType, ResultBody};
 /// snitch is wrapped in the dynamic snitch (`dynamic_snitch: true`), whose class it names.
 const SNITCH: &str = "DynamicEndpointSnitch";
 
-/// An endpoint as `InetAddressAndPort.toString()` writes it: `127.0.0.1:7000`,
-/// `[0:0:0:0:0:0:0:1]:7000` (Java writes IPv6 addresses uncompressed).
+/// An endpoint as Cassandra 4's `InetAddressAndPort.toString()` writes it, in the style of
+/// `InetAddress.toString()` (an empty host name, then `/`): `/127.0.0.1:7000`,
+/// `/[0:0:0:0:0:0:0:1]:7000` (Java writes IPv6 addresses uncompressed).
 fn endpoint(address: IpAddr, port: u16) -> String {
     match address {
-        IpAddr::V4(v4) => format!("{v4}:{port}"),
+        IpAddr::V4(v4) => format!("/{v4}:{port}"),
         IpAddr::V6(v6) => {
             let segments: Vec<String> = v6.segments().iter().map(|s| format!("{s:x}")).collect();
-            format!("[{}]:{port}", segments.join(":"))
+            format!("/[{}]:{port}", segments.join(":"))
         }
     }
 }
@@ -116,11 +117,11 @@ mod tests {
     fn endpoints_as_java_writes_them() {
         assert_eq!(
             endpoint("127.0.0.1".parse().unwrap(), 7000),
-            "127.0.0.1:7000"
+            "/127.0.0.1:7000"
         );
         assert_eq!(
             endpoint("::1".parse().unwrap(), 7000),
-            "[0:0:0:0:0:0:0:1]:7000"
+            "/[0:0:0:0:0:0:0:1]:7000"
         );
     }
 
