@@ -826,20 +826,12 @@ pub(crate) fn start_within(
 
 /// Refuses a Query's filter on the key attributes of the table or index it reads, which
 /// belong in the key condition, as DynamoDB does (a Scan may filter on anything).
-pub(crate) fn filter_off_keys(
-    req: &Object,
-    shape: &ReadShape,
-    hash: &str,
-    range: Option<&str>,
-) -> Result<()> {
+pub(crate) fn filter_off_keys(req: &Object, shape: &ReadShape, keys: &[&str]) -> Result<()> {
     let Some(filter) = &shape.filter else {
         return Ok(());
     };
     let read = filter.attributes();
-    if let Some(key) = std::iter::once(hash)
-        .chain(range)
-        .find(|k| read.contains(k))
-    {
+    if let Some(key) = keys.iter().find(|k| read.contains(*k)) {
         let what = if req.get("FilterExpression").is_some_and(|v| !v.is_null()) {
             "Filter Expression"
         } else {
@@ -1169,15 +1161,46 @@ pub(crate) fn key_condition(
             Some(v) => expr::key_conditions(v, hash, range)?,
         },
     };
-    let empty = match &condition.hash_value {
+    not_empty(&condition.hash_value, hash)?;
+    Ok(condition)
+}
+
+/// Refuses an empty S or B value for key attribute `key`, as DynamoDB does.
+fn not_empty(value: &AttributeValue, key: &str) -> Result<()> {
+    let empty = match value {
         AttributeValue::S(s) if s.is_empty() => Some("string"),
         AttributeValue::B(b) if b.is_empty() => Some("binary"),
         _ => None,
     };
     if let Some(what) = empty {
         return Err(validation(format!(
-            "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty {what} value. Key: {hash}"
+            "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty {what} value. Key: {key}"
         )));
+    }
+    Ok(())
+}
+
+/// A Query's key condition on a GSI with a multi-attribute key of these HASH and RANGE
+/// attributes: `KeyConditionExpression`, or the legacy `KeyConditions`.
+pub(crate) fn composite_key_condition(
+    req: &Object,
+    ex: &mut Expressions<'_>,
+    hashes: &[&str],
+    ranges: &[&str],
+) -> Result<expr::CompositeKeyCondition> {
+    let condition = match string(req, "KeyConditionExpression")? {
+        Some(text) => ex.composite_key_condition(text, hashes, ranges)?,
+        None => match req.get("KeyConditions") {
+            None | Some(Value::Null) => {
+                return Err(validation(
+                    "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
+                ));
+            }
+            Some(v) => expr::composite_key_conditions(v, hashes, ranges)?,
+        },
+    };
+    for (value, key) in condition.hash.iter().zip(hashes) {
+        not_empty(value, key)?;
     }
     Ok(condition)
 }
@@ -1216,7 +1239,10 @@ pub async fn query(coordinator: &Coordinator, layout: &ItemLayout, req: &Object)
     let key_condition = key_condition(req, &mut ex, &layout.hash.0, range_name)?;
     let shape = read_shape(req, &mut ex, "QueryFilter")?;
     layout.finish_expressions(ex)?;
-    filter_off_keys(req, &shape, &layout.hash.0, range_name)?;
+    let keys: Vec<&str> = std::iter::once(layout.hash.0.as_str())
+        .chain(range_name)
+        .collect();
+    filter_off_keys(req, &shape, &keys)?;
     let forward = scan_index_forward(req)?;
     // The partition, from the hash key's value.
     let mut key_item = crate::value::Map::new();

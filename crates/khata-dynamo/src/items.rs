@@ -127,9 +127,10 @@ impl ItemLayout {
     ) -> Result<(), ValidationError> {
         let keys = std::iter::once(self.hash.0.as_str())
             .chain(self.range.as_ref().map(|(n, _)| n.as_str()));
-        let index_keys = self.indexes.iter().flat_map(|i| {
-            std::iter::once(i.hash.0.as_str()).chain(i.range.as_ref().map(|(n, _)| n.as_str()))
-        });
+        let index_keys = self
+            .indexes
+            .iter()
+            .flat_map(|i| i.key_names().map(|(n, _)| n.as_str()));
         ex.scalar_keys(keys, index_keys)?;
         ex.finish()
     }

@@ -6,7 +6,7 @@
 use serde_json::Value as Json;
 
 use super::ast::{Action, Comparator, Cond, Operand, Path, SetValue};
-use super::key::{KeyCondition, from_condition};
+use super::key::{CompositeKeyCondition, KeyCondition, from_composite_condition, from_condition};
 use super::{Condition, Projection, Update};
 use crate::value::{AttributeValue, ValidationError, ValueError, check_attribute_name};
 
@@ -373,13 +373,32 @@ pub fn key_conditions(
     hash_key: &str,
     range_key: Option<&str>,
 ) -> Result<KeyCondition, ValueError> {
+    let cond = key_conditions_cond(json, 2)?;
+    from_condition(cond, hash_key, range_key).map_err(ValueError::Validation)
+}
+
+/// `KeyConditions` as a key condition for a GSI with a multi-attribute key of these HASH and
+/// RANGE attributes (one condition per key attribute at most).
+pub fn composite_key_conditions(
+    json: &Json,
+    hashes: &[&str],
+    ranges: &[&str],
+) -> Result<CompositeKeyCondition, ValueError> {
+    let cond = key_conditions_cond(json, hashes.len() + ranges.len())?;
+    from_composite_condition(cond, hashes, ranges).map_err(ValueError::Validation)
+}
+
+/// The conditions of `KeyConditions` (at most `max` of them), ANDed.
+fn key_conditions_cond(json: &Json, max: usize) -> Result<Cond, ValueError> {
     let mut conds = Vec::new();
     let entries = object(json)?;
     // dynalite's Query validation, checked against DynamoDB.
-    if entries.len() > 2 {
-        return Err(ValueError::Validation(ValidationError(
-            "Conditions can be of length 1 or 2 only".to_string(),
-        )));
+    if entries.len() > max {
+        let message = match max {
+            2 => "Conditions can be of length 1 or 2 only".to_string(),
+            _ => format!("Conditions can be of length 1 to {max} only"),
+        };
+        return Err(ValueError::Validation(ValidationError(message)));
     }
     for (name, entry) in entries {
         check_attribute_name(name)?;
@@ -399,8 +418,7 @@ pub fn key_conditions(
         }
         conds.push(comparison(name, operator, values_list(entry)?)?);
     }
-    let cond = combine(conds, None)?;
-    from_condition(cond, hash_key, range_key).map_err(ValueError::Validation)
+    combine(conds, None)
 }
 
 /// `AttributeUpdates` as an update.

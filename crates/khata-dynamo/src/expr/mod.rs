@@ -26,11 +26,11 @@ mod update;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 pub use ast::{Comparator, Path, PathElement};
-pub use key::{KeyCondition, RangeCondition};
+pub use key::{CompositeKeyCondition, KeyCondition, RangeCondition};
 pub use legacy::{
     GET_PARAMETERS, Parameters, QUERY_PARAMETERS, SCAN_PARAMETERS, UPDATE_PARAMETERS,
-    WRITE_PARAMETERS, attribute_updates, attributes_to_get, check_parameters, expected,
-    key_conditions, query_filter,
+    WRITE_PARAMETERS, attribute_updates, attributes_to_get, check_parameters,
+    composite_key_conditions, expected, key_conditions, query_filter,
 };
 pub use parser::{MAX_EXPRESSION_BYTES, MAX_IN_OPERANDS, MAX_PATH_DEPTH};
 pub use reserved::is_reserved;
@@ -141,6 +141,18 @@ impl<'a> Expressions<'a> {
     ) -> Result<KeyCondition, ValidationError> {
         let cond = self.parse_condition(text, Kind::KeyCondition)?;
         key::from_condition(cond, hash_key, range_key)
+    }
+
+    /// Parses a `KeyConditionExpression` on a multi-attribute GSI key with these HASH and
+    /// RANGE attributes.
+    pub fn composite_key_condition(
+        &mut self,
+        text: &str,
+        hashes: &[&str],
+        ranges: &[&str],
+    ) -> Result<CompositeKeyCondition, ValidationError> {
+        let cond = self.parse_condition(text, Kind::KeyCondition)?;
+        key::from_composite_condition(cond, hashes, ranges)
     }
 
     /// Parses a `ProjectionExpression`.

@@ -15,7 +15,14 @@
 //! ```
 //!
 //! So one index hash value is one partition sorted by the index range key (DynamoDB's
-//! order), and each entry names its base item. An entry holds no attributes: Query and Scan
+//! order), and each entry names its base item.
+//!
+//! A GSI with a multi-attribute key (up to four HASH and four RANGE attributes) has one
+//! partition key column per HASH attribute (a composite partition key, serialized as
+//! Cassandra's) and one clustering column per RANGE attribute, in key schema order, before
+//! the table keys: one combination of HASH values is one partition, sorted by the RANGE values
+//! as a tuple, each by its own type's order. With one attribute per role this is the layout
+//! above, so indexes made before multi-attribute keys keep their storage. An entry holds no attributes: Query and Scan
 //! read the base item for each entry and project it there (KEYS_ONLY: the table and index
 //! keys; INCLUDE: those and the named attributes; ALL: everything). docs/format/dynamo-items.md
 //! has the byte layout.
@@ -59,7 +66,7 @@ use khata_types::row::Row;
 use khata_types::schema::{
     ClusteringOrder, ColumnDef, ColumnKind, CqlType, TableDef, TableOptions,
 };
-use khata_types::token::DecoratedKey;
+use khata_types::token::{DecoratedKey, serialize_partition_key, split_partition_key};
 use khata_types::{LocalTime, Timestamp};
 use serde_json::Value;
 use uuid::Uuid;
@@ -138,8 +145,10 @@ impl Projected {
 pub struct IndexLayout {
     pub name: String,
     pub global: bool,
-    pub hash: (String, KeyType),
-    pub range: Option<(String, KeyType)>,
+    /// The HASH attributes, in key schema order (one, or up to four for a GSI).
+    pub hash: Vec<(String, KeyType)>,
+    /// The RANGE attributes, in key schema order (none, one, or up to four for a GSI).
+    pub range: Vec<(String, KeyType)>,
     pub projection: Projected,
     pub status: IndexStatus,
     /// The engine table of the entries.
@@ -167,7 +176,8 @@ fn key_type(meta: &TableMeta, name: &str) -> Result<KeyType, String> {
     }
 }
 
-/// The key columns of an index's entries: partition key first, then the clustering columns.
+/// The key columns of an index's entries: the partition key columns (the HASH attributes)
+/// first, then the clustering columns.
 fn entry_columns(meta: &TableMeta, index: &IndexMeta) -> Result<Vec<(String, KeyType)>, String> {
     let mut names: Vec<&str> = Vec::new();
     for k in &index.key_schema {
@@ -192,6 +202,7 @@ pub fn table_schema(
     id: Uuid,
 ) -> Result<TableSchema, String> {
     let columns = entry_columns(meta, index)?;
+    let hashes = hash_count(index);
     let defs = columns
         .iter()
         .enumerate()
@@ -199,11 +210,11 @@ pub fn table_schema(
             id: column_id(name),
             name: name.clone(),
             ty: key_column_type(type_letter(*t)),
-            kind: if i == 0 {
-                ColumnKind::PartitionKey { position: 0 }
+            kind: if i < hashes {
+                ColumnKind::PartitionKey { position: i as u16 }
             } else {
                 ColumnKind::Clustering {
-                    position: (i - 1) as u16,
+                    position: (i - hashes) as u16,
                     order: ClusteringOrder::Asc,
                 }
             },
@@ -240,6 +251,16 @@ pub fn table_schema(
     })
 }
 
+/// How many HASH attributes an index's key has (its key schema lists them first).
+fn hash_count(index: &IndexMeta) -> usize {
+    index
+        .key_schema
+        .iter()
+        .take_while(|k| k.key_type == "HASH")
+        .count()
+        .max(1)
+}
+
 /// The indexes of a table that have their engine table (all of them, unless metadata from
 /// before indexes were kept is waiting for its build).
 pub fn layouts(meta: &TableMeta) -> Result<Vec<IndexLayout>, String> {
@@ -250,28 +271,22 @@ pub fn layouts(meta: &TableMeta) -> Result<Vec<IndexLayout>, String> {
         let Some(table) = index.table() else {
             continue;
         };
-        let columns = entry_columns(meta, index)?;
-        let hash = columns[0].clone();
-        let range = index
+        let mut columns = entry_columns(meta, index)?;
+        let clustering = columns.split_off(hash_count(index));
+        let ranges = index
             .key_schema
             .iter()
-            .find(|k| k.key_type == "RANGE")
-            .map(|k| {
-                columns
-                    .iter()
-                    .find(|(n, _)| *n == k.attribute_name)
-                    .cloned()
-            })
-            .unwrap_or(None);
+            .filter(|k| k.key_type == "RANGE")
+            .count();
         out.push(IndexLayout {
             name: index.index_name.clone(),
             global,
-            hash,
-            range,
+            hash: columns,
+            range: clustering[..ranges].to_vec(),
             projection: Projected::of(&index.projection),
             status: IndexStatus::of(index),
             table,
-            clustering: columns[1..].to_vec(),
+            clustering,
         });
     }
     Ok(out)
@@ -284,7 +299,18 @@ fn invalid(message: String) -> ValidationError {
 impl IndexLayout {
     /// The index key attributes (hash, then range).
     pub fn key_names(&self) -> impl Iterator<Item = &(String, KeyType)> {
-        std::iter::once(&self.hash).chain(self.range.as_ref())
+        self.hash.iter().chain(&self.range)
+    }
+
+    /// Whether the index key has more than one attribute in a role (a multi-attribute GSI key).
+    pub fn multi_attribute(&self) -> bool {
+        self.hash.len() > 1 || self.range.len() > 1
+    }
+
+    /// The partition of the index that these HASH values (in key schema order) name.
+    pub fn partition_of(&self, values: &[Vec<u8>]) -> Option<DecoratedKey> {
+        let refs: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
+        serialize_partition_key(&refs).ok().map(DecoratedKey::new)
     }
 
     fn clustering_types(&self) -> Vec<(CqlType, ClusteringOrder)> {
@@ -299,6 +325,7 @@ impl IndexLayout {
     pub fn check(&self, table: &ItemLayout, item: &Item) -> Result<(), ValidationError> {
         let table_keys = [Some(&table.hash.0), table.range.as_ref().map(|r| &r.0)];
         for (i, (name, t)) in self.key_names().enumerate() {
+            let is_hash = i < self.hash.len();
             if table_keys.contains(&Some(name)) {
                 continue;
             }
@@ -323,12 +350,12 @@ impl IndexLayout {
                 )));
             }
             let size = column_bytes(v).len();
-            if i == 0 && size > MAX_HASH_KEY_BYTES {
+            if is_hash && size > MAX_HASH_KEY_BYTES {
                 return Err(invalid(format!(
                     "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of{MAX_HASH_KEY_BYTES} bytes"
                 )));
             }
-            if i == 1 && size > MAX_RANGE_KEY_BYTES {
+            if !is_hash && size > MAX_RANGE_KEY_BYTES {
                 return Err(invalid(format!(
                     "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of {MAX_RANGE_KEY_BYTES} bytes"
                 )));
@@ -346,14 +373,18 @@ impl IndexLayout {
                 .map(column_bytes)
                 .filter(|b| !b.is_empty())
         };
-        let partition = typed(&self.hash)?;
+        let mut hashes = Vec::with_capacity(self.hash.len());
+        for column in &self.hash {
+            hashes.push(typed(column)?);
+        }
+        let partition = self.partition_of(&hashes)?;
         let mut values = Vec::with_capacity(self.clustering.len());
         for column in &self.clustering {
             values.push(typed(column)?);
         }
         let refs: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
         let clustering = encode_clustering(&self.clustering_types(), &refs).ok()?;
-        Some((DecoratedKey::new(Bytes::from(partition)), clustering))
+        Some((partition, clustering))
     }
 
     /// The key attributes (index keys and table keys) an entry names.
@@ -363,8 +394,12 @@ impl IndexLayout {
         clustering: &[u8],
     ) -> Result<Item, String> {
         let mut out = Item::new();
-        let hash = column_value(self.hash.1, &partition.key).map_err(|e| e.0.to_string())?;
-        out.insert(self.hash.0.clone(), hash);
+        let hashes = split_partition_key(&partition.key, self.hash.len())
+            .ok_or("bad index entry: a partition key of other components")?;
+        for ((name, t), bytes) in self.hash.iter().zip(hashes) {
+            let v = column_value(*t, &bytes).map_err(|e| e.0.to_string())?;
+            out.insert(name.clone(), v);
+        }
         let values = khata_types::clustering::decode_key(&self.clustering_types(), clustering)
             .map_err(|e| format!("bad index entry: {e}"))?;
         if values.len() != self.clustering.len() {
@@ -409,7 +444,10 @@ impl IndexLayout {
 
     /// Whether `name` is a key attribute of the index or of its entries.
     fn uses(&self, name: &str) -> bool {
-        self.hash.0 == name || self.clustering.iter().any(|(n, _)| n == name)
+        self.hash
+            .iter()
+            .chain(&self.clustering)
+            .any(|(n, _)| n == name)
     }
 
     /// What of `item` the index holds: its keys, the table's keys and the projection.
@@ -696,6 +734,129 @@ mod tests {
         assert_eq!(row.deletion.unwrap().marked_for_delete_at, 99);
         // A delete makes every entry of the old item stale.
         assert_eq!(obsolete_entries(&l, &old, None, 100, 5).len(), 3);
+    }
+
+    /// Table (PK S) with GSI multi: HASH (tenant S, region S), RANGE (day N, id S).
+    fn multi_meta() -> TableMeta {
+        let defs = [
+            ("PK", "S"),
+            ("tenant", "S"),
+            ("region", "S"),
+            ("day", "N"),
+            ("id", "S"),
+        ];
+        let key = |n: &str, t: &str| KeyElement {
+            attribute_name: n.into(),
+            key_type: t.into(),
+        };
+        TableMeta {
+            format_version: FORMAT_VERSION,
+            table_name: "t12".into(),
+            key_schema: keys("PK", None),
+            attribute_definitions: defs
+                .iter()
+                .map(|(n, t)| AttributeDefinition {
+                    attribute_name: (*n).into(),
+                    attribute_type: (*t).into(),
+                })
+                .collect(),
+            global_secondary_indexes: vec![IndexMeta {
+                key_schema: vec![
+                    key("tenant", "HASH"),
+                    key("region", "HASH"),
+                    key("day", "RANGE"),
+                    key("id", "RANGE"),
+                ],
+                ..index("multi", "x", None, json!({"ProjectionType": "ALL"}))
+            }],
+            local_secondary_indexes: Vec::new(),
+            billing_mode: "PAY_PER_REQUEST".into(),
+            provisioned_throughput: Throughput {
+                read_capacity_units: 0,
+                write_capacity_units: 0,
+            },
+            pay_per_request_since_micros: None,
+            stream: None,
+            ttl: None,
+            tags: Vec::new(),
+            deletion_protection: false,
+            creation_micros: 0,
+            table_class: None,
+            warm_throughput: None,
+        }
+    }
+
+    #[test]
+    fn multi_attribute_keys_are_a_composite_partition_and_a_clustering_tuple() {
+        let meta = multi_meta();
+        let table = Arc::new(crate::tables::table_schema(&meta, Uuid::from_u128(1)));
+        let l = ItemLayout::new(table, ("PK".into(), KeyType::S), None).unwrap();
+        let l = with_indexes(l, &meta).unwrap();
+        let multi = &l.indexes[0];
+        assert!(multi.multi_attribute());
+        let names =
+            |c: &[(String, KeyType)]| -> Vec<String> { c.iter().map(|(n, _)| n.clone()).collect() };
+        assert_eq!(names(&multi.hash), ["tenant", "region"]);
+        assert_eq!(names(&multi.range), ["day", "id"]);
+        assert_eq!(names(&multi.clustering), ["day", "id", "PK"]);
+        // The engine table: two partition key columns, then the clustering columns in order.
+        let schema =
+            table_schema(&meta, &meta.global_secondary_indexes[0], true, Uuid::nil()).unwrap();
+        let kinds: Vec<ColumnKind> = schema.def.columns.iter().map(|c| c.kind).collect();
+        assert_eq!(
+            kinds[..3],
+            [
+                ColumnKind::PartitionKey { position: 0 },
+                ColumnKind::PartitionKey { position: 1 },
+                ColumnKind::Clustering {
+                    position: 0,
+                    order: ClusteringOrder::Asc
+                },
+            ]
+        );
+        let entry = |pk: &str, day: &str, id: &str| {
+            item(&[
+                ("PK", s(pk)),
+                ("tenant", s("acme")),
+                ("region", s("eu")),
+                ("day", n(day)),
+                ("id", s(id)),
+            ])
+        };
+        let (p1, c1) = multi.entry_key(&entry("a", "10", "b")).unwrap();
+        let (p2, c2) = multi.entry_key(&entry("b", "2", "z")).unwrap();
+        let (p3, c3) = multi.entry_key(&entry("c", "10", "c")).unwrap();
+        assert_eq!(p1, p2);
+        assert_eq!(
+            p1.key,
+            serialize_partition_key(&[b"acme".as_slice(), b"eu".as_slice()]).unwrap()
+        );
+        // Sorted by (day, id): day numerically first, then id.
+        assert!(c2 < c1 && c1 < c3);
+        assert_eq!(multi.entry_values(&p3, &c3).unwrap(), entry("c", "10", "c"));
+        // Sparse: an item lacking any key attribute is not in the index.
+        let mut partial = entry("d", "1", "x");
+        partial.remove("region");
+        assert!(multi.entry_key(&partial).is_none());
+        let mut partial = entry("d", "1", "x");
+        partial.remove("id");
+        assert!(multi.entry_key(&partial).is_none());
+    }
+
+    #[test]
+    fn one_attribute_per_role_keeps_the_old_layout() {
+        let l = layout();
+        let gsi = &l.indexes[0];
+        assert!(!gsi.multi_attribute());
+        let it = item(&[
+            ("PK", s("p")),
+            ("SK", s("a")),
+            ("GSI1PK", s("g")),
+            ("n", n("1")),
+        ]);
+        // The partition key is the hash value's bytes, as before multi-attribute keys.
+        let (partition, _) = gsi.entry_key(&it).unwrap();
+        assert_eq!(&partition.key[..], b"g");
     }
 
     #[test]

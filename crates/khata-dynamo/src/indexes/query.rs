@@ -20,7 +20,7 @@ use khata_types::schema::ClusteringOrder;
 use khata_types::token::DecoratedKey;
 
 use super::{IndexLayout, IndexStatus, Projected};
-use crate::expr::{Expressions, RangeCondition};
+use crate::expr::{CompositeKeyCondition, Expressions, RangeCondition};
 use crate::item_ops::{
     Object, OpError, Page, Placeholders, QUERY_EXPRESSIONS, ReadShape, Result, SCAN_EXPRESSIONS,
     TOMBSTONE_PAGE_LIMIT, prefix_end, read_shape, segment_range, stored_item, string, validation,
@@ -219,42 +219,79 @@ impl Resolver<'_> {
     }
 }
 
-/// The one-component clustering prefix of an index range key value.
-fn range_prefix(index: &IndexLayout, v: &AttributeValue) -> Result<Bytes> {
-    let (_, t) = index
-        .range
-        .as_ref()
-        .ok_or_else(|| validation("Query key condition not supported"))?;
-    if key_type_of(v) != Some(*t) {
-        return Err(validation(TYPE_MISMATCH));
+/// The clustering prefix of values of the first `values.len()` RANGE attributes of the index.
+fn range_prefix(index: &IndexLayout, values: &[&AttributeValue]) -> Result<Bytes> {
+    if values.len() > index.range.len() {
+        return Err(validation("Query key condition not supported"));
     }
-    encode_clustering(
-        &[(clustering_type(*t), ClusteringOrder::Asc)],
-        &[&column_bytes(v)],
-    )
-    .map_err(|e| validation(format!("range key cannot be read: {e}")))
+    let mut types = Vec::with_capacity(values.len());
+    let mut bytes = Vec::with_capacity(values.len());
+    for ((_, t), v) in index.range.iter().zip(values) {
+        if key_type_of(v) != Some(*t) {
+            return Err(validation(TYPE_MISMATCH));
+        }
+        types.push((clustering_type(*t), ClusteringOrder::Asc));
+        bytes.push(column_bytes(v));
+    }
+    let refs: Vec<&[u8]> = bytes.iter().map(Vec::as_slice).collect();
+    encode_clustering(&types, &refs)
+        .map_err(|e| validation(format!("range key cannot be read: {e}")))
 }
 
-/// The clustering byte range of an index partition a range-key condition selects.
-fn range_of(index: &IndexLayout, cond: Option<&RangeCondition>) -> Result<(Bytes, Bytes)> {
-    let all = full_range();
-    let k = |v: &AttributeValue| range_prefix(index, v);
-    Ok(match cond {
-        None => all,
-        Some(RangeCondition::Eq(v)) => {
+/// The clustering byte range of an index partition that conditions on the first RANGE
+/// attributes select (`=` on each but the last: a prefix, inside which the last one's condition
+/// is a range).
+fn range_of(index: &IndexLayout, conds: &[RangeCondition]) -> Result<(Bytes, Bytes)> {
+    let Some((last, equal)) = conds.split_last() else {
+        return Ok(full_range());
+    };
+    let mut values = Vec::with_capacity(conds.len());
+    for c in equal {
+        let RangeCondition::Eq(v) = c else {
+            return Err(validation("Query key condition not supported"));
+        };
+        values.push(v);
+    }
+    // The prefix's own range (the whole partition for no prefix: `full_range`).
+    let all_low = range_prefix(index, &values)?;
+    let all_high = after_prefix(&all_low);
+    let k = |v: &AttributeValue| {
+        let mut with = values.clone();
+        with.push(v);
+        range_prefix(index, &with)
+    };
+    Ok(match last {
+        RangeCondition::Eq(v) => {
             let k = k(v)?;
             (k.clone(), end_bound(&k, true))
         }
-        Some(RangeCondition::Lt(v)) => (all.0, k(v)?),
-        Some(RangeCondition::Le(v)) => (all.0, end_bound(&k(v)?, true)),
-        Some(RangeCondition::Gt(v)) => (after_prefix(&k(v)?), all.1),
-        Some(RangeCondition::Ge(v)) => (k(v)?, all.1),
-        Some(RangeCondition::Between(lo, hi)) => (k(lo)?, end_bound(&k(hi)?, true)),
-        Some(RangeCondition::BeginsWith(v)) => {
+        RangeCondition::Lt(v) => (all_low, k(v)?),
+        RangeCondition::Le(v) => (all_low, end_bound(&k(v)?, true)),
+        RangeCondition::Gt(v) => (after_prefix(&k(v)?), all_high),
+        RangeCondition::Ge(v) => (k(v)?, all_high),
+        RangeCondition::Between(lo, hi) => (k(lo)?, end_bound(&k(hi)?, true)),
+        RangeCondition::BeginsWith(v) => {
             let k = k(v)?;
-            (k.clone(), prefix_end(&k))
+            let end = prefix_end(&k).min(all_high);
+            (k, end)
         }
     })
+}
+
+/// The key condition of a Query on `index`, in the composite form (a one-attribute key's
+/// condition parsed with the table's rules and messages).
+fn index_key_condition(
+    req: &Object,
+    ex: &mut Expressions<'_>,
+    index: &IndexLayout,
+) -> Result<CompositeKeyCondition> {
+    let hashes: Vec<&str> = index.hash.iter().map(|(n, _)| n.as_str()).collect();
+    let ranges: Vec<&str> = index.range.iter().map(|(n, _)| n.as_str()).collect();
+    if index.multi_attribute() {
+        return crate::item_ops::composite_key_condition(req, ex, &hashes, &ranges);
+    }
+    let condition = crate::item_ops::key_condition(req, ex, hashes[0], ranges.first().copied())?;
+    Ok(condition.composite())
 }
 
 /// The entry an `ExclusiveStartKey` names: it must hold the index keys and the table keys.
@@ -326,20 +363,29 @@ pub async fn query(
     let index = readable(layout, index_name)?;
     let p = Placeholders::of(req, QUERY_EXPRESSIONS)?;
     let mut ex = Expressions::new(&p.names, &p.values);
-    let range_name = index.range.as_ref().map(|(n, _)| n.as_str());
-    let key_condition = crate::item_ops::key_condition(req, &mut ex, &index.hash.0, range_name)?;
+    let key_condition = index_key_condition(req, &mut ex, index)?;
     let shape = read_shape(req, &mut ex, "QueryFilter")?;
     layout.finish_expressions(ex)?;
-    crate::item_ops::filter_off_keys(req, &shape, &index.hash.0, range_name)?;
+    let keys: Vec<&str> = index.key_names().map(|(n, _)| n.as_str()).collect();
+    crate::item_ops::filter_off_keys(req, &shape, &keys)?;
     let view = View::of(index, req, &shape)?;
     let forward = crate::item_ops::scan_index_forward(req)?;
-    let hash_value = &key_condition.hash_value;
-    if key_type_of(hash_value) != Some(index.hash.1) {
-        return Err(validation(TYPE_MISMATCH));
+    let mut hash_values = Vec::with_capacity(index.hash.len());
+    for ((_, t), v) in index.hash.iter().zip(&key_condition.hash) {
+        if key_type_of(v) != Some(*t) {
+            return Err(validation(TYPE_MISMATCH));
+        }
+        hash_values.push(column_bytes(v));
     }
-    let partition = DecoratedKey::new(Bytes::from(column_bytes(hash_value)));
-    let range_cond = key_condition.range.as_ref().map(|(_, c)| c);
-    let (mut low, mut high) = range_of(index, range_cond)?;
+    let partition = index
+        .partition_of(&hash_values)
+        .ok_or_else(|| validation(TYPE_MISMATCH))?;
+    // The condition on the last RANGE attribute given, and that attribute.
+    let range_cond = key_condition
+        .range
+        .last()
+        .map(|c| (&index.range[key_condition.range.len() - 1].0, c));
+    let (mut low, mut high) = range_of(index, &key_condition.range)?;
     if let Some((start_partition, start)) = start_entry(layout, index, req)? {
         crate::item_ops::start_within(range_cond.is_some(), &low, &high, &start)?;
         if start_partition != partition {
@@ -398,7 +444,7 @@ pub async fn query(
                 more = true;
                 break 'read;
             }
-            if let (Some((name, _)), Some(c)) = (&index.range, range_cond) {
+            if let Some((name, c)) = range_cond {
                 let values = index
                     .entry_values(&partition, clustering)
                     .map_err(OpError::Internal)?;

@@ -35,10 +35,18 @@ pub(super) fn invalid(message: impl std::fmt::Display) -> DynamoError {
     ))
 }
 
-/// A `KeySchema` list: shape checks as violations at `path`.
+/// The most HASH and the most RANGE elements a global secondary index's key schema may have
+/// (DynamoDB's multi-attribute keys); a table's or local index's has one of each at most.
+pub const MAX_GSI_KEY_ATTRIBUTES_PER_ROLE: usize = 4;
+
+/// The longest key schema of a table or local secondary index.
+const MAX_KEY_SCHEMA: usize = 2;
+
+/// A `KeySchema` list of at most `max` elements: shape checks as violations at `path`.
 fn key_schema(
     list: Option<Vec<&Object>>,
     path: &str,
+    max: usize,
     v: &mut Violations,
 ) -> Result<Vec<KeyElement>> {
     let Some(list) = list else {
@@ -48,11 +56,11 @@ fn key_schema(
     if list.is_empty() {
         v.push("'[]'", path, "must have length greater than or equal to 1");
     }
-    if list.len() > 2 {
+    if list.len() > max {
         v.push(
             &format!("'{}'", list.len()),
             path,
-            "must have length less than or equal to 2",
+            &format!("must have length less than or equal to {max}"),
         );
     }
     let mut out = Vec::new();
@@ -106,6 +114,42 @@ pub(super) fn check_key_order(keys: &[KeyElement], what: &str) -> Result<()> {
         return Err(DynamoError::validation(
             "Both the Hash Key and the Range Key element in the KeySchema have the same name",
         ));
+    }
+    Ok(())
+}
+
+/// The semantic checks of a global secondary index's key schema: one to four HASH elements,
+/// then up to four RANGE elements (multi-attribute keys), no attribute twice. A one- or
+/// two-element schema gets the table's checks and messages.
+pub(super) fn check_index_key_order(keys: &[KeyElement], what: &str) -> Result<()> {
+    if keys.len() <= 2 && keys.get(1).is_none_or(|k| k.key_type == "RANGE") {
+        return check_key_order(keys, what);
+    }
+    if keys.first().is_some_and(|k| k.key_type != "HASH") {
+        return check_key_order(keys, what);
+    }
+    let hashes = keys.iter().take_while(|k| k.key_type == "HASH").count();
+    if keys[hashes..].iter().any(|k| k.key_type != "RANGE") {
+        return Err(DynamoError::validation(format!(
+            "Invalid KeySchema: All HASH KeySchemaElements must come before the RANGE KeySchemaElements{what}"
+        )));
+    }
+    let ranges = keys.len() - hashes;
+    if hashes > MAX_GSI_KEY_ATTRIBUTES_PER_ROLE || ranges > MAX_GSI_KEY_ATTRIBUTES_PER_ROLE {
+        return Err(DynamoError::validation(format!(
+            "Invalid KeySchema: A KeySchema may have at most {MAX_GSI_KEY_ATTRIBUTES_PER_ROLE} HASH and {MAX_GSI_KEY_ATTRIBUTES_PER_ROLE} RANGE KeySchemaElements{what}"
+        )));
+    }
+    for (i, k) in keys.iter().enumerate() {
+        if keys[..i]
+            .iter()
+            .any(|o| o.attribute_name == k.attribute_name)
+        {
+            return Err(DynamoError::validation(format!(
+                "Invalid KeySchema: Duplicate AttributeName {} in KeySchema{what}",
+                k.attribute_name
+            )));
+        }
     }
     Ok(())
 }
@@ -197,13 +241,23 @@ fn projection(obj: Option<&Object>, path: &str, v: &mut Violations) -> Result<Va
     Ok(out)
 }
 
-/// One `GlobalSecondaryIndexes` or `LocalSecondaryIndexes` member.
-pub(super) fn index(obj: &Object, path: &str, v: &mut Violations) -> Result<IndexMeta> {
+/// One `GlobalSecondaryIndexes` (`global`) or `LocalSecondaryIndexes` member.
+pub(super) fn index(
+    obj: &Object,
+    path: &str,
+    global: bool,
+    v: &mut Violations,
+) -> Result<IndexMeta> {
     let name = input::string(obj, "IndexName")?;
     v.name(name, &format!("{path}.indexName"));
+    let max = match global {
+        true => 2 * MAX_GSI_KEY_ATTRIBUTES_PER_ROLE,
+        false => MAX_KEY_SCHEMA,
+    };
     let keys = key_schema(
         input::object_list(obj, "KeySchema")?,
         &format!("{path}.keySchema"),
+        max,
         v,
     )?;
     let projection = projection(
@@ -338,7 +392,12 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
     let mut v = Violations::default();
     let name = input::string(body, "TableName")?;
     v.name(name, "tableName");
-    let keys = key_schema(input::object_list(body, "KeySchema")?, "keySchema", &mut v)?;
+    let keys = key_schema(
+        input::object_list(body, "KeySchema")?,
+        "keySchema",
+        MAX_KEY_SCHEMA,
+        &mut v,
+    )?;
     let mut defs = Vec::new();
     match input::object_list(body, "AttributeDefinitions")? {
         None => v.null("attributeDefinitions"),
@@ -377,6 +436,7 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
         gsis.push(index(
             g,
             &format!("globalSecondaryIndexes.{}.member", i + 1),
+            true,
             &mut v,
         )?);
     }
@@ -389,6 +449,7 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
         lsis.push(index(
             l,
             &format!("localSecondaryIndexes.{}.member", i + 1),
+            false,
             &mut v,
         )?);
     }
@@ -476,12 +537,17 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
         }
     }
     let mut index_names: Vec<&str> = Vec::new();
-    for i in gsis.iter().chain(&lsis) {
+    for (n, i) in gsis.iter().chain(&lsis).enumerate() {
         if index_names.contains(&i.index_name.as_str()) {
             return Err(invalid(format!("Duplicate index name: {}", i.index_name)));
         }
         index_names.push(&i.index_name);
-        check_key_order(&i.key_schema, &format!(" for index {}", i.index_name))?;
+        let what = format!(" for index {}", i.index_name);
+        if n < gsis.len() {
+            check_index_key_order(&i.key_schema, &what)?;
+        } else {
+            check_key_order(&i.key_schema, &what)?;
+        }
         check_defined(&i.key_schema, &defs)?;
     }
     for g in &mut gsis {
@@ -978,6 +1044,94 @@ mod tests {
             e.message
                 .unwrap()
                 .contains("must both be specified when BillingMode is PROVISIONED")
+        );
+    }
+
+    /// A table of key `pk` with one GSI of key schema `gsi` (`[name, type]` pairs, every
+    /// attribute an S).
+    fn with_gsi(gsi: &[(&str, &str)]) -> Result<TableMeta> {
+        let keys: Vec<Value> = gsi
+            .iter()
+            .map(|(n, t)| json!({"AttributeName": n, "KeyType": t}))
+            .collect();
+        let mut names: Vec<&str> = vec!["pk"];
+        for (n, _) in gsi {
+            if !names.contains(n) {
+                names.push(n);
+            }
+        }
+        let defs: Vec<Value> = names
+            .iter()
+            .map(|n| json!({"AttributeName": n, "AttributeType": "S"}))
+            .collect();
+        let body = json!({
+            "TableName": "t12", "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            "AttributeDefinitions": defs,
+            "GlobalSecondaryIndexes": [{"IndexName": "g12", "KeySchema": keys,
+                                        "Projection": {"ProjectionType": "ALL"}}],
+        });
+        create(&body.to_string())
+    }
+
+    #[test]
+    fn gsi_keys_may_have_four_attributes_per_role() {
+        let full = [
+            ("h1", "HASH"),
+            ("h2", "HASH"),
+            ("h3", "HASH"),
+            ("h4", "HASH"),
+            ("r1", "RANGE"),
+            ("r2", "RANGE"),
+            ("r3", "RANGE"),
+            ("r4", "RANGE"),
+        ];
+        let meta = with_gsi(&full).unwrap();
+        assert_eq!(meta.global_secondary_indexes[0].key_schema.len(), 8);
+        with_gsi(&[("h1", "HASH"), ("h2", "HASH")]).unwrap();
+        let message = |gsi: &[(&str, &str)]| with_gsi(gsi).unwrap_err().message.unwrap();
+        assert_eq!(
+            message(&[("h1", "HASH"), ("r1", "RANGE"), ("h2", "HASH")]),
+            "Invalid KeySchema: All HASH KeySchemaElements must come before the RANGE KeySchemaElements for index g12"
+        );
+        assert_eq!(
+            message(&[
+                ("h1", "HASH"),
+                ("h2", "HASH"),
+                ("h3", "HASH"),
+                ("h4", "HASH"),
+                ("h5", "HASH")
+            ]),
+            "Invalid KeySchema: A KeySchema may have at most 4 HASH and 4 RANGE KeySchemaElements for index g12"
+        );
+        assert_eq!(
+            message(&[("h1", "HASH"), ("r1", "RANGE"), ("r1", "RANGE")]),
+            "Invalid KeySchema: Duplicate AttributeName r1 in KeySchema for index g12"
+        );
+        // Nine elements fail the shape check; two keep the table's messages.
+        assert!(
+            message(&[full.as_slice(), &[("r5", "RANGE")]].concat())
+                .contains("Member must have length less than or equal to 8")
+        );
+        assert_eq!(
+            message(&[("r1", "RANGE"), ("h1", "HASH")]),
+            "Invalid KeySchema: The first KeySchemaElement is not a HASH key type for index g12"
+        );
+        // Tables keep one HASH and one RANGE element.
+        let e = create(
+            r#"{"TableName":"t12","BillingMode":"PAY_PER_REQUEST",
+                "KeySchema":[{"AttributeName":"a","KeyType":"HASH"},
+                             {"AttributeName":"b","KeyType":"RANGE"},
+                             {"AttributeName":"c","KeyType":"RANGE"}],
+                "AttributeDefinitions":[{"AttributeName":"a","AttributeType":"S"},
+                                        {"AttributeName":"b","AttributeType":"S"},
+                                        {"AttributeName":"c","AttributeType":"S"}]}"#,
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .unwrap()
+                .contains("Member must have length less than or equal to 2")
         );
     }
 }

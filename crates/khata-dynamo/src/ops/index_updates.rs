@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::Operations;
-use super::control::{check_defined, check_key_order, index, invalid, key_attribute_name};
+use super::control::{check_defined, check_index_key_order, index, invalid, key_attribute_name};
 use super::input::{self, Object, Violations};
 use crate::error::{DynamoError, ErrorKind, Result};
 use crate::indexes::{self, IndexStatus, MAX_PROJECTED_ATTRIBUTES, Projected};
@@ -88,7 +88,12 @@ pub async fn plan(
             ));
         }
         if let Some(c) = create {
-            actions.push(Action::Create(index(c, &format!("{path}.create"), &mut v)?));
+            actions.push(Action::Create(index(
+                c,
+                &format!("{path}.create"),
+                true,
+                &mut v,
+            )?));
         } else if let Some(u) = update {
             let name = input::string(u, "IndexName")?;
             v.name(name, &format!("{path}.update.indexName"));
@@ -207,7 +212,7 @@ pub async fn plan(
                 // were dropped with it) do not hold a type against the new ones.
                 meta.keep_used_definitions();
                 merge_definitions(meta, defs)?;
-                check_key_order(&new.key_schema, &format!(" for index {}", new.index_name))?;
+                check_index_key_order(&new.key_schema, &format!(" for index {}", new.index_name))?;
                 check_defined(&new.key_schema, &meta.attribute_definitions)?;
                 if meta.global_secondary_indexes.len() >= super::control::MAX_GSIS {
                     return Err(DynamoError::new(

@@ -85,6 +85,9 @@ pub const MAX_IN_VALUES: usize = 100;
 pub(crate) struct Keys {
     pub hash: String,
     pub range: Option<String>,
+    /// A GSI with a multi-attribute key: more than one HASH or RANGE attribute (`hash` and
+    /// `range` are the first of each).
+    pub multi_attribute: bool,
 }
 
 /// `Statement` and `Parameters` of a request (or of a batch's or transaction's member),
@@ -205,9 +208,11 @@ pub(crate) fn keys_of(ops: &Operations, table: &str, index: Option<&str>) -> Res
     };
     let hash = of("HASH")
         .ok_or_else(|| DynamoError::internal(format!("table {table} has no hash key")))?;
+    let count = |kind: &str| schema.iter().filter(|k| k.key_type == kind).count();
     Ok(Keys {
         hash,
         range: of("RANGE"),
+        multi_attribute: count("HASH") > 1 || count("RANGE") > 1,
     })
 }
 
@@ -326,7 +331,14 @@ pub(crate) async fn run_select(
     // The partition key's values: one for `=`, several for `IN`, none for a Scan.
     let mut partitions: Vec<Value> = Vec::new();
     let mut key_term = None;
-    for (i, t) in terms.iter().enumerate() {
+    // A multi-attribute GSI key is read by a Scan of the index with the whole filter (its
+    // items are the same; a Query would need every HASH attribute's equality).
+    let key_terms = if keys.multi_attribute {
+        &[][..]
+    } else {
+        &terms[..]
+    };
+    for (i, t) in key_terms.iter().enumerate() {
         if let Some(v) = translate::equality(t, &keys.hash) {
             partitions = vec![v.clone()];
             key_term = Some(i);
@@ -334,7 +346,7 @@ pub(crate) async fn run_select(
         }
     }
     if key_term.is_none() {
-        for (i, t) in terms.iter().enumerate() {
+        for (i, t) in key_terms.iter().enumerate() {
             if let Expr::In(Operand::Path(p), list) = t
                 && p.attribute() == Some(keys.hash.as_str())
                 && list.len() <= MAX_IN_VALUES
