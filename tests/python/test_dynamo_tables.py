@@ -203,6 +203,20 @@ def test_update_table(dynamodb, names):
             ProvisionedThroughput={"ReadCapacityUnits": 1000000000001, "WriteCapacityUnits": 3})
     assert _error(e) == ("ValidationException",
                          "Given value 1000000000001 for ReadCapacityUnits is out of bounds")
+    # Rises and falls are dated, and the falls of the day counted (dynalite's AWS-validated
+    # "should triple rates and then reduce").
+    before = dynamodb.describe_table(TableName="py-update")["Table"]["ProvisionedThroughput"]
+    assert before["NumberOfDecreasesToday"] == 0 and "LastIncreaseDateTime" not in before
+    dynamodb.update_table(TableName="py-update",
+                          ProvisionedThroughput={"ReadCapacityUnits": 6, "WriteCapacityUnits": 9})
+    tripled = dynamodb.describe_table(TableName="py-update")["Table"]["ProvisionedThroughput"]
+    assert "LastIncreaseDateTime" in tripled and "LastDecreaseDateTime" not in tripled
+    dynamodb.update_table(TableName="py-update",
+                          ProvisionedThroughput={"ReadCapacityUnits": 2, "WriteCapacityUnits": 3})
+    reduced = dynamodb.describe_table(TableName="py-update")["Table"]["ProvisionedThroughput"]
+    assert reduced["NumberOfDecreasesToday"] == 1
+    assert reduced["LastDecreaseDateTime"] >= reduced["LastIncreaseDateTime"]
+    assert (reduced["ReadCapacityUnits"], reduced["WriteCapacityUnits"]) == (2, 3)
 
 
 def test_tags(dynamodb, names):

@@ -86,6 +86,59 @@ pub struct Throughput {
     pub write_capacity_units: i64,
 }
 
+/// When a table's provisioned throughput last rose and fell (DescribeTable's
+/// `LastIncreaseDateTime`, `LastDecreaseDateTime`, `NumberOfDecreasesToday`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ThroughputChanges {
+    /// Microseconds since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_increase_micros: Option<i64>,
+    /// Microseconds since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_decrease_micros: Option<i64>,
+    /// The decreases on the UTC day of the last one.
+    #[serde(default)]
+    pub decreases_that_day: u32,
+}
+
+const MICROS_PER_DAY: i64 = 86_400_000_000;
+
+impl ThroughputChanges {
+    /// Record a change from `from` to `to` at `now` (microseconds): a rise of either unit is
+    /// an increase, a fall of either a decrease.
+    pub fn record(&mut self, from: Throughput, to: Throughput, now: i64) {
+        if to.read_capacity_units > from.read_capacity_units
+            || to.write_capacity_units > from.write_capacity_units
+        {
+            self.last_increase_micros = Some(now);
+        }
+        if to.read_capacity_units < from.read_capacity_units
+            || to.write_capacity_units < from.write_capacity_units
+        {
+            let same_day = self
+                .last_decrease_micros
+                .is_some_and(|d| d.div_euclid(MICROS_PER_DAY) == now.div_euclid(MICROS_PER_DAY));
+            self.decreases_that_day = if same_day {
+                self.decreases_that_day + 1
+            } else {
+                1
+            };
+            self.last_decrease_micros = Some(now);
+        }
+    }
+
+    /// The decreases on the UTC day of `now`.
+    pub fn decreases_on_day_of(&self, now: i64) -> u32 {
+        match self.last_decrease_micros {
+            Some(d) if d.div_euclid(MICROS_PER_DAY) == now.div_euclid(MICROS_PER_DAY) => {
+                self.decreases_that_day
+            }
+            _ => 0,
+        }
+    }
+}
+
 /// A secondary index's definition.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -175,6 +228,9 @@ pub struct TableMeta {
     /// When the billing mode last became `PAY_PER_REQUEST` (microseconds since the epoch).
     #[serde(default)]
     pub pay_per_request_since_micros: Option<i64>,
+    /// When the provisioned throughput last rose and fell; absent until it first changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_changes: Option<ThroughputChanges>,
     #[serde(default)]
     pub stream: Option<StreamMeta>,
     #[serde(default)]
@@ -459,6 +515,7 @@ mod tests {
                 write_capacity_units: 0,
             },
             pay_per_request_since_micros: Some(5),
+            throughput_changes: None,
             stream: None,
             ttl: None,
             tags: vec![("k".into(), "v".into())],

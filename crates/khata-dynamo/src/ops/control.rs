@@ -634,6 +634,7 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
         billing_mode: billing.to_string(),
         provisioned_throughput: throughput,
         pay_per_request_since_micros: (billing == "PAY_PER_REQUEST").then_some(now_micros),
+        throughput_changes: None,
         stream,
         ttl: None,
         tags,
@@ -909,6 +910,13 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
                     current.write_capacity_units,
                     t.write_capacity_units
                 )));
+            }
+            if table.meta.billing_mode == "PROVISIONED" {
+                meta.throughput_changes.get_or_insert_default().record(
+                    table.meta.provisioned_throughput,
+                    t,
+                    now,
+                );
             }
             meta.provisioned_throughput = t;
         }

@@ -95,6 +95,19 @@ pub fn table_description(meta: &TableMeta, id: uuid::Uuid, region: &str, status:
         },
         "DeletionProtectionEnabled": meta.deletion_protection,
     });
+    if let Some(changes) = meta.throughput_changes.filter(|_| provisioned) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as i64);
+        let t = &mut d["ProvisionedThroughput"];
+        t["NumberOfDecreasesToday"] = json!(changes.decreases_on_day_of(now));
+        if let Some(at) = changes.last_increase_micros {
+            t["LastIncreaseDateTime"] = json!(epoch_seconds(at));
+        }
+        if let Some(at) = changes.last_decrease_micros {
+            t["LastDecreaseDateTime"] = json!(epoch_seconds(at));
+        }
+    }
     let mut billing = json!({ "BillingMode": meta.billing_mode });
     if let Some(since) = meta.pay_per_request_since_micros.filter(|_| !provisioned) {
         billing["LastUpdateToPayPerRequestDateTime"] = json!(epoch_seconds(since));
