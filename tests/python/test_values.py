@@ -448,3 +448,31 @@ def test_timestamp_fractions_are_fractions_of_a_second(session, keyspace):
     assert row is not None and row.k == 0
     assert datetime.datetime(2011, 2, 3, 4, 5, 12, 100000) == session.execute(
         f"SELECT ts FROM {keyspace}.tsf WHERE k = 0").one().ts
+
+
+def test_named_markers_keep_their_names_everywhere(session, keyspace):
+    # VariableSpecifications.add: a named marker is reported by its name, for IN, LIMIT, PER
+    # PARTITION LIMIT, TTL and TIMESTAMP too (drivers bind named values by these names).
+    session.execute(f"CREATE TABLE {keyspace}.named (pk int, ck int, v int, "
+                    "PRIMARY KEY (pk, ck))")
+    for statement, names in [
+        (f"SELECT * FROM {keyspace}.named WHERE pk = :p AND ck IN :cks LIMIT :lim",
+         ["p", "cks", "lim"]),
+        (f"SELECT * FROM {keyspace}.named WHERE pk = :p AND (ck) IN :tuples "
+         "PER PARTITION LIMIT :ppl", ["p", "tuples", "ppl"]),
+        (f"INSERT INTO {keyspace}.named (pk, ck, v) VALUES (:a, :b, :c) "
+         "USING TTL :t AND TIMESTAMP :ts", ["a", "b", "c", "t", "ts"]),
+        (f"UPDATE {keyspace}.named SET v = :val WHERE pk = :p AND ck = :c IF v IN :vs",
+         ["val", "p", "c", "vs"]),
+        # Positional markers keep Cassandra's names.
+        (f"SELECT * FROM {keyspace}.named WHERE pk = ? AND ck IN ? LIMIT ?",
+         ["pk", "in(ck)", "[limit]"]),
+    ]:
+        prepared = session.prepare(statement)
+        assert [c.name for c in prepared.column_metadata] == names, statement
+    prepared = session.prepare(
+        f"INSERT INTO {keyspace}.named (pk, ck, v) VALUES (:a, :b, :c) USING TTL :t")
+    session.execute(prepared, {"a": 1, "b": 2, "c": 3, "t": 100})
+    prepared = session.prepare(
+        f"SELECT v FROM {keyspace}.named WHERE pk = :p AND ck IN :cks LIMIT :lim")
+    assert [r.v for r in session.execute(prepared, {"p": 1, "cks": [2], "lim": 5})] == [3]

@@ -556,10 +556,13 @@ fn mark_relations(specs: &mut Specs, def: &TableDef, relations: &[Relation]) {
                                 element: Box::new(c.ty.clone()),
                                 frozen: true,
                             };
-                            if let Some(slot) = specs.get_mut(m.index) {
-                                *slot =
-                                    Some(spec(def, &format!("in({})", c.name), column_type(&list)));
-                            }
+                            name_marker(
+                                specs,
+                                def,
+                                m,
+                                &format!("in({})", c.name),
+                                column_type(&list),
+                            );
                         }
                     }
                 }
@@ -604,9 +607,7 @@ fn mark_relations(specs: &mut Specs, def: &TableDef, relations: &[Relation]) {
                         };
                         // `in(a,b)`: the tuple's columns without their parentheses.
                         let columns = name.trim_start_matches('(').trim_end_matches(')');
-                        if let Some(slot) = specs.get_mut(m.index) {
-                            *slot = Some(spec(def, &format!("in({columns})"), column_type(&list)));
-                        }
+                        name_marker(specs, def, m, &format!("in({columns})"), column_type(&list));
                     }
                 }
             },
@@ -723,18 +724,30 @@ fn mark_conditions(specs: &mut Specs, def: &TableDef, clause: &IfClause) {
                     element: Box::new(ty),
                     frozen: true,
                 };
-                if let Some(slot) = specs.get_mut(m.index) {
-                    *slot = Some(spec(def, &format!("in({name})"), column_type(&list)));
-                }
+                name_marker(specs, def, m, &format!("in({name})"), column_type(&list));
             }
         }
     }
 }
 
 fn mark_int(specs: &mut Specs, def: &TableDef, v: &Option<IntValue>, name: &str, ty: ColumnType) {
-    if let Some(IntValue::Marker(m)) = v
-        && let Some(slot) = specs.get_mut(m.index)
-    {
+    if let Some(IntValue::Marker(m)) = v {
+        name_marker(specs, def, m, name, ty);
+    }
+}
+
+/// Record a marker that Cassandra names `name` (`in(c)`, `[limit]`, `[ttl]`) when it is
+/// positional; a named marker (`:cks`) keeps its own name, as `VariableSpecifications.add`
+/// gives it, so that drivers bind it by that name.
+fn name_marker(
+    specs: &mut Specs,
+    def: &TableDef,
+    m: &crate::language::ast::BindMarker,
+    name: &str,
+    ty: ColumnType,
+) {
+    if let Some(slot) = specs.get_mut(m.index) {
+        let name = m.name.as_ref().map_or(name, |n| n.0.as_str());
         *slot = Some(spec(def, name, ty));
     }
 }
