@@ -2,7 +2,9 @@
 suites: dynalite's and Alternator's): index start keys, Select with a projection, Query key
 conditions, table definitions, stream settings, billing mode switches, shard iterators, update
 expressions through missing paths, function operands, key updates, and placeholders given without
-an expression to use them.
+an expression to use them; and the wording DynamoDB took up in 2026 (moto's AWS-verified tests,
+moto PR #10198), which wraps some refusals, operation by operation, in "1 validation error
+detected: ".
 """
 
 from __future__ import annotations
@@ -61,13 +63,13 @@ def test_select_with_a_projection(dynamodb, indexed):
     assert refused(dynamodb.query, TableName=indexed, IndexName="lsi",
                    KeyConditionExpression="a = :a", ExpressionAttributeValues=x,
                    Select="ALL_PROJECTED_ATTRIBUTES", ProjectionExpression="b") == \
-        "Cannot specify the ProjectionExpression when choosing to get ALL_PROJECTED_ATTRIBUTES"
+        "1 validation error detected: Cannot specify the ProjectionExpression when choosing to get ALL_PROJECTED_ATTRIBUTES"
     assert refused(dynamodb.scan, TableName=indexed, Select="ALL_ATTRIBUTES",
                    ProjectionExpression="b") == \
-        "Cannot specify the ProjectionExpression when choosing to get ALL_ATTRIBUTES"
+        "1 validation error detected: Cannot specify the ProjectionExpression when choosing to get ALL_ATTRIBUTES"
     assert refused(dynamodb.scan, TableName=indexed, Select="COUNT",
                    AttributesToGet=["b"]) == \
-        "Cannot specify the AttributesToGet when choosing to get only the Count"
+        "1 validation error detected: Cannot specify the AttributesToGet when choosing to get only the Count"
 
 
 def test_query_key_conditions_name_the_missing_key(dynamodb, indexed):
@@ -268,3 +270,93 @@ def test_placeholders_without_expressions(dynamodb, indexed):
                        AttributeUpdates={"c": {"Value": {"S": "v"}, "Action": "PUT"}},
                        ExpressionAttributeValues=values) == \
             only_values + "UpdateExpression and ConditionExpression are null"
+
+
+ENVELOPE = "1 validation error detected: "
+
+
+def test_single_item_writes_wrap_expression_refusals(dynamodb, indexed):
+    k = {"a": {"S": "w"}, "b": {"S": "1"}}
+    one = {":one": {"N": "1"}, ":a": {"S": "v"}}
+    update = lambda **kw: refused(dynamodb.update_item, TableName=indexed, Key=k, **kw)  # noqa: E731
+    assert update(UpdateExpression="ADD x :one SET y = :a ADD z :one",
+                  ExpressionAttributeValues=one) == \
+        ENVELOPE + 'Invalid UpdateExpression: The "ADD" section can only be used once in an ' \
+        "update expression;"
+    assert update(UpdateExpression="REMOVE x SET y = :a REMOVE z",
+                  ExpressionAttributeValues={":a": {"S": "v"}}) == \
+        ENVELOPE + 'Invalid UpdateExpression: The "REMOVE" section can only be used once in an ' \
+        "update expression;"
+    assert update(UpdateExpression="") == \
+        ENVELOPE + "Invalid UpdateExpression: The expression can not be empty;"
+    assert update(UpdateExpression="SET s = :a, s.n = :a",
+                  ExpressionAttributeValues={":a": {"S": "v"}}) == \
+        ENVELOPE + "Invalid UpdateExpression: Two document paths overlap with each other; must " \
+        "remove or rewrite one of these paths; path one: [s], path two: [s, n]"
+    assert update(UpdateExpression="SET y = :a", ExpressionAttributeValues={":a": {"S": "v"}},
+                  ExpressionAttributeNames={"#count": "count"}) == \
+        ENVELOPE + "Value provided in ExpressionAttributeNames unused in expressions: keys: {#count}"
+    assert update(UpdateExpression="SET y = :a", ExpressionAttributeValues=one) == \
+        ENVELOPE + "Value provided in ExpressionAttributeValues unused in expressions: keys: {:one}"
+    assert update(UpdateExpression="SET y = :a", ExpressionAttributeValues={}) == \
+        ENVELOPE + "ExpressionAttributeValues must not be empty"
+    assert update(UpdateExpression="ADD x :e", ExpressionAttributeValues={":e": {"SS": []}}) == \
+        ENVELOPE + "One or more parameter values were invalid: An string set  may not be empty"
+    assert update(UpdateExpression="SET y = :e", ExpressionAttributeValues={":e": {"NS": []}}) == \
+        ENVELOPE + "One or more parameter values were invalid: An number set  may not be empty"
+    assert refused(dynamodb.put_item, TableName=indexed, Item={**k, "n": {"NS": []}}) == \
+        ENVELOPE + "One or more parameter values were invalid: An number set  may not be empty"
+    assert refused(dynamodb.put_item, TableName=indexed, Item={**k, "s": {"SS": []}}) == \
+        ENVELOPE + "One or more parameter values were invalid: An string set  may not be empty"
+    for write, given in [(dynamodb.put_item, {"Item": k}), (dynamodb.delete_item, {"Key": k})]:
+        assert refused(write, TableName=indexed, ConditionExpression="attribute_not_exists(q)",
+                       ExpressionAttributeNames={"#count": "count"}, **given) == \
+            ENVELOPE + "Value provided in ExpressionAttributeNames unused in expressions: " \
+            "keys: {#count}"
+    # Nothing was written.
+    assert "Item" not in dynamodb.get_item(TableName=indexed, Key=k)
+
+
+def test_refusals_other_operations_answer_bare(dynamodb, indexed):
+    # Scan's and GetItem's unused names, and a transaction's update expression, stay bare.
+    assert refused(dynamodb.scan, TableName=indexed, FilterExpression="#h = :h",
+                   ExpressionAttributeNames={"#h": "a", "#count": "count"},
+                   ExpressionAttributeValues={":h": {"S": "x"}}) == \
+        "Value provided in ExpressionAttributeNames unused in expressions: keys: {#count}"
+    assert refused(dynamodb.get_item, TableName=indexed,
+                   Key={"a": {"S": "x"}, "b": {"S": "1"}}, ProjectionExpression="a",
+                   ExpressionAttributeNames={"#count": "count"}) == \
+        "Value provided in ExpressionAttributeNames unused in expressions: keys: {#count}"
+    message = refused(dynamodb.transact_write_items, TransactItems=[{"Update": {
+        "TableName": indexed, "Key": {"a": {"S": "x"}, "b": {"S": "1"}},
+        "UpdateExpression": "SET p = :v SET q = :v",
+        "ExpressionAttributeValues": {":v": {"S": "v"}}}}])
+    assert 'Invalid UpdateExpression: The "SET" section can only be used once in an update ' \
+        "expression;" in message
+
+
+def test_select_refusals_in_2026_wording(dynamodb, indexed):
+    x = {":a": {"S": "x"}}
+    query = {"TableName": indexed, "KeyConditionExpression": "a = :a",
+             "ExpressionAttributeValues": x}
+    for read, given in [(dynamodb.query, query), (dynamodb.scan, {"TableName": indexed})]:
+        assert refused(read, Select="ALL_PROJECTED_ATTRIBUTES", **given) == \
+            ENVELOPE + "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName"
+        assert refused(read, Select="SPECIFIC_ATTRIBUTES", **given) == \
+            ENVELOPE + "Must specify the AttributesToGet or ProjectionExpression when choosing " \
+            "to get SPECIFIC_ATTRIBUTES"
+        assert refused(read, Select="COUNT", ProjectionExpression="b", **given) == \
+            ENVELOPE + "Cannot specify the ProjectionExpression when choosing to get only the Count"
+
+
+def test_between_a_null_operand_scan_segments_and_partiql_indexes(dynamodb, indexed):
+    for lo, hi in [({"NULL": True}, {"N": "100"}), ({"N": "1"}, {"NULL": True})]:
+        assert refused(dynamodb.scan, TableName=indexed, FilterExpression="p BETWEEN :lo AND :hi",
+                       ExpressionAttributeValues={":lo": lo, ":hi": hi}) == \
+            "Invalid FilterExpression: Incorrect operand type for operator or function; " \
+            "operator or function: BETWEEN, operand type: NULL"
+    assert refused(dynamodb.scan, TableName=indexed, Segment=3, TotalSegments=3) == \
+        "The Segment parameter is zero-based and must be less than parameter TotalSegments"
+    assert refused(dynamodb.execute_statement,
+                   Statement=f'SELECT * FROM "{indexed}"."test_gsi"') == \
+        "The table does not have the specified index"

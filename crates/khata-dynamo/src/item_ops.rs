@@ -594,6 +594,49 @@ pub(crate) fn table_name(req: &Object) -> &str {
         .unwrap_or_default()
 }
 
+/// The envelope DynamoDB's own request validation answers in.
+const ENVELOPE: &str = "1 validation error detected: ";
+
+/// The refusals PutItem answers in [`ENVELOPE`] (by how their messages start). DynamoDB has
+/// wrapped these since 2026 (as moto's AWS-verified tests record), while it answers the same
+/// refusals bare for other operations: Scan's unused names, a transaction's empty
+/// `ExpressionAttributeValues`.
+const PUT_ENVELOPED: &[&str] = &[
+    "Value provided in ExpressionAttributeNames unused in expressions",
+    "ExpressionAttributeValues must not be empty",
+    "One or more parameter values were invalid: An string set  may not be empty",
+    "One or more parameter values were invalid: An number set  may not be empty",
+];
+/// DeleteItem's (its key cannot hold a set).
+const DELETE_ENVELOPED: &[&str] = &[
+    "Value provided in ExpressionAttributeNames unused in expressions",
+    "ExpressionAttributeValues must not be empty",
+];
+/// UpdateItem's: PutItem's, unused values, and some refusals of its `UpdateExpression`.
+const UPDATE_ENVELOPED: &[&str] = &[
+    "Value provided in ExpressionAttributeNames unused in expressions",
+    "Value provided in ExpressionAttributeValues unused in expressions",
+    "ExpressionAttributeValues must not be empty",
+    "One or more parameter values were invalid: An string set  may not be empty",
+    "One or more parameter values were invalid: An number set  may not be empty",
+    "Invalid UpdateExpression: The expression can not be empty;",
+    "Invalid UpdateExpression: Two document paths overlap with each other;",
+    "Invalid UpdateExpression: The \"ADD\" section can only be used once",
+    "Invalid UpdateExpression: The \"SET\" section can only be used once",
+    "Invalid UpdateExpression: The \"REMOVE\" section can only be used once",
+    "Invalid UpdateExpression: The \"DELETE\" section can only be used once",
+];
+
+/// `e`, in [`ENVELOPE`] when its message starts as one of `wrapped` does.
+fn enveloped(wrapped: &'static [&'static str]) -> impl Fn(OpError) -> OpError {
+    move |e| match e {
+        OpError::Validation(m) if wrapped.iter().any(|w| m.starts_with(w)) => {
+            OpError::Validation(format!("{ENVELOPE}{m}"))
+        }
+        e => e,
+    }
+}
+
 /// PutItem.
 pub async fn put_item(
     coordinator: &Coordinator,
@@ -602,8 +645,8 @@ pub async fn put_item(
     parsed: Option<Item>,
 ) -> Result<Body> {
     expr::check_parameters(req, &expr::WRITE_PARAMETERS)?;
-    let item = parsed_item_param(parsed, req, "Item", "item")?;
-    let w = write_request(req, layout)?;
+    let item = parsed_item_param(parsed, req, "Item", "item").map_err(enveloped(PUT_ENVELOPED))?;
+    let w = write_request(req, layout).map_err(enveloped(PUT_ENVELOPED))?;
     let key = layout.key_of_item(&item)?;
     write_item(coordinator, layout, &key, Some(item), w, req).await
 }
@@ -704,8 +747,27 @@ pub async fn delete_item(
 ) -> Result<Body> {
     expr::check_parameters(req, &expr::WRITE_PARAMETERS)?;
     let key = key_param(layout, req, parsed)?;
-    let w = write_request(req, layout)?;
+    let w = write_request(req, layout).map_err(enveloped(DELETE_ENVELOPED))?;
     write_item(coordinator, layout, &key, None, w, req).await
+}
+
+/// UpdateItem's update (`UpdateExpression` or the legacy `AttributeUpdates`) and condition.
+fn update_expressions(
+    req: &Object,
+    layout: &ItemLayout,
+) -> Result<(Option<Update>, Option<Condition>)> {
+    let p = Placeholders::of(req, UPDATE_EXPRESSIONS)?;
+    let mut ex = Expressions::new(&p.names, &p.values);
+    let update: Option<Update> = match string(req, "UpdateExpression")? {
+        Some(text) => Some(ex.update(text)?),
+        None => match req.get("AttributeUpdates") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(expr::attribute_updates(v)?),
+        },
+    };
+    let condition = write_condition(req, &p, &mut ex)?;
+    layout.finish_expressions(ex)?;
+    Ok((update, condition))
 }
 
 /// UpdateItem: always a compare-and-set, so that read-modify-writes of one item by concurrent
@@ -719,17 +781,8 @@ pub async fn update_item(
     expr::check_parameters(req, &expr::UPDATE_PARAMETERS)?;
     let key_item = parsed_item_param(parsed, req, "Key", "key")?;
     let key = layout.key_of_param(&key_item)?;
-    let p = Placeholders::of(req, UPDATE_EXPRESSIONS)?;
-    let mut ex = Expressions::new(&p.names, &p.values);
-    let update: Option<Update> = match string(req, "UpdateExpression")? {
-        Some(text) => Some(ex.update(text)?),
-        None => match req.get("AttributeUpdates") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(expr::attribute_updates(v)?),
-        },
-    };
-    let condition = write_condition(req, &p, &mut ex)?;
-    layout.finish_expressions(ex)?;
+    let (update, condition) =
+        update_expressions(req, layout).map_err(enveloped(UPDATE_ENVELOPED))?;
     if let Some(u) = &update {
         refuse_key_updates(layout, u)?;
     }
@@ -866,7 +919,7 @@ pub(crate) fn read_shape(
         Some("SPECIFIC_ATTRIBUTES") => {
             if projection.is_none() {
                 return Err(validation(
-                    "1 validation error detected: Value 'SPECIFIC_ATTRIBUTES' at 'select' failed to satisfy constraint: when Select is SPECIFIC_ATTRIBUTES, ProjectionExpression or AttributesToGet must be provided",
+                    "1 validation error detected: Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES",
                 ));
             }
             false
@@ -892,7 +945,7 @@ pub(crate) fn read_shape(
             chosen
         };
         return Err(validation(format!(
-            "Cannot specify the {given} when choosing to get {what}"
+            "1 validation error detected: Cannot specify the {given} when choosing to get {what}"
         )));
     }
     let limit = match req.get("Limit") {
@@ -1206,10 +1259,11 @@ pub(crate) fn composite_key_condition(
 }
 
 /// Refuses `Select: ALL_PROJECTED_ATTRIBUTES` on a table: only an index has a projection.
+/// DynamoDB words it for a Query even when it answers a Scan.
 fn not_projected(req: &Object) -> Result<()> {
     if string(req, "Select")? == Some("ALL_PROJECTED_ATTRIBUTES") {
         return Err(validation(
-            "One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES is not supported for a table",
+            "1 validation error detected: ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName",
         ));
     }
     Ok(())
@@ -1555,10 +1609,10 @@ pub(crate) fn segment_range(req: &Object) -> Result<(Bound<Token>, Bound<Token>)
     Ok(match (segment, total) {
         (None, None) => (Bound::Unbounded, Bound::Unbounded),
         (Some(s), Some(t)) if (0..t).contains(&s) => segment_bounds(s as u64, t as u64),
-        (Some(s), Some(t)) => {
-            return Err(validation(format!(
-                "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: {s} is out of bounds for TotalSegments: {t}"
-            )));
+        (Some(_), Some(_)) => {
+            return Err(validation(
+                "The Segment parameter is zero-based and must be less than parameter TotalSegments",
+            ));
         }
         (Some(_), None) => {
             return Err(validation(

@@ -551,7 +551,7 @@ async fn removals_of_absent_items_and_refused_reads() {
             .await
             .map(|_| ())
             .map_err(meta),
-        "One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES is not supported for a table",
+        "1 validation error detected: ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName",
     )
     .await;
     refused(
@@ -565,7 +565,7 @@ async fn removals_of_absent_items_and_refused_reads() {
             .await
             .map(|_| ())
             .map_err(meta),
-        "ExpressionAttributeValues must not be empty",
+        "1 validation error detected: ExpressionAttributeValues must not be empty",
     )
     .await;
     refused(

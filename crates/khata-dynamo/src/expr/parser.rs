@@ -452,6 +452,10 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
             let low = self.operand()?;
             self.expect_keyword("AND")?;
             let high = self.operand()?;
+            // An operand that cannot be ordered is refused before bounds of unlike types.
+            for o in [&left, &low, &high] {
+                self.orderable("BETWEEN", o)?;
+            }
             if let (Operand::Value(l), Operand::Value(h)) = (&low, &high) {
                 if l.type_name() != h.type_name() {
                     return Err(self.err(format_args!(
@@ -465,9 +469,6 @@ impl<'t, 'p, 'a> Parser<'t, 'p, 'a> {
                         l.type_name(), short(l), h.type_name(), short(h)
                     )));
                 }
-            }
-            for o in [&left, &low, &high] {
-                self.orderable("BETWEEN", o)?;
             }
             return Ok(Cond::Between(left, low, high));
         }
