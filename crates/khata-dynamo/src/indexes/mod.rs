@@ -565,12 +565,17 @@ mod tests {
 
     /// Table (PK S, SK S) with GSI1 (GSI1PK, n N, INCLUDE x), inverted (SK, PK, KEYS_ONLY)
     /// and LSI by-n (PK, n, ALL).
-    fn layout() -> ItemLayout {
-        let defs = [("PK", "S"), ("SK", "S"), ("GSI1PK", "S"), ("n", "N")];
-        let meta = TableMeta {
+    /// A pay-per-request table's metadata with these keys, attribute types and indexes.
+    fn meta(
+        key_schema: Vec<KeyElement>,
+        defs: &[(&str, &str)],
+        global_secondary_indexes: Vec<IndexMeta>,
+        local_secondary_indexes: Vec<IndexMeta>,
+    ) -> TableMeta {
+        TableMeta {
             format_version: FORMAT_VERSION,
             table_name: "t12".into(),
-            key_schema: keys("PK", Some("SK")),
+            key_schema,
             attribute_definitions: defs
                 .iter()
                 .map(|(n, t)| AttributeDefinition {
@@ -578,26 +583,8 @@ mod tests {
                     attribute_type: (*t).into(),
                 })
                 .collect(),
-            global_secondary_indexes: vec![
-                index(
-                    "GSI1",
-                    "GSI1PK",
-                    Some("n"),
-                    json!({"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x"]}),
-                ),
-                index(
-                    "inverted",
-                    "SK",
-                    Some("PK"),
-                    json!({"ProjectionType": "KEYS_ONLY"}),
-                ),
-            ],
-            local_secondary_indexes: vec![index(
-                "by-n",
-                "PK",
-                Some("n"),
-                json!({"ProjectionType": "ALL"}),
-            )],
+            global_secondary_indexes,
+            local_secondary_indexes,
             billing_mode: "PAY_PER_REQUEST".into(),
             provisioned_throughput: Throughput {
                 read_capacity_units: 0,
@@ -612,7 +599,35 @@ mod tests {
             creation_micros: 0,
             table_class: None,
             warm_throughput: None,
-        };
+        }
+    }
+
+    fn layout() -> ItemLayout {
+        let defs = [("PK", "S"), ("SK", "S"), ("GSI1PK", "S"), ("n", "N")];
+        let meta = meta(
+            keys("PK", Some("SK")),
+            &defs,
+            vec![
+                index(
+                    "GSI1",
+                    "GSI1PK",
+                    Some("n"),
+                    json!({"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x"]}),
+                ),
+                index(
+                    "inverted",
+                    "SK",
+                    Some("PK"),
+                    json!({"ProjectionType": "KEYS_ONLY"}),
+                ),
+            ],
+            vec![index(
+                "by-n",
+                "PK",
+                Some("n"),
+                json!({"ProjectionType": "ALL"}),
+            )],
+        );
         let table = Arc::new(crate::tables::table_schema(&meta, Uuid::from_u128(1)));
         let layout = ItemLayout::new(
             table,
@@ -750,18 +765,10 @@ mod tests {
             attribute_name: n.into(),
             key_type: t.into(),
         };
-        TableMeta {
-            format_version: FORMAT_VERSION,
-            table_name: "t12".into(),
-            key_schema: keys("PK", None),
-            attribute_definitions: defs
-                .iter()
-                .map(|(n, t)| AttributeDefinition {
-                    attribute_name: (*n).into(),
-                    attribute_type: (*t).into(),
-                })
-                .collect(),
-            global_secondary_indexes: vec![IndexMeta {
+        meta(
+            keys("PK", None),
+            &defs,
+            vec![IndexMeta {
                 key_schema: vec![
                     key("tenant", "HASH"),
                     key("region", "HASH"),
@@ -770,22 +777,8 @@ mod tests {
                 ],
                 ..index("multi", "x", None, json!({"ProjectionType": "ALL"}))
             }],
-            local_secondary_indexes: Vec::new(),
-            billing_mode: "PAY_PER_REQUEST".into(),
-            provisioned_throughput: Throughput {
-                read_capacity_units: 0,
-                write_capacity_units: 0,
-            },
-            pay_per_request_since_micros: None,
-            throughput_changes: None,
-            stream: None,
-            ttl: None,
-            tags: Vec::new(),
-            deletion_protection: false,
-            creation_micros: 0,
-            table_class: None,
-            warm_throughput: None,
-        }
+            Vec::new(),
+        )
     }
 
     #[test]
