@@ -742,7 +742,13 @@ pub async fn create_table(ops: &Operations, body: &Object, request: &RequestInfo
         streams_changed(ops, &name).await;
     }
     Ok(json!({
-        "TableDescription": table_description(&meta, id, &request.region(), "ACTIVE")
+        "TableDescription": table_description(
+            &meta,
+            id,
+            &request.region(),
+            "ACTIVE",
+            ops.coordinator.now_seconds(),
+        )
     }))
 }
 
@@ -782,6 +788,7 @@ pub async fn delete_table(ops: &Operations, body: &Object, request: &RequestInfo
         table.schema.def.id,
         &request.region(),
         "DELETING",
+        ops.coordinator.now_seconds(),
     );
     // DynamoDB's answer leaves out what describes the table's structure (Alternator's
     // test_delete_table_description and _with_si, checked against DynamoDB).
@@ -981,7 +988,13 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
     };
     super::index_updates::start(ops, name, work);
     Ok(json!({
-        "TableDescription": table_description(&meta, table.schema.def.id, &request.region(), status)
+        "TableDescription": table_description(
+            &meta,
+            table.schema.def.id,
+            &request.region(),
+            status,
+            ops.coordinator.now_seconds(),
+        )
     }))
 }
 

@@ -74,8 +74,15 @@ fn index_description(
     d
 }
 
-/// A `TableDescription` with the given status.
-pub fn table_description(meta: &TableMeta, id: uuid::Uuid, region: &str, status: &str) -> Value {
+/// A `TableDescription` with the given status, as of `now` (seconds since the epoch, which
+/// decides which throughput decreases were today's).
+pub fn table_description(
+    meta: &TableMeta,
+    id: uuid::Uuid,
+    region: &str,
+    status: &str,
+    now: khata_types::LocalTime,
+) -> Value {
     let arn = table_arn(region, &meta.table_name);
     let provisioned = meta.billing_mode == "PROVISIONED";
     let mut d = json!({
@@ -96,11 +103,9 @@ pub fn table_description(meta: &TableMeta, id: uuid::Uuid, region: &str, status:
         "DeletionProtectionEnabled": meta.deletion_protection,
     });
     if let Some(changes) = meta.throughput_changes.filter(|_| provisioned) {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_micros() as i64);
         let t = &mut d["ProvisionedThroughput"];
-        t["NumberOfDecreasesToday"] = json!(changes.decreases_on_day_of(now));
+        t["NumberOfDecreasesToday"] =
+            json!(changes.decreases_on_day_of(i64::from(now) * 1_000_000));
         if let Some(at) = changes.last_increase_micros {
             t["LastIncreaseDateTime"] = json!(epoch_seconds(at));
         }
@@ -155,7 +160,13 @@ pub fn describe_table(ops: &Operations, body: &Object, request: &RequestInfo) ->
     let name = input::table_name(body)?;
     let table = ops.table(name)?;
     let status = table_status(&table.meta);
-    let mut d = table_description(&table.meta, table.schema.def.id, &request.region(), status);
+    let mut d = table_description(
+        &table.meta,
+        table.schema.def.id,
+        &request.region(),
+        status,
+        ops.coordinator.now_seconds(),
+    );
     // DescribeTable answers the estimates; the description the control-plane operations
     // answer keeps DynamoDB's zeros there.
     if let Ok(estimate) = ops.coordinator.table_estimate(table.schema.def.id) {
