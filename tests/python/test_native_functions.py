@@ -92,6 +92,11 @@ def test_collection_functions(session, table):
     ("collection_min(m)", "Function system.collection_min requires a set or list argument"),
     ("collection_sum(m)", "Function system.collection_sum requires a numeric set/list argument"),
     ("map_keys(m, m)", "Invalid number of arguments for function system.map_keys(map)"),
+    # An undefined column is the statement's error, not a type the function cannot infer.
+    ("map_keys(nosuch)", "Undefined column name nosuch"),
+    ("collection_max(nosuch)", "Undefined column name nosuch"),
+    ("abs(nosuch)", "Undefined column name nosuch"),
+    ("similarity_cosine(nosuch, [1, 2])", "Undefined column name nosuch"),
 ])
 def test_collection_function_refusals(session, table, call, message):
     with pytest.raises(InvalidRequest, match=re.escape(message)):

@@ -165,13 +165,23 @@ pub(super) fn compile(
             arg_text(a)
         ))
     };
-    // Arguments that have a type of their own (columns, functions, hinted terms).
-    let typed = |a: &Selectable, compile_arg: &mut CompileArg<'_>| -> Option<Computed> {
-        match a {
-            Selectable::Term(_) | Selectable::List(_) => None,
-            _ => compile_arg(a, None).ok(),
-        }
-    };
+    // Arguments that have a type of their own (columns, functions, hinted terms). A column
+    // (or a selection of one) that does not compile is the statement's error, as an undefined
+    // column is; an expression over terms may just need the function's type.
+    let typed =
+        |a: &Selectable, compile_arg: &mut CompileArg<'_>| -> Result<Option<Computed>, ExecError> {
+            match a {
+                Selectable::Term(_)
+                | Selectable::List(_)
+                | Selectable::Set(_)
+                | Selectable::Map(_)
+                | Selectable::Tuple(_) => Ok(None),
+                Selectable::Negation(_) | Selectable::Arithmetic { .. } => {
+                    Ok(compile_arg(a, None).ok())
+                }
+                _ => compile_arg(a, None).map(Some),
+            }
+        };
     match f {
         Native::Similarity(_) => {
             let refuse = |a: &Selectable, ty: &CqlType| {
@@ -181,7 +191,10 @@ pub(super) fn compile(
                     type_text(ty)
                 ))
             };
-            let known: Vec<Option<Computed>> = args.iter().map(|a| typed(a, compile_arg)).collect();
+            let known = args
+                .iter()
+                .map(|a| typed(a, compile_arg))
+                .collect::<Result<Vec<Option<Computed>>, ExecError>>()?;
             for (a, c) in args.iter().zip(&known) {
                 if let Some(c) = c
                     && !matches!(&c.ty, CqlType::Vector { element, .. } if **element == CqlType::Float)
@@ -238,7 +251,7 @@ pub(super) fn compile(
         }
         _ => {
             let a = &args[0];
-            let Some(c) = typed(a, compile_arg) else {
+            let Some(c) = typed(a, compile_arg)? else {
                 if let Native::Math(_) = f
                     && matches!(a, Selectable::Term(Term::Literal(_)))
                 {
