@@ -300,6 +300,13 @@ fn write_request(
             let put = object(put, "PutRequest")?;
             let item = item_ops::item_param(put, "Item", &format!("{path}.member.putRequest.item"))
                 .map_err(op)?;
+            // BatchWriteItem words an item without its key as it words a bad key, where
+            // PutItem names the missing attribute.
+            if !table.layout.has_key_attributes(&item) {
+                return Err(DynamoError::validation(
+                    "The provided key element does not match the schema",
+                ));
+            }
             let key = table.layout.key_of_item(&item).map_err(op)?;
             if item.size_bytes() > crate::value::MAX_ITEM_SIZE_BYTES {
                 return Err(DynamoError::validation(

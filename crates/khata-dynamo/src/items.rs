@@ -218,6 +218,11 @@ impl ItemLayout {
         Ok(())
     }
 
+    /// Whether `item` has every key attribute (of whatever type).
+    pub fn has_key_attributes(&self, item: &Map) -> bool {
+        self.key_names().all(|(name, _)| item.contains_key(name))
+    }
+
     /// The engine key of an item given whole (PutItem's `Item`): the key attributes must be
     /// there with their declared types.
     pub fn key_of_item(&self, item: &Map) -> Result<ItemKey, ValidationError> {

@@ -223,6 +223,11 @@ pub struct TableMeta {
     pub local_secondary_indexes: Vec<IndexMeta>,
     /// `PROVISIONED` or `PAY_PER_REQUEST`.
     pub billing_mode: String,
+    /// Whether a CreateTable or UpdateTable named the billing mode: a table created with
+    /// throughput alone (and never given a mode since) is described without a
+    /// `BillingModeSummary`, as DynamoDB describes it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub billing_mode_stated: bool,
     /// Zero units for `PAY_PER_REQUEST`.
     pub provisioned_throughput: Throughput,
     /// When the billing mode last became `PAY_PER_REQUEST` (microseconds since the epoch).
@@ -510,6 +515,7 @@ mod tests {
             global_secondary_indexes: Vec::new(),
             local_secondary_indexes: Vec::new(),
             billing_mode: "PAY_PER_REQUEST".into(),
+            billing_mode_stated: true,
             provisioned_throughput: Throughput {
                 read_capacity_units: 0,
                 write_capacity_units: 0,

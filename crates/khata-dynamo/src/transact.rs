@@ -197,7 +197,15 @@ impl Tables {
         if let Some(l) = self.0.get(&name) {
             return Ok((name, l.clone()));
         }
-        let table = ops.table(&name)?;
+        // A transaction's missing table is "Requested resource not found", without the
+        // table's name that the single-item operations give.
+        let table = ops.table(&name).map_err(|e| {
+            if e.kind == ErrorKind::ResourceNotFound {
+                DynamoError::new(ErrorKind::ResourceNotFound, "Requested resource not found")
+            } else {
+                e
+            }
+        })?;
         let layout = crate::ops::item_layout(&table)?;
         self.0.insert(name.clone(), layout.clone());
         Ok((name, layout))

@@ -586,6 +586,7 @@ mod tests {
             global_secondary_indexes,
             local_secondary_indexes,
             billing_mode: "PAY_PER_REQUEST".into(),
+            billing_mode_stated: true,
             provisioned_throughput: Throughput {
                 read_capacity_units: 0,
                 write_capacity_units: 0,

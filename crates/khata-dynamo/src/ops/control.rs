@@ -480,6 +480,7 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
             )));
         }
     }
+    let billing_mode_stated = billing.is_some();
     let billing = billing.unwrap_or("PROVISIONED");
     let throughput = match (billing, provisioned) {
         ("PROVISIONED", Some(t)) => t,
@@ -632,6 +633,7 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
         global_secondary_indexes: gsis,
         local_secondary_indexes: lsis,
         billing_mode: billing.to_string(),
+        billing_mode_stated,
         provisioned_throughput: throughput,
         pay_per_request_since_micros: (billing == "PAY_PER_REQUEST").then_some(now_micros),
         throughput_changes: None,
@@ -875,6 +877,7 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
     }
     let now = ops.coordinator.timestamp();
     let mut meta = table.meta.clone();
+    let stated_billing = billing.is_some();
     let billing = billing.unwrap_or(&table.meta.billing_mode).to_string();
     match (billing.as_str(), provisioned) {
         ("PAY_PER_REQUEST", Some(_)) => {
@@ -944,6 +947,7 @@ pub async fn update_table(ops: &Operations, body: &Object, request: &RequestInfo
         _ => {}
     }
     meta.billing_mode = billing;
+    meta.billing_mode_stated |= stated_billing;
     if let Some(spec) = stream_spec {
         let enabled_now = table.meta.stream.as_ref().is_some_and(|s| s.enabled);
         match stream(Some(spec), now)? {

@@ -113,11 +113,13 @@ pub fn table_description(
             t["LastDecreaseDateTime"] = json!(epoch_seconds(at));
         }
     }
-    let mut billing = json!({ "BillingMode": meta.billing_mode });
-    if let Some(since) = meta.pay_per_request_since_micros.filter(|_| !provisioned) {
-        billing["LastUpdateToPayPerRequestDateTime"] = json!(epoch_seconds(since));
+    if meta.billing_mode_stated || !provisioned {
+        let mut billing = json!({ "BillingMode": meta.billing_mode });
+        if let Some(since) = meta.pay_per_request_since_micros.filter(|_| !provisioned) {
+            billing["LastUpdateToPayPerRequestDateTime"] = json!(epoch_seconds(since));
+        }
+        d["BillingModeSummary"] = billing;
     }
-    d["BillingModeSummary"] = billing;
     if !meta.local_secondary_indexes.is_empty() {
         d["LocalSecondaryIndexes"] = meta
             .local_secondary_indexes

@@ -97,7 +97,9 @@ pub async fn execute_transaction(
     req.insert("TransactItems".into(), Value::Array(items));
     match super::call(ops, "TransactWriteItems", req, info).await {
         Ok(mut answer) => {
+            // DynamoDB answers a transaction of writes with an empty `Responses` too.
             let mut out = Map::new();
+            out.insert("Responses".into(), Value::Array(Vec::new()));
             if let Some(c) = answer.get_mut("ConsumedCapacity").map(Value::take) {
                 out.insert("ConsumedCapacity".into(), c);
             }

@@ -1,0 +1,87 @@
+"""Behaviours that LocalStack's AWS-validated DynamoDB tests recorded from AWS
+(tests/aws/services/dynamodb/test_dynamodb.snapshot.json in localstack/localstack), where
+khata answered otherwise."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from botocore.exceptions import ClientError
+
+
+def _error(e) -> tuple[str, str]:
+    err = e.value.response["Error"]
+    return err["Code"], err.get("Message", "")
+
+
+@pytest.fixture
+def table(dynamodb):
+    """A fresh provisioned table keyed by id (S) and sortKey (S), created without BillingMode."""
+    name = f"ls-{uuid.uuid4().hex[:8]}"
+    out = dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"},
+                   {"AttributeName": "sortKey", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"},
+                              {"AttributeName": "sortKey", "AttributeType": "S"}],
+        ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+    yield name, out["TableDescription"]
+    dynamodb.delete_table(TableName=name)
+
+
+def test_a_table_created_with_throughput_alone_has_no_billing_mode_summary(dynamodb, table):
+    name, created = table
+    assert "BillingModeSummary" not in created
+    assert "BillingModeSummary" not in dynamodb.describe_table(TableName=name)["Table"]
+    # Once a mode is named, the summary is there.
+    dynamodb.update_table(TableName=name, BillingMode="PROVISIONED",
+                          ProvisionedThroughput={"ReadCapacityUnits": 6,
+                                                 "WriteCapacityUnits": 6})
+    summary = dynamodb.describe_table(TableName=name)["Table"]["BillingModeSummary"]
+    assert summary == {"BillingMode": "PROVISIONED"}
+
+
+def test_a_table_created_provisioned_by_name_has_the_summary(dynamodb):
+    name = f"ls-{uuid.uuid4().hex[:8]}"
+    out = dynamodb.create_table(
+        TableName=name, BillingMode="PROVISIONED",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+    try:
+        assert out["TableDescription"]["BillingModeSummary"] == {"BillingMode": "PROVISIONED"}
+    finally:
+        dynamodb.delete_table(TableName=name)
+
+
+def test_batch_write_of_an_item_without_its_key(dynamodb, table):
+    name, _ = table
+    for item in ({"nonKey": {"S": "hello"}}, {"id": {"S": "a"}, "nonKey": {"S": "hello"}}):
+        with pytest.raises(ClientError) as e:
+            dynamodb.batch_write_item(RequestItems={name: [{"PutRequest": {"Item": item}}]})
+        assert _error(e) == ("ValidationException",
+                             "The provided key element does not match the schema")
+    # PutItem still names the missing attribute.
+    with pytest.raises(ClientError) as e:
+        dynamodb.put_item(TableName=name, Item={"id": {"S": "a"}})
+    assert _error(e) == ("ValidationException",
+                         "One or more parameter values were invalid: Missing the key sortKey in the item")
+
+
+def test_a_transaction_on_a_missing_table(dynamodb):
+    with pytest.raises(ClientError) as e:
+        dynamodb.transact_write_items(
+            TransactItems=[{"Put": {"TableName": "non-existing-table", "Item": {}}}])
+    assert _error(e) == ("ResourceNotFoundException", "Requested resource not found")
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+
+
+def test_a_partiql_transaction_of_writes_answers_empty_responses(dynamodb, table):
+    name, _ = table
+    out = dynamodb.execute_transaction(TransactStatements=[
+        {"Statement": f"INSERT INTO \"{name}\" VALUE {{'id': 'user01', 'sortKey': 'a'}}"},
+        {"Statement": f"INSERT INTO \"{name}\" VALUE {{'id': 'user02', 'sortKey': 'a'}}"},
+    ])
+    assert out["Responses"] == []
+    assert len(dynamodb.scan(TableName=name)["Items"]) == 2
