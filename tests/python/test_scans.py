@@ -167,3 +167,17 @@ def test_order_by_skips_columns_fixed_by_a_single_tuple_in(session, keyspace):
     with pytest.raises(InvalidRequest, match="Order by currently only supports"):
         session.execute(
             f"SELECT * FROM {table} WHERE a = 0 AND (b, c) IN ((1, 1), (1, 2)) ORDER BY c ASC")
+
+
+def test_order_by_a_column_named_twice_takes_its_last_direction(session, keyspace):
+    """Cassandra keeps ORDER BY in a map by column, so a column named again keeps its place and
+    takes its last direction; cqlengine sends `ORDER BY "c" ASC, "c" DESC` for
+    `order_by('c').order_by('-c')` (its test_order_by_success_case)."""
+    table = f"{keyspace}.order_twice"
+    session.execute(f"CREATE TABLE {table} (k int, c int, d int, PRIMARY KEY (k, c, d))")
+    for c in range(3):
+        session.execute(f"INSERT INTO {table} (k, c, d) VALUES (0, {c}, {c})")
+    cs = lambda q: [r.c for r in session.execute(f"SELECT c FROM {table} WHERE k = 0 {q}")]
+    assert cs("ORDER BY c ASC, c DESC") == [2, 1, 0]
+    assert cs("ORDER BY c DESC, c ASC") == [0, 1, 2]
+    assert cs("ORDER BY c, d DESC, c DESC") == [2, 1, 0]

@@ -41,7 +41,16 @@ impl Parser<'_> {
         if self.eat_keyword(Keyword::Order) {
             self.expect_keyword(Keyword::By)?;
             loop {
-                order_by.push(self.ordering()?);
+                // Cassandra keeps the orderings in a map by column: a column named again
+                // keeps its first place and takes its last direction (`ORDER BY c, c DESC`,
+                // which cqlengine sends for `order_by('c').order_by('-c')`, is `c DESC`).
+                let ordering = self.ordering()?;
+                match order_by.iter_mut().find(|o: &&mut Ordering| {
+                    o.column == ordering.column && o.ann_of.is_none() && ordering.ann_of.is_none()
+                }) {
+                    Some(earlier) => earlier.direction = ordering.direction,
+                    None => order_by.push(ordering),
+                }
                 if !self.eat(&TokenKind::Comma) {
                     break;
                 }
