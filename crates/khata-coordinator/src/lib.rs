@@ -31,8 +31,8 @@ pub mod catalog {
     pub use khata_replica::system_tables;
     pub use khata_replica::virtual_tables::ClientInfo;
     pub use khata_replica::{
-        CasManyOutcome, CasRead, ChangeKind, ChangeTarget, DroppedColumn, IndexDef, IndexKind,
-        IndexQuery, IndexResult, KeyspaceSchema, NodeInfo, ReplicaError, Schema, SchemaChange,
-        SchemaEvent, TableSchema, UserType, entry_value,
+        CasManyOutcome, CasRead, ChangeKind, ChangeTarget, CustomIndex, DroppedColumn, IndexDef,
+        IndexKind, IndexQuery, IndexResult, KeyspaceSchema, NodeInfo, ReplicaError, Schema,
+        SchemaChange, SchemaEvent, TableSchema, UserType, entry_value,
     };
 }

@@ -113,6 +113,16 @@ impl IndexDef {
         };
         (name, kind)
     }
+
+    /// Whether the index keeps entries in a storage table of its own: every index but a
+    /// custom (SAI) one on a vector column, which only orders `ANN OF` queries, and those
+    /// scan the table (an exact search).
+    pub fn has_storage(&self, table: &TableDef) -> bool {
+        self.custom.is_none()
+            || !table
+                .column(&self.column().0)
+                .is_some_and(|c| matches!(c.ty, CqlType::Vector { .. }))
+    }
 }
 
 /// The target text Cassandra keeps for an index on `column`.
@@ -566,7 +576,7 @@ fn file_entries(
     let mut prefix: Option<Vec<u8>> = None;
     let mut filed = Vec::new();
     for index in &table.indexes {
-        if only.is_some_and(|n| n != index.name) {
+        if only.is_some_and(|n| n != index.name) || !index.has_storage(&table.def) {
             continue;
         }
         // Checked when the index was created; a write only looks the column up.
@@ -997,6 +1007,10 @@ pub(crate) fn is_built(
     index: &IndexDef,
     now: LocalTime,
 ) -> Result<bool> {
+    if !index.has_storage(table) {
+        // Nothing to build: it reads the table itself.
+        return Ok(true);
+    }
     let id = index_table_id(table.id, &index.name);
     let marker = (Bytes::from_static(BUILT_MARKER), after_prefix(BUILT_MARKER));
     let read = engine.read(id, &built_marker_key(), &[marker], false, Some(1), now)?;
@@ -1012,6 +1026,9 @@ pub(crate) fn build(
     now: LocalTime,
     timestamp: i64,
 ) -> Result<()> {
+    if !index.has_storage(&table.def) {
+        return Ok(());
+    }
     let mut resume = None;
     loop {
         let page = engine.scan(
@@ -1082,6 +1099,7 @@ mod tests {
             let def = IndexDef {
                 name: "i".into(),
                 target: text.into(),
+                custom: None,
             };
             assert_eq!(def.column(), (column.to_string(), kind), "{text}");
         }

@@ -32,7 +32,9 @@ pub use index::{IndexKind, IndexQuery, IndexResult, entry_value};
 pub use replica::{
     ChangeKind, ChangeTarget, NodeInfo, Replica, ReplicaConfig, SchemaChange, SchemaEvent,
 };
-pub use schema::{DroppedColumn, IndexDef, KeyspaceSchema, Schema, TableSchema, UserType};
+pub use schema::{
+    CustomIndex, DroppedColumn, IndexDef, KeyspaceSchema, Schema, TableSchema, UserType,
+};
 pub use transaction::{CasManyOutcome, CasRead};
 
 /// The storage types the layers above see through the replica.

@@ -196,7 +196,7 @@ impl Replica {
                 );
                 replica.engine.create_table(spec_of(&table.def))?;
             }
-            for i in &table.indexes {
+            for i in table.indexes.iter().filter(|i| i.has_storage(&table.def)) {
                 let spec = index::index_spec(&table.def, i);
                 if existing.contains_key(&spec.id) {
                     continue;
@@ -567,7 +567,9 @@ impl Replica {
         // not open); a schema write that fails then takes the new storage away again.
         let created = match &storage {
             StorageChange::Create(def) => Some(spec_of(def)),
-            StorageChange::CreateIndex(table, index) => Some(index::index_spec(&table.def, index)),
+            StorageChange::CreateIndex(table, index) if index.has_storage(&table.def) => {
+                Some(index::index_spec(&table.def, index))
+            }
             _ => None,
         }
         // Storage that was there already (left by a table not in the schema) is not ours to
@@ -932,7 +934,7 @@ impl Replica {
         self.engine.truncate(table)?;
         let schema = self.schema();
         if let Some(t) = schema.table_by_id(table) {
-            for i in &t.indexes {
+            for i in t.indexes.iter().filter(|i| i.has_storage(&t.def)) {
                 self.engine
                     .truncate(index::index_table_id(t.def.id, &i.name))?;
                 // Nothing to index: the empty build only marks the index built again.
@@ -963,6 +965,7 @@ fn storage_ids(t: &TableSchema) -> Vec<Uuid> {
         .chain(
             t.indexes
                 .iter()
+                .filter(|i| i.has_storage(&t.def))
                 .map(|i| index::index_table_id(t.def.id, &i.name)),
         )
         .collect()
@@ -1242,7 +1245,11 @@ fn plan(
                 )));
             };
             index::indexed_column(&old.def, &new)?;
-            if let Some(same) = old.indexes.iter().find(|i| i.target == new.target) {
+            if let Some(same) = old
+                .indexes
+                .iter()
+                .find(|i| i.target == new.target && i.custom == new.custom)
+            {
                 return Err(ReplicaError::Invalid(format!(
                     "Index {} is a duplicate of existing index {}",
                     new.name, same.name
@@ -1276,10 +1283,16 @@ fn plan(
             let writes = schema_tables::table_writes(&next, ts, now)?;
             let table = next.def.name.clone();
             ks.tables.insert(table.clone(), Arc::new(next));
+            let storage = old
+                .indexes
+                .iter()
+                .filter(|i| i.name == name && i.has_storage(&old.def))
+                .map(|_| index::index_table_id(old.def.id, &name))
+                .collect();
             (
                 event(Updated, Table, &keyspace, &table),
                 writes,
-                StorageChange::Drop(vec![index::index_table_id(old.def.id, &name)]),
+                StorageChange::Drop(storage),
             )
         }
     })

@@ -52,12 +52,29 @@ pub struct DroppedColumn {
     pub is_static: bool,
 }
 
-/// A secondary index on a regular column.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A secondary index (`system_schema.indexes`): a regular one (kind `COMPOSITES`), or a
+/// `CUSTOM` one, which names its class and options.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct IndexDef {
     pub name: String,
     /// The indexed column.
     pub target: String,
+    /// A `CUSTOM` index's class and options; none for a regular index.
+    pub custom: Option<CustomIndex>,
+}
+
+/// What `system_schema.indexes` keeps of a `CUSTOM` index besides its target: the
+/// `class_name` option as the index was created with it (`StorageAttachedIndex`, `sai`, or
+/// the full class name, as Cassandra keeps what it was given), and the other options.
+///
+/// khata knows one class, Cassandra 5.0's Storage-Attached Index (SAI). On a vector column
+/// it has no storage: ANN queries scan the table (an exact search). On any other column it
+/// keeps the entries a regular index keeps and answers the same queries.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct CustomIndex {
+    pub class_name: String,
+    /// The options given at creation, by name (`similarity_function`...).
+    pub options: BTreeMap<String, String>,
 }
 
 /// A table with what the catalog keeps about it besides its definition.
@@ -236,6 +253,10 @@ fn digest(keyspaces: &BTreeMap<String, KeyspaceSchema>) -> Uuid {
             }
             for i in &t.indexes {
                 text.push_str(&format!("I {} {}\n", i.name, i.target));
+                // Only for custom indexes, so a schema of regular ones keeps its version.
+                if let Some(c) = &i.custom {
+                    text.push_str(&format!("IC {} {:?}\n", c.class_name, c.options));
+                }
             }
         }
     }

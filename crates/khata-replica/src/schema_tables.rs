@@ -29,7 +29,9 @@ use khata_types::type_text::{parse_type_text, type_text};
 
 use crate::error::{ReplicaError, Result};
 use crate::rows::{ReadRow, ReadRowExt, RowWriter, SysValue};
-use crate::schema::{DroppedColumn, IndexDef, KeyspaceSchema, TableSchema, UserType, column_id};
+use crate::schema::{
+    CustomIndex, DroppedColumn, IndexDef, KeyspaceSchema, TableSchema, UserType, column_id,
+};
 use crate::system_tables;
 
 /// A write to one system table.
@@ -314,11 +316,18 @@ pub fn table_writes(t: &TableSchema, ts: Timestamp, now: LocalTime) -> Result<Ve
             .set("keyspace_name", ks.clone())
             .set("table_name", name.clone())
             .set("index_name", SysValue::Text(i.name.clone()))
-            .set("kind", SysValue::Text("COMPOSITES".into()))
             .set(
-                "options",
-                SysValue::TextMap(vec![("target".into(), i.target.clone())]),
+                "kind",
+                SysValue::Text(
+                    if i.custom.is_some() {
+                        "CUSTOM"
+                    } else {
+                        "COMPOSITES"
+                    }
+                    .into(),
+                ),
             )
+            .set("options", SysValue::TextMap(index_options(i)))
             .build(ts, now)?;
         index_rows.merge(update);
     }
@@ -328,6 +337,20 @@ pub fn table_writes(t: &TableSchema, ts: Timestamp, now: LocalTime) -> Result<Ve
         update: index_rows,
     });
     Ok(out)
+}
+
+/// The `options` map of an index's row: its target, and a custom index's class and options
+/// (sorted by name, as the map column keeps them).
+fn index_options(i: &IndexDef) -> Vec<(String, String)> {
+    let mut options = std::collections::BTreeMap::new();
+    options.insert("target".to_string(), i.target.clone());
+    if let Some(c) = &i.custom {
+        options.insert("class_name".to_string(), c.class_name.clone());
+        for (k, v) in &c.options {
+            options.insert(k.clone(), v.clone());
+        }
+    }
+    options.into_iter().collect()
 }
 
 /// Deleting a table's rows (options, columns, dropped columns, indexes, triggers).
@@ -664,10 +687,17 @@ fn load_table(stored: &StoredRows, ks: &KeyspaceSchema, row: &ReadRow) -> Result
     for i in rows(stored, "indexes", &keyspace)
         .filter(|c| c.text("table_name").ok() == Some(name.clone()))
     {
-        let options = string_map(i.text_map("options")?);
+        let mut options = string_map(i.text_map("options")?);
+        let target = options.remove("target").unwrap_or_default();
+        // Rows an older khata wrote have no kind but COMPOSITES and no options but the target.
+        let custom = (i.text_opt("kind")?.as_deref() == Some("CUSTOM")).then(|| CustomIndex {
+            class_name: options.remove("class_name").unwrap_or_default(),
+            options: options.into_iter().collect(),
+        });
         indexes.push(IndexDef {
             name: i.text("index_name")?,
-            target: options.get("target").cloned().unwrap_or_default(),
+            target,
+            custom,
         });
     }
     Ok(TableSchema {

@@ -34,6 +34,7 @@ fn create_index(replica: &Replica, table: &str, name: &str) {
             index: IndexDef {
                 name: name.into(),
                 target: "v".into(),
+                custom: None,
             },
         })
         .unwrap();

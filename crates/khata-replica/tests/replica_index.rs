@@ -46,6 +46,7 @@ fn create_index(replica: &Replica) {
             index: IndexDef {
                 name: "t_v_idx".into(),
                 target: "v".into(),
+                custom: None,
             },
         })
         .unwrap();

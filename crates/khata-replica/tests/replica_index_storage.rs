@@ -41,6 +41,7 @@ fn create_index(replica: &Replica, name: &str) -> Result<(), ReplicaError> {
             index: IndexDef {
                 name: name.into(),
                 target: "v".into(),
+                custom: None,
             },
         })
         .map(|_| ())
@@ -156,6 +157,7 @@ fn an_index_recorded_with_a_name_no_storage_can_have_is_dropped_on_open() {
         recorded.indexes.push(IndexDef {
             name: long.clone(),
             target: "v".into(),
+            custom: None,
         });
         let ts = replica.clock().now_micros();
         let writes = schema_tables::table_writes(&recorded, ts, 0).unwrap();

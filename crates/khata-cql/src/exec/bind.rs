@@ -766,6 +766,12 @@ pub(crate) fn describe(
             let t = find_table(schema, keyspace, &s.table)?;
             relations_defined(&t.def, &s.where_clause)?;
             mark_relations(&mut specs, &t.def, &s.where_clause);
+            // `ORDER BY v ANN OF ?`: a vector of the column's type.
+            for o in &s.order_by {
+                if let (Some(term), Some(c)) = (&o.ann_of, t.def.column(&o.column.0)) {
+                    mark(&mut specs, &t.def, &c.name, &c.ty, term);
+                }
+            }
             mark_int(&mut specs, &t.def, &s.limit, "[limit]", ColumnType::Int);
             mark_int(
                 &mut specs,

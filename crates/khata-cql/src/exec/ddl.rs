@@ -21,6 +21,7 @@ pub(super) use khata_types::table_options::java_double;
 use uuid::Uuid;
 
 use super::error::ExecError;
+use super::sai::{SAI_CLASS, check_options, custom_index, is_legacy_class, is_sai_class};
 use super::{Executor, Run};
 use crate::frame::ResultBody;
 use crate::language::ast::{
@@ -452,11 +453,24 @@ fn create_index(
             c.table.name.0
         )));
     };
-    if c.custom || c.using.is_some() {
-        return Err(ExecError::invalid(
-            "CUSTOM indexes (USING 'class') are not supported by khata; create a regular index",
-        ));
-    }
+    // Cassandra 5.0: `CREATE CUSTOM INDEX ... USING 'class'`, and `CREATE INDEX ... USING
+    // 'sai'` (or 'legacy_local_table', the regular index). khata knows one custom class, SAI.
+    let sai_class = match (&c.using, c.custom) {
+        (None, true) => {
+            return Err(ExecError::invalid(
+                "CUSTOM index requires specifying the index class",
+            ));
+        }
+        (None, false) => None,
+        (Some(class), custom) if is_legacy_class(class) && !custom => None,
+        (Some(class), _) if is_sai_class(class) => Some(class.clone()),
+        (Some(class), _) => {
+            return Err(ExecError::invalid(format!(
+                "Unsupported index class '{class}': khata supports StorageAttachedIndex (USING \
+                 'StorageAttachedIndex', 'sai' or '{SAI_CLASS}') and regular indexes"
+            )));
+        }
+    };
     // Cassandra's IndexAttributes.validate: `options` is the one property, for CUSTOM indexes.
     if let Some(p) = c.properties.iter().find(|p| p.name.0 != "options") {
         return Err(ExecError::Body(crate::frame::ErrorBody::new(
@@ -464,10 +478,26 @@ fn create_index(
             format!("Unknown property '{}'", p.name.0),
         )));
     }
-    if !c.properties.is_empty() {
+    if !c.properties.is_empty() && sai_class.is_none() {
         return Err(ExecError::invalid(
             "Cannot specify options for a non-CUSTOM index",
         ));
+    }
+    let mut options = BTreeMap::new();
+    for p in &c.properties {
+        match &p.value {
+            PropertyValue::Map(entries) => {
+                for (k, v) in entries {
+                    options.insert(literal_text(k), literal_text(v));
+                }
+            }
+            _ => {
+                return Err(ExecError::Body(crate::frame::ErrorBody::new(
+                    crate::frame::ErrorKind::SyntaxError,
+                    "Invalid value for property 'options'. It should be a map.".to_string(),
+                )));
+            }
+        }
     }
     let target = match c.targets.as_slice() {
         [] => {
@@ -498,6 +528,7 @@ fn create_index(
     };
     check_target(&t.def, column, kind).map_err(|e| ExecError::invalid(e.to_string()))?;
     let target = target_text(&column.name, kind);
+    let custom = sai_class.map(|class| custom_index(&class, options.clone()));
     let ks = schema.keyspace(&keyspace).expect("checked above");
     let taken = |name: &str| {
         ks.tables
@@ -520,8 +551,14 @@ fn create_index(
         }
         None => default_index_name(&t.def.name, &column.name, taken),
     };
+    if custom.is_some() {
+        check_options(&name, column, &options)?;
+    }
     if !taken(&name)
-        && let Some(same) = t.indexes.iter().find(|i| i.target == target)
+        && let Some(same) = t
+            .indexes
+            .iter()
+            .find(|i| i.target == target && i.custom == custom)
     {
         if c.if_not_exists {
             return Ok(None);
@@ -534,7 +571,11 @@ fn create_index(
     Ok(Some(SchemaChange::CreateIndex {
         keyspace,
         table: t.def.name.clone(),
-        index: IndexDef { name, target },
+        index: IndexDef {
+            name,
+            target,
+            custom,
+        },
     }))
 }
 

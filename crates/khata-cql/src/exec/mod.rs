@@ -18,6 +18,7 @@ mod lwt;
 mod modify;
 mod native_scalars;
 mod restrictions;
+mod sai;
 mod select;
 mod selector;
 mod types;

@@ -31,6 +31,34 @@ pub(super) enum Similarity {
     DotProduct,
 }
 
+/// The score of vectors `a` and `b` (of one dimension) under `kind`, as Cassandra's
+/// `similarity_*` functions and its vector indexes compute it; none for cosine when either is
+/// all zeros (no direction to compare).
+pub(super) fn similarity_score(kind: Similarity, a: &[f32], b: &[f32]) -> Option<f32> {
+    Some(match kind {
+        Similarity::Cosine => {
+            let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
+            for (x, y) in a.iter().zip(b) {
+                dot += x * y;
+                na += x * x;
+                nb += y * y;
+            }
+            if na == 0.0 || nb == 0.0 {
+                return None;
+            }
+            (1.0 + dot / (na * nb).sqrt()) / 2.0
+        }
+        Similarity::Euclidean => {
+            let d: f32 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+            1.0 / (1.0 + d)
+        }
+        Similarity::DotProduct => {
+            let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+            (1.0 + dot) / 2.0
+        }
+    })
+}
+
 /// A math function of `MathFcts`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Math {
@@ -366,30 +394,11 @@ pub(super) fn eval(
                 }
             };
             let (a, b) = (floats(&values[0])?, floats(&values[1])?);
-            let score = match kind {
-                Similarity::Cosine => {
-                    let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
-                    for (x, y) in a.iter().zip(&b) {
-                        dot += x * y;
-                        na += x * x;
-                        nb += y * y;
-                    }
-                    if na == 0.0 || nb == 0.0 {
-                        return Err(ExecError::invalid(format!(
-                            "Function system.{name} doesn't support all-zero vectors"
-                        )));
-                    }
-                    (1.0 + dot / (na * nb).sqrt()) / 2.0
-                }
-                Similarity::Euclidean => {
-                    let d: f32 = a.iter().zip(&b).map(|(x, y)| (x - y) * (x - y)).sum();
-                    1.0 / (1.0 + d)
-                }
-                Similarity::DotProduct => {
-                    let dot: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-                    (1.0 + dot) / 2.0
-                }
-            };
+            let score = similarity_score(kind, &a, &b).ok_or_else(|| {
+                ExecError::invalid(format!(
+                    "Function system.{name} doesn't support all-zero vectors"
+                ))
+            })?;
             out(CqlValue::Float(score))
         }
         Native::MapKeys | Native::MapValues | Native::CollectionCount | Native::Collection(_) => {

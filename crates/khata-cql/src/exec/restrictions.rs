@@ -581,7 +581,10 @@ impl Restrictions {
         if let Some((column, refusal)) = r.unbound_filter.take() {
             // Without ALLOW FILTERING, a filter on a column no index serves needs it: the
             // refusal Cassandra gives first.
-            let indexed = t.indexes.iter().any(|i| i.column().0 == column);
+            let indexed = t
+                .indexes
+                .iter()
+                .any(|i| i.has_storage(&t.def) && i.column().0 == column);
             return Err(if allow_filtering || indexed {
                 refusal
             } else {
@@ -654,7 +657,7 @@ impl Restrictions {
         let indexed = |name: &str, kinds: &[IndexKind]| {
             t.indexes.iter().any(|i| {
                 let (column, kind) = i.column();
-                column == name && kinds.contains(&kind)
+                i.has_storage(&t.def) && column == name && kinds.contains(&kind)
             })
         };
         let simple = [IndexKind::Simple, IndexKind::Full];
@@ -779,7 +782,8 @@ impl Restrictions {
             let indexed = |p: usize| {
                 t.indexes.iter().any(|i| {
                     let (column, kind) = i.column();
-                    column == clustering[p].0.name
+                    i.has_storage(&t.def)
+                        && column == clustering[p].0.name
                         && matches!(kind, IndexKind::Simple | IndexKind::Full)
                 })
             };

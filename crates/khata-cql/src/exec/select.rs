@@ -29,6 +29,8 @@ use crate::frame::{ColumnSpec, ColumnType, ResultBody, Rows, RowsMetadata};
 use crate::language::ast::{ComparisonOp, Relation, Term};
 use crate::language::ast::{OrderDirection, Select, Selectable, Selection, WritetimeKind};
 
+mod ann;
+
 /// One output column.
 #[derive(Clone, Debug)]
 enum Output {
@@ -772,10 +774,13 @@ enum Source {
 /// with one, as Cassandra picks among equally selective indexes.
 fn usable_index(t: &TableSchema, r: &Restrictions) -> Option<(String, Bytes)> {
     let find = |column: &str, kinds: &[IndexKind]| {
-        t.indexes.iter().find_map(|i| {
-            let (c, kind) = i.column();
-            (c == column && kinds.contains(&kind)).then(|| i.name.clone())
-        })
+        t.indexes
+            .iter()
+            .filter(|i| i.has_storage(&t.def))
+            .find_map(|i| {
+                let (c, kind) = i.column();
+                (c == column && kinds.contains(&kind)).then(|| i.name.clone())
+            })
     };
     let simple = [IndexKind::Simple, IndexKind::Full];
     let from_filters = r.filters.iter().find_map(|f| {
@@ -843,7 +848,10 @@ fn restricts_indexed_key_column(t: &TableSchema, clause: &[Relation]) -> bool {
                 matches!(
                     c.kind,
                     ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
-                ) && t.indexes.iter().any(|i| i.column().0 == c.name)
+                ) && t
+                    .indexes
+                    .iter()
+                    .any(|i| i.has_storage(&t.def) && i.column().0 == c.name)
             })
         })
 }
@@ -887,6 +895,18 @@ fn plan(
             static_rows: point.names_partition() && static_selected,
             key_in: false,
         });
+    }
+    // Cassandra's `StatementRestrictions`: a vector index serves ANN OF only.
+    if s.where_clause.iter().any(|r| match r {
+        Relation::Column { column, .. } | Relation::In { column, .. } => t
+            .indexes
+            .iter()
+            .any(|i| !i.has_storage(&t.def) && i.column().0 == column.0),
+        _ => false,
+    }) {
+        return Err(ExecError::invalid(
+            "Vector indexes only support ANN queries",
+        ));
     }
     let mut r = Restrictions::for_select(t, run, &s.where_clause, s.allow_filtering)?;
     if !s.allow_filtering && restricts_indexed_key_column(t, &s.where_clause) {
@@ -987,6 +1007,9 @@ fn plan(
 /// selection, GROUP BY and the WHERE clause's restrictions, with `run`'s sample values bound.
 pub(crate) fn check(exec: &Executor, s: &Select, run: &Run<'_>) -> Result<(), ExecError> {
     let shape = SelectShape::checked(&exec.coordinator().schema(), run, s)?;
+    if ann::is_ann(s) {
+        return ann::check(&shape, s, run);
+    }
     if shape.point.is_none() {
         plan(&shape.table, s, run, None, shape.static_selected)?;
     }
@@ -1284,6 +1307,9 @@ pub(crate) async fn run(
             &unplanned
         }
     };
+    if ann::is_ann(s) {
+        return ann::run(exec, s, run, shape).await;
+    }
     let t = &shape.table;
     let outs = &shape.outs;
     // Cassandra's ConsistencyLevel.validateForRead, and StorageProxy.readWithPaxos: a serial

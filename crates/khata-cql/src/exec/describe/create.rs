@@ -125,14 +125,37 @@ pub(super) fn user_type(t: &UserType) -> String {
     )
 }
 
-/// `CREATE INDEX i ON ks.t (target);` (the target as kept in the index's options).
+/// `CREATE INDEX i ON ks.t (target);` (the target as kept in the index's options), or for a
+/// custom index Cassandra 5.0's `IndexMetadata.appendCqlTo`: `CREATE CUSTOM INDEX i ON ks.t
+/// (target) USING 'class'`, then ` WITH OPTIONS = {'k': 'v', ...}` (sorted, as `CqlBuilder`
+/// appends a map) when it has options besides its target and class.
 pub(super) fn index(table: &TableDef, index: &IndexDef) -> String {
-    format!(
-        "CREATE INDEX {} ON {} ({});",
+    let Some(custom) = &index.custom else {
+        return format!(
+            "CREATE INDEX {} ON {} ({});",
+            maybe_quote(&index.name),
+            table_name(table),
+            index.target
+        );
+    };
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    let mut text = format!(
+        "CREATE CUSTOM INDEX {} ON {} ({}) USING {}",
         maybe_quote(&index.name),
         table_name(table),
-        index.target
-    )
+        index.target,
+        quote(&custom.class_name)
+    );
+    if !custom.options.is_empty() {
+        let options: Vec<String> = custom
+            .options
+            .iter()
+            .map(|(k, v)| format!("{}: {}", quote(k), quote(v)))
+            .collect();
+        text.push_str(&format!(" WITH OPTIONS = {{{}}}", options.join(", ")));
+    }
+    text.push(';');
+    text
 }
 
 fn table_name(def: &TableDef) -> String {

@@ -320,10 +320,40 @@ fn user_types_and_indexes() {
     let index = IndexDef {
         name: "orders_v_idx".into(),
         target: "v".into(),
+        custom: None,
     };
     assert_eq!(
         create::index(&orders.def, &index),
         "CREATE INDEX orders_v_idx ON shop.orders (v);"
+    );
+}
+
+#[test]
+fn custom_indexes_name_their_class_and_options() {
+    let orders = table("shop", "orders", vec![column("k", CqlType::Int, pk(0))]);
+    let mut index = IndexDef {
+        name: "Embedding".into(),
+        target: "emb".into(),
+        custom: Some(khata_coordinator::catalog::CustomIndex {
+            class_name: "StorageAttachedIndex".into(),
+            options: Default::default(),
+        }),
+    };
+    assert_eq!(
+        create::index(&orders.def, &index),
+        "CREATE CUSTOM INDEX \"Embedding\" ON shop.orders (emb) USING 'StorageAttachedIndex';"
+    );
+    let options = index.custom.as_mut().unwrap();
+    options
+        .options
+        .insert("similarity_function".into(), "dot_product".into());
+    options
+        .options
+        .insert("optimize_for".into(), "recall".into());
+    assert_eq!(
+        create::index(&orders.def, &index),
+        "CREATE CUSTOM INDEX \"Embedding\" ON shop.orders (emb) USING 'StorageAttachedIndex' \
+         WITH OPTIONS = {'optimize_for': 'recall', 'similarity_function': 'dot_product'};"
     );
 }
 
