@@ -376,3 +376,49 @@ def test_indexes_survive_a_restart(node, data):
     assert [tuple(r) for r in s.execute(cql, [query, query])] == before
     assert [tuple(r) for r in s.execute("DESCRIBE TABLE vs.items")] == describe_before
     check_result(data, "dot_product", query, before, brute_force(data, "dot_product", query, 8))
+
+
+def test_a_cassio_vector_store(node):
+    """The statements LangChain's Cassandra vector store (through cassio) sends: a metadata
+    map with an SAI on its entries, an ANN query filtered by a metadata entry, all prepared."""
+    s = node.session
+    s.execute(
+        "CREATE KEYSPACE IF NOT EXISTS vs WITH replication = "
+        "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+    )
+    s.execute(
+        "CREATE TABLE IF NOT EXISTS vs.store (row_id text PRIMARY KEY, attributes_blob text, "
+        "body_blob text, metadata_s map<text, text>, vector vector<float, 2>)"
+    )
+    for _ in range(2):  # IF NOT EXISTS, as every start of the store sends them
+        s.execute(
+            "CREATE CUSTOM INDEX IF NOT EXISTS idx_vector_store ON vs.store (vector) "
+            "USING 'org.apache.cassandra.index.sai.StorageAttachedIndex' "
+            "WITH OPTIONS = {'similarity_function': 'cosine'}"
+        )
+        s.execute(
+            "CREATE CUSTOM INDEX IF NOT EXISTS eidx_metadata_s_store ON vs.store "
+            "(ENTRIES(metadata_s)) USING 'org.apache.cassandra.index.sai.StorageAttachedIndex'"
+        )
+    insert = s.prepare(
+        "INSERT INTO vs.store (row_id, body_blob, metadata_s, vector) VALUES (?, ?, ?, ?) "
+        "USING TTL ?"
+    )
+    vectors = {}
+    for i in range(30):
+        v = [f32(math.cos(i / 4)), f32(math.sin(i / 4))]
+        vectors[f"r{i}"] = (v, "odd" if i % 2 else "even")
+        s.execute(insert, [f"r{i}", f"body {i}", {"parity": vectors[f"r{i}"][1]}, v, 0])
+    search = s.prepare(
+        "SELECT row_id, body_blob, similarity_cosine(vector, ?) AS score FROM vs.store "
+        "WHERE metadata_s[?] = ? ORDER BY vector ANN OF ? LIMIT ?"
+    )
+    query = [0.6, 0.8]
+    rows = list(s.execute(search, [query, "parity", "odd", query, 5]))
+    expected = sorted(
+        ((score("cosine", v, query), key) for key, (v, parity) in vectors.items() if parity == "odd"),
+        reverse=True,
+    )[:5]
+    assert [r.score for r in rows] == pytest.approx([e[0] for e in expected], abs=1e-5)
+    assert all(vectors[r.row_id][1] == "odd" for r in rows)
+    assert [r.body_blob for r in rows] == [f"body {r.row_id[1:]}" for r in rows]
