@@ -153,8 +153,17 @@ fn errors(version: ProtocolVersion) -> Vec<ErrorBody> {
             id: Bytes::from_static(&[1, 2, 3]),
         },
     ];
+    // An older version gets another error for the codes it does not have (tested below).
     kinds
         .into_iter()
+        .filter(|k| match k {
+            ErrorKind::ReadFailure { .. }
+            | ErrorKind::FunctionFailure { .. }
+            | ErrorKind::WriteFailure { .. }
+            | ErrorKind::CdcWriteFailure => version >= ProtocolVersion::V4,
+            ErrorKind::CasWriteUnknown { .. } => v5,
+            _ => true,
+        })
         .map(|k| ErrorBody::new(k, "something happened"))
         .collect()
 }
@@ -360,4 +369,147 @@ fn vector_is_sent_as_the_custom_vector_type() {
                 .into()
         )
     );
+}
+
+/// The error a client of an older version gets, as Cassandra's
+/// `ErrorMessage.getBackwardsCompatibleException` chooses it.
+#[test]
+fn errors_an_older_version_lacks_are_sent_as_its_own() {
+    let sent = |kind: ErrorKind, version: ProtocolVersion| {
+        let frame = ResponseFrame {
+            stream: 1,
+            tracing_id: None,
+            warnings: vec![],
+            custom_payload: None,
+            response: Response::Error(ErrorBody::new(kind, "it failed")),
+        };
+        let mut buf = BytesMut::new();
+        frame.encode(version, None, &mut buf).unwrap();
+        match ResponseFrame::decode(&buf, None, 1 << 24)
+            .unwrap()
+            .1
+            .response
+        {
+            Response::Error(e) => e,
+            other => panic!("{other:?}"),
+        }
+    };
+    let failures = Failures {
+        count: 1,
+        reasons: Vec::new(),
+    };
+    let read_failure = ErrorKind::ReadFailure {
+        consistency: Consistency::One,
+        received: 0,
+        block_for: 1,
+        failures: failures.clone(),
+        data_present: false,
+    };
+    assert_eq!(
+        sent(read_failure.clone(), ProtocolVersion::V3),
+        ErrorBody::new(
+            ErrorKind::ReadTimeout {
+                consistency: Consistency::One,
+                received: 0,
+                block_for: 1,
+                data_present: false,
+            },
+            "Operation timed out - received only 0 responses."
+        )
+    );
+    assert_eq!(
+        sent(read_failure.clone(), ProtocolVersion::V4).kind,
+        read_failure
+    );
+    let write_failure = ErrorKind::WriteFailure {
+        consistency: Consistency::Quorum,
+        received: 1,
+        block_for: 2,
+        failures,
+        write_type: WriteType::Batch,
+    };
+    assert_eq!(
+        sent(write_failure, ProtocolVersion::V3).kind,
+        ErrorKind::WriteTimeout {
+            consistency: Consistency::Quorum,
+            received: 1,
+            block_for: 2,
+            write_type: WriteType::Batch,
+            contentions: None,
+        }
+    );
+    let function_failure = ErrorKind::FunctionFailure {
+        keyspace: "system".into(),
+        function: "fromjson".into(),
+        arg_types: vec!["text".into()],
+    };
+    assert_eq!(
+        sent(function_failure, ProtocolVersion::V3),
+        ErrorBody::new(ErrorKind::Invalid, "ERROR FUNCTION_FAILURE: it failed")
+    );
+    let unknown = ErrorKind::CasWriteUnknown {
+        consistency: Consistency::Serial,
+        received: 0,
+        block_for: 1,
+    };
+    assert_eq!(
+        sent(unknown.clone(), ProtocolVersion::V4).kind,
+        ErrorKind::WriteTimeout {
+            consistency: Consistency::Serial,
+            received: 0,
+            block_for: 1,
+            write_type: WriteType::Cas,
+            contentions: None,
+        }
+    );
+    assert_eq!(sent(unknown.clone(), ProtocolVersion::V5).kind, unknown);
+}
+
+/// `date`, `time`, `smallint` and `tinyint` have option ids from v4 and `duration` from v5:
+/// an older version gets them as Custom types named by their marshal classes, nested ones
+/// too, as Cassandra's `DataType` sends them.
+#[test]
+fn types_an_older_version_lacks_are_sent_as_custom() {
+    let ids = |ty: &ColumnType, version: ProtocolVersion| {
+        let mut out = BytesMut::new();
+        ty.write_for(&mut out, version).unwrap();
+        out.to_vec()
+    };
+    let custom = |class: &str| {
+        let name = format!("org.apache.cassandra.db.marshal.{class}");
+        let mut out = vec![0, 0];
+        out.extend_from_slice(&(name.len() as u16).to_be_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out
+    };
+    for (ty, class, since) in [
+        (ColumnType::Date, "SimpleDateType", ProtocolVersion::V4),
+        (ColumnType::Time, "TimeType", ProtocolVersion::V4),
+        (ColumnType::Smallint, "ShortType", ProtocolVersion::V4),
+        (ColumnType::Tinyint, "ByteType", ProtocolVersion::V4),
+        (ColumnType::Duration, "DurationType", ProtocolVersion::V5),
+    ] {
+        for version in [
+            ProtocolVersion::V3,
+            ProtocolVersion::V4,
+            ProtocolVersion::V5,
+        ] {
+            let expected = if version >= since {
+                ids(&ty, ProtocolVersion::V5)
+            } else {
+                custom(class)
+            };
+            assert_eq!(ids(&ty, version), expected, "{ty:?} {version:?}");
+        }
+    }
+    let mut list_of_durations = vec![0x00, 0x20];
+    list_of_durations.extend(custom("DurationType"));
+    assert_eq!(
+        ids(
+            &ColumnType::List(Box::new(ColumnType::Duration)),
+            ProtocolVersion::V4
+        ),
+        list_of_durations
+    );
+    assert_eq!(ids(&ColumnType::Int, ProtocolVersion::V3), vec![0x00, 0x09]);
 }

@@ -269,6 +269,84 @@ impl ErrorBody {
     /// statement back) is cut to fit, so that the client still gets the error's own code
     /// rather than a server error about encoding it.
     pub fn write(&self, out: &mut BytesMut, version: ProtocolVersion) -> Result<(), EncodeError> {
+        match self.for_version(version) {
+            Some(older) => older.write_as_is(out, version),
+            None => self.write_as_is(out, version),
+        }
+    }
+
+    /// The error an older protocol version gets instead of this one, as Cassandra's
+    /// `ErrorMessage.getBackwardsCompatibleException` chooses it: below v4 a read or write
+    /// failure is a timeout and a function or CDC failure is Invalid (`ERROR <code>: ...`);
+    /// below v5 a CAS outcome not known is a CAS write timeout. `None` when the version
+    /// has this error's code.
+    fn for_version(&self, version: ProtocolVersion) -> Option<ErrorBody> {
+        let timeout_message =
+            |received: i32| format!("Operation timed out - received only {received} responses.");
+        let v4 = version >= ProtocolVersion::V4;
+        let kind = match &self.kind {
+            ErrorKind::ReadFailure {
+                consistency,
+                received,
+                block_for,
+                data_present,
+                ..
+            } if !v4 => {
+                return Some(ErrorBody::new(
+                    ErrorKind::ReadTimeout {
+                        consistency: *consistency,
+                        received: *received,
+                        block_for: *block_for,
+                        data_present: *data_present,
+                    },
+                    timeout_message(*received),
+                ));
+            }
+            ErrorKind::WriteFailure {
+                consistency,
+                received,
+                block_for,
+                write_type,
+                ..
+            } if !v4 => {
+                return Some(ErrorBody::new(
+                    ErrorKind::WriteTimeout {
+                        consistency: *consistency,
+                        received: *received,
+                        block_for: *block_for,
+                        write_type: write_type.clone(),
+                        contentions: None,
+                    },
+                    timeout_message(*received),
+                ));
+            }
+            ErrorKind::FunctionFailure { .. } if !v4 => "FUNCTION_FAILURE",
+            ErrorKind::CdcWriteFailure if !v4 => "CDC_WRITE_FAILURE",
+            ErrorKind::CasWriteUnknown {
+                consistency,
+                received,
+                block_for,
+            } if version < ProtocolVersion::V5 => {
+                return Some(ErrorBody::new(
+                    ErrorKind::WriteTimeout {
+                        consistency: *consistency,
+                        received: *received,
+                        block_for: *block_for,
+                        write_type: WriteType::Cas,
+                        contentions: None,
+                    },
+                    timeout_message(*received),
+                ));
+            }
+            _ => return None,
+        };
+        Some(ErrorBody::new(
+            ErrorKind::Invalid,
+            format!("ERROR {kind}: {}", self.message),
+        ))
+    }
+
+    fn write_as_is(&self, out: &mut BytesMut, version: ProtocolVersion) -> Result<(), EncodeError> {
         out.put_i32(self.code());
         put_string(out, "error message", &fit_message(&self.message))?;
         let v5 = version >= ProtocolVersion::V5;

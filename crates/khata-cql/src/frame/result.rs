@@ -111,7 +111,7 @@ impl RowsMetadata {
             put_short_bytes(out, "new metadata id", id)?;
         }
         if let Some(columns) = &self.columns {
-            write_specs(out, columns, global)?;
+            write_specs(out, columns, global, version)?;
         }
         Ok(())
     }
@@ -159,6 +159,7 @@ fn write_specs(
     out: &mut BytesMut,
     columns: &[ColumnSpec],
     global: Option<(&str, &str)>,
+    version: ProtocolVersion,
 ) -> Result<(), EncodeError> {
     if let Some((ks, table)) = global {
         put_string(out, "keyspace", ks)?;
@@ -170,7 +171,7 @@ fn write_specs(
             put_string(out, "table", &c.table)?;
         }
         put_string(out, "column name", &c.name)?;
-        c.column_type.write(out)?;
+        c.column_type.write_for(out, version)?;
     }
     Ok(())
 }
@@ -338,7 +339,7 @@ impl ResultBody {
                         out.put_u16(*i);
                     }
                 }
-                write_specs(out, &p.metadata.columns, global)?;
+                write_specs(out, &p.metadata.columns, global, version)?;
                 p.result_metadata.write(out, version)?;
             }
             ResultBody::SchemaChange(change) => {

@@ -12,6 +12,7 @@
 use bytes::{BufMut, BytesMut};
 
 use super::error::{EncodeError, WireError};
+use super::header::ProtocolVersion;
 use super::wire::{WireReader, put_count, put_string};
 
 /// The deepest type nesting accepted when decoding an [option].
@@ -160,7 +161,19 @@ impl ColumnType {
         let id = r.short("type option id")?;
         let d = depth + 1;
         Ok(match id {
-            0x0000 => ColumnType::Custom(r.string("custom type name")?),
+            // The native types an older protocol version sends as Custom come back as
+            // themselves, as drivers read them.
+            0x0000 => {
+                let name = r.string("custom type name")?;
+                match name.strip_prefix(MARSHAL) {
+                    Some("SimpleDateType") => ColumnType::Date,
+                    Some("TimeType") => ColumnType::Time,
+                    Some("ShortType") => ColumnType::Smallint,
+                    Some("ByteType") => ColumnType::Tinyint,
+                    Some("DurationType") => ColumnType::Duration,
+                    _ => ColumnType::Custom(name),
+                }
+            }
             0x0001 => ColumnType::Ascii,
             0x0002 => ColumnType::Bigint,
             0x0003 => ColumnType::Blob,
@@ -252,15 +265,43 @@ impl ColumnType {
         }
     }
 
-    /// Writes this type as an [option].
+    /// The first protocol version with an option id for this type: `date`, `time`,
+    /// `smallint` and `tinyint` came with v4, `duration` with v5.
+    fn first_version(&self) -> ProtocolVersion {
+        match self {
+            ColumnType::Date | ColumnType::Time | ColumnType::Smallint | ColumnType::Tinyint => {
+                ProtocolVersion::V4
+            }
+            ColumnType::Duration => ProtocolVersion::V5,
+            _ => ProtocolVersion::V3,
+        }
+    }
+
+    /// Writes this type as an [option] of the newest protocol version.
     pub fn write(&self, out: &mut BytesMut) -> Result<(), EncodeError> {
+        self.write_for(out, ProtocolVersion::V5)
+    }
+
+    /// Writes this type as an [option] of protocol `version`: a type the version has no id
+    /// for goes as Custom, named by its marshal class, as Cassandra's `DataType` sends it
+    /// (`duration` on v4 as `org.apache.cassandra.db.marshal.DurationType`, which drivers
+    /// read as a duration).
+    pub fn write_for(
+        &self,
+        out: &mut BytesMut,
+        version: ProtocolVersion,
+    ) -> Result<(), EncodeError> {
+        if self.first_version() > version {
+            out.put_u16(0x0000);
+            return put_string(out, "custom type name", &self.marshal_class());
+        }
         out.put_u16(self.option_id());
         match self {
             ColumnType::Custom(name) => put_string(out, "custom type name", name)?,
-            ColumnType::List(e) | ColumnType::Set(e) => e.write(out)?,
+            ColumnType::List(e) | ColumnType::Set(e) => e.write_for(out, version)?,
             ColumnType::Map(k, v) => {
-                k.write(out)?;
-                v.write(out)?;
+                k.write_for(out, version)?;
+                v.write_for(out, version)?;
             }
             ColumnType::Udt {
                 keyspace,
@@ -272,13 +313,13 @@ impl ColumnType {
                 put_count(out, "udt fields", fields.len())?;
                 for (f, t) in fields {
                     put_string(out, "udt field name", f)?;
-                    t.write(out)?;
+                    t.write_for(out, version)?;
                 }
             }
             ColumnType::Tuple(items) => {
                 put_count(out, "tuple items", items.len())?;
                 for t in items {
-                    t.write(out)?;
+                    t.write_for(out, version)?;
                 }
             }
             _ => {}
