@@ -89,9 +89,26 @@ def test_unknown_table(session, keyspace):
 
 
 def test_unknown_keyspace(session):
-    with pytest.raises(InvalidRequest) as error:
-        session.execute("SELECT * FROM no_such_keyspace.t")
-    assert "no_such_keyspace" in str(error.value)
+    # Schema.validateTable's words, lower-case, for reads, writes and TRUNCATE.
+    for statement in ("SELECT * FROM no_such_keyspace.t",
+                      "INSERT INTO no_such_keyspace.t (k) VALUES (1)",
+                      "TRUNCATE no_such_keyspace.t"):
+        with pytest.raises(InvalidRequest, match="keyspace no_such_keyspace does not exist"):
+            session.execute(statement)
+    with pytest.raises(InvalidRequest, match="keyspace no_such_keyspace does not exist"):
+        session.prepare("SELECT * FROM no_such_keyspace.t WHERE k = ?")
+
+
+def test_invalid_keyspace_and_table_names_are_quoted_as_cassandra_quotes_them(session, keyspace):
+    with pytest.raises(InvalidRequest, match=re.escape(
+            "Keyspace name must not be empty, more than 48 characters long, or contain "
+            "non-alphanumeric-underscore characters (got '\u00e4')")):
+        session.execute("CREATE KEYSPACE \"\u00e4\" WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    with pytest.raises(InvalidRequest, match=re.escape(
+            "Table name must not be empty, more than 48 characters long, or contain "
+            "non-alphanumeric-underscore characters (got \"\u00e4\")")):
+        session.execute(f"CREATE TABLE {keyspace}.\"\u00e4\" (k int PRIMARY KEY)")
 
 
 def test_unknown_column(session, table):

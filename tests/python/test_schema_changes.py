@@ -375,6 +375,26 @@ def test_reported_options_are_kept_as_given(session, keyspace):
         "WHERE keyspace_name = %s AND table_name = 'opts'", [keyspace]).one() == ("ALWAYS", 0.1)
 
 
+def test_crc_check_chance_in_the_compression_map_still_counts(session, keyspace):
+    """Cassandra's TableAttributes takes crc_check_chance from the compression map, where it
+    was before CASSANDRA-9839, unless the table option is given too (compression_test's
+    test_compression_cql_options)."""
+    table = f"{keyspace}.crc_in_compression"
+    chance = lambda: session.execute(
+        "SELECT crc_check_chance FROM system_schema.tables WHERE keyspace_name = %s "
+        "AND table_name = 'crc_in_compression'", [keyspace]).one().crc_check_chance
+    session.execute(f"CREATE TABLE {table} (id int PRIMARY KEY) WITH compression = "
+                    "{'class': 'DeflateCompressor', 'chunk_length_in_kb': 256} "
+                    "AND crc_check_chance = 0.25")
+    assert chance() == 0.25
+    session.execute(f"ALTER TABLE {table} WITH compression = {{'class': 'DeflateCompressor', "
+                    "'chunk_length_in_kb': 256, 'crc_check_chance': 0.6}")
+    assert chance() == 0.6
+    session.execute(f"ALTER TABLE {table} WITH compression = {{'class': 'LZ4Compressor', "
+                    "'crc_check_chance': 0.7} AND crc_check_chance = 0.3")
+    assert chance() == 0.3
+
+
 @pytest.mark.parametrize("options, error, message", [
     ("bloom_filter_fp_chance = 1.23", ConfigurationException,
      "bloom_filter_fp_chance must be larger than 6.71E-5 and less than or equal to 1.0 (got 1.23)"),

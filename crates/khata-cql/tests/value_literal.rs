@@ -265,6 +265,27 @@ fn dates_times_and_timestamps() {
         error("'yesterday'", &CqlType::Timestamp),
         "Unable to coerce 'yesterday' to a formatted date (long)"
     );
+    // Zeros may pad any field (Cassandra's TimestampSerializerTest.testZeroPadding,
+    // CASSANDRA-16105); the values are still checked.
+    for padded in [
+        "'1970-01-01T0:0000000010:0.1Z'",
+        "'0001970-01-01T0:010:0.1Z'",
+        "'1970-0001-0001T0:010:0.1Z'",
+    ] {
+        assert_eq!(
+            value(padded, &CqlType::Timestamp),
+            CqlValue::Timestamp(600_100),
+            "{padded}"
+        );
+    }
+    assert_eq!(
+        value("'2017-012-03 04:05+0000'", &CqlType::Timestamp),
+        value("'2017-12-03 04:05+0000'", &CqlType::Timestamp)
+    );
+    assert_eq!(
+        error("'1970-0013-01'", &CqlType::Timestamp),
+        "Unable to coerce '1970-0013-01' to a formatted date (long)"
+    );
 }
 
 #[test]

@@ -408,7 +408,7 @@ fn find_table<'s>(
             )
         })?;
     if schema.keyspace(ks).is_none() {
-        return Err(ExecError::invalid(format!("Keyspace {ks} does not exist")));
+        return Err(ExecError::invalid(format!("keyspace {ks} does not exist")));
     }
     schema
         .table(ks, &name.name.0)

@@ -615,8 +615,15 @@ fn check_name(name: &str, what: &str) -> Result<(), ExecError> {
         || name.len() > 48
         || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
     {
+        // `AlterSchemaStatement.validateKeyspaceName` quotes a keyspace's name with '...',
+        // `TableMetadata.validate` a table's with "...".
+        let quoted = if what == "Keyspace" {
+            format!("'{name}'")
+        } else {
+            format!("\"{name}\"")
+        };
         return Err(ExecError::invalid(format!(
-            "{what} name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got \"{name}\")"
+            "{what} name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got {quoted})"
         )));
     }
     Ok(())
@@ -900,6 +907,12 @@ fn table_options(
     mut options: TableOptions,
     properties: &[Property],
 ) -> Result<TableOptions, ExecError> {
+    // `crc_check_chance` inside the compression map, where Cassandra took it before it was
+    // a table option of its own (CASSANDRA-9839): still honoured, below the table option.
+    let mut deprecated_crc_check_chance = None;
+    let top_level_crc_check_chance = properties
+        .iter()
+        .any(|p| p.name.0.eq_ignore_ascii_case("crc_check_chance"));
     for p in properties {
         let name = p.name.0.to_ascii_lowercase();
         // Cassandra's PropertyDefinitions.toInt (a SyntaxException), then TableParams.validate's
@@ -948,6 +961,11 @@ fn table_options(
             }
             "compression" => {
                 let map = property_map(p)?;
+                if let Some(text) = map.get("crc_check_chance") {
+                    deprecated_crc_check_chance = Some(text.parse::<f64>().map_err(|_| {
+                        config_error(format!("Invalid double value {text} for crc_check_chance"))
+                    })?);
+                }
                 let (c, chunk) = compression_from_map(&map).map_err(config_error)?;
                 options.compression = c;
                 options.chunk_length_bytes = chunk;
@@ -1011,6 +1029,9 @@ fn table_options(
                 )));
             }
         }
+    }
+    if let Some(chance) = deprecated_crc_check_chance.filter(|_| !top_level_crc_check_chance) {
+        options.reported.crc_check_chance = chance;
     }
     check_reported(&options.reported)?;
     khata_types::table_options::normalize_reported_maps(&mut options);

@@ -217,7 +217,7 @@ impl Run<'_> {
         let keyspace = self.keyspace_of(name)?;
         if schema.keyspace(&keyspace).is_none() {
             return Err(ExecError::invalid(format!(
-                "Keyspace {keyspace} does not exist"
+                "keyspace {keyspace} does not exist"
             )));
         }
         schema

@@ -10,7 +10,8 @@
 //!   directly, or after a space also `UTC`, `GMT`, `GMT+h[:mm]`. The fraction is one to nine
 //!   digits of a second truncated to milliseconds, as Cassandra 4 reads it (CASSANDRA-15976:
 //!   `.5` is 500 ms; Cassandra 3's `SimpleDateFormat` read a count of milliseconds). Without a
-//!   zone the time is UTC.
+//!   zone the time is UTC. Zeros may pad any field of a timestamp (`1970-0001-0001T0:010`), as
+//!   Cassandra 4.1's `y-M-d H:m:s` patterns read them.
 //!
 //! Dates are proleptic Gregorian ([`khata_types::calendar`]).
 
@@ -208,11 +209,18 @@ impl Cursor<'_> {
     }
 }
 
+/// The most digits a field of a timestamp may have: Cassandra 4.1's `y-M-d H:m:s` patterns
+/// read any number of digits (`appendValue(field, 1, 19, NORMAL)`), so zeros may pad a field
+/// (CASSANDRA-16105: `'1970-0001-0001T0:010:0.1Z'`); the value is then checked.
+const FIELD_DIGITS: usize = 18;
+
 fn parse_date_time(text: &str) -> Option<i64> {
     let mut c = Cursor { s: text.as_bytes() };
-    let year = c.number(1, 9).filter(|y| *y >= 1)?;
-    let month = u32::try_from(c.eat(b'-').then(|| c.number(1, 2))??).ok()?;
-    let day = u32::try_from(c.eat(b'-').then(|| c.number(1, 2))??).ok()?;
+    let year = c
+        .number(1, FIELD_DIGITS)
+        .filter(|y| (1..=999_999_999).contains(y))?;
+    let month = u32::try_from(c.eat(b'-').then(|| c.number(1, FIELD_DIGITS))??).ok()?;
+    let day = u32::try_from(c.eat(b'-').then(|| c.number(1, FIELD_DIGITS))??).ok()?;
     if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
         return None;
     }
@@ -220,12 +228,15 @@ fn parse_date_time(text: &str) -> Option<i64> {
     let time_follows = c.s.len() > 1 && c.s[1].is_ascii_digit() && matches!(c.s[0], b' ' | b'T');
     if time_follows {
         c.s = &c.s[1..];
-        let hour = c.number(1, 2).filter(|h| *h < 24)?;
-        let minute = c.eat(b':').then(|| c.number(1, 2))?.filter(|m| *m < 60)?;
+        let hour = c.number(1, FIELD_DIGITS).filter(|h| *h < 24)?;
+        let minute = c
+            .eat(b':')
+            .then(|| c.number(1, FIELD_DIGITS))?
+            .filter(|m| *m < 60)?;
         let mut second = 0;
         let mut milli = 0;
         if c.eat(b':') {
-            second = c.number(1, 2).filter(|s| *s < 60)?;
+            second = c.number(1, FIELD_DIGITS).filter(|s| *s < 60)?;
             if c.eat(b'.') {
                 // A fraction of a second of 1 to 9 digits, truncated to milliseconds
                 // (CASSANDRA-15976: `.1` is 100 ms).
