@@ -464,3 +464,23 @@ def test_vectors_of_collections_and_their_dimensions(session, keyspace):
             session.execute(f"CREATE TABLE {keyspace}.vd (k int PRIMARY KEY, v vector<float, {dimension}>)")
     with pytest.raises(SyntaxException, match='For input string: "2147483648"'):
         session.execute(f"CREATE TABLE {keyspace}.vd (k int PRIMARY KEY, v vector<float, 2147483648>)")
+
+
+def test_a_quoted_marshal_class_of_a_native_type_is_that_type(session, keyspace):
+    """Cassandra's grammar takes a quoted class name as a type (gocql's TestLexicalUUIDType
+    creates one); a class of a native type makes a column of that native type."""
+    table = f"{keyspace}.marshal_classes"
+    session.execute(f"CREATE TABLE {table} (k 'org.apache.cassandra.db.marshal.UTF8Type', "
+                    "c 'org.apache.cassandra.db.marshal.TimeUUIDType', v 'Int32Type', "
+                    "b 'org.apache.cassandra.db.marshal.BytesType', PRIMARY KEY (k, c))")
+    types = {r.column_name: r.type for r in session.execute(
+        "SELECT column_name, type FROM system_schema.columns WHERE keyspace_name = %s "
+        "AND table_name = 'marshal_classes'", [keyspace])}
+    assert types == {"k": "text", "c": "timeuuid", "v": "int", "b": "blob"}
+    session.execute(f"INSERT INTO {table} (k, c, v, b) VALUES ('a', now(), 1, 0x01)")
+    row = session.execute(f"SELECT v, b FROM {table} WHERE k = 'a'").one()
+    assert (row.v, row.b) == (1, b"\x01")
+    from cassandra import InvalidRequest
+    with pytest.raises(InvalidRequest, match="LexicalUUIDType"):
+        session.execute(f"CREATE TABLE {keyspace}.lexical "
+                        "(k int PRIMARY KEY, c 'org.apache.cassandra.db.marshal.LexicalUUIDType')")

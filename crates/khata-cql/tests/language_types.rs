@@ -88,6 +88,20 @@ fn bad_types_are_refused() {
         resolve("'org.Foo'"),
         Err(TypeError::CustomType(_))
     ));
+    assert!(matches!(
+        resolve("'org.apache.cassandra.db.marshal.LexicalUUIDType'"),
+        Err(TypeError::CustomType(_))
+    ));
+    // A marshal class of a native type is that type, as Cassandra makes it.
+    assert_eq!(
+        resolve("'org.apache.cassandra.db.marshal.BytesType'"),
+        Ok(CqlType::Blob)
+    );
+    assert_eq!(resolve("'Int32Type'"), Ok(CqlType::Int));
+    assert_eq!(
+        resolve("'org.apache.cassandra.db.marshal.TimeUUIDType'"),
+        Ok(CqlType::Timeuuid)
+    );
     assert_eq!(
         resolve("vector<float, 0>"),
         Err(TypeError::VectorDimension(0))

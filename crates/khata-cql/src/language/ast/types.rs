@@ -263,7 +263,43 @@ impl TypeExpr {
                     frozen,
                 }
             }
-            TypeExpr::Custom(class) => return Err(TypeError::CustomType(class.clone())),
+            TypeExpr::Custom(class) => match marshal_native(class) {
+                Some(native) => native.cql_type(),
+                None => return Err(TypeError::CustomType(class.clone())),
+            },
         })
     }
+}
+
+/// The native type a quoted marshal class names (`'org.apache.cassandra.db.marshal.BytesType'`,
+/// or without the package, as `TypeParser` reads it): Cassandra makes such a column the native
+/// type itself (`blob`), reported and sent as one.
+fn marshal_native(class: &str) -> Option<NativeType> {
+    let simple = class
+        .trim()
+        .strip_prefix("org.apache.cassandra.db.marshal.")
+        .unwrap_or(class.trim());
+    Some(match simple {
+        "AsciiType" => NativeType::Ascii,
+        "LongType" => NativeType::Bigint,
+        "BytesType" => NativeType::Blob,
+        "BooleanType" => NativeType::Boolean,
+        "CounterColumnType" => NativeType::Counter,
+        "SimpleDateType" => NativeType::Date,
+        "DecimalType" => NativeType::Decimal,
+        "DoubleType" => NativeType::Double,
+        "DurationType" => NativeType::Duration,
+        "FloatType" => NativeType::Float,
+        "InetAddressType" => NativeType::Inet,
+        "Int32Type" => NativeType::Int,
+        "ShortType" => NativeType::Smallint,
+        "UTF8Type" => NativeType::Text,
+        "TimeType" => NativeType::Time,
+        "TimestampType" => NativeType::Timestamp,
+        "TimeUUIDType" => NativeType::Timeuuid,
+        "ByteType" => NativeType::Tinyint,
+        "UUIDType" => NativeType::Uuid,
+        "IntegerType" => NativeType::Varint,
+        _ => return None,
+    })
 }
