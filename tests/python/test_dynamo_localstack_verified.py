@@ -85,3 +85,28 @@ def test_a_partiql_transaction_of_writes_answers_empty_responses(dynamodb, table
     ])
     assert out["Responses"] == []
     assert len(dynamodb.scan(TableName=name)["Items"]) == 2
+
+
+def test_attribute_definitions_refused_in_aws_words(dynamodb):
+    """Recorded from AWS (scylladb/scylladb#13870, moto's AWS-verified _throw_attr_error;
+    found running PynamoDB's integration tests)."""
+    def refused(definitions, keys):
+        with pytest.raises(ClientError) as e:
+            dynamodb.create_table(TableName=f"ls-{uuid.uuid4().hex[:8]}",
+                                  BillingMode="PAY_PER_REQUEST",
+                                  AttributeDefinitions=definitions, KeySchema=keys)
+        return _error(e)
+    pk = {"AttributeName": "pk", "KeyType": "HASH"}
+    sk = {"AttributeName": "sk", "KeyType": "RANGE"}
+    for second in ("S", "N"):
+        assert refused([{"AttributeName": "pk", "AttributeType": "S"},
+                        {"AttributeName": "pk", "AttributeType": second}], [pk]) == (
+            "ValidationException", "Attribute Name is duplicated: pk")
+    for definitions, keys in (([], [pk]),
+                              ([{"AttributeName": "pk", "AttributeType": "S"}], [pk, sk])):
+        assert refused(definitions, keys) == (
+            "ValidationException", "Invalid KeySchema: Some index key attribute have no definition")
+    # As many definitions as keys, but not theirs: the message that names them.
+    code, message = refused([{"AttributeName": "other", "AttributeType": "S"}], [pk])
+    assert message.startswith(
+        "One or more parameter values were invalid: Some index key attributes are not defined")

@@ -95,7 +95,7 @@ def test_table_definitions_and_stream_settings(dynamodb, indexed):
         KeySchema=[{"AttributeName": "xyz", "KeyType": "HASH"}],
         AttributeDefinitions=[{"AttributeName": "xyz", "AttributeType": "S"},
                               {"AttributeName": "xyz", "AttributeType": "N"}])
-    assert "Duplicate AttributeName in AttributeDefinitions: xyz" in message
+    assert message == "Attribute Name is duplicated: xyz"
     message = refused(
         dynamodb.update_table, TableName=indexed,
         AttributeDefinitions=[{"AttributeName": "c", "AttributeType": "N"}],

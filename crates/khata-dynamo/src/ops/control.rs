@@ -466,11 +466,18 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
             .iter()
             .any(|b| b.attribute_name == a.attribute_name)
         {
-            return Err(invalid(format!(
-                "Duplicate AttributeName in AttributeDefinitions: {}",
+            return Err(DynamoError::validation(format!(
+                "Attribute Name is duplicated: {}",
                 a.attribute_name
             )));
         }
+    }
+    // Fewer definitions than key attributes, on a table without secondary indexes, is a
+    // key schema error to DynamoDB (moto's AWS-verified `_throw_attr_error`).
+    if gsis.is_empty() && lsis.is_empty() && defs.len() < keys.len() {
+        return Err(DynamoError::validation(
+            "Invalid KeySchema: Some index key attribute have no definition",
+        ));
     }
     check_defined(&keys, &defs)?;
     for k in &keys {
