@@ -539,6 +539,12 @@ def test_clustering_restrictions_refused_in_cassandras_words(session, clustered,
      "Invalid null value in condition for columns: [b, c, d]"),
     ("a IN ?", (None,), "Invalid null value for column a"),
     ("a = 0 AND b IN ?", (UNSET_VALUE,), "Invalid unset value for column b"),
+    # SingleColumnRestriction's EQ and IN (testInRestrictionWithClusteringColumn).
+    ("a = ?", (None,), "Invalid null value in condition for column a"),
+    ("a = 0 AND b = ?", (None,), "Invalid null value in condition for column b"),
+    ("a = 0 AND b IN (1, ?)", (None,), "Invalid null value in condition for column b"),
+    ("a IN (0, ?)", (None,), "Invalid null value in condition for column a"),
+    ("a = 0 AND b > ?", (None,), "Invalid null value in condition for column b"),
 ])
 def test_null_or_unset_key_values_refused_in_cassandras_words(session, clustered, where, values,
                                                               message):
@@ -546,6 +552,13 @@ def test_null_or_unset_key_values_refused_in_cassandras_words(session, clustered
     with pytest.raises(InvalidRequest) as error:
         session.execute(prepared, values)
     assert message in str(error.value), str(error.value)
+
+
+def test_a_null_literal_in_a_key_restriction(session, clustered):
+    with pytest.raises(InvalidRequest, match="Invalid null value in condition for column b"):
+        session.execute(f"SELECT * FROM {clustered} WHERE a = 0 AND b IN (1, null)")
+    with pytest.raises(InvalidRequest, match="Invalid null value in condition for column a"):
+        session.execute(f"DELETE FROM {clustered} WHERE a = null")
 
 
 def test_a_clustering_value_over_64k_matches_no_row(session, keyspace):

@@ -320,6 +320,23 @@ fn required(run: &Run<'_>, term: &Term, c: &ColumnDef) -> Result<Bytes, ExecErro
     bind::required(run, term, &c.ty, &c.name)
 }
 
+/// The value of a key column's `=`, slice or `IN` item: null is refused in the words of
+/// Cassandra's `SingleColumnRestriction` (`EQRestriction`/`INRestriction.appendTo`), unset as
+/// a bound value is.
+fn in_condition(run: &Run<'_>, term: &Term, c: &ColumnDef) -> Result<Bytes, ExecError> {
+    match bind::value(run, term, &c.ty, &c.name)? {
+        Bound::Value(b) => Ok(b),
+        Bound::Null => Err(ExecError::invalid(format!(
+            "Invalid null value in condition for column {}",
+            c.name
+        ))),
+        Bound::Unset => Err(ExecError::invalid(format!(
+            "Invalid unset value for column {}",
+            c.name
+        ))),
+    }
+}
+
 /// A filter's value of type `ty` (`what`: `value`, `map key` or `map value`). A null or unset
 /// one stands as empty bytes and is noted in `unbound` (the first only), in Cassandra's words
 /// (RowFilter's expressions' `validate`).
@@ -892,7 +909,7 @@ impl Restrictions {
                             )));
                         }
                         (ColumnKind::PartitionKey { position }, ComparisonOp::Equal) => {
-                            let v = required(run, value, c)?;
+                            let v = in_condition(run, value, c)?;
                             restrict(&mut r.pk[position as usize], vec![v], c, false)?;
                         }
                         (
@@ -905,7 +922,7 @@ impl Restrictions {
                             r.filters.push(Filter {
                                 column: c.clone(),
                                 op: *op,
-                                value: required(run, value, c)?,
+                                value: in_condition(run, value, c)?,
                                 any_of: None,
                                 element: None,
                             });
@@ -934,7 +951,7 @@ impl Restrictions {
                             ));
                         }
                         (ColumnKind::Clustering { position, .. }, ComparisonOp::Equal) => {
-                            let v = keyable(select, vec![required(run, value, c)?]);
+                            let v = keyable(select, vec![in_condition(run, value, c)?]);
                             restrict(&mut r.ck[position as usize], v, c, false)?;
                         }
                         (
@@ -944,7 +961,7 @@ impl Restrictions {
                             | ComparisonOp::Less
                             | ComparisonOp::LessEqual,
                         ) => {
-                            let v = required(run, value, c)?;
+                            let v = in_condition(run, value, c)?;
                             let position = position as usize;
                             // With ALLOW FILTERING, of slices on two clustering columns the
                             // first narrows the clustering range and the other filters its rows.
@@ -1024,9 +1041,20 @@ impl Restrictions {
                         }
                     };
                     // Cassandra's `INRestriction.getValues` for a marker.
-                    let vs = in_values_or(run, values, &c.ty, &c.name, |state| {
-                        ExecError::invalid(format!("Invalid {state} value for column {}", c.name))
-                    })?;
+                    let vs = match values {
+                        InValues::Terms(terms) => terms
+                            .iter()
+                            .map(|t| in_condition(run, t, c))
+                            .collect::<Result<Vec<_>, _>>()?,
+                        InValues::Marker(_) => {
+                            in_values_or(run, values, &c.ty, &c.name, |state| {
+                                ExecError::invalid(format!(
+                                    "Invalid {state} value for column {}",
+                                    c.name
+                                ))
+                            })?
+                        }
+                    };
                     let vs = match c.kind {
                         ColumnKind::Clustering { .. } => keyable(select, vs),
                         _ => vs,
