@@ -281,69 +281,61 @@ impl ErrorBody {
     /// below v5 a CAS outcome not known is a CAS write timeout. `None` when the version
     /// has this error's code.
     fn for_version(&self, version: ProtocolVersion) -> Option<ErrorBody> {
-        let timeout_message =
-            |received: i32| format!("Operation timed out - received only {received} responses.");
         let v4 = version >= ProtocolVersion::V4;
-        let kind = match &self.kind {
+        let timed_out =
+            |received: i32| format!("Operation timed out - received only {received} responses.");
+        let write_timeout =
+            |consistency: &Consistency, received: &i32, block_for: &i32, write_type: WriteType| {
+                ErrorKind::WriteTimeout {
+                    consistency: *consistency,
+                    received: *received,
+                    block_for: *block_for,
+                    write_type,
+                    contentions: None,
+                }
+            };
+        let invalid = |code: &str| format!("ERROR {code}: {}", self.message);
+        let (kind, message) = match &self.kind {
             ErrorKind::ReadFailure {
                 consistency,
                 received,
                 block_for,
                 data_present,
                 ..
-            } if !v4 => {
-                return Some(ErrorBody::new(
-                    ErrorKind::ReadTimeout {
-                        consistency: *consistency,
-                        received: *received,
-                        block_for: *block_for,
-                        data_present: *data_present,
-                    },
-                    timeout_message(*received),
-                ));
-            }
+            } if !v4 => (
+                ErrorKind::ReadTimeout {
+                    consistency: *consistency,
+                    received: *received,
+                    block_for: *block_for,
+                    data_present: *data_present,
+                },
+                timed_out(*received),
+            ),
             ErrorKind::WriteFailure {
                 consistency,
                 received,
                 block_for,
                 write_type,
                 ..
-            } if !v4 => {
-                return Some(ErrorBody::new(
-                    ErrorKind::WriteTimeout {
-                        consistency: *consistency,
-                        received: *received,
-                        block_for: *block_for,
-                        write_type: write_type.clone(),
-                        contentions: None,
-                    },
-                    timeout_message(*received),
-                ));
-            }
-            ErrorKind::FunctionFailure { .. } if !v4 => "FUNCTION_FAILURE",
-            ErrorKind::CdcWriteFailure if !v4 => "CDC_WRITE_FAILURE",
+            } if !v4 => (
+                write_timeout(consistency, received, block_for, write_type.clone()),
+                timed_out(*received),
+            ),
             ErrorKind::CasWriteUnknown {
                 consistency,
                 received,
                 block_for,
-            } if version < ProtocolVersion::V5 => {
-                return Some(ErrorBody::new(
-                    ErrorKind::WriteTimeout {
-                        consistency: *consistency,
-                        received: *received,
-                        block_for: *block_for,
-                        write_type: WriteType::Cas,
-                        contentions: None,
-                    },
-                    timeout_message(*received),
-                ));
+            } if version < ProtocolVersion::V5 => (
+                write_timeout(consistency, received, block_for, WriteType::Cas),
+                timed_out(*received),
+            ),
+            ErrorKind::FunctionFailure { .. } if !v4 => {
+                (ErrorKind::Invalid, invalid("FUNCTION_FAILURE"))
             }
+            ErrorKind::CdcWriteFailure if !v4 => (ErrorKind::Invalid, invalid("CDC_WRITE_FAILURE")),
             _ => return None,
         };
-        Some(ErrorBody::new(
-            ErrorKind::Invalid,
-            format!("ERROR {kind}: {}", self.message),
-        ))
+        Some(ErrorBody::new(kind, message))
     }
 
     fn write_as_is(&self, out: &mut BytesMut, version: ProtocolVersion) -> Result<(), EncodeError> {

@@ -364,12 +364,18 @@ pub(super) async fn run(
     };
     let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(take + 1);
     let mut failure: Option<ExecError> = None;
+    // A scan reads whole partitions: rows outside the clustering ranges are skipped here
+    // rather than copied out of each partition first.
+    let whole_partitions = plan.ranges.len() == 1 && plan.ranges[0] == full_range();
     let mut consider = |key: &DecoratedKey, partition: &Partition| {
         if take == 0 {
             return;
         }
         let pk_values = split_key(t, key);
         for (ck, row) in partition.live_rows(now) {
+            if !whole_partitions && !plan.ranges.iter().any(|(lo, hi)| ck >= lo && ck < hi) {
+                continue;
+            }
             let ck_values = khata_types::clustering::decode_key(&shape.clustering_types, ck)
                 .unwrap_or_default();
             let value_of = |c: &ColumnDef, row: &Row| match c.kind {
@@ -499,14 +505,7 @@ pub(super) async fn run(
                     .await?;
                 run.warnings.extend(page.warnings.iter().cloned());
                 for (key, partition) in &page.partitions {
-                    if plan.ranges.len() == 1 && plan.ranges[0] == full_range() {
-                        consider(key, partition);
-                    } else {
-                        let mut p = partition.clone();
-                        p.rows
-                            .retain(|k, _| plan.ranges.iter().any(|(lo, hi)| k >= lo && k < hi));
-                        consider(key, &p);
-                    }
+                    consider(key, partition);
                 }
                 match page.resume {
                     Some(r) => resume = Some(r),
