@@ -73,6 +73,21 @@ def test_checks_of_cassandras_parser_are_syntax_errors(session, statement, messa
     assert f'message="{message}"' in str(error.value), str(error.value)
 
 
+@pytest.mark.parametrize("statement, message", [
+    ("CREATE TABLE {ks}.shape1 (k int PRIMARY KEY) WITH comment = {{'a': 'b'}}",
+     "Invalid value for property 'comment'. It should be a string"),
+    ("CREATE TABLE {ks}.shape2 (k int PRIMARY KEY) WITH compaction = 'x'",
+     "Invalid value for property 'compaction'. It should be a map."),
+    ("CREATE KEYSPACE shape3 WITH replication = 'x'",
+     "Invalid value for property 'replication'. It should be a map."),
+])
+def test_a_property_of_the_wrong_shape_is_a_syntax_error(session, keyspace, statement, message):
+    """Cassandra's `PropertyDefinitions.getSimple` and `getMap` throw a SyntaxException."""
+    with pytest.raises(SyntaxException) as error:
+        session.execute(statement.format(ks=keyspace))
+    assert f'message="{message}"' in str(error.value), str(error.value)
+
+
 def test_syntax_error_on_prepare(session):
     with pytest.raises(SyntaxException):
         session.prepare("SELECT * FROM WHERE k = ?")

@@ -492,10 +492,9 @@ fn create_index(
                 }
             }
             _ => {
-                return Err(ExecError::Body(crate::frame::ErrorBody::new(
-                    crate::frame::ErrorKind::SyntaxError,
-                    "Invalid value for property 'options'. It should be a map.".to_string(),
-                )));
+                return Err(syntax_error(
+                    "Invalid value for property 'options'. It should be a map.",
+                ));
             }
         }
     }
@@ -648,8 +647,9 @@ fn property_text(p: &Property) -> Result<String, ExecError> {
     match &p.value {
         PropertyValue::Constant(l) => Ok(literal_text(l)),
         PropertyValue::Word(w) => Ok(w.clone()),
-        PropertyValue::Map(_) => Err(ExecError::invalid(format!(
-            "Invalid value for property '{}'",
+        // Cassandra's `PropertyDefinitions.getSimple`, a SyntaxException.
+        PropertyValue::Map(_) => Err(syntax_error(format!(
+            "Invalid value for property '{}'. It should be a string",
             p.name.0
         ))),
     }
@@ -661,11 +661,21 @@ fn property_map(p: &Property) -> Result<BTreeMap<String, String>, ExecError> {
             .iter()
             .map(|(k, v)| (literal_text(k), literal_text(v)))
             .collect()),
-        _ => Err(ExecError::invalid(format!(
-            "Invalid value for property '{}'",
+        // Cassandra's `PropertyDefinitions.getMap`, a SyntaxException.
+        _ => Err(syntax_error(format!(
+            "Invalid value for property '{}'. It should be a map.",
             p.name.0
         ))),
     }
+}
+
+/// A `SyntaxException` (the `SYNTAX_ERROR` code), as Cassandra answers a property of the
+/// wrong shape.
+fn syntax_error(message: impl Into<String>) -> ExecError {
+    ExecError::Body(crate::frame::ErrorBody::new(
+        crate::frame::ErrorKind::SyntaxError,
+        message.into(),
+    ))
 }
 
 /// A `ConfigurationException` (the `CONFIG_ERROR` code), as Cassandra answers bad options.

@@ -585,7 +585,7 @@ impl Restrictions {
         // What Cassandra checks when it prepares the statement, in its order: a partition key
         // restricted by a slice or CONTAINS is filtered; then a clustering column restricted by
         // CONTAINS needs an index or filtering.
-        if !allow_filtering && r.key_filtered {
+        if !allow_filtering && r.key_filtered && !r.key_filters_served(t) {
             return Err(ExecError::invalid(FILTERING));
         }
         if !allow_filtering && r.clustering_contains && !r.restricts_indexed_column(t) {
@@ -667,10 +667,80 @@ impl Restrictions {
         Ok(())
     }
 
+    /// The restrictions a query through an index checks, as SAI sees them (column, operator,
+    /// whether a map entry's): every filter, and with `clustering` every clustering
+    /// restriction. `None` stands for one no SAI can serve (an `IN`, a multi-column relation).
+    fn sai_restrictions<'t>(
+        &'t self,
+        t: &'t TableSchema,
+        clustering: bool,
+    ) -> Vec<Option<(&'t ColumnDef, ComparisonOp, bool)>> {
+        let mut out: Vec<_> = self
+            .filters
+            .iter()
+            .map(|f| {
+                f.any_of
+                    .is_none()
+                    .then_some((&f.column, f.op, f.element.is_some()))
+            })
+            .collect();
+        if clustering {
+            let columns = t.def.clustering();
+            if self.tuples.is_some() {
+                out.push(None);
+            }
+            for (position, values) in self.ck.iter().enumerate() {
+                if let Some(values) = values {
+                    out.push(
+                        (self.ck_equal[position] && values.len() == 1)
+                            .then(|| (columns[position].0, ComparisonOp::Equal, false)),
+                    );
+                }
+            }
+            if let Some((first, low, high)) = &self.slice {
+                let single = [low, high]
+                    .into_iter()
+                    .flatten()
+                    .all(|end| end.values.len() == 1);
+                out.push(single.then(|| (columns[*first].0, ComparisonOp::Greater, false)));
+            }
+        }
+        out
+    }
+
+    /// Whether the table's SAIs serve every restriction a query through an index checks
+    /// (Cassandra 5.0's `IndexRestrictions.needsFiltering` for the SAI group, whose indexes
+    /// serve a query together): then it needs no ALLOW FILTERING. `clustering`: the clustering
+    /// restrictions count (no partition key, or they filter). False when nothing is restricted.
+    pub fn sai_serves_all(&self, t: &TableSchema, clustering: bool) -> bool {
+        let all = self.sai_restrictions(t, clustering);
+        !all.is_empty()
+            && all.into_iter().all(|r| {
+                r.is_some_and(|(column, op, element)| super::sai::serves(t, column, op, element))
+            })
+    }
+
     /// Whether an index of the table can serve one of the restrictions (Cassandra's
     /// `hasQueriableIndex`): `=` on a column with a simple or `full()` index, `CONTAINS` with a
-    /// `values()` one, `CONTAINS KEY` with a `keys()` one, `m[k] = v` with an `entries()` one.
+    /// `values()` one, `CONTAINS KEY` with a `keys()` one, `m[k] = v` with an `entries()` one,
+    /// and whatever an SAI supports (its ranges).
     fn restricts_indexed_column(&self, t: &TableSchema) -> bool {
+        let sai = self
+            .sai_restrictions(t, true)
+            .into_iter()
+            .flatten()
+            .any(|(column, op, element)| super::sai::serves(t, column, op, element));
+        sai || self.restricts_index_lookup(t)
+    }
+
+    /// Whether an index of the table serves one of the restrictions (Cassandra's
+    /// `hasQueriableIndex`).
+    pub fn uses_index(&self, t: &TableSchema) -> bool {
+        self.restricts_indexed_column(t)
+    }
+
+    /// Whether a regular index lookup can serve one of the restrictions.
+    fn restricts_index_lookup(&self, t: &TableSchema) -> bool {
         let indexed = |name: &str, kinds: &[IndexKind]| {
             t.indexes.iter().any(|i| {
                 let (column, kind) = i.column();
@@ -700,6 +770,17 @@ impl Restrictions {
                 _ => false,
             }
         })
+    }
+
+    /// Whether an SAI serves each partition key column's slice or `CONTAINS` (a filter over the
+    /// scan, which then needs no ALLOW FILTERING if the SAIs serve the rest too).
+    fn key_filters_served(&self, t: &TableSchema) -> bool {
+        self.filters
+            .iter()
+            .filter(|f| matches!(f.column.kind, ColumnKind::PartitionKey { .. }))
+            .all(|f| {
+                f.any_of.is_none() && super::sai::serves(t, &f.column, f.op, f.element.is_some())
+            })
     }
 
     /// Whether the clustering restrictions filter rows rather than only select clustering
@@ -804,7 +885,12 @@ impl Restrictions {
                         && matches!(kind, IndexKind::Simple | IndexKind::Full)
                 })
             };
-            let served = select && held.kind == HeldKind::Equal && held.columns().any(indexed);
+            // An SAI serves a slice of the column too.
+            let sai_slice = held.is_slice()
+                && !held.multi
+                && super::sai::serves(t, clustering[held.first].0, ComparisonOp::Greater, false);
+            let served = select
+                && (held.kind == HeldKind::Equal && held.columns().any(indexed) || sai_slice);
             !allow_filtering && !served
         };
         let mut hold = |held: Held| merged.add(held, check_order(&held));

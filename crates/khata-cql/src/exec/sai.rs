@@ -5,14 +5,19 @@
 //! An SAI on a vector column keeps no entries: an `ANN OF` query scans the table, or the
 //! partitions its WHERE clause names, and keeps the best rows (an exact search, see
 //! `ann.rs`). An SAI on any other column is backed by the regular index machinery
-//! (`khata_replica::index`), so it answers `=`, `CONTAINS`, `CONTAINS KEY` and map entries as a
-//! regular index does; what it does not do is SAI's own extras (range queries without ALLOW
-//! FILTERING, text analyzers), and the analyzer options are refused rather than ignored.
+//! (`khata_replica::index`), so it looks up `=`, `CONTAINS`, `CONTAINS KEY` and map entries as a
+//! regular index does. As in Cassandra 5.0, the SAIs of a table serve a query together: a
+//! WHERE clause whose every restriction some SAI supports ([`serves`]: ranges too, on the
+//! types SAI orders) needs no ALLOW FILTERING. khata answers the range restrictions by
+//! scanning (or from the rows an `=` lookup found), checking each row as ALLOW FILTERING does.
+//! Text analyzers are not implemented, and their options are refused rather than ignored.
 
 use std::collections::BTreeMap;
 
-use khata_coordinator::catalog::{CustomIndex, IndexDef, TableSchema};
+use khata_coordinator::catalog::{CustomIndex, IndexDef, IndexKind, TableSchema};
 use khata_types::schema::{ColumnDef, CqlType};
+
+use crate::language::ast::ComparisonOp;
 
 use super::error::ExecError;
 use super::native_scalars::Similarity;
@@ -174,4 +179,52 @@ pub(crate) fn vector_index<'t>(
         .and_then(|f| parse_similarity(f))
         .unwrap_or(Similarity::Cosine);
     Some((index, similarity))
+}
+
+/// Whether an SAI of `t` on `column` supports `op` (`element`: a map entry's `m[k] op v`), as
+/// Cassandra 5.0's `IndexTermType.supports` says: `CONTAINS KEY` through `keys()`, `CONTAINS`
+/// through `values()`, `m[k] =` through `entries()`, `=` through `full()` or on a plain value,
+/// and the slices on a plain value of a type SAI keeps in order (not the equality-only text,
+/// ascii, boolean and uuid, nor the literal frozen types). `IN` is no index operator in 5.0.
+pub(crate) fn serves(t: &TableSchema, column: &ColumnDef, op: ComparisonOp, element: bool) -> bool {
+    t.indexes.iter().any(|i| {
+        let (name, kind) = i.column();
+        is_sai(i)
+            && i.has_storage(&t.def)
+            && name == column.name
+            && match (kind, op) {
+                (IndexKind::Keys, ComparisonOp::ContainsKey)
+                | (IndexKind::Values, ComparisonOp::Contains) => !element,
+                (IndexKind::Entries, ComparisonOp::Equal) => element,
+                (IndexKind::Full | IndexKind::Simple, ComparisonOp::Equal) => !element,
+                (
+                    IndexKind::Simple,
+                    ComparisonOp::Less
+                    | ComparisonOp::LessEqual
+                    | ComparisonOp::Greater
+                    | ComparisonOp::GreaterEqual,
+                ) => !element && ordered(&column.ty),
+                _ => false,
+            }
+    })
+}
+
+/// Whether SAI answers ranges of a column of type `ty`: not of the types it indexes for
+/// equality only, nor of the literal ones (frozen collections, tuples and UDTs).
+fn ordered(ty: &CqlType) -> bool {
+    !matches!(
+        ty,
+        CqlType::Text
+            | CqlType::Ascii
+            | CqlType::Boolean
+            | CqlType::Uuid
+            | CqlType::Duration
+            | CqlType::Counter
+            | CqlType::List { .. }
+            | CqlType::Set { .. }
+            | CqlType::Map { .. }
+            | CqlType::Tuple(_)
+            | CqlType::Udt { .. }
+            | CqlType::Vector { .. }
+    )
 }

@@ -833,25 +833,22 @@ fn restricts_partition_key(t: &TableSchema, clause: &[Relation]) -> bool {
     })
 }
 
+/// An SAI's slice of a key column counts too.
 fn restricts_indexed_key_column(t: &TableSchema, clause: &[Relation]) -> bool {
     !t.indexes.is_empty()
         && clause.iter().any(|relation| {
-            let Relation::Column {
-                column,
-                op: ComparisonOp::Equal,
-                ..
-            } = relation
-            else {
+            let Relation::Column { column, op, .. } = relation else {
                 return false;
             };
             t.def.column(&column.0).is_some_and(|c| {
                 matches!(
                     c.kind,
                     ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
-                ) && t
-                    .indexes
-                    .iter()
-                    .any(|i| i.has_storage(&t.def) && i.column().0 == c.name)
+                ) && (*op == ComparisonOp::Equal
+                    && t.indexes
+                        .iter()
+                        .any(|i| i.has_storage(&t.def) && i.column().0 == c.name)
+                    || super::sai::serves(t, c, *op, false))
             })
         })
 }
@@ -915,6 +912,17 @@ fn plan(
     if r.partial_partition_key() && !s.allow_filtering {
         return Err(ExecError::invalid(FILTERING));
     }
+    // Cassandra's `usesSecondaryIndexing` (an index serves a restriction and a column outside
+    // the primary key is restricted) refuses a partition key `IN`, even with ALLOW FILTERING.
+    let non_key_filter = r
+        .filters
+        .iter()
+        .any(|f| matches!(f.column.kind, ColumnKind::Regular | ColumnKind::Static));
+    if r.key_in && (non_key_filter || !r.has_partition_keys()) && r.uses_index(t) {
+        return Err(ExecError::invalid(
+            "Select on indexed columns and with IN clause for the PRIMARY KEY are not supported",
+        ));
+    }
     if s.distinct
         && (r.has_clustering()
             || r.filters.iter().any(|f| {
@@ -929,9 +937,11 @@ fn plan(
         ));
     }
     let index = usable_index(t, &r);
+    // The table's SAIs serve the query together, ranges included: no ALLOW FILTERING needed.
+    let sai = r.sai_serves_all(t, !r.has_partition_keys() || r.clustering_needs_filtering());
     // As Cassandra's `verifyOrderingIsAllowed`, before the ORDER BY's columns are looked at.
     if !s.order_by.is_empty() {
-        if index.is_some() {
+        if index.is_some() || (sai && !r.filters.is_empty()) {
             return Err(ExecError::invalid(
                 "ORDER BY with 2ndary indexes is not supported.",
             ));
@@ -942,20 +952,21 @@ fn plan(
             ));
         }
     }
-    let needs_filtering = match &index {
-        // Through an index, every other restriction is a filter, and so are the clustering
-        // restrictions unless the partition key is given and they need no filtering
-        // (Cassandra's count of filtered restrictions in `StatementRestrictions.needFiltering`).
-        Some(_) => {
-            let clustering = if r.has_partition_keys() && !r.clustering_needs_filtering() {
-                0
-            } else {
-                r.clustering_columns_restricted()
-            };
-            r.filters.len() + clustering > 1
-        }
-        None => !r.filters.is_empty() || (!r.has_partition_keys() && r.has_clustering()),
-    };
+    let needs_filtering = !sai
+        && match &index {
+            // Through an index, every other restriction is a filter, and so are the clustering
+            // restrictions unless the partition key is given and they need no filtering
+            // (Cassandra's count of filtered restrictions in `StatementRestrictions.needFiltering`).
+            Some(_) => {
+                let clustering = if r.has_partition_keys() && !r.clustering_needs_filtering() {
+                    0
+                } else {
+                    r.clustering_columns_restricted()
+                };
+                r.filters.len() + clustering > 1
+            }
+            None => !r.filters.is_empty() || (!r.has_partition_keys() && r.has_clustering()),
+        };
     if needs_filtering && !s.allow_filtering {
         return Err(ExecError::invalid(FILTERING));
     }

@@ -1,0 +1,186 @@
+"""Cassandra 5.0's Storage-Attached Indexes (SAI) serving a query together.
+
+As in Cassandra 5.0, a WHERE clause whose every restriction some SAI of the table supports
+needs no ALLOW FILTERING: `=` on any indexed column, and the slices (`<`, `<=`, `>`, `>=`) on
+the types SAI keeps in order (numbers, dates and times, timeuuid, inet, blob), on regular,
+clustering and partition key columns, alone or combined. Text, ascii, boolean and uuid are
+indexed for `=` only, so a slice on them, or any restriction on a column no SAI covers, still
+needs ALLOW FILTERING, in Cassandra's words. Each answer is checked against the rows computed
+here from what was written, also paged and prepared.
+
+A partition key `IN` with an index in use is refused, as Cassandra's
+`validateSecondaryIndexSelections` refuses it (with regular indexes too).
+"""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+
+import pytest
+from cassandra import InvalidRequest
+from cassandra.query import SimpleStatement
+
+FILTERING = "use ALLOW FILTERING"
+
+ROWS = [
+    # (id, ts, age, name, score, born, flag)
+    (i % 5, i, 20 + i, f"n{i % 3}", i * 1.5, datetime.date(2024, 1, 1 + i), i % 2 == 0)
+    for i in range(20)
+]
+
+
+@pytest.fixture(scope="module")
+def ks(session, keyspace):
+    session.execute(
+        f"CREATE TABLE {keyspace}.people (id int, ts int, age int, name text, score double, "
+        "born date, flag boolean, note text, PRIMARY KEY (id, ts))")
+    for column in ("age", "name", "score", "born", "flag", "ts"):
+        session.execute(
+            f"CREATE CUSTOM INDEX people_{column} ON {keyspace}.people ({column}) "
+            "USING 'StorageAttachedIndex'")
+    insert = session.prepare(
+        f"INSERT INTO {keyspace}.people (id, ts, age, name, score, born, flag, note) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, 'x')")
+    for row in ROWS:
+        session.execute(insert, row)
+    return keyspace
+
+
+def keys(rows):
+    return sorted((r.id, r.ts) for r in rows)
+
+
+def model(predicate):
+    return sorted((r[0], r[1]) for r in ROWS if predicate(*r))
+
+
+@pytest.mark.parametrize("where,predicate", [
+    ("age > 35", lambda i, t, a, n, s, b, f: a > 35),
+    ("age >= 30 AND age < 33", lambda i, t, a, n, s, b, f: 30 <= a < 33),
+    ("age <= 21", lambda i, t, a, n, s, b, f: a <= 21),
+    ("age > 30 AND age < 25", lambda i, t, a, n, s, b, f: False),
+    ("score <= 3.0", lambda i, t, a, n, s, b, f: s <= 3.0),
+    ("born >= '2024-01-15'", lambda i, t, a, n, s, b, f: b >= datetime.date(2024, 1, 15)),
+    ("name = 'n1' AND score > 10", lambda i, t, a, n, s, b, f: n == "n1" and s > 10),
+    ("age > 30 AND name = 'n1'", lambda i, t, a, n, s, b, f: a > 30 and n == "n1"),
+    ("flag = true AND age < 28", lambda i, t, a, n, s, b, f: f and a < 28),
+    ("age > 25 AND score < 20 AND born < '2024-01-12'",
+     lambda i, t, a, n, s, b, f: a > 25 and s < 20 and b < datetime.date(2024, 1, 12)),
+    # The partition key given, an SAI range within it.
+    ("id = 1 AND age > 30", lambda i, t, a, n, s, b, f: i == 1 and a > 30),
+    ("id = 2 AND ts > 3 AND age < 38", lambda i, t, a, n, s, b, f: i == 2 and t > 3 and a < 38),
+    # A clustering column with an SAI, without the partition key.
+    ("ts > 15", lambda i, t, a, n, s, b, f: t > 15),
+    ("ts > 5 AND age < 37", lambda i, t, a, n, s, b, f: t > 5 and a < 37),
+])
+def test_sai_restrictions_need_no_allow_filtering(session, ks, where, predicate):
+    rows = session.execute(f"SELECT id, ts FROM {ks}.people WHERE {where}")
+    assert keys(rows) == model(predicate)
+    # Paged: the same rows.
+    paged = session.execute(
+        SimpleStatement(f"SELECT id, ts FROM {ks}.people WHERE {where}", fetch_size=3))
+    assert keys(paged) == model(predicate)
+    # With ALLOW FILTERING: the same rows too.
+    assert keys(session.execute(
+        f"SELECT id, ts FROM {ks}.people WHERE {where} ALLOW FILTERING")) == model(predicate)
+
+
+def test_sai_ranges_prepared_and_counted(session, ks):
+    prepared = session.prepare(
+        f"SELECT id, ts FROM {ks}.people WHERE age >= ? AND score < ?")
+    for low, high in [(20, 100.0), (25, 15.0), (39, 0.0), (30, 28.5)]:
+        assert keys(session.execute(prepared, (low, high))) == model(
+            lambda i, t, a, n, s, b, f: a >= low and s < high)
+    count = session.execute(f"SELECT count(*) FROM {ks}.people WHERE age > 30").one()[0]
+    assert count == len(model(lambda i, t, a, n, s, b, f: a > 30))
+
+
+def test_sai_ranges_follow_writes_and_deletes(session, ks):
+    session.execute(
+        f"INSERT INTO {ks}.people (id, ts, age, name) VALUES (9, 100, 1000, 'late')")
+    assert keys(session.execute(f"SELECT id, ts FROM {ks}.people WHERE age > 999")) == [
+        (9, 100)]
+    session.execute(f"UPDATE {ks}.people SET age = 5 WHERE id = 9 AND ts = 100")
+    assert keys(session.execute(f"SELECT id, ts FROM {ks}.people WHERE age > 999")) == []
+    assert keys(session.execute(f"SELECT id, ts FROM {ks}.people WHERE age < 6")) == [
+        (9, 100)]
+    session.execute(f"DELETE FROM {ks}.people WHERE id = 9")
+    assert keys(session.execute(f"SELECT id, ts FROM {ks}.people WHERE age < 6")) == []
+
+
+@pytest.mark.parametrize("where", [
+    # Text, ascii, boolean and uuid are indexed for equality only.
+    "name > 'n1'",
+    "flag < true",
+    # A column no SAI covers.
+    "age > 30 AND note = 'x'",
+    "note = 'x'",
+])
+def test_what_no_sai_serves_still_needs_allow_filtering(session, ks, where):
+    with pytest.raises(InvalidRequest, match=FILTERING):
+        session.execute(f"SELECT id, ts FROM {ks}.people WHERE {where}")
+    session.execute(f"SELECT id, ts FROM {ks}.people WHERE {where} ALLOW FILTERING")
+
+
+def test_partition_key_in_with_an_index_is_refused(session, ks):
+    message = "Select on indexed columns and with IN clause for the PRIMARY KEY are not supported"
+    with pytest.raises(InvalidRequest, match=message):
+        session.execute(f"SELECT id, ts FROM {ks}.people WHERE id IN (1, 2) AND age > 30")
+    with pytest.raises(InvalidRequest, match=message):
+        session.execute(
+            f"SELECT id, ts FROM {ks}.people WHERE id IN (1, 2) AND name = 'n1' ALLOW FILTERING")
+    # A regular index too (Cassandra's check does not depend on the kind of index).
+    session.execute(f"CREATE TABLE {ks}.legacy (k int, c int, v int, PRIMARY KEY (k, c))")
+    session.execute(f"CREATE INDEX ON {ks}.legacy (v)")
+    with pytest.raises(InvalidRequest, match=message):
+        session.execute(f"SELECT * FROM {ks}.legacy WHERE k IN (1, 2) AND v = 3")
+    # Without a restriction outside the primary key, no index is in use.
+    session.execute(f"SELECT * FROM {ks}.legacy WHERE k IN (1, 2) AND c = 3")
+    session.execute(f"SELECT id, ts FROM {ks}.people WHERE id IN (1, 2) AND ts > 3")
+
+
+def test_order_by_with_an_sai_restriction_is_refused(session, ks):
+    with pytest.raises(InvalidRequest, match="ORDER BY with 2ndary indexes is not supported"):
+        session.execute(
+            f"SELECT id, ts FROM {ks}.people WHERE id = 1 AND age > 30 ORDER BY ts DESC")
+
+
+def test_sai_on_key_columns_of_other_types(session, ks):
+    session.execute(
+        f"CREATE TABLE {ks}.events (a int, b int, at timestamp, seen timeuuid, ip inet, "
+        "payload blob, PRIMARY KEY ((a, b), at))")
+    for column in ("b", "at", "seen", "ip", "payload"):
+        session.execute(f"CREATE INDEX ON {ks}.events ({column}) USING 'sai'")
+    base = datetime.datetime(2025, 3, 1)
+    written = []
+    for n in range(12):
+        at = base + datetime.timedelta(hours=n)
+        seen = uuid.uuid1(clock_seq=n)
+        ip = f"10.0.0.{n}"
+        payload = bytes([n])
+        session.execute(
+            f"INSERT INTO {ks}.events (a, b, at, seen, ip, payload) VALUES (%s, %s, %s, %s, %s, %s)",
+            (n % 2, n % 4, at, seen, ip, payload))
+        written.append((n % 2, n % 4, at, ip, payload))
+
+    def found(where):
+        return sorted((r.a, r.b, r.at) for r in session.execute(
+            f"SELECT a, b, at FROM {ks}.events WHERE {where}"))
+
+    def expect(predicate):
+        return sorted((a, b, at) for a, b, at, ip, payload in written
+                      if predicate(a, b, at, ip, payload))
+
+    # A partition key component: its slice, served by the SAI.
+    assert found("b >= 2") == expect(lambda a, b, at, ip, p: b >= 2)
+    assert found("b = 1") == expect(lambda a, b, at, ip, p: b == 1)
+    assert found("at > '2025-03-01 05:00:00+0000'") == expect(
+        lambda a, b, at, ip, p: at > base + datetime.timedelta(hours=5))
+    assert found("ip <= '10.0.0.3'") == expect(lambda a, b, at, ip, p: int(ip.split('.')[-1]) <= 3)
+    assert found("payload > 0x08") == expect(lambda a, b, at, ip, p: p > b"\x08")
+    assert found("b < 2 AND payload < 0x06") == expect(
+        lambda a, b, at, ip, p: b < 2 and p < b"\x06")
+    # The partition key's other component is not indexed: filtering.
+    with pytest.raises(InvalidRequest, match=FILTERING):
+        session.execute(f"SELECT a FROM {ks}.events WHERE a = 1 AND ip > '10.0.0.1'")
