@@ -580,10 +580,18 @@ def test_an_in_of_one_value_on_a_regular_column_is_an_equality(session, keyspace
     with pytest.raises(InvalidRequest, match=r"Collection column 'c' \(set<int>\) cannot be "
                        "restricted by a 'IN' relation"):
         session.execute(f"SELECT a FROM {t} WHERE a = 1 AND c IN ({{0}}) ALLOW FILTERING")
-    for where in ("b IN (1, 2)", "b IN ()", "b IN ?"):
-        with pytest.raises(InvalidRequest, match=r"IN predicates on non-primary-key columns "
-                           r"\(b\) is not yet supported"):
-            session.prepare(f"SELECT a FROM {t} WHERE {where} ALLOW FILTERING")
+    # Of several values: a filter since Cassandra 4.1 (CASSANDRA-14344), which needs ALLOW
+    # FILTERING as any filter does.
+    assert sorted(r.a for r in session.execute(
+        f"SELECT a FROM {t} WHERE b IN (1, 2) ALLOW FILTERING")) == [1, 2]
+    assert [r.a for r in session.execute(f"SELECT a FROM {t} WHERE b IN () ALLOW FILTERING")] \
+        == []
+    prepared = session.prepare(f"SELECT a FROM {t} WHERE b IN ? ALLOW FILTERING")
+    assert sorted(r.a for r in session.execute(prepared, ([2, 3, 1],))) == [1, 2]
+    with pytest.raises(InvalidRequest, match=FILTERING):
+        session.execute(f"SELECT a FROM {t} WHERE b IN (1, 2)")
+    with pytest.raises(InvalidRequest, match="Invalid null value in condition for column b"):
+        session.execute(f"SELECT a FROM {t} WHERE b IN (1, null) ALLOW FILTERING")
 
 
 @pytest.mark.parametrize("column, relation, what", [

@@ -8,6 +8,7 @@ indexed for `=` only, so a slice on them, or any restriction on a column no SAI 
 needs ALLOW FILTERING, in Cassandra's words. Each answer is checked against the rows computed
 here from what was written, also paged and prepared.
 
+An `IN` on a column outside the primary key filters (Cassandra 4.1); no index serves it.
 A partition key `IN` with an index in use is refused, as Cassandra's
 `validateSecondaryIndexSelections` refuses it (with regular indexes too).
 """
@@ -184,3 +185,42 @@ def test_sai_on_key_columns_of_other_types(session, ks):
     # The partition key's other component is not indexed: filtering.
     with pytest.raises(InvalidRequest, match=FILTERING):
         session.execute(f"SELECT a FROM {ks}.events WHERE a = 1 AND ip > '10.0.0.1'")
+
+
+def test_in_on_regular_and_static_columns_filters(session, keyspace):
+    """Cassandra 4.1's `testInRestrictionsWithAllowFiltering` (CASSANDRA-14344): an `IN` on a
+    regular, static, clustering or partition key column filters with ALLOW FILTERING; no
+    index serves it."""
+    t = f"{keyspace}.in_filter"
+    session.execute(
+        f"CREATE TABLE {t} (pk1 int, pk2 int, c text, s int static, v int, "
+        "PRIMARY KEY ((pk1, pk2), c))")
+    insert = session.prepare(f"INSERT INTO {t} (pk1, pk2, c, s, v) VALUES (?, ?, ?, ?, ?)")
+    for row in [(1, 0, "5", 1, 3), (1, 0, "7", 1, 2), (1, 1, "7", 1, 3), (2, 0, "4", 2, 1),
+                (2, 3, "6", 2, 8)]:
+        session.execute(insert, row)
+
+    def found(where, values=()):
+        return sorted(tuple(r) for r in session.execute(
+            f"SELECT pk1, pk2, c, s, v FROM {t} WHERE {where} ALLOW FILTERING", values))
+
+    assert found("v IN (4, 3)") == [(1, 0, "5", 1, 3), (1, 1, "7", 1, 3)]
+    prepared = session.prepare(f"SELECT pk1, pk2, c, s, v FROM {t} WHERE v IN ? ALLOW FILTERING")
+    assert sorted(tuple(r) for r in session.execute(prepared, ([4, 3],))) == [
+        (1, 0, "5", 1, 3), (1, 1, "7", 1, 3)]
+    assert found("c IN ('7', '6', '8')") == [
+        (1, 0, "7", 1, 2), (1, 1, "7", 1, 3), (2, 3, "6", 2, 8)]
+    assert found("pk1 IN (1, 3)") == [(1, 0, "5", 1, 3), (1, 0, "7", 1, 2), (1, 1, "7", 1, 3)]
+    assert found("s IN (1, 3)") == [(1, 0, "5", 1, 3), (1, 0, "7", 1, 2), (1, 1, "7", 1, 3)]
+    # An SAI on the column does not serve IN in Cassandra 5.0: still filtering.
+    session.execute(f"CREATE INDEX ON {t} (v) USING 'sai'")
+    with pytest.raises(InvalidRequest, match=FILTERING):
+        session.execute(f"SELECT * FROM {t} WHERE v IN (4, 3)")
+    assert found("v IN (4, 3)") == [(1, 0, "5", 1, 3), (1, 1, "7", 1, 3)]
+    # Counters too.
+    counters = f"{keyspace}.in_counters"
+    session.execute(f"CREATE TABLE {counters} (pk int PRIMARY KEY, v counter)")
+    for pk, by in [(1, 1), (2, 2), (3, 1)]:
+        session.execute(f"UPDATE {counters} SET v = v + {by} WHERE pk = {pk}")
+    assert sorted(r.pk for r in session.execute(
+        f"SELECT pk FROM {counters} WHERE v IN (0, 1) ALLOW FILTERING")) == [1, 3]

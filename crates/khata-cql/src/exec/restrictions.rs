@@ -250,12 +250,24 @@ fn not_a_collection(c: &ColumnDef, op: ComparisonOp) -> ExecError {
     ))
 }
 
-/// Cassandra's refusal of an `IN` of other than one value on a column outside the primary key.
-fn not_yet_supported_in(c: &ColumnDef) -> ExecError {
-    ExecError::invalid(format!(
-        "IN predicates on non-primary-key columns ({}) is not yet supported",
-        c.name
-    ))
+/// A non-frozen collection is restricted only by CONTAINS [KEY] or a map entry (Cassandra's
+/// `isLegalRelationForNonFrozenCollection`); `op_text` names the operator tried.
+fn refuse_multi_cell(c: &ColumnDef, op_text: &str) -> Result<(), ExecError> {
+    if !c.ty.is_multi_cell() {
+        return Ok(());
+    }
+    let ty = khata_types::type_text::type_text(&c.ty);
+    Err(ExecError::invalid(if matches!(c.ty, CqlType::Udt { .. }) {
+        format!(
+            "Non-frozen UDT column '{}' ({ty}) cannot be restricted by any relation",
+            c.name
+        )
+    } else {
+        format!(
+            "Collection column '{}' ({ty}) cannot be restricted by a '{op_text}' relation",
+            c.name
+        )
+    }))
 }
 
 /// A SELECT's `=`/`IN` values of a clustering column without those too large for a clustering
@@ -640,22 +652,7 @@ impl Restrictions {
         if is_slice(op) {
             refuse_duration_slice(c)?;
         }
-        // A non-frozen collection is restricted only by CONTAINS [KEY] or a map entry
-        // (Cassandra's `isLegalRelationForNonFrozenCollection`).
-        if c.ty.is_multi_cell() {
-            let ty = khata_types::type_text::type_text(&c.ty);
-            return Err(ExecError::invalid(if matches!(c.ty, CqlType::Udt { .. }) {
-                format!(
-                    "Non-frozen UDT column '{}' ({ty}) cannot be restricted by any relation",
-                    c.name
-                )
-            } else {
-                format!(
-                    "Collection column '{}' ({ty}) cannot be restricted by a '{op_text}' relation",
-                    c.name
-                )
-            }));
-        }
+        refuse_multi_cell(c, op_text)?;
         let value = filter_value(run, term, &c.ty, c, "value", &mut self.unbound_filter)?;
         self.filters.push(Filter {
             column: c.clone(),
@@ -1116,13 +1113,30 @@ impl Restrictions {
                         _ => {
                             // An IN of one value is taken as `=` (Cassandra lets it through
                             // "for backward compatibility"), naming IN in its refusals.
-                            let InValues::Terms(terms) = values else {
-                                return Err(not_yet_supported_in(c));
+                            if let InValues::Terms(terms) = values
+                                && let [term] = terms.as_slice()
+                            {
+                                r.compare_filter(run, c, ComparisonOp::Equal, "IN", term)?;
+                                continue;
+                            }
+                            // Of several values, a filter (Cassandra 4.1's CASSANDRA-14344),
+                            // which no index serves.
+                            refuse_multi_cell(c, "IN")?;
+                            let vs = match values {
+                                InValues::Terms(terms) => terms
+                                    .iter()
+                                    .map(|t| in_condition(run, t, c))
+                                    .collect::<Result<Vec<_>, _>>()?,
+                                InValues::Marker(_) => {
+                                    in_values_or(run, values, &c.ty, &c.name, |state| {
+                                        ExecError::invalid(format!(
+                                            "Invalid {state} value for column {}",
+                                            c.name
+                                        ))
+                                    })?
+                                }
                             };
-                            let [term] = terms.as_slice() else {
-                                return Err(not_yet_supported_in(c));
-                            };
-                            r.compare_filter(run, c, ComparisonOp::Equal, "IN", term)?;
+                            r.filters.push(in_filter(c.clone(), vs));
                             continue;
                         }
                     };
