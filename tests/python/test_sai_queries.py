@@ -224,3 +224,86 @@ def test_in_on_regular_and_static_columns_filters(session, keyspace):
         session.execute(f"UPDATE {counters} SET v = v + {by} WHERE pk = {pk}")
     assert sorted(r.pk for r in session.execute(
         f"SELECT pk FROM {counters} WHERE v IN (0, 1) ALLOW FILTERING")) == [1, 3]
+
+
+def test_sai_equality_on_a_decimal_compares_values(session, keyspace):
+    """SAI compares decimals by value: `1.10` finds `1.1` (Cassandra 5.0's SAI encodes
+    decimals by value), for `=` as for ranges."""
+    t = f"{keyspace}.decimals"
+    session.execute(f"CREATE TABLE {t} (pk int PRIMARY KEY, dec decimal, tags set<decimal>)")
+    session.execute(f"CREATE INDEX ON {t} (dec) USING 'sai'")
+    session.execute(f"CREATE INDEX ON {t} (tags) USING 'sai'")
+    session.execute(f"INSERT INTO {t} (pk, dec, tags) VALUES (1, 1.1, {{2.50}})")
+    session.execute(f"INSERT INTO {t} (pk, dec, tags) VALUES (2, 1.2, {{2.6}})")
+    for where in ("dec = 1.10", "dec = 1.1", "dec = 11e-1", "dec >= 1.10 AND dec <= 1.10",
+                  "tags CONTAINS 2.5"):
+        assert [r.pk for r in session.execute(f"SELECT pk FROM {t} WHERE {where}")] == [1], where
+
+
+def test_slices_on_two_sai_clustering_columns(session, keyspace):
+    """Cassandra 5.0's AllowFilteringTest: slices on two clustering columns that SAIs index
+    need no ALLOW FILTERING."""
+    t = f"{keyspace}.two_slices"
+    session.execute(f"CREATE TABLE {t} (k int, c1 int, c2 int, v int, PRIMARY KEY (k, c1, c2))")
+    session.execute(f"CREATE INDEX ON {t} (c1) USING 'sai'")
+    session.execute(f"CREATE INDEX ON {t} (c2) USING 'sai'")
+    for k in range(2):
+        for c1 in range(3):
+            for c2 in range(3):
+                session.execute(
+                    f"INSERT INTO {t} (k, c1, c2, v) VALUES ({k}, {c1}, {c2}, {c1 * c2})")
+    found = sorted(tuple(r) for r in session.execute(
+        f"SELECT k, c1, c2 FROM {t} WHERE c1 > 1 AND c2 > 1"))
+    assert found == [(0, 2, 2), (1, 2, 2)]
+    found = sorted(tuple(r) for r in session.execute(
+        f"SELECT k, c1, c2 FROM {t} WHERE c2 > 0 AND c1 < 1"))
+    assert found == [(0, 0, 1), (0, 0, 2), (1, 0, 1), (1, 0, 2)]
+    found = sorted(tuple(r) for r in session.execute(
+        f"SELECT k, c1, c2 FROM {t} WHERE k = 1 AND c1 >= 1 AND c2 < 1"))
+    assert found == [(1, 1, 0), (1, 2, 0)]
+    # An unindexed column still needs ALLOW FILTERING.
+    with pytest.raises(InvalidRequest, match=FILTERING):
+        session.execute(f"SELECT * FROM {t} WHERE c1 > 1 AND c2 > 1 AND v = 4")
+
+
+@pytest.mark.parametrize("using", ["USING 'sai'", ""])
+def test_an_index_on_a_clustering_column_does_not_serve_a_regular_filter(session, keyspace,
+                                                                         using):
+    """Cassandra 5.0's AllowFilteringTest: with the partition key given, an index on a
+    clustering column serves none of the filters on other columns."""
+    t = f"{keyspace}.ck_index_{'sai' if using else 'regular'}"
+    session.execute(f"CREATE TABLE {t} (k int, c int, v int, PRIMARY KEY (k, c))")
+    session.execute(f"CREATE INDEX ON {t} (c) {using}")
+    session.execute(f"INSERT INTO {t} (k, c, v) VALUES (0, 0, 1)")
+    for where in ("k = 0 AND v = 1", "k = 0 AND c = 0 AND v = 1", "c = 0 AND v = 1"):
+        with pytest.raises(InvalidRequest, match=FILTERING):
+            session.execute(f"SELECT * FROM {t} WHERE {where}")
+        assert len(list(session.execute(f"SELECT * FROM {t} WHERE {where} ALLOW FILTERING"))) \
+            == 1
+    assert len(list(session.execute(f"SELECT * FROM {t} WHERE c = 0"))) == 1
+
+
+@pytest.mark.parametrize("function", [None, "cosine", "euclidean"])
+def test_vectors_an_sai_cannot_index_are_refused_on_write(session, keyspace, function):
+    """Cassandra 5.0's `validateIndexable`: no component may be NaN, infinite or of magnitude
+    over 1e17, and cosine similarity (the default) cannot index the zero vector."""
+    t = f"{keyspace}.vec_{function or 'default'}"
+    session.execute(f"CREATE TABLE {t} (pk int PRIMARY KEY, v vector<float, 2>)")
+    options = f" WITH OPTIONS = {{'similarity_function': '{function}'}}" if function else ""
+    session.execute(f"CREATE INDEX ON {t} (v) USING 'sai'{options}")
+    insert = session.prepare(f"INSERT INTO {t} (pk, v) VALUES (?, ?)")
+    for bad, message in [([1.0, float("nan")], r"non-finite value at vector\[1\]=NaN"),
+                         ([float("inf"), 1.0], r"non-finite value at vector\[0\]=Infinity"),
+                         ([1e18, 1.0], r"Out-of-bounds value at vector\[0\]=1.0E18")]:
+        with pytest.raises(InvalidRequest, match=message):
+            session.execute(insert, (1, bad))
+    zero = "Zero vectors cannot be indexed or queried with cosine similarity"
+    if function == "euclidean":
+        session.execute(insert, (1, [0.0, 0.0]))
+    else:
+        with pytest.raises(InvalidRequest, match=zero):
+            session.execute(insert, (1, [0.0, 0.0]))
+        with pytest.raises(InvalidRequest, match=zero):
+            session.execute(f"SELECT pk FROM {t} ORDER BY v ANN OF [0.0, 0.0] LIMIT 1")
+    session.execute(insert, (2, [0.5, 1.0]))
+    assert [r.pk for r in session.execute(f"SELECT pk FROM {t} WHERE pk = 2")] == [2]

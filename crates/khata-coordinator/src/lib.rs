@@ -21,8 +21,8 @@ pub use error::{CoordinatorError, Result, WriteType};
 /// Schema and storage types the front ends use, re-exported from the layers below.
 pub mod catalog {
     pub use khata_replica::index::{
-        check_name as check_index_name, check_target, max_name_len as max_index_name_len,
-        target_text,
+        check_indexable_vector, check_name as check_index_name, check_target,
+        max_name_len as max_index_name_len, target_text,
     };
     pub use khata_replica::replica::{CQL_VERSION, PARTITIONER, RELEASE_VERSION};
     pub use khata_replica::rows;

@@ -576,7 +576,13 @@ fn file_entries(
     let mut prefix: Option<Vec<u8>> = None;
     let mut filed = Vec::new();
     for index in &table.indexes {
-        if only.is_some_and(|n| n != index.name) || !index.has_storage(&table.def) {
+        if only.is_some_and(|n| n != index.name) {
+            continue;
+        }
+        if !index.has_storage(&table.def) {
+            if oversized == Oversized::Refuse {
+                check_vectors(table, index, update)?;
+            }
             continue;
         }
         // Checked when the index was created; a write only looks the column up.
@@ -646,6 +652,85 @@ fn file_entries(
         }
     }
     Ok(())
+}
+
+/// Refuse a write of a vector an SAI on a float vector column cannot index, as Cassandra
+/// 5.0's `OnHeapGraph.validateIndexable` refuses it: a component that is not finite or whose
+/// magnitude is over 1e17, and under cosine similarity (the default) the zero vector.
+fn check_vectors(table: &TableSchema, index: &IndexDef, update: &Partition) -> Result<()> {
+    let (name, _) = index.column();
+    let Some(column) = table.def.column(&name) else {
+        return Ok(());
+    };
+    let CqlType::Vector { element, .. } = &column.ty else {
+        return Ok(());
+    };
+    if **element != CqlType::Float {
+        return Ok(());
+    }
+    let cosine = index
+        .custom
+        .as_ref()
+        .and_then(|c| c.options.get("similarity_function"))
+        .is_none_or(|f| f.eq_ignore_ascii_case("cosine"));
+    let key = CellKey::simple(column.id);
+    let rows = std::iter::once(&update.static_row).chain(update.rows.values());
+    for row in rows {
+        let Some(cell) = row.cells.get(&key) else {
+            continue;
+        };
+        let value = match &cell.kind {
+            CellKind::Live { value } | CellKind::Expiring { value, .. } => value,
+            CellKind::Tombstone { .. } => continue,
+        };
+        let floats: Vec<f32> = value
+            .chunks_exact(4)
+            .map(|c| f32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        check_indexable_vector(&floats, cosine).map_err(ReplicaError::Invalid)?;
+    }
+    Ok(())
+}
+
+/// Whether an SAI can index or be queried with `vector` (`cosine`: under cosine
+/// similarity), as Cassandra 5.0's `OnHeapGraph.validateIndexable` checks it; its refusal.
+pub fn check_indexable_vector(vector: &[f32], cosine: bool) -> std::result::Result<(), String> {
+    for (i, x) in vector.iter().enumerate() {
+        if !x.is_finite() {
+            return Err(format!(
+                "non-finite value at vector[{i}]={}",
+                java_float(*x)
+            ));
+        }
+        if x.abs() > 1e17 {
+            return Err(format!(
+                "Out-of-bounds value at vector[{i}]={}",
+                java_float(*x)
+            ));
+        }
+    }
+    if cosine && !vector.is_empty() && vector.iter().all(|x| *x == 0.0) {
+        return Err("Zero vectors cannot be indexed or queried with cosine similarity".into());
+    }
+    Ok(())
+}
+
+/// Java's `Float.toString` of a value that is not finite or of magnitude 1e7 or more (which
+/// Java writes in scientific notation, `1.0E18`).
+fn java_float(x: f32) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    let text = format!("{x:e}");
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    if mantissa.contains('.') {
+        format!("{mantissa}E{exponent}")
+    } else {
+        format!("{mantissa}.0E{exponent}")
+    }
 }
 
 /// The base table's clustering column types.

@@ -717,6 +717,63 @@ impl Restrictions {
             })
     }
 
+    /// Whether a query through an index (or over a range of partitions) filters rows, which
+    /// needs ALLOW FILTERING: Cassandra 5.0's `StatementRestrictions.needFiltering`. The
+    /// restrictions it checks are the filters and, without the whole partition key or where
+    /// they filter, the clustering restrictions; they need no filtering when one index group
+    /// supports them all (each regular index is a group of its own, the SAIs one together),
+    /// and none are checked when only clustering columns are restricted over a range of
+    /// partitions. Two `CONTAINS` on one column filter through a regular index.
+    pub fn needs_filtering(&self, t: &TableSchema) -> bool {
+        let all = self.sai_restrictions(
+            t,
+            !self.has_partition_keys() || self.clustering_needs_filtering(),
+        );
+        if all.is_empty() {
+            return !self.has_partition_keys() && self.has_clustering();
+        }
+        let served_by = |serves: &dyn Fn(&ColumnDef, ComparisonOp, bool) -> bool| {
+            all.iter()
+                .all(|r| r.is_some_and(|(column, op, element)| serves(column, op, element)))
+        };
+        if served_by(&|c, op, element| super::sai::serves(t, c, op, element)) {
+            return false;
+        }
+        // A regular index filters a second CONTAINS on its column (`filtersMultipleContains`).
+        if self.multiple_contains() {
+            return true;
+        }
+        !t.indexes
+            .iter()
+            .filter(|i| !super::sai::is_sai(i) && i.has_storage(&t.def))
+            .any(|i| {
+                let (name, kind) = i.column();
+                served_by(&|c, op, element| {
+                    c.name == name
+                        && matches!(
+                            (kind, op, element),
+                            (
+                                IndexKind::Simple | IndexKind::Full,
+                                ComparisonOp::Equal,
+                                false
+                            ) | (IndexKind::Values, ComparisonOp::Contains, false)
+                                | (IndexKind::Keys, ComparisonOp::ContainsKey, false)
+                                | (IndexKind::Entries, ComparisonOp::Equal, true)
+                        )
+                })
+            })
+    }
+
+    /// Two `CONTAINS` (or two `CONTAINS KEY`) on one column.
+    fn multiple_contains(&self) -> bool {
+        self.filters.iter().enumerate().any(|(n, f)| {
+            matches!(f.op, ComparisonOp::Contains | ComparisonOp::ContainsKey)
+                && self.filters[n + 1..]
+                    .iter()
+                    .any(|g| g.op == f.op && g.column.name == f.column.name)
+        })
+    }
+
     /// Whether an index of the table can serve one of the restrictions (Cassandra's
     /// `hasQueriableIndex`): `=` on a column with a simple or `full()` index, `CONTAINS` with a
     /// `values()` one, `CONTAINS KEY` with a `keys()` one, `m[k] = v` with an `entries()` one,
@@ -1047,9 +1104,21 @@ impl Restrictions {
                             let v = in_condition(run, value, c)?;
                             let position = position as usize;
                             // With ALLOW FILTERING, of slices on two clustering columns the
-                            // first narrows the clustering range and the other filters its rows.
+                            // first narrows the clustering range and the other filters its rows;
+                            // so without it, where an SAI serves the other's slice.
+                            let sai = |p: usize| {
+                                select
+                                    && super::sai::serves(
+                                        t,
+                                        clustering[p].0,
+                                        ComparisonOp::Greater,
+                                        false,
+                                    )
+                            };
                             match &r.slice {
-                                Some((f, ..)) if allow_filtering && *f < position => {
+                                Some((f, ..))
+                                    if *f < position && (allow_filtering || sai(position)) =>
+                                {
                                     r.filters.push(Filter {
                                         column: c.clone(),
                                         op: *op,
@@ -1058,7 +1127,9 @@ impl Restrictions {
                                         element: None,
                                     });
                                 }
-                                Some((f, low, high)) if allow_filtering && *f > position => {
+                                Some((f, low, high))
+                                    if *f > position && (allow_filtering || sai(*f)) =>
+                                {
                                     let Some(filters) = slice_filters(clustering[*f].0, low, high)
                                     else {
                                         return Err(after_slice(&clustering[*f].0.name, &c.name));
@@ -1471,15 +1542,6 @@ impl Restrictions {
     /// Whether the clustering key is restricted at all.
     pub fn has_clustering(&self) -> bool {
         self.ck.iter().any(Option::is_some) || self.slice.is_some()
-    }
-
-    /// How many clustering columns the WHERE clause restricts.
-    pub fn clustering_columns_restricted(&self) -> usize {
-        let sliced = self.slice.as_ref().map_or(0, |(_, low, high)| {
-            let width = |e: &Option<SliceEnd>| e.as_ref().map_or(0, |e| e.values.len());
-            width(low).max(width(high))
-        });
-        self.ck.iter().filter(|c| c.is_some()).count() + sliced
     }
 
     /// The partition keys named (the cartesian product of `=`/`IN`), sorted by token.

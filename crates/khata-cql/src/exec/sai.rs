@@ -228,3 +228,27 @@ fn ordered(ty: &CqlType) -> bool {
             | CqlType::Vector { .. }
     )
 }
+
+/// Whether `index` is an SAI whose lookups compare decimals: SAI finds `1.10` for `1.1`
+/// (it compares decimals by value), where the entries khata keeps are the values' bytes, so
+/// such a restriction is answered by reading the rows and comparing them instead.
+pub(crate) fn compares_decimals(t: &TableSchema, index: &IndexDef) -> bool {
+    if !is_sai(index) {
+        return false;
+    }
+    let (name, kind) = index.column();
+    let Some(column) = t.def.column(&name) else {
+        return false;
+    };
+    let decimal = |ty: &CqlType| *ty == CqlType::Decimal;
+    match (&column.ty, kind) {
+        (CqlType::List { element, .. } | CqlType::Set { element, .. }, IndexKind::Values) => {
+            decimal(element)
+        }
+        (CqlType::Map { value, .. }, IndexKind::Values) => decimal(value),
+        (CqlType::Map { key, .. }, IndexKind::Keys) => decimal(key),
+        (CqlType::Map { key, value, .. }, IndexKind::Entries) => decimal(key) || decimal(value),
+        (ty, IndexKind::Simple) => decimal(ty),
+        _ => false,
+    }
+}

@@ -776,7 +776,7 @@ fn usable_index(t: &TableSchema, r: &Restrictions) -> Option<(String, Bytes)> {
     let find = |column: &str, kinds: &[IndexKind]| {
         t.indexes
             .iter()
-            .filter(|i| i.has_storage(&t.def))
+            .filter(|i| i.has_storage(&t.def) && !super::sai::compares_decimals(t, i))
             .find_map(|i| {
                 let (c, kind) = i.column();
                 (c == column && kinds.contains(&kind)).then(|| i.name.clone())
@@ -952,21 +952,7 @@ fn plan(
             ));
         }
     }
-    let needs_filtering = !sai
-        && match &index {
-            // Through an index, every other restriction is a filter, and so are the clustering
-            // restrictions unless the partition key is given and they need no filtering
-            // (Cassandra's count of filtered restrictions in `StatementRestrictions.needFiltering`).
-            Some(_) => {
-                let clustering = if r.has_partition_keys() && !r.clustering_needs_filtering() {
-                    0
-                } else {
-                    r.clustering_columns_restricted()
-                };
-                r.filters.len() + clustering > 1
-            }
-            None => !r.filters.is_empty() || (!r.has_partition_keys() && r.has_clustering()),
-        };
+    let needs_filtering = !sai && r.needs_filtering(t);
     if needs_filtering && !s.allow_filtering {
         return Err(ExecError::invalid(FILTERING));
     }

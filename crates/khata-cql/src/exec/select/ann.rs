@@ -323,11 +323,11 @@ pub(super) async fn run(
             column.name, plan.dimension
         ))
     })?;
-    if plan.similarity == Similarity::Cosine && query.iter().all(|x| *x == 0.0) {
-        return Err(ExecError::invalid(
-            "Zero and near-zero vectors cannot be indexed or queried with cosine similarity",
-        ));
-    }
+    khata_coordinator::catalog::check_indexable_vector(
+        &query,
+        plan.similarity == Similarity::Cosine,
+    )
+    .map_err(ExecError::invalid)?;
     let (returned, after) = match &run.params.paging_state {
         Some(b) => {
             let (returned, rank) = decode_paging(b)?;
