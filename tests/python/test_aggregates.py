@@ -9,8 +9,13 @@ without GROUP BY is one row on one page.
 
 from __future__ import annotations
 
+import datetime
+import re
+
 import pytest
+from cassandra import InvalidRequest
 from cassandra.query import SimpleStatement
+from cassandra.util import Duration
 
 
 @pytest.fixture(scope="module")
@@ -271,3 +276,72 @@ def test_float_sums_are_compensated_and_averages_survive_overflow(session, keysp
     row = session.execute(
         f"SELECT avg(f), avg(d), sum(d) FROM {table} WHERE k IN (101, 102, 103)").one()
     assert tuple(row) == (as_float(3.4028234663852886e38), big, float("inf"))
+
+
+TIME_ROWS = [(1, "2016-09-27 16:10:00", 1), (1, "2016-09-27 16:12:00", 2),
+             (1, "2016-09-27 16:14:00", 3), (1, "2016-09-27 16:15:00", 4),
+             (1, "2016-09-27 16:21:00", 5), (1, "2016-09-27 16:22:00", 6),
+             (1, "2016-09-27 16:26:00", 7), (1, "2016-09-27 16:26:20", 8),
+             (2, "2016-09-27 16:26:20", 10), (2, "2016-09-27 16:30:00", 11)]
+
+
+def at(text):
+    return datetime.datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
+
+
+def test_group_by_time_ranges_with_floor(session, keyspace):
+    """Cassandra 5.0's `GROUP BY pk, floor(time, 5m)` (CASSANDRA-11871,
+    `SelectGroupByTest.testGroupByTimeRangesWithTimestampType`): rows grouped by their time
+    rounded down to a multiple of the duration from the epoch, or from a given start."""
+    t = f"{keyspace}.time_ranges"
+    session.execute(f"CREATE TABLE {t} (pk int, time timestamp, v int, PRIMARY KEY (pk, time))")
+    for pk, time, v in TIME_ROWS:
+        session.execute(f"INSERT INTO {t} (pk, time, v) VALUES ({pk}, '{time} UTC', {v})")
+    expected = [(1, at("2016-09-27 16:10:00"), 1, 3, 3), (1, at("2016-09-27 16:15:00"), 4, 4, 1),
+                (1, at("2016-09-27 16:20:00"), 5, 6, 2), (1, at("2016-09-27 16:25:00"), 7, 8, 2),
+                (2, at("2016-09-27 16:25:00"), 10, 10, 1),
+                (2, at("2016-09-27 16:30:00"), 11, 11, 1)]
+    query = (f"SELECT pk, floor(time, 5m), min(v), max(v), count(v) FROM {t} "
+             "GROUP BY pk, floor(time, 5m)")
+    assert [tuple(r) for r in session.execute(query)] == expected
+    # Paged, a group never split.
+    assert [tuple(r) for r in session.execute(SimpleStatement(query, fetch_size=2))] == expected
+    # From a starting time, and prepared with the duration bound.
+    started = [tuple(r) for r in session.execute(
+        f"SELECT pk, floor(time, 5m, '2016-09-27 16:01:00 UTC'), min(v), max(v), count(v) "
+        f"FROM {t} GROUP BY pk, floor(time, 5m, '2016-09-27 16:01:00 UTC')")]
+    assert started == [(1, at("2016-09-27 16:06:00"), 1, 1, 1),
+                       (1, at("2016-09-27 16:11:00"), 2, 4, 3),
+                       (1, at("2016-09-27 16:21:00"), 5, 6, 2),
+                       (1, at("2016-09-27 16:26:00"), 7, 8, 2),
+                       (2, at("2016-09-27 16:26:00"), 10, 11, 2)]
+    prepared = session.prepare(
+        f"SELECT pk, min(v) FROM {t} WHERE pk = ? GROUP BY floor(time, ?) LIMIT 2")
+    assert [tuple(r) for r in session.execute(prepared, (1, Duration(0, 0, 600_000_000_000)))] == [(1, 1), (1, 5)]
+    # The function in selections, on every type it takes.
+    session.execute(f"CREATE TABLE {t}_types (k int PRIMARY KEY, ts timestamp, d date, tm time)")
+    session.execute(f"INSERT INTO {t}_types (k, ts, d, tm) VALUES (1, '2016-09-27 16:10:00 UTC', "
+                    "'2016-09-27', '16:10:00')")
+    row = session.execute(
+        f"SELECT floor(ts, 1h), floor(ts, 1mo), floor(ts, 2d, '2016-09-01'), floor(d, 1w), "
+        f"floor(tm, 15m) FROM {t}_types").one()
+    assert row[0] == at("2016-09-27 16:00:00")
+    assert row[1] == at("2016-09-01 00:00:00")
+    assert row[2] == at("2016-09-27 00:00:00")
+    assert str(row[3]) == "2016-09-22"  # the epoch was a Thursday
+    assert str(row[4]) == "16:00:00.000000000"
+    for query, message in [
+            (f"SELECT pk, floor(time, 10us), min(v) FROM {t} GROUP BY pk, floor(time, 10us)",
+             "The floor cannot be computed for the 10us duration as precision is below 1 "
+             "millisecond"),
+            (f"SELECT pk, min(v) FROM {t} GROUP BY floor(time, 5m), pk",
+             "Functions are only supported on the last element of the GROUP BY clause"),
+            (f"SELECT floor(ts, 1h, '2017-01-01') FROM {t}_types",
+             "The floor function starting time is greater than the provided time"),
+            (f"SELECT floor(ts, -1h) FROM {t}_types",
+             "Negative durations are not supported by the floor function"),
+            (f"SELECT floor(d, 1h) FROM {t}_types",
+             "The floor on date values cannot be computed for the 1h duration as precision is "
+             "below 1 day")]:
+        with pytest.raises(InvalidRequest, match=re.escape(message)):
+            session.execute(query)

@@ -784,9 +784,11 @@ pub(crate) fn describe(
                 crate::language::ast::Selection::Selectors(v) => v.as_slice(),
                 crate::language::ast::Selection::Wildcard => &[],
             };
-            for sel in selectors {
+            // `GROUP BY ..., floor(time, ?)`: markers as in a selection.
+            let grouped = s.group_by.iter();
+            for selectable in selectors.iter().map(|sel| &sel.selectable).chain(grouped) {
                 let mut markers = Vec::new();
-                super::selector::selector_markers(&t.def, &sel.selectable, &mut markers);
+                super::selector::selector_markers(&t.def, selectable, &mut markers);
                 for (term, name, ty) in markers {
                     mark(&mut specs, &t.def, &name, &ty, &term);
                 }

@@ -13,6 +13,7 @@ mod cells;
 mod ddl;
 mod describe;
 pub(crate) mod error;
+mod floor;
 mod functions;
 mod lwt;
 mod modify;

@@ -79,6 +79,8 @@ pub(super) enum Native {
     /// `collection_min`, `_max`, `_sum`, `_avg`: the aggregate over the elements.
     Collection(AggKind),
     Math(Math),
+    /// `floor(t, duration[, start])` (see `floor.rs`).
+    Floor,
 }
 
 impl Native {
@@ -100,6 +102,7 @@ impl Native {
             Native::Math(Math::Log) => "log",
             Native::Math(Math::Log10) => "log10",
             Native::Math(Math::Round) => "round",
+            Native::Floor => "floor",
         }
     }
 }
@@ -122,6 +125,7 @@ pub(super) fn lookup(name: &str) -> Option<Native> {
         "log" => Native::Math(Math::Log),
         "log10" => Native::Math(Math::Log10),
         "round" => Native::Math(Math::Round),
+        "floor" => Native::Floor,
         _ => return None,
     })
 }
@@ -164,11 +168,14 @@ pub(super) fn compile(
     compile_arg: &mut CompileArg<'_>,
 ) -> Result<(Vec<Computed>, CqlType), ExecError> {
     let qualified = format!("system.{}", f.name());
+    if f == Native::Floor {
+        return compile_floor(&qualified, args, compile_arg);
+    }
     let parameters = match f {
         Native::Similarity(_) => "any, same",
         Native::MapKeys | Native::MapValues => "map",
         Native::CollectionCount => "collection",
-        Native::Collection(_) | Native::Math(_) => "numeric_set_or_list",
+        Native::Collection(_) | Native::Math(_) | Native::Floor => "numeric_set_or_list",
     };
     let expected_args = if matches!(f, Native::Similarity(_)) {
         2
@@ -344,11 +351,62 @@ pub(super) fn compile(
                     }
                     c.ty.clone()
                 }
-                Native::Similarity(_) => unreachable!("handled above"),
+                Native::Similarity(_) | Native::Floor => unreachable!("handled above"),
             };
             Ok((vec![c], result))
         }
     }
+}
+
+/// `floor(t, duration[, start])`: `t` a `timestamp`, `timeuuid`, `date` or `time` of a type
+/// of its own (a column, a function), the duration and the start taking the types the first
+/// argument gives them.
+fn compile_floor(
+    qualified: &str,
+    args: &[Selectable],
+    compile_arg: &mut CompileArg<'_>,
+) -> Result<(Vec<Computed>, CqlType), ExecError> {
+    if !(2..=3).contains(&args.len()) {
+        return Err(ExecError::invalid(format!(
+            "Invalid number of arguments in call to function {qualified}: 2 required but {} provided",
+            args.len()
+        )));
+    }
+    let first = match &args[0] {
+        Selectable::Term(_) => None,
+        a => compile_arg(a, None).ok(),
+    };
+    let Some(first) = first else {
+        return Err(ExecError::invalid(format!(
+            "Ambiguous call to function {qualified}: use type casts to disambiguate"
+        )));
+    };
+    let Some((result, start)) = super::floor::types(&first.ty) else {
+        return Err(ExecError::invalid(format!(
+            "Invalid call to function {qualified}, none of its type signatures match (known type signatures: {qualified} : (timestamp, duration) -> timestamp, {qualified} : (timestamp, duration, timestamp) -> timestamp, {qualified} : (timeuuid, duration) -> timestamp, {qualified} : (timeuuid, duration, timestamp) -> timestamp, {qualified} : (date, duration) -> date, {qualified} : (date, duration, date) -> date, {qualified} : (time, duration) -> time, {qualified} : (time, duration, time) -> time)"
+        )));
+    };
+    let mut compiled = vec![first];
+    for (i, (a, ty)) in args[1..].iter().zip([CqlType::Duration, start]).enumerate() {
+        let c = compile_arg(a, Some(&ty)).map_err(|_| {
+            ExecError::invalid(format!(
+                "Type error: {} cannot be passed as argument {} of function {qualified} of type {}",
+                arg_text(a),
+                i + 1,
+                type_text(&ty)
+            ))
+        })?;
+        if c.ty != ty {
+            return Err(ExecError::invalid(format!(
+                "Type error: {} cannot be passed as argument {} of function {qualified} of type {}",
+                arg_text(a),
+                i + 1,
+                type_text(&ty)
+            )));
+        }
+        compiled.push(c);
+    }
+    Ok((compiled, result))
 }
 
 /// A value of `ty` from its bytes, or a server-side refusal of bytes that are not one.
@@ -433,6 +491,20 @@ pub(super) fn eval(
         Native::Math(m) => {
             let v = decode(arg_ty, &values[0])?;
             out(math(m, name, v)?)
+        }
+        Native::Floor => {
+            let value = decode(arg_ty, &values[0])?;
+            let CqlValue::Duration(duration) = decode(&args[1].ty, &values[1])? else {
+                return Err(ExecError::invalid("a duration was expected"));
+            };
+            let start = match values.get(2) {
+                Some(b) => Some(decode(&args[2].ty, b)?),
+                None => None,
+            };
+            match super::floor::floor(&value, &duration, start.as_ref())? {
+                Some(v) => out(v),
+                None => Ok(None),
+            }
         }
     }
 }

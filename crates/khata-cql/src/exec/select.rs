@@ -28,6 +28,7 @@ use super::{Executor, Run};
 use crate::frame::{ColumnSpec, ColumnType, ResultBody, Rows, RowsMetadata};
 use crate::language::ast::{ComparisonOp, Relation, Term};
 use crate::language::ast::{OrderDirection, Select, Selectable, Selection, WritetimeKind};
+use crate::value::CqlValue;
 
 mod ann;
 
@@ -1358,6 +1359,7 @@ pub(crate) async fn run(
         &unchecked_group_by
     };
     let grouped = !group_by.is_empty();
+    let floor = group_floor(t, s, run)?;
     // Cassandra's warnings for aggregates that read many partitions.
     if aggregate || grouped {
         match &plan.source {
@@ -1585,7 +1587,8 @@ pub(crate) async fn run(
             if !passes {
                 continue;
             }
-            let row_group = grouped.then(|| group_key(group_by, &pk_values, &ck_values));
+            let row_group =
+                grouped.then(|| group_key(group_by, floor.as_ref(), &pk_values, &ck_values));
             if let Some(group) = &row_group {
                 let count = match &partition_groups {
                     Some((k, g, n)) if *k == key.key => n + usize::from(g != group),
@@ -2160,11 +2163,45 @@ fn group_by_columns(t: &TableSchema, s: &Select) -> Result<Vec<ColumnDef>, ExecE
     };
     let mut out = Vec::new();
     let mut next = key.iter();
-    for g in &s.group_by {
-        let Selectable::Column(n) = g else {
-            return Err(ExecError::invalid(format!(
-                "Group by is only supported on primary key columns, not {g}"
-            )));
+    for (i, g) in s.group_by.iter().enumerate() {
+        let n = match g {
+            Selectable::Column(n) => n,
+            // Cassandra 5.0's `GROUP BY ..., floor(time, 1h)` (CASSANDRA-11871).
+            Selectable::FunctionCall { name, args }
+                if super::functions::native_name(&name.name.0) == "floor" =>
+            {
+                if i + 1 != s.group_by.len() {
+                    return Err(ExecError::invalid(
+                        "Functions are only supported on the last element of the GROUP BY clause",
+                    ));
+                }
+                let Some(Selectable::Column(n)) = args.first() else {
+                    return Err(ExecError::invalid(format!(
+                        "Group by is only supported on primary key columns, not {g}"
+                    )));
+                };
+                if let Some(c) = t.def.column(&n.0)
+                    && super::floor::types(&c.ty).is_none()
+                {
+                    return Err(ExecError::invalid(format!(
+                        "Invalid call to function system.floor in the GROUP BY clause: {} is of type {}",
+                        c.name,
+                        khata_types::type_text::type_text(&c.ty)
+                    )));
+                }
+                n
+            }
+            Selectable::FunctionCall { name, .. } => {
+                return Err(ExecError::invalid(format!(
+                    "Only monotonic functions are supported in the GROUP BY clause. Got: system.{}",
+                    super::functions::native_name(&name.name.0)
+                )));
+            }
+            _ => {
+                return Err(ExecError::invalid(format!(
+                    "Group by is only supported on primary key columns, not {g}"
+                )));
+            }
         };
         // `getAggregationSpecification`'s checks, in its order.
         match t.def.column(&n.0) {
@@ -2203,20 +2240,101 @@ fn group_by_columns(t: &TableSchema, s: &Select) -> Result<Vec<ColumnDef>, ExecE
     Ok(out)
 }
 
-/// A row's group: its values of the GROUP BY columns.
-fn group_key(group_by: &[ColumnDef], pk: &[Bytes], ck: &[Bytes]) -> Bytes {
+/// The last element of a GROUP BY when it is `floor(column, duration[, start])`: the
+/// duration and start, bound.
+struct GroupFloor {
+    duration: crate::value::Duration,
+    start: Option<CqlValue>,
+}
+
+/// Bind the `floor` of a GROUP BY's last element, if it is one.
+fn group_floor(
+    t: &TableSchema,
+    s: &Select,
+    run: &Run<'_>,
+) -> Result<Option<GroupFloor>, ExecError> {
+    let Some(Selectable::FunctionCall { name, args }) = s.group_by.last() else {
+        return Ok(None);
+    };
+    if super::functions::native_name(&name.name.0) != "floor" {
+        return Ok(None);
+    }
+    let column = match args.first() {
+        Some(Selectable::Column(n)) => t.def.column(&n.0),
+        _ => None,
+    };
+    let Some((_, start_ty)) = column.and_then(|c| super::floor::types(&c.ty)) else {
+        return Ok(None);
+    };
+    if !(2..=3).contains(&args.len()) {
+        return Err(ExecError::invalid(format!(
+            "Invalid number of arguments in call to function system.floor: 2 required but {} provided",
+            args.len()
+        )));
+    }
+    let term = |a: &Selectable, ty: &CqlType| -> Result<Option<CqlValue>, ExecError> {
+        let Selectable::Term(term) = a else {
+            return Err(ExecError::invalid(format!(
+                "Only constants and bind markers are supported as the arguments of floor in the GROUP BY clause, not {a}"
+            )));
+        };
+        bind::term_value(run, term, "floor", ty).map_err(|e| ExecError::invalid(e.to_string()))
+    };
+    let Some(CqlValue::Duration(duration)) = term(&args[1], &CqlType::Duration)? else {
+        return Err(ExecError::invalid(
+            "Invalid null value for the duration of floor in the GROUP BY clause",
+        ));
+    };
+    let start = match args.get(2) {
+        Some(a) => term(a, &start_ty)?,
+        None => None,
+    };
+    // The checks that do not depend on a row's value (a negative duration, one below the
+    // type's precision), made once: on the starting point itself.
+    let origin = start.clone().unwrap_or(match start_ty {
+        CqlType::Date => CqlValue::Date(1 << 31),
+        CqlType::Time => CqlValue::Time(0),
+        _ => CqlValue::Timestamp(0),
+    });
+    super::floor::floor(&origin, &duration, start.as_ref())?;
+    Ok(Some(GroupFloor { duration, start }))
+}
+
+/// A row's group: its values of the GROUP BY columns (the last one floored by `floor`; a
+/// value before the floor's starting point, which Cassandra fails the read for, is a group of
+/// its own).
+fn group_key(
+    group_by: &[ColumnDef],
+    floor: Option<&GroupFloor>,
+    pk: &[Bytes],
+    ck: &[Bytes],
+) -> Bytes {
     let mut out = BytesMut::new();
-    for c in group_by {
+    for (i, c) in group_by.iter().enumerate() {
         let v = match c.kind {
             ColumnKind::PartitionKey { position } => pk.get(position as usize),
             ColumnKind::Clustering { position, .. } => ck.get(position as usize),
             _ => None,
         };
-        let v = v.map_or(&[][..], |b| &b[..]);
+        let mut v = v.map_or(&[][..], |b| &b[..]);
+        let floored;
+        if let Some(f) = floor.filter(|_| i + 1 == group_by.len())
+            && !v.is_empty()
+            && let Ok(value) = CqlValue::deserialize(&c.ty, v)
+            && let Ok(Some(result)) = super::floor::floor(&value, &f.duration, f.start.as_ref())
+        {
+            floored = result.to_bytes(&result_type(&c.ty));
+            v = &floored;
+        }
         out.put_u32(v.len() as u32);
         out.put_slice(v);
     }
     out.freeze()
+}
+
+/// The type `floor` gives a value of `ty`.
+fn result_type(ty: &CqlType) -> CqlType {
+    super::floor::types(ty).map_or_else(|| ty.clone(), |(result, _)| result)
 }
 
 /// What a SELECT's selection and its DISTINCT, GROUP BY and PER PARTITION LIMIT must agree
