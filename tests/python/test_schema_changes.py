@@ -457,6 +457,39 @@ def test_date_tiered_compaction_is_taken_as_cassandra_4_takes_it(session, keyspa
     assert list(session.execute(f"SELECT b FROM {keyspace}.dtcs WHERE a = 1")) == [(1,)]
 
 
+def test_unified_compaction_is_taken_as_cassandra_5_takes_it(session, keyspace):
+    """Cassandra 5.0's UnifiedCompactionStrategy: its options checked, kept as given (with
+    the thresholds Cassandra adds to every strategy's options), shown by DESCRIBE; khata
+    compacts the table by its first scaling parameter (T<f> tiered, L<f> leveled)."""
+    session.execute(
+        f"CREATE TABLE {keyspace}.ucs (a int PRIMARY KEY, b int) WITH compaction = "
+        "{'class': 'UnifiedCompactionStrategy', 'scaling_parameters': 'L10, T4', "
+        "'target_sstable_size': '256MiB', 'base_shard_count': '4'}")
+    row = session.execute(
+        "SELECT compaction FROM system_schema.tables "
+        "WHERE keyspace_name = %s AND table_name = 'ucs'", [keyspace]).one()
+    assert dict(row.compaction) == {
+        "class": "org.apache.cassandra.db.compaction.UnifiedCompactionStrategy",
+        "scaling_parameters": "L10, T4", "target_sstable_size": "256MiB",
+        "base_shard_count": "4", "max_threshold": "32", "min_threshold": "4"}
+    describe = session.execute(f"DESCRIBE TABLE {keyspace}.ucs").one().create_statement
+    assert "'class': 'org.apache.cassandra.db.compaction.UnifiedCompactionStrategy'" in describe
+    session.execute(f"ALTER TABLE {keyspace}.ucs WITH compaction = "
+                    "{'class': 'UnifiedCompactionStrategy'}")
+    for options, message in [
+            ("'scaling_parameters': 'X3'", "Unsupported scaling parameter format X3"),
+            ("'scaling_parameters': 'T1'", "Unsupported scaling parameter format T1"),
+            ("'foo': '1'", "Properties specified [foo] are not understood by "
+                           "UnifiedCompactionStrategy"),
+            ("'base_shard_count': '0'",
+             "Invalid configuration, base_shard_count should be positive: 0")]:
+        fails(session, f"CREATE TABLE {keyspace}.ucs2 (a int PRIMARY KEY) WITH compaction = "
+                       f"{{'class': 'UnifiedCompactionStrategy', {options}}}",
+              ConfigurationException, message)
+    session.execute(f"INSERT INTO {keyspace}.ucs (a, b) VALUES (1, 1)")
+    assert list(session.execute(f"SELECT b FROM {keyspace}.ucs WHERE a = 1")) == [(1,)]
+
+
 
 @pytest.mark.parametrize("given, kept", [
     # CompressionParams.asMap: min_compress_ratio as a double, and not at all when 0.

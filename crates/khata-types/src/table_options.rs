@@ -108,10 +108,14 @@ fn parse_number<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, Strin
 /// A strategy from a `compaction` map (Cassandra's option names and errors).
 pub fn compaction_from_map(map: &BTreeMap<String, String>) -> Result<CompactionStrategy, String> {
     let strategy = compaction_strategy(map)?;
+    let unified = map
+        .get("class")
+        .is_some_and(|c| short(c, COMPACTION_PACKAGE) == "UnifiedCompactionStrategy");
     if let CompactionStrategy::Leveled {
         sstable_size_bytes,
         fanout_size,
     } = strategy
+        && !unified
     {
         check_level_sizes(sstable_size_bytes / (1024 * 1024), fanout_size)?;
     }
@@ -264,6 +268,80 @@ fn compaction_strategy(map: &BTreeMap<String, String>) -> Result<CompactionStrat
                 window_size_seconds: 86_400,
             }
         }
+        // Cassandra 5.0's UnifiedCompactionStrategy: its options checked as its `Controller`
+        // checks them, and the table compacted by the strategy its first scaling parameter
+        // describes (UCS's "T<f>" is size-tiered with threshold and fanout f, "L<f>" leveled
+        // with fanout f, "N" both at 2); the per-level parameters and the sharding by
+        // token range are not khata's.
+        "UnifiedCompactionStrategy" => {
+            let mut scaling = vec![2i32];
+            let mut target_bytes: u64 = 1 << 30;
+            let mut max_to_compact: usize = 32;
+            for (k, v) in map {
+                match k.as_str() {
+                    k if COMMON_COMPACTION_OPTIONS.contains(&k) => {}
+                    "scaling_parameters" | "static_scaling_factors" => {
+                        scaling = v
+                            .split(',')
+                            .map(|p| scaling_parameter(p.trim()))
+                            .collect::<Result<_, _>>()?;
+                    }
+                    "target_sstable_size" => {
+                        target_bytes = human_bytes(v)
+                            .filter(|b| *b > 0)
+                            .ok_or_else(|| format!("Invalid target sstable size {v}"))?;
+                    }
+                    "min_sstable_size" | "flush_size_override" => {
+                        human_bytes(v).ok_or_else(|| format!("Invalid {k} {v}"))?;
+                    }
+                    "base_shard_count" => {
+                        let n: i64 = parse_number(k, v)?;
+                        if n <= 0 {
+                            return Err(format!(
+                                "Invalid configuration, base_shard_count should be positive: {n}"
+                            ));
+                        }
+                    }
+                    "sstable_growth" => {
+                        let g: f64 = parse_number(k, v)?;
+                        if !(0.0..=1.0).contains(&g) {
+                            return Err(format!(
+                                "Invalid configuration, sstable_growth should be between 0 and 1: {v}"
+                            ));
+                        }
+                    }
+                    "max_sstables_to_compact" => {
+                        let n: i64 = parse_number(k, v)?;
+                        max_to_compact = if n <= 0 { usize::MAX } else { n as usize };
+                    }
+                    "expired_sstable_check_frequency_seconds" => {
+                        parse_number::<i64>(k, v)?;
+                    }
+                    "unsafe_aggressive_sstable_expiration"
+                    | "overlap_inclusion_method"
+                    | "log"
+                    | "min_threshold"
+                    | "max_threshold" => {}
+                    other => unknown.push(other),
+                }
+            }
+            let w = scaling.first().copied().unwrap_or(2);
+            if w < 0 {
+                CompactionStrategy::Leveled {
+                    sstable_size_bytes: target_bytes,
+                    fanout_size: (2 - w) as u32,
+                }
+            } else {
+                let threshold = (2 + w) as usize;
+                CompactionStrategy::SizeTiered {
+                    min_threshold: threshold,
+                    max_threshold: max_to_compact.max(threshold),
+                    bucket_low: 0.5,
+                    bucket_high: 1.5,
+                    min_sstable_size_bytes: 50 * 1024 * 1024,
+                }
+            }
+        }
         other => {
             return Err(format!(
                 "Unable to find compaction strategy class '{}'",
@@ -283,6 +361,52 @@ fn compaction_strategy(map: &BTreeMap<String, String>) -> Result<CompactionStrat
         ));
     }
     Ok(strategy)
+}
+
+/// One of UCS's scaling parameters as its `Controller.parseScalingParameter` reads it: `N`
+/// (0), `T<f>` (tiered with fanout f: f - 2), `L<f>` (leveled with fanout f: 2 - f), or the
+/// number itself.
+fn scaling_parameter(text: &str) -> Result<i32, String> {
+    let invalid = || format!("Unsupported scaling parameter format {text}");
+    let upper = text.to_ascii_uppercase();
+    let fanout = |rest: &str| -> Result<i32, String> {
+        let f: i32 = rest.parse().map_err(|_| invalid())?;
+        if f < 2 {
+            return Err(invalid());
+        }
+        Ok(f)
+    };
+    match upper.as_bytes().first() {
+        Some(b'N') if upper.len() == 1 => Ok(0),
+        Some(b'T') => Ok(fanout(&upper[1..])? - 2),
+        Some(b'L') => Ok(2 - fanout(&upper[1..])?),
+        _ => upper.parse().map_err(|_| invalid()),
+    }
+}
+
+/// A size as Cassandra's `FBUtilities.parseHumanReadableBytes` reads it: a number and an
+/// optional unit (`B`, `KiB`, `MiB`, `GiB`, `TiB`, or the decimal `kB`, `MB`, `GB`, `TB`).
+fn human_bytes(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let scale: f64 = match unit.trim() {
+        "" | "B" => 1.0,
+        "KiB" | "Ki" => 1024.0,
+        "MiB" | "Mi" => 1024.0 * 1024.0,
+        "GiB" | "Gi" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" | "Ti" => 1024.0f64.powi(4),
+        "kB" | "KB" | "k" => 1e3,
+        "MB" | "M" => 1e6,
+        "GB" | "G" => 1e9,
+        "TB" | "T" => 1e12,
+        _ => return None,
+    };
+    let bytes = number * scale;
+    (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
 }
 
 /// Levels a leveled table may have (Cassandra's `LeveledGenerations.MAX_LEVEL_COUNT`).
@@ -626,6 +750,47 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn unified_compaction_compacts_by_its_first_scaling_parameter() {
+        let ucs = |options: &[(&str, &str)]| {
+            let mut m = map(&[("class", "UnifiedCompactionStrategy")]);
+            m.extend(map(options));
+            compaction_from_map(&m)
+        };
+        match ucs(&[]).unwrap() {
+            CompactionStrategy::SizeTiered { min_threshold, .. } => assert_eq!(min_threshold, 4),
+            other => panic!("T4 is tiered: {other:?}"),
+        }
+        match ucs(&[("scaling_parameters", "N")]).unwrap() {
+            CompactionStrategy::SizeTiered { min_threshold, .. } => assert_eq!(min_threshold, 2),
+            other => panic!("N is tiered at 2: {other:?}"),
+        }
+        match ucs(&[
+            ("scaling_parameters", "L10, T4"),
+            ("target_sstable_size", "256MiB"),
+        ])
+        .unwrap()
+        {
+            CompactionStrategy::Leveled {
+                fanout_size,
+                sstable_size_bytes,
+            } => {
+                assert_eq!(fanout_size, 10);
+                assert_eq!(sstable_size_bytes, 256 << 20);
+            }
+            other => panic!("L10 is leveled: {other:?}"),
+        }
+        match ucs(&[("scaling_parameters", "-8")]).unwrap() {
+            CompactionStrategy::Leveled { fanout_size, .. } => assert_eq!(fanout_size, 10),
+            other => panic!("-8 is L10: {other:?}"),
+        }
+        assert!(ucs(&[("scaling_parameters", "Q2")]).is_err());
+        assert!(ucs(&[("target_sstable_size", "1 parsec")]).is_err());
+        assert_eq!(human_bytes("1GiB"), Some(1 << 30));
+        assert_eq!(human_bytes("100MB"), Some(100_000_000));
+        assert_eq!(human_bytes("4096"), Some(4096));
     }
 
     #[test]
