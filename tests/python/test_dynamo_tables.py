@@ -359,6 +359,24 @@ def test_table_class_is_kept_and_reported(dynamodb, names):
     assert "TableClassSummary" not in dynamodb.describe_table(TableName="py-classless")["Table"]
 
 
+def test_on_demand_throughput_is_kept_and_reported(dynamodb, names):
+    """OnDemandThroughput (an on-demand table's maximum request units, as CDK's
+    `Billing.onDemand({maxReadRequestUnits})` sets it) is kept and reported, not acted on;
+    a unit not given reads -1 (no maximum), and UpdateTable changing one keeps the other."""
+    names.append("py-ondemand")
+    created = _create(dynamodb, "py-ondemand",
+                      OnDemandThroughput={"MaxReadRequestUnits": 100})["TableDescription"]
+    assert created["OnDemandThroughput"] == {"MaxReadRequestUnits": 100,
+                                             "MaxWriteRequestUnits": -1}
+    dynamodb.update_table(TableName="py-ondemand",
+                          OnDemandThroughput={"MaxWriteRequestUnits": 50})
+    assert dynamodb.describe_table(TableName="py-ondemand")["Table"]["OnDemandThroughput"] == {
+        "MaxReadRequestUnits": 100, "MaxWriteRequestUnits": 50}
+    names.append("py-no-max")
+    _create(dynamodb, "py-no-max")
+    assert "OnDemandThroughput" not in dynamodb.describe_table(TableName="py-no-max")["Table"]
+
+
 def test_warm_throughput_is_kept_and_reported(dynamodb, names):
     """WarmThroughput is accepted, kept and reported, not acted on (Alternator's
     test_warm_throughput.py, checked against DynamoDB)."""

@@ -209,6 +209,15 @@ pub struct WarmThroughputMeta {
     pub write_units_per_second: i64,
 }
 
+/// An on-demand table's maximum request units, kept and reported, not acted on
+/// ([`crate::ops::table_options`]); -1 for no maximum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct OnDemandThroughputMeta {
+    pub max_read_request_units: i64,
+    pub max_write_request_units: i64,
+}
+
 /// Everything DynamoDB says about a table that the engine's schema does not hold.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -253,6 +262,9 @@ pub struct TableMeta {
     /// Absent when never given (the table has DynamoDB's baseline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm_throughput: Option<WarmThroughputMeta>,
+    /// Absent when never given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_demand_throughput: Option<OnDemandThroughputMeta>,
 }
 
 impl TableMeta {
@@ -529,6 +541,7 @@ mod tests {
             creation_micros: 1_700_000_000_000_000,
             table_class: None,
             warm_throughput: None,
+            on_demand_throughput: None,
         }
     }
 

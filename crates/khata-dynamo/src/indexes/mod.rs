@@ -600,6 +600,7 @@ mod tests {
             creation_micros: 0,
             table_class: None,
             warm_throughput: None,
+            on_demand_throughput: None,
         }
     }
 

@@ -651,6 +651,7 @@ fn parse_create(body: &Object, now_micros: i64) -> Result<TableMeta> {
         creation_micros: now_micros,
         table_class: None,
         warm_throughput: None,
+        on_demand_throughput: None,
     };
     super::table_options::apply(&mut meta, &options, now_micros, true)?;
     super::index_updates::check_projected(&meta)?;

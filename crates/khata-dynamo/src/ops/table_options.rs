@@ -1,7 +1,9 @@
 //! The table options khata keeps and reports but does not act on, as it keeps the CQL table
 //! options Cassandra has and khata does not use: `TableClass` (DynamoDB's cheaper storage for
-//! rarely read tables; khata stores every table alike) and `WarmThroughput` (the throughput
-//! DynamoDB prepares a table's partitions for; khata has no throughput caps to warm).
+//! rarely read tables; khata stores every table alike), `WarmThroughput` (the throughput
+//! DynamoDB prepares a table's partitions for; khata has no throughput caps to warm) and
+//! `OnDemandThroughput` (an on-demand table's maximum request units, which khata does not
+//! throttle to; reported as given, -1 for a unit not given, as DynamoDB reports no limit).
 //!
 //! Both are checked as DynamoDB checks them, kept in the table's metadata
 //! ([`crate::tables::TableMeta`]) and reported by CreateTable, UpdateTable and DescribeTable:
@@ -17,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::input::{self, Object};
 use crate::error::{DynamoError, Result};
-use crate::tables::{TableClassMeta, TableMeta, WarmThroughputMeta};
+use crate::tables::{OnDemandThroughputMeta, TableClassMeta, TableMeta, WarmThroughputMeta};
 
 /// DynamoDB's table classes.
 pub const TABLE_CLASSES: &[&str] = &["STANDARD", "STANDARD_INFREQUENT_ACCESS"];
@@ -33,12 +35,14 @@ pub struct Requested<'a> {
     table_class: Option<&'a str>,
     /// Read and write units per second, either absent.
     warm: Option<(Option<i64>, Option<i64>)>,
+    /// Maximum read and write request units, either absent.
+    on_demand: Option<(Option<i64>, Option<i64>)>,
 }
 
 impl Requested<'_> {
     /// Whether the request asks for anything (an UpdateTable with only these is a change).
     pub fn any(&self) -> bool {
-        self.table_class.is_some() || self.warm.is_some()
+        self.table_class.is_some() || self.warm.is_some() || self.on_demand.is_some()
     }
 }
 
@@ -53,7 +57,18 @@ pub fn requested(body: &Object) -> Result<Requested<'_>> {
             input::integer(w, "WriteUnitsPerSecond")?,
         )),
     };
-    Ok(Requested { table_class, warm })
+    let on_demand = match input::object(body, "OnDemandThroughput")? {
+        None => None,
+        Some(o) => Some((
+            input::integer(o, "MaxReadRequestUnits")?,
+            input::integer(o, "MaxWriteRequestUnits")?,
+        )),
+    };
+    Ok(Requested {
+        table_class,
+        warm,
+        on_demand,
+    })
 }
 
 /// The warm throughput a table has without one configured.
@@ -120,6 +135,16 @@ pub fn apply(
             write_units_per_second: write.unwrap_or(current.write_units_per_second),
         });
     }
+    if let Some((read, write)) = requested.on_demand {
+        let current = meta.on_demand_throughput.unwrap_or(OnDemandThroughputMeta {
+            max_read_request_units: -1,
+            max_write_request_units: -1,
+        });
+        meta.on_demand_throughput = Some(OnDemandThroughputMeta {
+            max_read_request_units: read.unwrap_or(current.max_read_request_units),
+            max_write_request_units: write.unwrap_or(current.max_write_request_units),
+        });
+    }
     if let Some(class) = requested.table_class {
         if !TABLE_CLASSES.contains(&class) {
             return Err(DynamoError::validation(format!(
@@ -135,7 +160,8 @@ pub fn apply(
     Ok(())
 }
 
-/// Adds `TableClassSummary` and `WarmThroughput` to a table's description.
+/// Adds `TableClassSummary`, `WarmThroughput` and `OnDemandThroughput` to a table's
+/// description.
 pub fn describe(meta: &TableMeta, description: &mut Value) {
     if let Some(class) = &meta.table_class {
         let mut summary = json!({ "TableClass": class.table_class });
@@ -150,6 +176,12 @@ pub fn describe(meta: &TableMeta, description: &mut Value) {
         "WriteUnitsPerSecond": warm.write_units_per_second,
         "Status": "ACTIVE",
     });
+    if let Some(o) = meta.on_demand_throughput {
+        description["OnDemandThroughput"] = json!({
+            "MaxReadRequestUnits": o.max_read_request_units,
+            "MaxWriteRequestUnits": o.max_write_request_units,
+        });
+    }
 }
 
 #[cfg(test)]
