@@ -307,3 +307,28 @@ def test_vectors_an_sai_cannot_index_are_refused_on_write(session, keyspace, fun
             session.execute(f"SELECT pk FROM {t} ORDER BY v ANN OF [0.0, 0.0] LIMIT 1")
     session.execute(insert, (2, [0.5, 1.0]))
     assert [r.pk for r in session.execute(f"SELECT pk FROM {t} WHERE pk = 2")] == [2]
+
+
+def test_sai_ddl_refusals_as_cassandra_5_words_them(session, keyspace):
+    """Cassandra 5.0's StorageAttachedIndexDDLTest: one SAI per column whatever alias names
+    the class, none over several columns, none on a column whose name is not a plain
+    identifier; `target` among the options is taken and replaced."""
+    t = f"{keyspace}.sai_ddl"
+    session.execute(f'CREATE TABLE {t} (k int PRIMARY KEY, v int, w int, "/odd" text)')
+    session.execute(f"CREATE INDEX sai_ddl_a ON {t} (v) USING 'sai'")
+    with pytest.raises(InvalidRequest, match="Cannot create more than one storage-attached "
+                                             "index on the same column: v"):
+        session.execute(f"CREATE INDEX sai_ddl_b ON {t} (v) USING 'StorageAttachedIndex'")
+    # A regular index beside it is allowed (MixedIndexImplementationsTest).
+    session.execute(f"CREATE INDEX sai_ddl_legacy ON {t} (v)")
+    with pytest.raises(InvalidRequest, match="A storage-attached index cannot be created over "
+                                             "multiple columns: v, w"):
+        session.execute(f"CREATE CUSTOM INDEX ON {t} (v, w) USING 'StorageAttachedIndex'")
+    with pytest.raises(InvalidRequest, match="Column '/odd' is longer than the permissible name "
+                                             "length of 48 characters or contains "
+                                             "non-alphanumeric-underscore characters"):
+        session.execute(f'CREATE INDEX ON {t} ("/odd") USING \'sai\'')
+    session.execute(f"CREATE INDEX sai_ddl_w ON {t} (w) USING 'sai' "
+                    "WITH OPTIONS = {'target': 'whatever'}")
+    session.execute(f"INSERT INTO {t} (k, v, w) VALUES (1, 2, 3)")
+    assert [r.k for r in session.execute(f"SELECT k FROM {t} WHERE w > 2")] == [1]

@@ -505,6 +505,14 @@ fn create_index(
             ));
         }
         [one] => one,
+        // With USING, Cassandra 5.0 takes the index as CUSTOM, and SAI refuses several columns.
+        several if sai_class.is_some() => {
+            let names: Vec<&str> = several.iter().map(|t| t.column.0.as_str()).collect();
+            return Err(ExecError::invalid(format!(
+                "A storage-attached index cannot be created over multiple columns: {}",
+                names.join(", ")
+            )));
+        }
         _ => {
             return Err(ExecError::invalid(
                 "Only CUSTOM indexes support multiple columns",
@@ -515,6 +523,21 @@ fn create_index(
         .def
         .column(&target.column.0)
         .ok_or_else(|| ExecError::invalid(format!("Column '{}' doesn't exist", target.column.0)))?;
+    // Cassandra 5.0's `validateIndexTarget`: a CUSTOM index's column needs a valid name.
+    if sai_class.is_some()
+        && (column.name.len() > 48
+            || !column
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        return Err(ExecError::invalid(format!(
+            "Column '{}' is longer than the permissible name length of 48 characters or contains non-alphanumeric-underscore characters",
+            column.name
+        )));
+    }
+    // SAI takes `target` among its options and replaces it with the real one.
+    options.remove("target");
     let kind = match target.kind {
         // A plain target on a collection indexes its values, as in Cassandra (and a frozen
         // one is then refused: it must be indexed whole, with `full()`).
@@ -565,6 +588,18 @@ fn create_index(
         return Err(ExecError::invalid(format!(
             "Index {name} is a duplicate of existing index {}",
             same.name
+        )));
+    }
+    // SAI's `validateOptions`: one SAI per column and target, whatever alias named the class.
+    if custom.is_some()
+        && !taken(&name)
+        && t.indexes
+            .iter()
+            .any(|i| super::sai::is_sai(i) && i.target == target)
+    {
+        return Err(ExecError::invalid(format!(
+            "Cannot create more than one storage-attached index on the same column: {}",
+            column.name
         )));
     }
     Ok(Some(SchemaChange::CreateIndex {
