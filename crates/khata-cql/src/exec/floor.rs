@@ -88,8 +88,8 @@ fn start_millis(start: Option<&CqlValue>) -> Result<i64, ExecError> {
     })
 }
 
-/// Cassandra's `Duration.floorTimestamp`.
-fn floor_timestamp(time: i64, duration: &Duration, start: i64) -> Result<i64, ExecError> {
+/// The checks `floor` makes of every argument before computing.
+fn check(time: i64, duration: &Duration, start: i64) -> Result<(), ExecError> {
     if start > time {
         return Err(ExecError::invalid(
             "The floor function starting time is greater than the provided time",
@@ -100,6 +100,12 @@ fn floor_timestamp(time: i64, duration: &Duration, start: i64) -> Result<i64, Ex
             "Negative durations are not supported by the floor function",
         ));
     }
+    Ok(())
+}
+
+/// Cassandra's `Duration.floorTimestamp`.
+fn floor_timestamp(time: i64, duration: &Duration, start: i64) -> Result<i64, ExecError> {
+    check(time, duration, start)?;
     if duration.months == 0 {
         let step = duration_millis(duration)?;
         if step == 0 {
@@ -129,16 +135,7 @@ fn floor_timestamp(time: i64, duration: &Duration, start: i64) -> Result<i64, Ex
 
 /// Cassandra's `Duration.floorTime`: a time of day, for durations shorter than a day.
 fn floor_time(time: i64, duration: &Duration, start: i64) -> Result<i64, ExecError> {
-    if start > time {
-        return Err(ExecError::invalid(
-            "The floor function starting time is greater than the provided time",
-        ));
-    }
-    if duration.months < 0 || duration.days < 0 || duration.nanos < 0 {
-        return Err(ExecError::invalid(
-            "Negative durations are not supported by the floor function",
-        ));
-    }
+    check(time, duration, start)?;
     if duration.months != 0 || duration.days != 0 || duration.nanos >= NANOS_PER_DAY {
         return Err(ExecError::invalid(
             "For time values, the floor can only be computed for durations smaller that a day",

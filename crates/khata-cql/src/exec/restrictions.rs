@@ -250,6 +250,17 @@ fn not_a_collection(c: &ColumnDef, op: ComparisonOp) -> ExecError {
     ))
 }
 
+/// The values of `c IN (...)` or `c IN ?`: each refused if null, as Cassandra's
+/// `INRestriction.getValues` refuses a marker's null or unset list.
+fn in_list(run: &Run<'_>, values: &InValues, c: &ColumnDef) -> Result<Vec<Bytes>, ExecError> {
+    match values {
+        InValues::Terms(terms) => terms.iter().map(|t| in_condition(run, t, c)).collect(),
+        InValues::Marker(_) => in_values_or(run, values, &c.ty, &c.name, |state| {
+            ExecError::invalid(format!("Invalid {state} value for column {}", c.name))
+        }),
+    }
+}
+
 /// A non-frozen collection is restricted only by CONTAINS [KEY] or a map entry (Cassandra's
 /// `isLegalRelationForNonFrozenCollection`); `op_text` names the operator tried.
 fn refuse_multi_cell(c: &ColumnDef, op_text: &str) -> Result<(), ExecError> {
@@ -1193,39 +1204,12 @@ impl Restrictions {
                             // Of several values, a filter (Cassandra 4.1's CASSANDRA-14344),
                             // which no index serves.
                             refuse_multi_cell(c, "IN")?;
-                            let vs = match values {
-                                InValues::Terms(terms) => terms
-                                    .iter()
-                                    .map(|t| in_condition(run, t, c))
-                                    .collect::<Result<Vec<_>, _>>()?,
-                                InValues::Marker(_) => {
-                                    in_values_or(run, values, &c.ty, &c.name, |state| {
-                                        ExecError::invalid(format!(
-                                            "Invalid {state} value for column {}",
-                                            c.name
-                                        ))
-                                    })?
-                                }
-                            };
-                            r.filters.push(in_filter(c.clone(), vs));
+                            r.filters
+                                .push(in_filter(c.clone(), in_list(run, values, c)?));
                             continue;
                         }
                     };
-                    // Cassandra's `INRestriction.getValues` for a marker.
-                    let vs = match values {
-                        InValues::Terms(terms) => terms
-                            .iter()
-                            .map(|t| in_condition(run, t, c))
-                            .collect::<Result<Vec<_>, _>>()?,
-                        InValues::Marker(_) => {
-                            in_values_or(run, values, &c.ty, &c.name, |state| {
-                                ExecError::invalid(format!(
-                                    "Invalid {state} value for column {}",
-                                    c.name
-                                ))
-                            })?
-                        }
-                    };
+                    let vs = in_list(run, values, c)?;
                     let vs = match c.kind {
                         ColumnKind::Clustering { .. } => keyable(select, vs),
                         _ => vs,
