@@ -198,7 +198,7 @@ def test_functions_and_casts_of_aggregates(session, timeuuids):
 def test_aggregate_of_an_aggregate_is_refused(session, timeuuids):
     from cassandra import InvalidRequest
     with pytest.raises(InvalidRequest,
-                       match="aggregate functions cannot be used as argument of aggregate"):
+                       match="aggregate functions cannot be used as arguments of aggregate"):
         session.execute(f"SELECT max(intasblob(min(v))) FROM {timeuuids}")
 
 
@@ -318,6 +318,17 @@ def test_group_by_time_ranges_with_floor(session, keyspace):
     prepared = session.prepare(
         f"SELECT pk, min(v) FROM {t} WHERE pk = ? GROUP BY floor(time, ?) LIMIT 2")
     assert [tuple(r) for r in session.execute(prepared, (1, Duration(0, 0, 600_000_000_000)))] == [(1, 1), (1, 5)]
+    # Of a timeuuid, directly or through toTimestamp.
+    session.execute(f"CREATE TABLE {t}_uuids (pk int, time timeuuid, v int, "
+                    "PRIMARY KEY (pk, time))")
+    for pk, time, v in TIME_ROWS:
+        session.execute(f"INSERT INTO {t}_uuids (pk, time, v) VALUES "
+                        f"({pk}, maxTimeuuid('{time} UTC'), {v})")
+    for floored in ("floor(time, 5m)", "floor(to_timestamp(time), 5m)",
+                    "floor(toTimestamp(time), 5m)"):
+        assert [tuple(r) for r in session.execute(
+            f"SELECT pk, {floored}, min(v), max(v), count(v) FROM {t}_uuids "
+            f"GROUP BY pk, {floored}")] == expected, floored
     # The function in selections, on every type it takes.
     session.execute(f"CREATE TABLE {t}_types (k int PRIMARY KEY, ts timestamp, d date, tm time)")
     session.execute(f"INSERT INTO {t}_types (k, ts, d, tm) VALUES (1, '2016-09-27 16:10:00 UTC', "
@@ -337,6 +348,10 @@ def test_group_by_time_ranges_with_floor(session, keyspace):
             (f"SELECT pk, min(v) FROM {t} GROUP BY floor(time, 5m), pk",
              "Functions are only supported on the last element of the GROUP BY clause"),
             (f"SELECT floor(ts, 1h, '2017-01-01') FROM {t}_types",
+             "The floor function starting time is greater than the provided time"),
+            # In the GROUP BY alone too: every row's time is floored.
+            (f"SELECT pk, min(v) FROM {t} GROUP BY pk, floor(time, 5m, "
+             "'2016-09-27 16:11:00 UTC')",
              "The floor function starting time is greater than the provided time"),
             (f"SELECT floor(ts, -1h) FROM {t}_types",
              "Negative durations are not supported by the floor function"),

@@ -271,7 +271,7 @@ fn aggregate_output(t: &TableSchema, s: &Selectable) -> Result<(String, Output),
             Output::Aggregate(AggKind::CountRows, None),
         )),
         arg if contains_aggregate(arg) => Err(ExecError::invalid(
-            "aggregate functions cannot be used as argument of aggregate functions",
+            "aggregate functions cannot be used as arguments of aggregate functions",
         )),
         arg => {
             let (arg_name, arg) = output(t, arg)?;
@@ -1532,6 +1532,8 @@ pub(crate) async fn run(
     let mut more = false;
     // `already`: rows of this partition returned before (an earlier page, or an earlier chunk
     // of a scan that stopped inside it), which PER PARTITION LIMIT and DISTINCT count.
+    // A GROUP BY `floor` refused for a row (a value before its start) fails the query.
+    let group_error: parking_lot::Mutex<Option<ExecError>> = parking_lot::Mutex::new(None);
     let mut emit = |key: &DecoratedKey,
                     partition: &Partition,
                     rows: &mut Vec<Vec<Option<Bytes>>>,
@@ -1587,8 +1589,17 @@ pub(crate) async fn run(
             if !passes {
                 continue;
             }
-            let row_group =
-                grouped.then(|| group_key(group_by, floor.as_ref(), &pk_values, &ck_values));
+            let row_group = if grouped {
+                match group_key(group_by, floor.as_ref(), &pk_values, &ck_values) {
+                    Ok(group) => Some(group),
+                    Err(e) => {
+                        *group_error.lock() = Some(e);
+                        return (emitted, last);
+                    }
+                }
+            } else {
+                None
+            };
             if let Some(group) = &row_group {
                 let count = match &partition_groups {
                     Some((k, g, n)) if *k == key.key => n + usize::from(g != group),
@@ -2002,6 +2013,9 @@ pub(crate) async fn run(
             more = false;
         }
     }
+    if let Some(e) = group_error.lock().take() {
+        return Err(e);
+    }
     if s.json {
         rows = rows.iter().map(|r| vec![json_row(outs, r)]).collect();
     }
@@ -2175,7 +2189,7 @@ fn group_by_columns(t: &TableSchema, s: &Select) -> Result<Vec<ColumnDef>, ExecE
                         "Functions are only supported on the last element of the GROUP BY clause",
                     ));
                 }
-                let Some(Selectable::Column(n)) = args.first() else {
+                let Some(n) = floored_column(t, args.first()) else {
                     return Err(ExecError::invalid(format!(
                         "Group by is only supported on primary key columns, not {g}"
                     )));
@@ -2247,6 +2261,29 @@ struct GroupFloor {
     start: Option<CqlValue>,
 }
 
+/// The column a GROUP BY's `floor` floors: a column, or `toTimestamp` of a `timestamp` or
+/// `timeuuid` one (which floors to the same instants).
+fn floored_column<'s>(
+    t: &TableSchema,
+    arg: Option<&'s Selectable>,
+) -> Option<&'s crate::language::ast::Name> {
+    match arg? {
+        Selectable::Column(n) => Some(n),
+        Selectable::FunctionCall { name, args }
+            if super::functions::native_name(&name.name.0) == "totimestamp" =>
+        {
+            let [Selectable::Column(n)] = args.as_slice() else {
+                return None;
+            };
+            t.def
+                .column(&n.0)
+                .is_some_and(|c| matches!(c.ty, CqlType::Timestamp | CqlType::Timeuuid))
+                .then_some(n)
+        }
+        _ => None,
+    }
+}
+
 /// Bind the `floor` of a GROUP BY's last element, if it is one.
 fn group_floor(
     t: &TableSchema,
@@ -2259,10 +2296,7 @@ fn group_floor(
     if super::functions::native_name(&name.name.0) != "floor" {
         return Ok(None);
     }
-    let column = match args.first() {
-        Some(Selectable::Column(n)) => t.def.column(&n.0),
-        _ => None,
-    };
+    let column = floored_column(t, args.first()).and_then(|n| t.def.column(&n.0));
     let Some((_, start_ty)) = column.and_then(|c| super::floor::types(&c.ty)) else {
         return Ok(None);
     };
@@ -2300,15 +2334,14 @@ fn group_floor(
     Ok(Some(GroupFloor { duration, start }))
 }
 
-/// A row's group: its values of the GROUP BY columns (the last one floored by `floor`; a
-/// value before the floor's starting point, which Cassandra fails the read for, is a group of
-/// its own).
+/// A row's group: its values of the GROUP BY columns (the last one floored by `floor`, which
+/// refuses a value before its starting point).
 fn group_key(
     group_by: &[ColumnDef],
     floor: Option<&GroupFloor>,
     pk: &[Bytes],
     ck: &[Bytes],
-) -> Bytes {
+) -> Result<Bytes, ExecError> {
     let mut out = BytesMut::new();
     for (i, c) in group_by.iter().enumerate() {
         let v = match c.kind {
@@ -2321,7 +2354,7 @@ fn group_key(
         if let Some(f) = floor.filter(|_| i + 1 == group_by.len())
             && !v.is_empty()
             && let Ok(value) = CqlValue::deserialize(&c.ty, v)
-            && let Ok(Some(result)) = super::floor::floor(&value, &f.duration, f.start.as_ref())
+            && let Some(result) = super::floor::floor(&value, &f.duration, f.start.as_ref())?
         {
             floored = result.to_bytes(&result_type(&c.ty));
             v = &floored;
@@ -2329,7 +2362,7 @@ fn group_key(
         out.put_u32(v.len() as u32);
         out.put_slice(v);
     }
-    out.freeze()
+    Ok(out.freeze())
 }
 
 /// The type `floor` gives a value of `ty`.
