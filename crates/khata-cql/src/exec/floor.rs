@@ -76,9 +76,9 @@ pub(super) fn floor(
     }))
 }
 
-/// Days since the epoch of a `date` (stored with 2^31 as the epoch).
+/// Days since the epoch of a `date`.
 fn date_days(d: u32) -> i64 {
-    i64::from(d) - (1i64 << 31)
+    i64::from(d) - i64::from(crate::value::EPOCH_DATE)
 }
 
 fn start_millis(start: Option<&CqlValue>) -> Result<i64, ExecError> {

@@ -675,10 +675,10 @@ impl Restrictions {
         Ok(())
     }
 
-    /// The restrictions a query through an index checks, as SAI sees them (column, operator,
+    /// The restrictions a query through an index checks, as an index sees them (column, operator,
     /// whether a map entry's): every filter, and with `clustering` every clustering
     /// restriction. `None` stands for one no SAI can serve (an `IN`, a multi-column relation).
-    fn sai_restrictions<'t>(
+    fn index_restrictions<'t>(
         &'t self,
         t: &'t TableSchema,
         clustering: bool,
@@ -721,7 +721,10 @@ impl Restrictions {
     /// serve a query together): then it needs no ALLOW FILTERING. `clustering`: the clustering
     /// restrictions count (no partition key, or they filter). False when nothing is restricted.
     pub fn sai_serves_all(&self, t: &TableSchema, clustering: bool) -> bool {
-        let all = self.sai_restrictions(t, clustering);
+        if t.indexes.is_empty() {
+            return false;
+        }
+        let all = self.index_restrictions(t, clustering);
         !all.is_empty()
             && all.into_iter().all(|r| {
                 r.is_some_and(|(column, op, element)| super::sai::serves(t, column, op, element))
@@ -736,7 +739,7 @@ impl Restrictions {
     /// and none are checked when only clustering columns are restricted over a range of
     /// partitions. Two `CONTAINS` on one column filter through a regular index.
     pub fn needs_filtering(&self, t: &TableSchema) -> bool {
-        let all = self.sai_restrictions(
+        let all = self.index_restrictions(
             t,
             !self.has_partition_keys() || self.clustering_needs_filtering(),
         );
@@ -789,19 +792,13 @@ impl Restrictions {
     /// `hasQueriableIndex`): `=` on a column with a simple or `full()` index, `CONTAINS` with a
     /// `values()` one, `CONTAINS KEY` with a `keys()` one, `m[k] = v` with an `entries()` one,
     /// and whatever an SAI supports (its ranges).
-    fn restricts_indexed_column(&self, t: &TableSchema) -> bool {
+    pub fn restricts_indexed_column(&self, t: &TableSchema) -> bool {
         let sai = self
-            .sai_restrictions(t, true)
+            .index_restrictions(t, true)
             .into_iter()
             .flatten()
             .any(|(column, op, element)| super::sai::serves(t, column, op, element));
         sai || self.restricts_index_lookup(t)
-    }
-
-    /// Whether an index of the table serves one of the restrictions (Cassandra's
-    /// `hasQueriableIndex`).
-    pub fn uses_index(&self, t: &TableSchema) -> bool {
-        self.restricts_indexed_column(t)
     }
 
     /// Whether a regular index lookup can serve one of the restrictions.

@@ -919,7 +919,7 @@ fn plan(
         .filters
         .iter()
         .any(|f| matches!(f.column.kind, ColumnKind::Regular | ColumnKind::Static));
-    if r.key_in && (non_key_filter || !r.has_partition_keys()) && r.uses_index(t) {
+    if r.key_in && (non_key_filter || !r.has_partition_keys()) && r.restricts_indexed_column(t) {
         return Err(ExecError::invalid(
             "Select on indexed columns and with IN clause for the PRIMARY KEY are not supported",
         ));
@@ -2326,7 +2326,7 @@ fn group_floor(
     // The checks that do not depend on a row's value (a negative duration, one below the
     // type's precision), made once: on the starting point itself.
     let origin = start.clone().unwrap_or(match start_ty {
-        CqlType::Date => CqlValue::Date(1 << 31),
+        CqlType::Date => CqlValue::Date(crate::value::EPOCH_DATE),
         CqlType::Time => CqlValue::Time(0),
         _ => CqlValue::Timestamp(0),
     });
