@@ -49,6 +49,7 @@ use khata_types::cell::{CellKind, DeletionTime, Expiry, LivenessInfo};
 use khata_types::clustering::{
     after_prefix, canonical_value, decode_key, encode_key, end_bound, full_range,
 };
+use khata_types::java_text::java_float;
 use khata_types::partition::Partition;
 use khata_types::row::{CellKey, ColumnId, Row};
 use khata_types::schema::{ClusteringOrder, ColumnDef, ColumnKind, CqlType, TableDef};
@@ -713,24 +714,6 @@ pub fn check_indexable_vector(vector: &[f32], cosine: bool) -> std::result::Resu
         return Err("Zero vectors cannot be indexed or queried with cosine similarity".into());
     }
     Ok(())
-}
-
-/// Java's `Float.toString` of a value that is not finite or of magnitude 1e7 or more (which
-/// Java writes in scientific notation, `1.0E18`).
-fn java_float(x: f32) -> String {
-    if x.is_nan() {
-        return "NaN".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
-    }
-    let text = format!("{x:e}");
-    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
-    if mantissa.contains('.') {
-        format!("{mantissa}E{exponent}")
-    } else {
-        format!("{mantissa}.0E{exponent}")
-    }
 }
 
 /// The base table's clustering column types.

@@ -22,6 +22,7 @@ pub mod cell;
 pub mod cell_map;
 pub mod clustering;
 pub mod codec;
+pub mod java_text;
 pub mod latency;
 pub mod partition;
 pub mod pools;

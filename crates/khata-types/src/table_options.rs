@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::java_text::java_double;
 use crate::schema::{CompactionStrategy, Compression, TableOptions};
 
 const COMPACTION_PACKAGE: &str = "org.apache.cassandra.db.compaction.";
@@ -645,34 +646,6 @@ fn min_compress_ratio(map: &BTreeMap<String, String>) -> Result<Option<f64>, Str
         .map_err(|_| format!("{text} is not a valid value for min_compress_ratio"))
 }
 
-/// A double as Java's `Double.toString` writes it (`2.0`, `1.5`, `1.0E7`, `6.71E-5`, `NaN`), as
-/// `CompressionParams.asMap` writes `min_compress_ratio` and Cassandra's messages and DESCRIBE
-/// write option values.
-pub fn java_double(d: f64) -> String {
-    if d.is_nan() {
-        return "NaN".into();
-    }
-    if d.is_infinite() {
-        return if d > 0.0 { "Infinity" } else { "-Infinity" }.into();
-    }
-    let magnitude = d.abs();
-    if d == 0.0 || (1e-3..1e7).contains(&magnitude) {
-        let text = format!("{d:?}");
-        return if text.contains('.') {
-            text
-        } else {
-            format!("{text}.0")
-        };
-    }
-    let text = format!("{d:e}");
-    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
-    if mantissa.contains('.') {
-        format!("{mantissa}E{exponent}")
-    } else {
-        format!("{mantissa}.0E{exponent}")
-    }
-}
-
 /// A `compaction` map as Cassandra keeps what was given (`CompactionParams.create` and
 /// `asMap`): the options as written, the class in full, `min_threshold` and `max_threshold`
 /// added when not given. Call it on a map [`compaction_from_map`] accepted.
@@ -791,23 +764,6 @@ mod tests {
         assert_eq!(human_bytes("1GiB"), Some(1 << 30));
         assert_eq!(human_bytes("100MB"), Some(100_000_000));
         assert_eq!(human_bytes("4096"), Some(4096));
-    }
-
-    #[test]
-    fn doubles_as_java_writes_them() {
-        for (d, text) in [
-            (0.0, "0.0"),
-            (0.01, "0.01"),
-            (1.0, "1.0"),
-            (2.5, "2.5"),
-            (6.71e-5, "6.71E-5"),
-            (1e7, "1.0E7"),
-            (f64::NAN, "NaN"),
-            (f64::INFINITY, "Infinity"),
-            (f64::NEG_INFINITY, "-Infinity"),
-        ] {
-            assert_eq!(java_double(d), text);
-        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use khata_types::table_options::{
     compaction_from_map, compaction_map_as_given, compression_from_map, compression_map_as_given,
 };
 // Option values in Cassandra's messages and in DESCRIBE are written as Java's Double.toString.
-pub(super) use khata_types::table_options::java_double;
+pub(super) use khata_types::java_text::java_double;
 use uuid::Uuid;
 
 use super::error::ExecError;

@@ -204,7 +204,7 @@ pub(crate) fn java_double_decimal(f: f64) -> Result<Decimal, String> {
             scale: 1,
         });
     }
-    let java = super::numeric::java_double_string(f.abs());
+    let java = khata_types::java_text::java_double(f.abs());
     let negative = f < 0.0;
     let d = parse_decimal(&java).ok_or("bad float")?;
     Ok(if negative {

@@ -13,6 +13,7 @@
 //! an `inet` or `timestamp` reads as empty), a tuple and a UDT without fields (written `()` and
 //! `{}`). A UDT value missing its trailing fields reads back with them null.
 
+use khata_types::java_text;
 use std::fmt::{self, Display, Formatter, Write};
 
 use super::{CqlValue, duration, numeric, temporal};
@@ -35,8 +36,8 @@ impl Display for CqlValue {
             V::Tinyint(n) => write!(f, "{n}"),
             V::Varint(n) => write!(f, "{n}"),
             V::Decimal(d) => f.write_str(&numeric::format_decimal(d)),
-            V::Float(x) => f.write_str(&numeric::java_float_string(*x)),
-            V::Double(x) => f.write_str(&numeric::java_double_string(*x)),
+            V::Float(x) => f.write_str(&java_text::java_float(*x)),
+            V::Double(x) => f.write_str(&java_text::java_double(*x)),
             V::Date(d) => write_quoted(f, &temporal::format_date(*d)),
             V::Time(t) => write_quoted(f, &temporal::format_time(*t)),
             V::Timestamp(ms) => match temporal::format_timestamp(*ms) {

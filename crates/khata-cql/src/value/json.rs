@@ -8,6 +8,7 @@
 //! quoted). In: the same, and, as Cassandra accepts,
 //! numbers and booleans given as strings, timestamps as numbers of milliseconds.
 
+use khata_types::java_text;
 use khata_types::schema::CqlType;
 use serde_json::{Map, Number, Value as Json};
 
@@ -141,8 +142,8 @@ pub fn write_value(ty: &CqlType, v: &CqlValue, out: &mut String) {
         // no number for.
         CqlValue::Float(f) if !f.is_finite() => out.push_str("null"),
         CqlValue::Double(f) if !f.is_finite() => out.push_str("null"),
-        CqlValue::Float(f) => out.push_str(&numeric::java_float_string(*f)),
-        CqlValue::Double(f) => out.push_str(&numeric::java_double_string(*f)),
+        CqlValue::Float(f) => out.push_str(&java_text::java_float(*f)),
+        CqlValue::Double(f) => out.push_str(&java_text::java_double(*f)),
         // DecimalType.toJSONString: `BigDecimal.toString` (`1E+2`).
         CqlValue::Decimal(d) => out.push_str(&numeric::decimal_java_string(d)),
         // InetAddressType.toJSONString: Java's `getHostAddress`.
@@ -510,7 +511,7 @@ pub(crate) fn java_text(json: &Json) -> String {
         Json::String(s) => s.clone(),
         Json::Number(n) if n.is_f64() => n
             .as_f64()
-            .map_or_else(|| n.to_string(), numeric::java_double_string),
+            .map_or_else(|| n.to_string(), java_text::java_double),
         Json::Number(n) => n.to_string(),
         Json::Array(items) => format!(
             "[{}]",

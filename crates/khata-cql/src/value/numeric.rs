@@ -237,7 +237,9 @@ pub(crate) fn cast_number(v: &super::CqlValue, to: &CqlType) -> Option<super::Cq
         CqlType::Varint => V::Varint(BigInt::from(long(&n)?)),
         CqlType::Decimal => V::Decimal(match (&n, v) {
             // `new BigDecimal(Float.toString(f))`: the float's own digits, not its double's.
-            (_, V::Float(f)) if f.is_finite() => parse_decimal(&java_float_string(*f))?,
+            (_, V::Float(f)) if f.is_finite() => {
+                parse_decimal(&khata_types::java_text::java_float(*f))?
+            }
             (N::Float(f), _) => super::arith::java_double_decimal(*f).ok()?,
             // `BigDecimal.valueOf(longValue())` and `new BigDecimal(BigInteger)`: exact.
             (N::Int(i), _) => Decimal {
@@ -387,96 +389,5 @@ mod tests {
         };
         assert_eq!(compare_decimal(&tiny, &huge), Ordering::Less);
         assert_eq!(compare_decimal(&huge, &tiny), Ordering::Greater);
-    }
-}
-
-/// Java's `Double.toString`: the shortest digits that read back to the same double, plain from
-/// 10^-3 up to 10^7 (`0.001`, `123.0`) and in scientific notation outside (`1.0E7`, `1.0E-4`),
-/// always with a digit after the point; `NaN`, `Infinity`, `-Infinity`.
-pub(crate) fn java_double_string(f: f64) -> String {
-    java_float_text(format!("{f:e}"), f.is_nan(), f.is_infinite(), f.abs())
-}
-
-/// Java's `Float.toString`, as [`java_double_string`] with the shortest digits of a float.
-pub(crate) fn java_float_string(f: f32) -> String {
-    java_float_text(
-        format!("{f:e}"),
-        f.is_nan(),
-        f.is_infinite(),
-        f64::from(f.abs()),
-    )
-}
-
-/// `scientific` is Rust's `{:e}` of the number (`-8.5e0`, `1e7`, `1.25e-4`): its shortest
-/// round-trip digits.
-fn java_float_text(scientific: String, nan: bool, infinite: bool, magnitude: f64) -> String {
-    if nan {
-        return "NaN".into();
-    }
-    let negative = scientific.starts_with('-');
-    let sign = if negative { "-" } else { "" };
-    if infinite {
-        return format!("{sign}Infinity");
-    }
-    if magnitude == 0.0 {
-        return format!("{sign}0.0");
-    }
-    let Some((mantissa, exponent)) = scientific.split_once('e') else {
-        return scientific;
-    };
-    let Ok(exponent) = exponent.parse::<i32>() else {
-        return scientific;
-    };
-    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
-    if (1e-3..1e7).contains(&magnitude) {
-        // Plain: the point after `exponent + 1` digits, at least one digit on each side.
-        let point = exponent + 1;
-        let (int, frac) = if point <= 0 {
-            (
-                "0".to_string(),
-                format!("{}{digits}", "0".repeat(point.unsigned_abs() as usize)),
-            )
-        } else if point as usize >= digits.len() {
-            (
-                format!("{digits}{}", "0".repeat(point as usize - digits.len())),
-                "0".to_string(),
-            )
-        } else {
-            let (i, f) = digits.split_at(point as usize);
-            (i.to_string(), f.to_string())
-        };
-        format!("{sign}{int}.{frac}")
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let rest = if rest.is_empty() { "0" } else { rest };
-        format!("{sign}{first}.{rest}E{exponent}")
-    }
-}
-
-#[cfg(test)]
-mod java_float_tests {
-    use super::*;
-
-    #[test]
-    fn doubles_and_floats_as_java_writes_them() {
-        for (f, text) in [
-            (1e20, "1.0E20"),
-            (1e7, "1.0E7"),
-            (9_999_999.0, "9999999.0"),
-            (0.001, "0.001"),
-            (1.0e-4, "1.0E-4"),
-            (-1.25e-5, "-1.25E-5"),
-            (123.123, "123.123"),
-            (0.0, "0.0"),
-            (-0.0, "-0.0"),
-            (100.0, "100.0"),
-            (f64::NAN, "NaN"),
-            (f64::NEG_INFINITY, "-Infinity"),
-        ] {
-            assert_eq!(java_double_string(f), text);
-        }
-        assert_eq!(java_float_string(123.123), "123.123");
-        assert_eq!(java_float_string(1e10), "1.0E10");
-        assert_eq!(java_float_string(0.1), "0.1");
     }
 }
