@@ -427,11 +427,11 @@ fn vectors_are_validated() {
     assert_eq!(de(&floats, &[]).unwrap(), CqlValue::Empty);
     assert_eq!(
         message(&floats, &[0; 7]),
-        "Not enough bytes to read a vector"
+        "Not enough bytes to read a vector<float, 2>"
     );
     assert_eq!(
         message(&floats, &[0; 9]),
-        "Unexpected extraneous bytes after vector value"
+        "Unexpected 1 extraneous bytes after vector<float, 2> value"
     );
     let texts = CqlType::Vector {
         element: Box::new(CqlType::Text),
@@ -446,14 +446,17 @@ fn vectors_are_validated() {
     );
     assert_eq!(
         message(&texts, &[5, b'a']),
-        "Not enough bytes to read a vector"
+        "Not enough bytes to read a vector<text, 2>"
     );
     // A huge dimension does not allocate for it.
     let huge = CqlType::Vector {
         element: Box::new(CqlType::Text),
         dimension: u32::MAX,
     };
-    assert_eq!(message(&huge, &[0]), "Not enough bytes to read a vector");
+    assert_eq!(
+        message(&huge, &[0]),
+        format!("Not enough bytes to read a vector<text, {}>", u32::MAX)
+    );
 }
 
 #[test]

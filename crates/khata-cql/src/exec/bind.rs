@@ -34,6 +34,10 @@ pub(crate) fn value(
     match term {
         Term::Marker(m) => match run.values.get(m.index) {
             Some(Value::Set(bytes)) => {
+                // Cassandra's vectors have no empty value (`VectorType.rejectNullOrEmptyValue`).
+                if bytes.is_empty() && matches!(ty, CqlType::Vector { .. }) {
+                    return Err(ExecError::invalid("Invalid empty vector value"));
+                }
                 // Most values (blobs, text, fixed-width numbers) need no decoding to be checked.
                 if !valid_as_is(ty, bytes) {
                     match CqlValue::deserialize(ty, bytes) {

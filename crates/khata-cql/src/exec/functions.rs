@@ -328,9 +328,15 @@ fn blob_convert(
             args.len()
         )));
     };
-    let Some(value) =
-        super::bind::term_value(run, arg, &format!("arg0(system.{name})"), parameter)?
-    else {
+    let value = super::bind::term_value(run, arg, &format!("arg0(system.{name})"), parameter)
+        .map_err(|e| match e {
+            // Cassandra's `FunctionCall.bindAndGet`.
+            LiteralError::Unset(_) => LiteralError::InvalidLiteral(format!(
+                "Invalid unset value for argument in call to function {name}"
+            )),
+            e => e,
+        })?;
+    let Some(value) = value else {
         return Ok(None);
     };
     let bytes = value.to_bytes(parameter);

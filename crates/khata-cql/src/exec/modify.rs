@@ -108,11 +108,15 @@ struct Target {
     sliced: bool,
 }
 
+/// `rows_required`: an UPDATE that writes a row, which must name every clustering column.
+/// The checks run in the order of Cassandra's `StatementRestrictions`: the partition key,
+/// then the clustering columns, then the columns outside the primary key.
 fn target(
     t: &TableSchema,
     run: &Run<'_>,
     where_clause: &[Relation],
     statement: &str,
+    rows_required: bool,
 ) -> Result<Target, ExecError> {
     if where_clause
         .iter()
@@ -123,22 +127,26 @@ fn target(
         )));
     }
     let r = Restrictions::new(t, run, where_clause)?;
-    if let Some(super::restrictions::Filter { column: c, .. }) = r.filters.first() {
-        return Err(ExecError::invalid(format!(
-            "Non PRIMARY KEY columns found in where clause: {}",
-            c.name
-        )));
-    }
     if !r.has_partition_keys() {
-        let missing: Vec<&str> = t
-            .def
-            .partition_key()
-            .iter()
-            .map(|c| c.name.as_str())
-            .collect();
         return Err(ExecError::invalid(format!(
             "Some partition key parts are missing: {}",
-            missing.join(", ")
+            r.unrestricted_partition_key(t).join(", ")
+        )));
+    }
+    if rows_required && !r.names_rows(t) {
+        if r.has_clustering_slice() {
+            return Err(ExecError::invalid(format!(
+                "Slice restrictions are not supported on the clustering columns in {statement} statements"
+            )));
+        }
+        return Err(missing_clustering(t, where_clause));
+    }
+    if !r.filters.is_empty() {
+        // Cassandra's text, its trailing space included.
+        let names: Vec<&str> = r.filters.iter().map(|f| f.column.name.as_str()).collect();
+        return Err(ExecError::invalid(format!(
+            "Non PRIMARY KEY columns found in where clause: {} ",
+            names.join(", ")
         )));
     }
     let keys = r.partition_keys()?;
@@ -537,7 +545,6 @@ fn update_mutations(
     let t = run.table(&schema, &u.table)?;
     refuse_counter_using(t, &u.using)?;
     let wt = write_time(exec, run, t, &u.using, batch_ts)?;
-    let target = target(t, run, &u.where_clause, "UPDATE")?;
     // An UPDATE that names no clustering column and sets static columns only writes the
     // partition's static row (Cassandra allows it; a regular column needs a row). The empty
     // clustering stands for "no row" below: no row is added, and deferred operations on
@@ -548,6 +555,7 @@ fn update_mutations(
                 .column(&a.column.0)
                 .is_some_and(|c| c.kind == ColumnKind::Static)
         });
+    let target = target(t, run, &u.where_clause, "UPDATE", !static_only)?;
     let names_clustering = target.rows.is_some() || target.ranges.is_some();
     if static_only && names_clustering && conditions_static_only(t, u.if_clause.as_ref()) {
         return Err(ExecError::invalid(
@@ -846,7 +854,7 @@ fn delete_mutations(
     refuse_counter_using(t, &using)?;
     let wt = write_time(exec, run, t, &using, batch_ts)?;
     let deletion = DeletionTime::new(wt.timestamp, wt.now);
-    let target = target(t, run, &d.where_clause, "DELETE")?;
+    let target = target(t, run, &d.where_clause, "DELETE", false)?;
     let no_clustering = t.def.clustering().is_empty();
     let mut planned = Planned::default();
     let statics_only_targets = !d.targets.is_empty()

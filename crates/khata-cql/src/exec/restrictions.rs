@@ -1510,6 +1510,17 @@ impl Restrictions {
         self.pk.iter().all(Option::is_some)
     }
 
+    /// The partition key columns the clause leaves unrestricted, in key order.
+    pub fn unrestricted_partition_key<'t>(&self, t: &'t TableSchema) -> Vec<&'t str> {
+        t.def
+            .partition_key()
+            .iter()
+            .zip(&self.pk)
+            .filter(|(_, v)| v.is_none())
+            .map(|(c, _)| c.name.as_str())
+            .collect()
+    }
+
     /// Whether some but not all partition key columns are restricted.
     pub fn partial_partition_key(&self) -> bool {
         self.pk.iter().any(Option::is_some) && !self.has_partition_keys()

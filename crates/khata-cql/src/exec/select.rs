@@ -37,6 +37,9 @@ mod ann;
 enum Output {
     Column(ColumnDef),
     Writetime(ColumnDef),
+    /// `MAXWRITETIME(c)`: the newest timestamp of the column's live cells (every element of
+    /// a non-frozen collection or UDT).
+    MaxWritetime(ColumnDef),
     Ttl(ColumnDef),
     /// `count(*)`, and `count`, `min`, `max`, `sum` or `avg` of a selector that reads rows.
     Aggregate(AggKind, Option<Box<Output>>),
@@ -447,10 +450,10 @@ fn output(t: &TableSchema, selectable: &Selectable) -> Result<(String, Output), 
                 return Err(ExecError::invalid("WRITETIME/TTL take a column"));
             };
             let col = column(&n.0)?;
-            let fname = if *kind == WritetimeKind::Ttl {
-                "ttl"
-            } else {
-                "writeTime"
+            let fname = match kind {
+                WritetimeKind::Ttl => "ttl",
+                WritetimeKind::MaxWritetime => "maxwritetime",
+                WritetimeKind::Writetime => "writeTime",
             };
             if matches!(
                 col.kind,
@@ -461,7 +464,8 @@ fn output(t: &TableSchema, selectable: &Selectable) -> Result<(String, Output), 
                     col.name
                 )));
             }
-            if col.ty.is_multi_cell() {
+            // Cassandra 5.0's MAXWRITETIME takes the newest of a non-frozen value's cells.
+            if col.ty.is_multi_cell() && *kind != WritetimeKind::MaxWritetime {
                 return Err(ExecError::invalid(format!(
                     "Cannot use selection function {fname} on non-frozen {} {}",
                     if matches!(col.ty, CqlType::Udt { .. }) {
@@ -474,7 +478,10 @@ fn output(t: &TableSchema, selectable: &Selectable) -> Result<(String, Output), 
             }
             match kind {
                 WritetimeKind::Ttl => (format!("ttl({})", n.0), Output::Ttl(col)),
-                _ => (format!("writetime({})", n.0), Output::Writetime(col)),
+                WritetimeKind::MaxWritetime => {
+                    (format!("maxwritetime({})", n.0), Output::MaxWritetime(col))
+                }
+                WritetimeKind::Writetime => (format!("writetime({})", n.0), Output::Writetime(col)),
             }
         }
         other if contains(other, &|s| matches!(s, Selectable::Writetime { .. })) => (
@@ -524,6 +531,9 @@ pub(crate) struct SelectShape {
     point: Option<PointKey>,
     /// The selection queries the static row ([`queries_static_row`]).
     static_selected: bool,
+    /// The selection reads static and partition key columns only, a static one among them
+    /// (Cassandra's `Selection.containsOnlyStaticColumns`).
+    only_static: bool,
 }
 
 impl SelectShape {
@@ -544,6 +554,7 @@ impl SelectShape {
             .collect();
         let metadata_id = super::result_metadata_id(Some(&specs));
         let static_selected = queries_static_row(&table, &outs);
+        let only_static = selects_only_static_columns(&table, &outs);
         Ok(SelectShape {
             table,
             outs,
@@ -553,6 +564,7 @@ impl SelectShape {
             metadata_id,
             point: None,
             static_selected,
+            only_static,
         })
     }
 
@@ -599,7 +611,7 @@ fn specs_of<'o>(
 fn output_type(o: &Output) -> CqlType {
     match o {
         Output::Column(c) => c.ty.clone(),
-        Output::Writetime(_) | Output::Token => CqlType::Bigint,
+        Output::Writetime(_) | Output::MaxWritetime(_) | Output::Token => CqlType::Bigint,
         Output::Aggregate(AggKind::CountRows | AggKind::Count, _) => CqlType::Bigint,
         Output::Aggregate(_, arg) => arg.as_deref().map_or(CqlType::Bigint, output_type),
         Output::Ttl(_) => CqlType::Int,
@@ -870,13 +882,14 @@ struct Plan {
     key_in: bool,
 }
 
-/// `static_selected`: the selection queries the static row ([`queries_static_row`]).
+/// `static_selected`: the selection queries the static row ([`queries_static_row`]);
+/// `only_static`: it reads static columns only (`SelectShape::only_static`).
 fn plan(
     t: &TableSchema,
     s: &Select,
     run: &Run<'_>,
     point: Option<&PointKey>,
-    static_selected: bool,
+    (static_selected, only_static): (bool, bool),
 ) -> Result<Plan, ExecError> {
     if let Some(point) = point {
         // One row (or one partition) by its whole key: what the general path below gives for
@@ -919,9 +932,16 @@ fn plan(
         .filters
         .iter()
         .any(|f| matches!(f.column.kind, ColumnKind::Regular | ColumnKind::Static));
-    if r.key_in && (non_key_filter || !r.has_partition_keys()) && r.restricts_indexed_column(t) {
+    let uses_index = (non_key_filter || !r.has_partition_keys()) && r.restricts_indexed_column(t);
+    if r.key_in && uses_index {
         return Err(ExecError::invalid(
             "Select on indexed columns and with IN clause for the PRIMARY KEY are not supported",
+        ));
+    }
+    // Cassandra's `validateSecondaryIndexSelections`: an index finds rows, not static rows.
+    if only_static && uses_index {
+        return Err(ExecError::invalid(
+            "Queries using 2ndary indexes don't support selecting only static columns",
         ));
     }
     if s.distinct
@@ -1009,7 +1029,13 @@ pub(crate) fn check(exec: &Executor, s: &Select, run: &Run<'_>) -> Result<(), Ex
         return ann::check(&shape, s, run);
     }
     if shape.point.is_none() {
-        plan(&shape.table, s, run, None, shape.static_selected)?;
+        plan(
+            &shape.table,
+            s,
+            run,
+            None,
+            (shape.static_selected, shape.only_static),
+        )?;
     }
     Ok(())
 }
@@ -1286,6 +1312,17 @@ fn cell_meta(c: &ColumnDef, row: &Row, now: u32, ttl: bool) -> Option<Bytes> {
     }
 }
 
+/// The newest write timestamp of the live cells of column `c` (its one cell, or each element
+/// or field of a non-frozen collection or UDT).
+fn newest_timestamp(c: &ColumnDef, row: &Row, now: u32) -> Option<Bytes> {
+    row.cells
+        .iter()
+        .filter(|(k, cell)| k.column == c.id && cell.live_value(now).is_some())
+        .map(|(_, cell)| cell.timestamp)
+        .max()
+        .map(|ts| Bytes::copy_from_slice(&ts.to_be_bytes()))
+}
+
 /// Run a SELECT.
 ///
 /// `shape` is a prepared statement's [`SelectShape::checked`] for the current schema snapshot;
@@ -1318,7 +1355,13 @@ pub(crate) async fn run(
             "ANY ConsistencyLevel is only supported for writes",
         ));
     }
-    let plan = plan(t, s, run, shape.point.as_ref(), shape.static_selected)?;
+    let plan = plan(
+        t,
+        s,
+        run,
+        shape.point.as_ref(),
+        (shape.static_selected, shape.only_static),
+    )?;
     if matches!(
         run.params.consistency,
         crate::frame::Consistency::Serial | crate::frame::Consistency::LocalSerial
@@ -2069,6 +2112,7 @@ impl RowAt<'_> {
         Ok(match o {
             Output::Column(c) => column(c),
             Output::Writetime(c) => cell_meta(c, source(c), now, false),
+            Output::MaxWritetime(c) => newest_timestamp(c, source(c), now),
             Output::Ttl(c) => cell_meta(c, source(c), now, true),
             Output::Token => Some(Bytes::copy_from_slice(&self.key.token.0.to_be_bytes())),
             Output::Time(f, c) => column(c).and_then(|v| time_fn(*f, &c.ty, &v)),
@@ -2439,6 +2483,7 @@ fn read_columns<'t>(t: &'t TableSchema, outs: &'t [(String, Output)]) -> Vec<&'t
         match o {
             Output::Column(c)
             | Output::Writetime(c)
+            | Output::MaxWritetime(c)
             | Output::Ttl(c)
             | Output::Time(_, c)
             | Output::Element(c, ..)
@@ -2478,6 +2523,15 @@ fn queries_static_row(t: &TableSchema, outs: &[(String, Output)]) -> bool {
                 ColumnKind::PartitionKey { .. } | ColumnKind::Clustering { .. }
             )
         })
+}
+
+/// Whether the selection reads static and partition key columns only, a static one among them.
+fn selects_only_static_columns(t: &TableSchema, outs: &[(String, Output)]) -> bool {
+    let read = read_columns(t, outs);
+    read.iter().any(|c| c.kind == ColumnKind::Static)
+        && read
+            .iter()
+            .all(|c| matches!(c.kind, ColumnKind::Static | ColumnKind::PartitionKey { .. }))
 }
 
 /// One element of a non-frozen or frozen map or set.

@@ -86,6 +86,12 @@ pub enum ValueError {
     /// A UDT value with more fields than its type.
     #[error("Invalid remaining data after end of UDT value")]
     UdtExtraneous,
+    /// A vector cut short; `ty` is the vector's type (`vector<int, 2>`).
+    #[error("Not enough bytes to read a {ty}")]
+    VectorTruncated { ty: String },
+    /// A vector with `extra` bytes after its last element.
+    #[error("Unexpected {extra} extraneous bytes after {ty} value")]
+    VectorExtraneous { ty: String, extra: usize },
     /// A vector with an empty element (a null, to Cassandra's vectors).
     #[error("Element at index {index} is null (expected type {ty})")]
     NullInVector { index: usize, ty: String },

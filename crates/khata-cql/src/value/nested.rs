@@ -189,7 +189,8 @@ pub(super) fn read_vector(
     if bytes.is_empty() {
         return Ok(CqlValue::Empty);
     }
-    let truncated = ValueError::CollectionTruncated { kind: "vector" };
+    let vector_type = || format!("vector<{}, {dimension}>", type_name(element));
+    let truncated = || ValueError::VectorTruncated { ty: vector_type() };
     let fixed = fixed_vector_element_size(element);
     let mut rest = bytes;
     // Each element takes at least one byte, so the input bounds the allocation.
@@ -199,9 +200,9 @@ pub(super) fn read_vector(
             Some(size) => size,
             None => get_unsigned_vint(&mut rest)
                 .and_then(|n| usize::try_from(n).ok())
-                .ok_or_else(|| truncated.clone())?,
+                .ok_or_else(truncated)?,
         };
-        let item = rest.get(..len).ok_or_else(|| truncated.clone())?;
+        let item = rest.get(..len).ok_or_else(truncated)?;
         rest = &rest[len..];
         let value = read(element, item)?;
         // An empty element is a null to Cassandra's vectors (`VectorType.check`).
@@ -214,7 +215,10 @@ pub(super) fn read_vector(
         items.push(value);
     }
     if !rest.is_empty() {
-        return Err(ValueError::CollectionExtraneous { kind: "vector" });
+        return Err(ValueError::VectorExtraneous {
+            ty: vector_type(),
+            extra: rest.len(),
+        });
     }
     Ok(CqlValue::Vector(items))
 }

@@ -188,7 +188,7 @@ impl Display for Term {
                 comma_separated(f, args)?;
                 f.write_str(")")
             }
-            Term::TypeHint { ty, term } => write!(f, "({ty}) {term}"),
+            Term::TypeHint { ty, term } => write!(f, "({ty}){term}"),
             Term::Cast { term, ty } => write!(f, "CAST({term} AS {ty})"),
             Term::Negation(inner) => write_negation(f, inner),
             Term::Arithmetic { op, left, right } => {

@@ -1,0 +1,188 @@
+"""Behaviour checked against Cassandra's own unit tests (`cql3/validation`), as a client sees it.
+
+Each test names the Cassandra test it follows: StaticColumnsTest, CQLVectorTest,
+WritetimeOrTTLTest, UpdateTest, DeleteTest and InsertTest. Messages are matched whole where
+Cassandra's test matches a substring, so that the wording stays Cassandra's.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+
+import pytest
+from cassandra import InvalidRequest
+from cassandra.query import UNSET_VALUE
+
+
+def whole(message):
+    """The driver's text of an Invalid error whose message is exactly `message`."""
+    return 'message="' + re.escape(message) + '"'
+
+
+def refused(session, statement, message, params=None):
+    with pytest.raises(InvalidRequest, match=whole(message)):
+        if params is None:
+            session.execute(statement)
+        else:
+            session.execute(session.prepare(statement), params)
+
+
+def test_an_index_query_selecting_only_static_columns_is_refused(session, keyspace):
+    # StaticColumnsTest.testStaticColumnsWithSecondaryIndex
+    t = f"{keyspace}.static_index"
+    session.execute(f"CREATE TABLE {t} (k int, p int, s int static, v int, PRIMARY KEY (k, p))")
+    session.execute(f"CREATE INDEX ON {t} (v)")
+    session.execute(f"INSERT INTO {t} (k, p, s, v) VALUES (0, 0, 42, 1)")
+    session.execute(f"INSERT INTO {t} (k, p, v) VALUES (0, 1, 1)")
+    session.execute(f"INSERT INTO {t} (k, p, v) VALUES (1, 0, 1)")
+    message = "Queries using 2ndary indexes don't support selecting only static columns"
+    refused(session, f"SELECT s FROM {t} WHERE v = 1", message)
+    refused(session, f"SELECT k, s FROM {t} WHERE v = 1", message)
+    refused(session, f"SELECT s FROM {t} WHERE k = 0 AND v = 1", message)
+    # Any column that is neither static nor part of the partition key makes it a row query.
+    rows = session.execute(f"SELECT k, p, s FROM {t} WHERE v = 1")
+    assert sorted((r.k, r.p, r.s) for r in rows) == [(0, 0, 42), (0, 1, 42), (1, 0, None)]
+    assert len(list(session.execute(f"SELECT * FROM {t} WHERE v = 1"))) == 3
+    # Without an index in use, filtering answers static columns alone.
+    assert [r.s for r in session.execute(
+        f"SELECT s FROM {t} WHERE k = 0 AND p = 0")] == [42]
+
+
+@pytest.mark.parametrize("element", ["int", "float", "text"])
+def test_an_empty_vector_value_is_refused(session, keyspace, element):
+    # CQLVectorTest.emptyValues
+    t = f"{keyspace}.empty_vector_{element}"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, v vector<{element}, 2>)")
+    refused(session, f"INSERT INTO {t} (k, v) VALUES (0, 0x)",
+            f'Invalid HEX constant (0x) for "v" of type vector<{element}, 2>')
+    insert = session.prepare(f"INSERT INTO {t} (k, v) VALUES (0, ?)")
+    with pytest.raises(InvalidRequest, match=whole("Invalid empty vector value")):
+        session.execute(_raw(insert, [b""]))
+    assert list(session.execute(f"SELECT * FROM {t}")) == []
+
+
+def _raw(prepared, values):
+    """A bound statement carrying `values` as already-serialized bytes."""
+    bound = prepared.bind([None] * len(values))
+    bound.values = list(values)
+    return bound
+
+
+@pytest.mark.parametrize("ty, given, message", [
+    ("int", struct.pack(">i", 1), "Not enough bytes to read a vector<int, 2>"),
+    ("int", struct.pack(">iii", 1, 2, 3),
+     "Unexpected 4 extraneous bytes after vector<int, 2> value"),
+    ("int", struct.pack(">qq", 1, 2), "Unexpected 8 extraneous bytes after vector<int, 2> value"),
+    ("text", b"\x01a", "Not enough bytes to read a vector<text, 2>"),
+    ("text", b"\x01a\x01b\x01c", "Unexpected 2 extraneous bytes after vector<text, 2> value"),
+])
+def test_a_malformed_vector_names_its_type_and_extra_bytes(session, keyspace, ty, given, message):
+    # CQLVectorTest.invalidNumberOfDimensions*
+    t = f"{keyspace}.bad_vector_{ty}"
+    session.execute(f"CREATE TABLE IF NOT EXISTS {t} (pk int PRIMARY KEY, value vector<{ty}, 2>)")
+    insert = session.prepare(f"INSERT INTO {t} (pk, value) VALUES (0, ?)")
+    with pytest.raises(InvalidRequest, match=whole(message)):
+        session.execute(_raw(insert, [given]))
+
+
+def test_a_cast_element_is_quoted_without_a_space(session, keyspace):
+    # CQLVectorTest.invalidElementTypeFixedWidth
+    t = f"{keyspace}.cast_vector"
+    session.execute(f"CREATE TABLE {t} (pk int PRIMARY KEY, value vector<int, 2>)")
+    refused(session, f"INSERT INTO {t} (pk, value) VALUES (0, [(bigint) 1, (bigint) 2])",
+            "Invalid vector literal for value: value (bigint)1 is not of type int")
+
+
+def test_maxwritetime_is_named_as_cassandra_names_it(session, keyspace):
+    # WritetimeOrTTLTest (Cassandra 5.0)
+    t = f"{keyspace}.maxwritetime"
+    session.execute(f"CREATE TABLE {t} (pk int, ck int, v int, s set<int>, f frozen<list<int>>, "
+                    "PRIMARY KEY (pk, ck))")
+    session.execute(f"INSERT INTO {t} (pk, ck, v, s, f) VALUES (1, 1, 1, {{1}}, [1]) "
+                    "USING TIMESTAMP 10")
+    session.execute(f"UPDATE {t} USING TIMESTAMP 30 SET s = s + {{2}} WHERE pk = 1 AND ck = 1")
+    session.execute(f"UPDATE {t} USING TIMESTAMP 20 SET s = s + {{3}} WHERE pk = 1 AND ck = 1")
+    result = session.execute(f"SELECT writetime(v), maxwritetime(v), maxwritetime(s), "
+                             f"maxwritetime(f) FROM {t}")
+    assert list(result.column_names) == [
+        "writetime(v)", "maxwritetime(v)", "maxwritetime(s)", "maxwritetime(f)"]
+    assert tuple(result.one()) == (10, 10, 30, 10)
+    refused(session, f"SELECT maxwritetime(pk) FROM {t}",
+            "Cannot use selection function maxwritetime on PRIMARY KEY part pk")
+    refused(session, f"SELECT maxwritetime(ck) FROM {t}",
+            "Cannot use selection function maxwritetime on PRIMARY KEY part ck")
+    # WRITETIME of a non-frozen collection stays refused, as Cassandra 4.1 refuses it.
+    refused(session, f"SELECT writetime(s) FROM {t}",
+            "Cannot use selection function writeTime on non-frozen collection s")
+
+
+@pytest.fixture(scope="module")
+def indexed(session, keyspace):
+    t = f"{keyspace}.modify_order"
+    session.execute(f"CREATE TABLE {t} (partitionKey int, clustering_1 int, value int, "
+                    "values set<int>, PRIMARY KEY (partitionKey, clustering_1))")
+    session.execute(f"CREATE INDEX ON {t} (value)")
+    session.execute(f"CREATE INDEX ON {t} (clustering_1)")
+    session.execute(f"CREATE INDEX ON {t} (values)")
+    return t
+
+
+@pytest.mark.parametrize("statement, params, message", [
+    # UpdateTest.testUpdateWithSecondaryIndices, DeleteTest.testDeleteWithSecondaryIndices:
+    # the partition key is checked first, then an UPDATE's clustering columns, then the rest.
+    ("UPDATE {t} SET values = {{6}} WHERE partitionKey = ? AND value = ?", (3, 3),
+     "Some clustering keys are missing: clustering_1"),
+    ("UPDATE {t} SET value = ? WHERE partitionKey = ? AND values CONTAINS ?", (6, 3, 3),
+     "Some clustering keys are missing: clustering_1"),
+    ("UPDATE {t} SET values = {{6}} WHERE value = ?", (3,),
+     "Some partition key parts are missing: partitionkey"),
+    ("UPDATE {t} SET value = ? WHERE values CONTAINS ?", (6, 3),
+     "Some partition key parts are missing: partitionkey"),
+    ("DELETE FROM {t} WHERE value = ?", (3,),
+     "Some partition key parts are missing: partitionkey"),
+    ("DELETE FROM {t} WHERE values CONTAINS ?", (3,),
+     "Some partition key parts are missing: partitionkey"),
+    ("UPDATE {t} SET values = {{6}} WHERE partitionKey = ? AND clustering_1 = ? AND value = ?",
+     (3, 3, 3), "Non PRIMARY KEY columns found in where clause: value "),
+    ("DELETE FROM {t} WHERE partitionKey = ? AND clustering_1 = ? AND value = ?",
+     (3, 3, 3), "Non PRIMARY KEY columns found in where clause: value "),
+])
+def test_modification_keys_are_checked_in_cassandras_order(session, indexed, statement, params,
+                                                          message):
+    with pytest.raises(InvalidRequest, match=whole(message)):
+        session.execute(session.prepare(statement.format(t=indexed)), params)
+
+
+def test_missing_partition_key_parts_name_only_the_missing(session, keyspace):
+    # UpdateTest.testUpdateWithMultiplePartitionKeyComponents
+    t = f"{keyspace}.two_part_key"
+    session.execute(f"CREATE TABLE {t} (pk1 int, pk2 int, c1 int, c2 int, v int, "
+                    "PRIMARY KEY ((pk1, pk2), c1, c2))")
+    refused(session, f"UPDATE {t} SET v = 1 WHERE pk1 = 1 AND c1 = 1 AND c2 = 1",
+            "Some partition key parts are missing: pk2")
+    refused(session, f"DELETE FROM {t} WHERE pk2 = 1 AND c1 = 1 AND c2 = 1",
+            "Some partition key parts are missing: pk1")
+    refused(session, f"UPDATE {t} SET v = 1 WHERE c1 = 1 AND c2 = 1",
+            "Some partition key parts are missing: pk1, pk2")
+    # UpdateTest.testUpdateWithTwoClusteringColumns: an UPDATE with a gap misses a column,
+    # where a DELETE names the gap.
+    refused(session, f"UPDATE {t} SET v = 1 WHERE pk1 = 1 AND pk2 = 1 AND c2 = 1",
+            "Some clustering keys are missing: c1")
+    refused(session, f"DELETE FROM {t} WHERE pk1 = 1 AND pk2 = 1 AND c2 = 1",
+            'PRIMARY KEY column "c2" cannot be restricted as preceding column "c1" is not '
+            "restricted")
+    refused(session, f"UPDATE {t} SET v = 1 WHERE pk1 = 1 AND pk2 = 1 AND c1 > 1",
+            "Slice restrictions are not supported on the clustering columns in UPDATE statements")
+    session.execute(f"UPDATE {t} SET v = 7 WHERE pk1 = 1 AND pk2 = 1 AND c1 = 1 AND c2 = 1")
+    assert session.execute(f"SELECT v FROM {t} WHERE pk1 = 1 AND pk2 = 1").one().v == 7
+
+
+def test_an_unset_function_argument_is_named_as_cassandra_names_it(session, keyspace):
+    # InsertTest.testInsertWithUnset
+    t = f"{keyspace}.unset_function"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, s text, i int)")
+    select = session.prepare(f"SELECT * FROM {t} WHERE k = blobAsInt(?)")
+    with pytest.raises(InvalidRequest,
+                       match=whole("Invalid unset value for argument in call to function blobasint")):
+        session.execute(select, [UNSET_VALUE])
