@@ -186,3 +186,23 @@ def test_an_unset_function_argument_is_named_as_cassandra_names_it(session, keys
     with pytest.raises(InvalidRequest,
                        match=whole("Invalid unset value for argument in call to function blobasint")):
         session.execute(select, [UNSET_VALUE])
+
+
+def test_token_of_values_in_the_selection(session, keyspace):
+    # CQLVectorTest.token: token() of a literal equals the row's own token.
+    t = f"{keyspace}.vector_key"
+    session.execute(f"CREATE TABLE {t} (pk vector<int, 2> PRIMARY KEY)")
+    session.execute(f"INSERT INTO {t} (pk) VALUES ([1, 2])")
+    row = session.execute(f"SELECT token(pk) AS a, token([1, 2]) AS b FROM {t}").one()
+    assert row.a == row.b
+    composite = f"{keyspace}.composite_token"
+    session.execute(f"CREATE TABLE {composite} (a int, b text, c int, PRIMARY KEY ((a, b), c))")
+    session.execute(f"INSERT INTO {composite} (a, b, c) VALUES (1, 'x', 1)")
+    own = session.execute(f"SELECT token(a, b) FROM {composite}").one()[0]
+    assert session.execute(f"SELECT token(1, 'x') FROM {composite}").one()[0] == own
+    prepared = session.prepare(f"SELECT token(?, ?) FROM {composite}")
+    assert session.execute(prepared, [1, "x"]).one()[0] == own
+    assert session.execute(f"SELECT token(a, 'y') FROM {composite}").one()[0] != own
+    refused(session, f"SELECT token(1) FROM {composite}",
+            "Invalid number of arguments in call to function system.token: 2 required but 1 "
+            "provided")

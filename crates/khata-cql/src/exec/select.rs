@@ -408,7 +408,11 @@ fn output(t: &TableSchema, selectable: &Selectable) -> Result<(String, Output), 
                 Output::Element(c, key.clone(), None),
             )
         }
-        Selectable::FunctionCall { name, args } if name.name.0.eq_ignore_ascii_case("token") => {
+        // The row's own token; `token()` of other values is computed (`selector.rs`).
+        Selectable::FunctionCall { name, args }
+            if name.name.0.eq_ignore_ascii_case("token")
+                && args.iter().all(|a| matches!(a, Selectable::Column(_))) =>
+        {
             let key = def.partition_key();
             let pk: Vec<&str> = key.iter().map(|c| c.name.as_str()).collect();
             let given = args

@@ -116,6 +116,9 @@ enum Scalar {
     /// `blobAs<type>`: a blob's bytes as a value of the type (checked).
     BlobAs,
     ToJson,
+    /// `token(...)` of values (not of the row's own key: `select.rs` answers that): the
+    /// token of the partition key they make, for the table's partitioner.
+    Token,
     /// A function Cassandra 5.0 added (`native_scalars`).
     Native(super::native_scalars::Native),
 }
@@ -237,8 +240,9 @@ pub(super) fn selector_markers(
                 selector_markers(def, a, out);
             }
             // A marker argument of a function typed by its other arguments
-            // (`similarity_cosine(v, ?)`).
-            if super::native_scalars::lookup(&super::functions::native_name(&name.name.0)).is_some()
+            // (`similarity_cosine(v, ?)`) or by the table (`token(?)`).
+            let lower = super::functions::native_name(&name.name.0);
+            if (lower == "token" || super::native_scalars::lookup(&lower).is_some())
                 && let Ok(Computed {
                     node: Node::Call(_, compiled),
                     ..
@@ -537,6 +541,9 @@ fn compile_as(
         }
         Selectable::FunctionCall { name, args } => {
             let lower = super::functions::native_name(&name.name.0);
+            if lower == "token" {
+                return compile_token(def, args, inputs);
+            }
             if let Some(f) = super::native_scalars::lookup(&lower) {
                 let (args, ty) = super::native_scalars::compile(f, args, &mut |a: &Selectable,
                                                                                want: Option<
@@ -1227,6 +1234,38 @@ fn millis_of(ty: &CqlType, value: &[u8]) -> Option<i64> {
     }
 }
 
+/// `token(a, b, ...)` of terms or other selectors: Cassandra's `system.token`, whose
+/// parameters are the partition key's types in its order.
+fn compile_token(
+    def: &TableDef,
+    args: &[Selectable],
+    inputs: &mut Option<&mut Inputs<'_>>,
+) -> Result<Computed, ExecError> {
+    let key = def.partition_key();
+    if args.len() != key.len() {
+        return Err(ExecError::invalid(format!(
+            "Invalid number of arguments in call to function system.token: {} required but {} provided",
+            key.len(),
+            args.len()
+        )));
+    }
+    let mut compiled = Vec::with_capacity(args.len());
+    for (i, (a, c)) in args.iter().zip(&key).enumerate() {
+        let arg = compile_as(def, a, Some(&c.ty), inputs)?;
+        if arg.ty != c.ty && !crate::value::value_compatible(&c.ty, &arg.ty) {
+            return Err(ExecError::invalid(format!(
+                "Type error: {a} cannot be passed as argument {i} of function system.token of type {}",
+                type_text(&c.ty)
+            )));
+        }
+        compiled.push(arg);
+    }
+    Ok(Computed {
+        ty: CqlType::Bigint,
+        node: Node::Call(Scalar::Token, compiled),
+    })
+}
+
 fn call(
     env: Env<'_>,
     f: Scalar,
@@ -1238,6 +1277,17 @@ fn call(
     let bytes = |v: CqlValue| Some(Bytes::from(v.to_bytes(ty)));
     if let Scalar::Native(native) = f {
         return super::native_scalars::eval(native, args, values, ty);
+    }
+    if f == Scalar::Token {
+        let Some(components) = values.into_iter().collect::<Option<Vec<Bytes>>>() else {
+            return Ok(None);
+        };
+        let parts: Vec<&[u8]> = components.iter().map(|b| &b[..]).collect();
+        let key = khata_types::token::serialize_partition_key(&parts)
+            .map_err(|e| ExecError::invalid(e.to_string()))?;
+        return Ok(bytes(CqlValue::Bigint(
+            khata_types::token::Token::of(&key).0,
+        )));
     }
     let first = values.into_iter().next().flatten();
     Ok(match f {
@@ -1280,7 +1330,7 @@ fn call(
             }
             None => None,
         },
-        Scalar::Native(_) => None,
+        Scalar::Native(_) | Scalar::Token => None,
         Scalar::ToJson => {
             let mut text = String::new();
             match first.and_then(|b| CqlValue::deserialize(&args[0].ty, &b).ok()) {
