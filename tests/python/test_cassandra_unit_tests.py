@@ -112,9 +112,41 @@ def test_maxwritetime_is_named_as_cassandra_names_it(session, keyspace):
             "Cannot use selection function maxwritetime on PRIMARY KEY part pk")
     refused(session, f"SELECT maxwritetime(ck) FROM {t}",
             "Cannot use selection function maxwritetime on PRIMARY KEY part ck")
-    # WRITETIME of a non-frozen collection stays refused, as Cassandra 4.1 refuses it.
-    refused(session, f"SELECT writetime(s) FROM {t}",
-            "Cannot use selection function writeTime on non-frozen collection s")
+
+
+def test_writetime_and_ttl_of_non_frozen_values_list_their_elements(session, keyspace):
+    # WritetimeOrTTLTest.testList, testSet, testMap, testUDT (Cassandra 5.0)
+    session.execute(f"CREATE TYPE {keyspace}.pair (f1 int, f2 int)")
+    t = f"{keyspace}.element_times"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, l list<int>, s set<int>, "
+                    f"m map<int, text>, u pair)")
+    session.execute(f"INSERT INTO {t} (k, l, s, m, u) VALUES (1, [5], {{1}}, {{1: 'a'}}, "
+                    "{f1: 1}) USING TIMESTAMP 1")
+    session.execute(f"UPDATE {t} USING TIMESTAMP 2 AND TTL 20000 SET l = l + [6], "
+                    "s = s + {-1}, m = m + {-1: 'b'}, u.f2 = 2 WHERE k = 1")
+    result = session.execute(f"SELECT writetime(l), writetime(s), writetime(m), writetime(u) "
+                             f"FROM {t}")
+    assert list(result.column_names) == [
+        "writetime(l)", "writetime(s)", "writetime(m)", "writetime(u)"]
+    row = result.one()
+    assert row[0] == [1, 2]  # the list's order
+    assert row[1] == [2, 1]  # the set's order: -1 before 1
+    assert row[2] == [2, 1]
+    assert row[3] == [1, 2]  # one per field
+    # A TTL for each element. (An element without one is a null in the list, as Cassandra
+    # sends it; the Python driver cannot decode a null list element, so none is asked here.)
+    session.execute(f"INSERT INTO {t} (k, l, s, u) VALUES (3, [7, 8], {{4}}, {{f1: 1, f2: 2}}) "
+                    "USING TTL 10000")
+    session.execute(f"UPDATE {t} USING TTL 20000 SET s = s + {{5}} WHERE k = 3")
+    row = session.execute(f"SELECT ttl(l), ttl(s), ttl(u) FROM {t} WHERE k = 3").one()
+    assert [9000 < x <= 10000 for x in row[0]] == [True, True]
+    assert 9000 < row[1][0] <= 10000 and 19000 < row[1][1] <= 20000
+    assert [9000 < x <= 10000 for x in row[2]] == [True, True]
+    # Nothing live: null, not an empty list.
+    session.execute(f"INSERT INTO {t} (k, l) VALUES (2, [])")
+    row = session.execute(f"SELECT writetime(l), writetime(s), ttl(u) FROM {t} "
+                          "WHERE k = 2").one()
+    assert tuple(row) == (None, None, None)
 
 
 @pytest.fixture(scope="module")
@@ -206,3 +238,67 @@ def test_token_of_values_in_the_selection(session, keyspace):
     refused(session, f"SELECT token(1) FROM {composite}",
             "Invalid number of arguments in call to function system.token: 2 required but 1 "
             "provided")
+
+
+@pytest.mark.parametrize("old, new, accepted", [
+    ("int", "varint", False),   # AlterTest.testDropFixedAddVariable: fixed to variable length
+    ("int", "blob", False),
+    ("bigint", "timestamp", True),  # both read each other's 8 bytes
+    ("timestamp", "bigint", True),
+    ("text", "blob", True),
+    ("ascii", "text", True),
+    ("timeuuid", "uuid", True),
+    ("uuid", "timeuuid", False),
+])
+def test_a_dropped_column_is_re_added_only_as_a_serialization_compatible_type(
+        session, keyspace, old, new, accepted):
+    t = f"{keyspace}.readd_{old}_{new}"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, v {old})")
+    session.execute(f"ALTER TABLE {t} DROP v")
+    statement = f"ALTER TABLE {t} ADD v {new}"
+    if accepted:
+        session.execute(statement)
+    else:
+        refused(session, statement,
+                f"Cannot re-add previously dropped column 'v' of type {new}, incompatible with "
+                f"previous type {old}")
+
+
+def test_a_compression_setting_under_both_its_names_is_refused(session, keyspace):
+    # AlterTest.testAlterTableWithCompression
+    from cassandra.protocol import ConfigurationException
+    t = f"{keyspace}.compression_names"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, v int)")
+    for options, message in [
+        ("{'sstable_compression': 'SnappyCompressor', 'class': 'SnappyCompressor'}",
+         "The 'sstable_compression' option must not be used if the compression algorithm is "
+         "already specified by the 'class' option"),
+        ("{'class': 'SnappyCompressor', 'chunk_length_kb': 32, 'chunk_length_in_kb': 32}",
+         "The 'chunk_length_kb' option must not be used if the chunk length is already "
+         "specified by the 'chunk_length_in_kb' option"),
+    ]:
+        with pytest.raises(ConfigurationException, match=whole(message)):
+            session.execute(f"ALTER TABLE {t} WITH compression = {options}")
+    session.execute(f"ALTER TABLE {t} WITH compression = {{'sstable_compression': "
+                    "'SnappyCompressor', 'chunk_length_kb': 32}")
+
+
+def test_adding_to_a_tuple_is_refused_as_a_tuple_operation(session, keyspace):
+    # TupleTypeTest.testTupleModification
+    t = f"{keyspace}.tuple_add"
+    session.execute(f"CREATE TABLE {t} (pk int PRIMARY KEY, value tuple<int, int>)")
+    refused(session, f"UPDATE {t} SET value += (1, 1) WHERE pk = 0",
+            "Invalid operation (value = value + (1, 1)) for tuple column value")
+    refused(session, f"UPDATE {t} SET value = value + (1, 1) WHERE pk = 0",
+            "Invalid operation (value = value + (1, 1)) for tuple column value")
+
+
+def test_json_of_a_user_type_value_names_fields_added_after_it(session, keyspace):
+    # UserType.toJSONString: every field of the type, null where the value has none.
+    session.execute(f"CREATE TYPE {keyspace}.grows (a int, b int)")
+    t = f"{keyspace}.grown"
+    session.execute(f"CREATE TABLE {t} (x int PRIMARY KEY, y frozen<grows>)")
+    session.execute(f"INSERT INTO {t} (x, y) VALUES (1, {{a: 1}})")
+    session.execute(f"ALTER TYPE {keyspace}.grows ADD c int")
+    text = session.execute(f"SELECT JSON y FROM {t} WHERE x = 1").one()[0]
+    assert text == '{"y": {"a": 1, "b": null, "c": null}}'

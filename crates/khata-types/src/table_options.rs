@@ -519,6 +519,22 @@ pub fn compression_from_map(map: &BTreeMap<String, String>) -> Result<(Compressi
         }
         return Ok((Compression::None, 16 * 1024));
     }
+    // Each setting under one of its two names (`removeSstableCompressionClass`,
+    // `removeChunkLength`).
+    if map.contains_key("class") && map.contains_key("sstable_compression") {
+        return Err(
+            "The 'sstable_compression' option must not be used if the compression \
+                    algorithm is already specified by the 'class' option"
+                .into(),
+        );
+    }
+    if map.contains_key("chunk_length_in_kb") && map.contains_key("chunk_length_kb") {
+        return Err(
+            "The 'chunk_length_kb' option must not be used if the chunk length is \
+                    already specified by the 'chunk_length_in_kb' option"
+                .into(),
+        );
+    }
     let chunk_kb = match chunk_kb {
         None => 16,
         Some(text) => {

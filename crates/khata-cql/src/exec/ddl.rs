@@ -1585,17 +1585,38 @@ fn check_readd(
 /// both but neither exactly (it takes varint over smallint and tinyint, and not bigint over
 /// timestamp, date over int or time over bigint).
 fn readd_compatible(new: &CqlType, old: &CqlType) -> bool {
-    new == old
+    // Cassandra 5.0's `isSerializationCompatibleWith`: the new type reads the old one's
+    // values (`isValueCompatibleWith`) and has the same fixed length, or none.
+    let value_compatible = new == old
         || matches!(
             (new, old),
             (CqlType::Text, CqlType::Ascii)
                 | (CqlType::Uuid, CqlType::Timeuuid)
+                | (CqlType::Bigint, CqlType::Timestamp)
+                | (CqlType::Timestamp, CqlType::Bigint)
                 | (
                     CqlType::Varint,
                     CqlType::Int | CqlType::Bigint | CqlType::Smallint | CqlType::Tinyint
                 )
         )
-        || (*new == CqlType::Blob && !old.is_multi_cell())
+        || (*new == CqlType::Blob && !old.is_multi_cell());
+    value_compatible && (new == old || fixed_length(new) == fixed_length(old))
+}
+
+/// The length of every value of a fixed-width type (Cassandra's `valueLengthIfFixed`).
+fn fixed_length(ty: &CqlType) -> Option<usize> {
+    Some(match ty {
+        CqlType::Boolean | CqlType::Tinyint => 1,
+        CqlType::Smallint => 2,
+        CqlType::Int | CqlType::Float | CqlType::Date => 4,
+        CqlType::Bigint
+        | CqlType::Counter
+        | CqlType::Double
+        | CqlType::Timestamp
+        | CqlType::Time => 8,
+        CqlType::Uuid | CqlType::Timeuuid => 16,
+        _ => return None,
+    })
 }
 
 fn alter_table(

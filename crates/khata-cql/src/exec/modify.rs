@@ -1906,8 +1906,11 @@ fn invalid_operation(c: &ColumnDef, op: &AssignmentOp) -> ExecError {
             } else {
                 '-'
             };
+            // Cassandra's `Operation.Addition` names a tuple column as such.
             let what = if collection {
                 "frozen collection"
+            } else if matches!(op, AssignmentOp::Add(_)) && matches!(c.ty, CqlType::Tuple(..)) {
+                "tuple"
             } else {
                 "non counter"
             };

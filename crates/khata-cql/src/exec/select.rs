@@ -40,6 +40,9 @@ enum Output {
     /// `MAXWRITETIME(c)`: the newest timestamp of the column's live cells (every element of
     /// a non-frozen collection or UDT).
     MaxWritetime(ColumnDef),
+    /// `WRITETIME(c)` (false) or `TTL(c)` (true) of a non-frozen collection or UDT: a list,
+    /// one per element or field (Cassandra 5.0).
+    Metas(ColumnDef, bool),
     Ttl(ColumnDef),
     /// `count(*)`, and `count`, `min`, `max`, `sum` or `avg` of a selector that reads rows.
     Aggregate(AggKind, Option<Box<Output>>),
@@ -468,17 +471,12 @@ fn output(t: &TableSchema, selectable: &Selectable) -> Result<(String, Output), 
                     col.name
                 )));
             }
-            // Cassandra 5.0's MAXWRITETIME takes the newest of a non-frozen value's cells.
+            // Cassandra 5.0: MAXWRITETIME takes the newest of a non-frozen value's cells,
+            // WRITETIME and TTL list them.
             if col.ty.is_multi_cell() && *kind != WritetimeKind::MaxWritetime {
-                return Err(ExecError::invalid(format!(
-                    "Cannot use selection function {fname} on non-frozen {} {}",
-                    if matches!(col.ty, CqlType::Udt { .. }) {
-                        "UDT"
-                    } else {
-                        "collection"
-                    },
-                    col.name
-                )));
+                let ttl = *kind == WritetimeKind::Ttl;
+                let name = format!("{}({})", if ttl { "ttl" } else { "writetime" }, n.0);
+                return Ok((name, Output::Metas(col, ttl)));
             }
             match kind {
                 WritetimeKind::Ttl => (format!("ttl({})", n.0), Output::Ttl(col)),
@@ -616,6 +614,10 @@ fn output_type(o: &Output) -> CqlType {
     match o {
         Output::Column(c) => c.ty.clone(),
         Output::Writetime(_) | Output::MaxWritetime(_) | Output::Token => CqlType::Bigint,
+        Output::Metas(_, ttl) => CqlType::List {
+            element: Box::new(if *ttl { CqlType::Int } else { CqlType::Bigint }),
+            frozen: false,
+        },
         Output::Aggregate(AggKind::CountRows | AggKind::Count, _) => CqlType::Bigint,
         Output::Aggregate(_, arg) => arg.as_deref().map_or(CqlType::Bigint, output_type),
         Output::Ttl(_) => CqlType::Int,
@@ -1247,35 +1249,12 @@ pub(crate) fn cell_value(c: &ColumnDef, row: &Row, now: u32) -> Option<Bytes> {
         }
         return any.then(|| out.freeze());
     }
-    let mut items: Vec<(&Bytes, &Bytes)> = Vec::new();
-    for (k, cell) in row.cells.iter() {
-        if k.column == c.id
-            && let (Some(path), Some(v)) = (&k.path, cell.live_value(now))
-        {
-            items.push((path, v));
-        }
-    }
+    let items: Vec<(&Bytes, &Bytes)> = live_elements(c, row, now)
+        .into_iter()
+        .filter_map(|(path, cell)| Some((path, cell.live_value(now)?)))
+        .collect();
     if items.is_empty() {
         return None;
-    }
-    // Cells are kept in the byte order of their paths; Cassandra answers a set's elements and
-    // a map's keys in the order of their type (`-1` before `0`), which drivers that keep the
-    // wire's order show.
-    if let CqlType::Set { element: key, .. } | CqlType::Map { key, .. } = &c.ty
-        && !matches!(
-            key.as_ref(),
-            CqlType::Text | CqlType::Ascii | CqlType::Blob | CqlType::Boolean | CqlType::Inet
-        )
-    {
-        let mut decoded: Vec<(Option<crate::value::CqlValue>, (&Bytes, &Bytes))> = items
-            .into_iter()
-            .map(|item| (crate::value::CqlValue::deserialize(key, item.0).ok(), item))
-            .collect();
-        decoded.sort_by(|(a, x), (b, y)| match (a, b) {
-            (Some(a), Some(b)) => crate::value::compare(key, a, b),
-            _ => x.0.cmp(y.0),
-        });
-        items = decoded.into_iter().map(|(_, item)| item).collect();
     }
     let mut out = BytesMut::new();
     out.put_i32(items.len() as i32);
@@ -1295,6 +1274,96 @@ pub(crate) fn cell_value(c: &ColumnDef, row: &Row, now: u32) -> Option<Bytes> {
                 out.put_i32(value.len() as i32);
                 out.put_slice(value);
             }
+        }
+    }
+    Some(out.freeze())
+}
+
+/// The live cells of a non-frozen collection column, each with its path, in the order
+/// Cassandra answers the collection: a list's in its order, a set's elements and a map's keys
+/// in the order of their type (`-1` before `0`; the cells are kept in the byte order of their
+/// paths, which drivers that keep the wire's order would show).
+fn live_elements<'r>(
+    c: &ColumnDef,
+    row: &'r Row,
+    now: u32,
+) -> Vec<(&'r Bytes, &'r khata_types::cell::Cell)> {
+    let mut items: Vec<(&Bytes, &khata_types::cell::Cell)> = row
+        .cells
+        .iter()
+        .filter(|(k, cell)| k.column == c.id && cell.live_value(now).is_some())
+        .filter_map(|(k, cell)| Some((k.path.as_ref()?, cell)))
+        .collect();
+    if let CqlType::Set { element: key, .. } | CqlType::Map { key, .. } = &c.ty
+        && !matches!(
+            key.as_ref(),
+            CqlType::Text | CqlType::Ascii | CqlType::Blob | CqlType::Boolean | CqlType::Inet
+        )
+    {
+        let mut decoded: Vec<_> = items
+            .into_iter()
+            .map(|item| (crate::value::CqlValue::deserialize(key, item.0).ok(), item))
+            .collect();
+        decoded.sort_by(|(a, x), (b, y)| match (a, b) {
+            (Some(a), Some(b)) => crate::value::compare(key, a, b),
+            _ => x.0.cmp(y.0),
+        });
+        items = decoded.into_iter().map(|(_, item)| item).collect();
+    }
+    items
+}
+
+/// Cassandra 5.0's `WRITETIME(c)` (`ttl`: `TTL(c)`) of a non-frozen collection or UDT: the
+/// list of its elements' timestamps (or remaining TTLs, null for an element without one), in
+/// the collection's order; for a UDT one per field of the type, null for a field not set.
+/// Null when nothing of the column is live.
+fn cell_metas(c: &ColumnDef, row: &Row, now: u32, ttl: bool) -> Option<Bytes> {
+    let meta = |cell: &khata_types::cell::Cell| -> Option<Vec<u8>> {
+        if ttl {
+            match &cell.kind {
+                khata_types::cell::CellKind::Expiring { expiry, .. } => Some(
+                    (expiry.local_expiry.saturating_sub(now) as i32)
+                        .to_be_bytes()
+                        .to_vec(),
+                ),
+                _ => None,
+            }
+        } else {
+            Some(cell.timestamp.to_be_bytes().to_vec())
+        }
+    };
+    let metas: Vec<Option<Vec<u8>>> = if let CqlType::Udt { fields, .. } = &c.ty {
+        let cells: Vec<Option<&khata_types::cell::Cell>> = (0..fields.len())
+            .map(|i| {
+                let key = khata_types::row::CellKey::element(
+                    c.id,
+                    Bytes::copy_from_slice(&(i as u16).to_be_bytes()),
+                );
+                row.cells
+                    .get(&key)
+                    .filter(|cell| cell.live_value(now).is_some())
+            })
+            .collect();
+        if cells.iter().all(Option::is_none) {
+            return None;
+        }
+        cells.into_iter().map(|cell| cell.and_then(meta)).collect()
+    } else {
+        let cells = live_elements(c, row, now);
+        if cells.is_empty() {
+            return None;
+        }
+        cells.into_iter().map(|(_, cell)| meta(cell)).collect()
+    };
+    let mut out = BytesMut::new();
+    out.put_i32(metas.len() as i32);
+    for m in metas {
+        match m {
+            Some(v) => {
+                out.put_i32(v.len() as i32);
+                out.put_slice(&v);
+            }
+            None => out.put_i32(-1),
         }
     }
     Some(out.freeze())
@@ -2117,6 +2186,7 @@ impl RowAt<'_> {
             Output::Column(c) => column(c),
             Output::Writetime(c) => cell_meta(c, source(c), now, false),
             Output::MaxWritetime(c) => newest_timestamp(c, source(c), now),
+            Output::Metas(c, ttl) => cell_metas(c, source(c), now, *ttl),
             Output::Ttl(c) => cell_meta(c, source(c), now, true),
             Output::Token => Some(Bytes::copy_from_slice(&self.key.token.0.to_be_bytes())),
             Output::Time(f, c) => column(c).and_then(|v| time_fn(*f, &c.ty, &v)),
@@ -2488,6 +2558,7 @@ fn read_columns<'t>(t: &'t TableSchema, outs: &'t [(String, Output)]) -> Vec<&'t
             Output::Column(c)
             | Output::Writetime(c)
             | Output::MaxWritetime(c)
+            | Output::Metas(c, _)
             | Output::Ttl(c)
             | Output::Time(_, c)
             | Output::Element(c, ..)

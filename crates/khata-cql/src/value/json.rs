@@ -119,7 +119,18 @@ pub fn write_value(ty: &CqlType, v: &CqlValue, out: &mut String) {
                 _ => &[],
             };
             out.push('{');
-            for (i, (name, item)) in fields.iter().enumerate() {
+            // Every field of the type, null where the value has none (a field ALTER TYPE added
+            // after the value was written), as `UserType.toJSONString` writes them.
+            let names: Vec<&String> = if types.is_empty() {
+                fields.iter().map(|(n, _)| n).collect()
+            } else {
+                types.iter().map(|(n, _)| n).collect()
+            };
+            for (i, name) in names.into_iter().enumerate() {
+                let item = fields
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .and_then(|(_, v)| v.as_ref());
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -244,6 +255,10 @@ pub fn to_json(ty: &CqlType, v: &CqlValue) -> Json {
                         _ => Json::Null,
                     },
                 );
+            }
+            // Fields the type gained after the value was written: null.
+            for (name, _) in types {
+                m.entry(name.clone()).or_insert(Json::Null);
             }
             Json::Object(m)
         }

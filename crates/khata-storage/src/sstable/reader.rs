@@ -520,7 +520,10 @@ impl Drop for SsTable {
                 }
             }
         }
-        if let Err(e) = self.fs.sync_dir(&self.dir) {
+        // A directory already gone (a dropped table's) took the files with it.
+        if let Err(e) = self.fs.sync_dir(&self.dir)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
             tracing::warn!(dir = %self.dir.display(), error = %e, "could not sync after deleting an SSTable");
         }
     }
