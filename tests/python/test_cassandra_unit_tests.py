@@ -302,3 +302,30 @@ def test_json_of_a_user_type_value_names_fields_added_after_it(session, keyspace
     session.execute(f"ALTER TYPE {keyspace}.grows ADD c int")
     text = session.execute(f"SELECT JSON y FROM {t} WHERE x = 1").one()[0]
     assert text == '{"y": {"a": 1, "b": null, "c": null}}'
+
+
+def test_writetime_and_ttl_of_an_element_or_a_field(session, keyspace):
+    # WritetimeOrTTLTest.testSet, testMap, testFrozenSet, testUDT, testFrozenUDT (5.0)
+    session.execute(f"CREATE TYPE {keyspace}.fields (f1 int, f2 int)")
+    t = f"{keyspace}.element_meta"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, s set<int>, m map<int, text>, "
+                    f"fs frozen<set<int>>, u fields, fu frozen<fields>, l list<int>)")
+    session.execute(f"INSERT INTO {t} (k, s, m, fs, u, fu, l) VALUES (1, {{1}}, {{1: 'a'}}, "
+                    "{1}, {f1: 1}, {f1: 1}, [1]) USING TIMESTAMP 1")
+    session.execute(f"UPDATE {t} USING TIMESTAMP 2 AND TTL 20000 SET s = s + {{2}}, "
+                    "m = m + {2: 'b'}, u.f2 = 2 WHERE k = 1")
+    result = session.execute(
+        f"SELECT writetime(s[1]), writetime(s[2]), writetime(s[3]), maxwritetime(m[2]), "
+        f"writetime(fs[1]), writetime(fs[2]), writetime(u.f1), writetime(u.f2), "
+        f"writetime(fu.f1), writetime(fu.f2), ttl(s[2]), ttl(s[1]) FROM {t}")
+    assert list(result.column_names)[:3] == ["writetime(s[1])", "writetime(s[2])",
+                                             "writetime(s[3])"]
+    row = result.one()
+    assert tuple(row)[:10] == (1, 2, None, 2, 1, None, 1, 2, 1, None)
+    assert 19000 < row[10] <= 20000 and row[11] is None
+    prepared = session.prepare(f"SELECT writetime(s[?]), ttl(m[?]) FROM {t} WHERE k = ?")
+    assert tuple(session.execute(prepared, [2, 2, 1]).one())[0] == 2
+    refused(session, f"SELECT writetime(l[0]) FROM {t}",
+            "Element selection is only allowed on sets and maps, but l is a list")
+    refused(session, f"SELECT writetime(l[0..1]) FROM {t}",
+            "Slice selection is only allowed on sets and maps, but l is a list")

@@ -43,6 +43,11 @@ enum Output {
     /// `WRITETIME(c)` (false) or `TTL(c)` (true) of a non-frozen collection or UDT: a list,
     /// one per element or field (Cassandra 5.0).
     Metas(ColumnDef, bool),
+    /// `WRITETIME(s[k])`, `MAXWRITETIME(m[k])`, `TTL(s[k])` of a set's or map's element (its
+    /// key bound per execution, as [`Output::Element`]'s), Cassandra 5.0.
+    ElementMeta(ColumnDef, WritetimeKind, Term, Option<Bytes>),
+    /// `WRITETIME(u.f)` and the like of field `usize` of a user type value, Cassandra 5.0.
+    FieldMeta(ColumnDef, WritetimeKind, usize),
     Ttl(ColumnDef),
     /// `count(*)`, and `count`, `min`, `max`, `sum` or `avg` of a selector that reads rows.
     Aggregate(AggKind, Option<Box<Output>>),
@@ -77,7 +82,7 @@ impl Output {
     /// literals and markers of computations).
     fn has_args(&self) -> bool {
         match self {
-            Output::Element(..) => true,
+            Output::Element(..) | Output::ElementMeta(..) => true,
             Output::Computed(c) | Output::OverRow(c, _) => c.has_args(),
             Output::Aggregate(_, arg) => arg.as_ref().is_some_and(|a| a.has_args()),
             Output::OverAggregates(c, inputs) => {
@@ -101,6 +106,15 @@ impl Output {
                 };
                 let bound = bind::required(run, key, &key_ty, &c.name)?;
                 Output::Element(c.clone(), key.clone(), Some(bound))
+            }
+            Output::ElementMeta(c, kind, key, _) => {
+                let key_ty = match &c.ty {
+                    CqlType::Map { key, .. } => key.as_ref().clone(),
+                    CqlType::Set { element, .. } => element.as_ref().clone(),
+                    other => other.clone(),
+                };
+                let bound = bind::required(run, key, &key_ty, &c.name)?;
+                Output::ElementMeta(c.clone(), *kind, key.clone(), Some(bound))
             }
             Output::Computed(c) => Output::Computed(computed(c)?),
             Output::OverRow(c, inputs) => Output::OverRow(computed(c)?, inputs.clone()),
@@ -453,8 +467,15 @@ fn output(t: &TableSchema, selectable: &Selectable) -> Result<(String, Output), 
             (format!("system.token({})", pk.join(", ")), Output::Token)
         }
         Selectable::Writetime { kind, column: c } => {
-            let Selectable::Column(n) = c.as_ref() else {
-                return Err(ExecError::invalid("WRITETIME/TTL take a column"));
+            let n = match c.as_ref() {
+                Selectable::Column(n) => n,
+                Selectable::Element { selectable, .. }
+                | Selectable::Slice { selectable, .. }
+                | Selectable::Field { selectable, .. } => match selectable.as_ref() {
+                    Selectable::Column(n) => n,
+                    _ => return Err(ExecError::invalid("WRITETIME/TTL take a column")),
+                },
+                _ => return Err(ExecError::invalid("WRITETIME/TTL take a column")),
             };
             let col = column(&n.0)?;
             let fname = match kind {
@@ -470,6 +491,45 @@ fn output(t: &TableSchema, selectable: &Selectable) -> Result<(String, Output), 
                     "Cannot use selection function {fname} on PRIMARY KEY part {}",
                     col.name
                 )));
+            }
+            let lower = match kind {
+                WritetimeKind::Ttl => "ttl",
+                WritetimeKind::MaxWritetime => "maxwritetime",
+                WritetimeKind::Writetime => "writetime",
+            };
+            // Cassandra 5.0: the metadata of one element of a set or map, or one field.
+            match c.as_ref() {
+                Selectable::Element { selectable, key } => {
+                    super::selector::element_key(selectable, &col.ty, "Element")?;
+                    let name = format!("{lower}({}[{key}])", n.0);
+                    return Ok((name, Output::ElementMeta(col, *kind, key.clone(), None)));
+                }
+                Selectable::Slice { selectable, .. } => {
+                    super::selector::element_key(selectable, &col.ty, "Slice")?;
+                    return Err(ExecError::invalid(format!(
+                        "selector {c} is not supported by khata yet"
+                    )));
+                }
+                Selectable::Field { field, .. } => {
+                    let CqlType::Udt { fields, .. } = &col.ty else {
+                        return Err(ExecError::invalid(format!(
+                            "Invalid field selection: {} of type {} is not a user type",
+                            n.0,
+                            khata_types::type_text::type_text(&col.ty)
+                        )));
+                    };
+                    let Some(index) = fields.iter().position(|(f, _)| *f == field.0) else {
+                        return Err(ExecError::invalid(format!(
+                            "{} of type {} has no field {}",
+                            n.0,
+                            khata_types::type_text::type_text(&col.ty),
+                            field.0
+                        )));
+                    };
+                    let name = format!("{lower}({}.{})", n.0, field.0);
+                    return Ok((name, Output::FieldMeta(col, *kind, index)));
+                }
+                _ => {}
             }
             // Cassandra 5.0: MAXWRITETIME takes the newest of a non-frozen value's cells,
             // WRITETIME and TTL list them.
@@ -614,6 +674,9 @@ fn output_type(o: &Output) -> CqlType {
     match o {
         Output::Column(c) => c.ty.clone(),
         Output::Writetime(_) | Output::MaxWritetime(_) | Output::Token => CqlType::Bigint,
+        Output::ElementMeta(_, WritetimeKind::Ttl, ..)
+        | Output::FieldMeta(_, WritetimeKind::Ttl, _) => CqlType::Int,
+        Output::ElementMeta(..) | Output::FieldMeta(..) => CqlType::Bigint,
         Output::Metas(_, ttl) => CqlType::List {
             element: Box::new(if *ttl { CqlType::Int } else { CqlType::Bigint }),
             frozen: false,
@@ -1383,6 +1446,74 @@ fn cell_meta(c: &ColumnDef, row: &Row, now: u32, ttl: bool) -> Option<Bytes> {
     } else {
         Some(Bytes::copy_from_slice(&cell.timestamp.to_be_bytes()))
     }
+}
+
+/// What `kind` reads of one live cell: its timestamp, or its remaining TTL (none without one).
+fn meta_of(cell: &khata_types::cell::Cell, kind: WritetimeKind, now: u32) -> Option<Bytes> {
+    cell.live_value(now)?;
+    match kind {
+        WritetimeKind::Ttl => match &cell.kind {
+            khata_types::cell::CellKind::Expiring { expiry, .. } => Some(Bytes::copy_from_slice(
+                &(expiry.local_expiry.saturating_sub(now) as i32).to_be_bytes(),
+            )),
+            _ => None,
+        },
+        _ => Some(Bytes::copy_from_slice(&cell.timestamp.to_be_bytes())),
+    }
+}
+
+/// `WRITETIME(s[k])` and the like: the element's own cell in a non-frozen set or map; in a
+/// frozen one, the whole value's cell if the element is in it.
+fn element_meta(
+    c: &ColumnDef,
+    row: &Row,
+    key: Option<&Bytes>,
+    now: u32,
+    kind: WritetimeKind,
+) -> Option<Bytes> {
+    let key = key?;
+    if c.ty.is_multi_cell() {
+        let cell = row
+            .cells
+            .get(&khata_types::row::CellKey::element(c.id, key.clone()))?;
+        return meta_of(cell, kind, now);
+    }
+    element_value(c, row, Some(key), now)?;
+    meta_of(
+        row.cells.get(&khata_types::row::CellKey::simple(c.id))?,
+        kind,
+        now,
+    )
+}
+
+/// `WRITETIME(u.f)` and the like: the field's own cell in a non-frozen user type value; in a
+/// frozen one, the whole value's cell if the field is set.
+fn field_meta(
+    c: &ColumnDef,
+    row: &Row,
+    index: usize,
+    now: u32,
+    kind: WritetimeKind,
+) -> Option<Bytes> {
+    if c.ty.is_multi_cell() {
+        let key = khata_types::row::CellKey::element(
+            c.id,
+            Bytes::copy_from_slice(&(index as u16).to_be_bytes()),
+        );
+        return meta_of(row.cells.get(&key)?, kind, now);
+    }
+    let cell = row.cells.get(&khata_types::row::CellKey::simple(c.id))?;
+    // The serialized fields: each an `int` length (-1 for null) and its bytes.
+    let mut rest = &cell.live_value(now)?[..];
+    for i in 0.. {
+        let len = i32::from_be_bytes(rest.get(..4)?.try_into().ok()?);
+        rest = &rest[4..];
+        if i == index {
+            return (len >= 0).then(|| meta_of(cell, kind, now)).flatten();
+        }
+        rest = rest.get(usize::try_from(len).unwrap_or(0)..)?;
+    }
+    None
 }
 
 /// The newest write timestamp of the live cells of column `c` (its one cell, or each element
@@ -2187,6 +2318,10 @@ impl RowAt<'_> {
             Output::Writetime(c) => cell_meta(c, source(c), now, false),
             Output::MaxWritetime(c) => newest_timestamp(c, source(c), now),
             Output::Metas(c, ttl) => cell_metas(c, source(c), now, *ttl),
+            Output::ElementMeta(c, kind, _, key) => {
+                element_meta(c, source(c), key.as_ref(), now, *kind)
+            }
+            Output::FieldMeta(c, kind, index) => field_meta(c, source(c), *index, now, *kind),
             Output::Ttl(c) => cell_meta(c, source(c), now, true),
             Output::Token => Some(Bytes::copy_from_slice(&self.key.token.0.to_be_bytes())),
             Output::Time(f, c) => column(c).and_then(|v| time_fn(*f, &c.ty, &v)),
@@ -2559,6 +2694,8 @@ fn read_columns<'t>(t: &'t TableSchema, outs: &'t [(String, Output)]) -> Vec<&'t
             | Output::Writetime(c)
             | Output::MaxWritetime(c)
             | Output::Metas(c, _)
+            | Output::ElementMeta(c, ..)
+            | Output::FieldMeta(c, ..)
             | Output::Ttl(c)
             | Output::Time(_, c)
             | Output::Element(c, ..)

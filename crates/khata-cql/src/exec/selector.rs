@@ -235,6 +235,8 @@ pub(super) fn selector_markers(
         Selectable::Field { selectable, .. } | Selectable::Cast { selectable, .. } => {
             selector_markers(def, selectable, out)
         }
+        // `WRITETIME(s[?])`: the element's key.
+        Selectable::Writetime { column, .. } => selector_markers(def, column, out),
         Selectable::FunctionCall { name, args } => {
             for a in args {
                 selector_markers(def, a, out);
