@@ -329,3 +329,62 @@ def test_writetime_and_ttl_of_an_element_or_a_field(session, keyspace):
             "Element selection is only allowed on sets and maps, but l is a list")
     refused(session, f"SELECT writetime(l[0..1]) FROM {t}",
             "Slice selection is only allowed on sets and maps, but l is a list")
+
+
+def test_an_unset_token_argument_is_named_as_cassandra_names_it(session, keyspace):
+    # SelectTest.testFunctionCallWithUnset
+    t = f"{keyspace}.unset_token"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, v int)")
+    select = session.prepare(f"SELECT * FROM {t} WHERE token(k) >= token(?)")
+    with pytest.raises(InvalidRequest,
+                       match=whole("Invalid unset value for argument in call to function token")):
+        session.execute(select, [UNSET_VALUE])
+    assert list(session.execute(select, [1])) == []
+
+
+def test_to_json_outside_a_selection_and_json_null(session, keyspace):
+    # JsonTest.testToJsonFct, testInsertJsonSyntax
+    t = f"{keyspace}.json_misuse"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, asciival ascii)")
+    message = "toJson() may only be used within the selection clause of SELECT statements"
+    for statement in [f"INSERT INTO {t} (k, asciival) VALUES (?, toJson(?))",
+                      f"UPDATE {t} SET asciival = toJson(?) WHERE k = ?",
+                      f"DELETE FROM {t} WHERE k = fromJson(toJson(?))"]:
+        with pytest.raises(InvalidRequest, match=whole(message)):
+            session.prepare(statement)
+    refused(session, f"INSERT INTO {t} JSON 'null'", "Got null for INSERT JSON values")
+    refused(session, f"INSERT INTO {t} JSON ?", "Got null for INSERT JSON values", ["null"])
+
+
+def test_an_in_on_an_indexed_key_column_is_not_an_index_query(session, keyspace):
+    # SelectSingleColumnRelationTest.testIndexOnClusteringColumns: an index serves `=`, so an
+    # IN on an indexed partition key part filters, and one on a clustering column after a
+    # gap is refused as any such restriction is.
+    t = f"{keyspace}.in_indexed_key"
+    session.execute(f"CREATE TABLE {t} (id1 int, id2 int, author text, time bigint, v1 text, "
+                    "PRIMARY KEY ((id1, id2), author, time))")
+    session.execute(f"CREATE INDEX ON {t} (id2)")
+    session.execute(f"CREATE INDEX ON {t} (time)")
+    for id2, v1 in [(0, "A"), (1, "B"), (2, "D")]:
+        session.execute(f"INSERT INTO {t} (id1, id2, author, time, v1) VALUES (0, {id2}, "
+                        f"'bob', 0, '{v1}')")
+    rows = session.execute(f"SELECT v1 FROM {t} WHERE id2 IN (0, 2) ALLOW FILTERING")
+    assert sorted(r.v1 for r in rows) == ["A", "D"]
+    assert [r.v1 for r in session.execute(f"SELECT v1 FROM {t} WHERE id2 = 1")] == ["B"]
+    refused(session, f"SELECT v1 FROM {t} WHERE time IN (1, 2)",
+            'PRIMARY KEY column "time" cannot be restricted as preceding column "author" is '
+            "not restricted")
+
+
+def test_a_multi_column_in_filter_is_refused(session, keyspace):
+    # SelectMultiColumnRelationTest.testInRestrictionsWithAllowFiltering
+    t = f"{keyspace}.multi_in_filter"
+    session.execute(f"CREATE TABLE {t} (pk int, c1 text, c2 int, c3 int, v int, "
+                    "PRIMARY KEY (pk, c1, c2, c3))")
+    session.execute(f"INSERT INTO {t} (pk, c1, c2, c3, v) VALUES (1, 'a', 1, 0, 0)")
+    for where in ["(c2, c3) IN ((1, 0), (2, 0))", "pk = 1 AND (c2, c3) IN ((1, 0), (2, 0))"]:
+        refused(session, f"SELECT * FROM {t} WHERE {where} ALLOW FILTERING",
+                "Multicolumn IN filters are not supported")
+    # As a clustering prefix it selects rows, as before.
+    rows = session.execute(f"SELECT c2 FROM {t} WHERE pk = 1 AND (c1, c2) IN (('a', 1), ('b', 1))")
+    assert [r.c2 for r in rows] == [1]

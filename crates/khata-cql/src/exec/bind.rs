@@ -499,6 +499,18 @@ fn mark(specs: &mut Specs, def: &TableDef, column: &str, ty: &CqlType, term: &Te
         // as Cassandra names a function's argument (FunctionResolver.makeArgSpec).
         Term::FunctionCall { name, args } => {
             let lower = super::functions::native_name(&name.name.0);
+            // Outside a selection, Cassandra's `ToJsonFct` refuses to be prepared at all.
+            let to_json = |t: &Term| {
+                matches!(t, Term::FunctionCall { name, .. }
+                    if super::functions::native_name(&name.name.0) == "tojson")
+            };
+            if lower == "tojson" || args.iter().any(to_json) {
+                specs.refuse(
+                    "toJson() may only be used within the selection clause of SELECT statements"
+                        .into(),
+                );
+                return;
+            }
             if let Some((parameter, _)) = super::functions::blob_conversion(&lower) {
                 if let [arg] = args.as_slice() {
                     mark(

@@ -210,10 +210,17 @@ fn insert_mutations(
                     "Could not decode JSON string as a map: {e}. (String was: {text})"
                 ))
             })?;
-            let serde_json::Value::Object(object) = json else {
-                return Err(ExecError::invalid(format!(
-                    "Could not decode JSON string as a map: {text}"
-                )));
+            let object = match json {
+                serde_json::Value::Object(object) => object,
+                // The JSON text `null`, as a bound null is.
+                serde_json::Value::Null => {
+                    return Err(ExecError::invalid("Got null for INSERT JSON values"));
+                }
+                _ => {
+                    return Err(ExecError::invalid(format!(
+                        "Could not decode JSON string as a map: {text}"
+                    )));
+                }
             };
             for key in object.keys() {
                 // A quoted key names a case-sensitive column.

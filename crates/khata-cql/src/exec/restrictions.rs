@@ -437,7 +437,13 @@ fn token_value(t: &TableSchema, run: &Run<'_>, value: &Term) -> Result<Token, Ex
         let components = pk
             .iter()
             .zip(args)
-            .map(|(c, a)| required(run, a, c))
+            .map(|(c, a)| match bind::value(run, a, &c.ty, &c.name)? {
+                // Cassandra's `FunctionCall.bindAndGet`.
+                Bound::Unset => Err(ExecError::invalid(
+                    "Invalid unset value for argument in call to function token",
+                )),
+                _ => required(run, a, c),
+            })
             .collect::<Result<Vec<_>, _>>()?;
         return Ok(PointKey::partition_key(&components)?.token);
     }
@@ -639,6 +645,14 @@ impl Restrictions {
             {
                 return Err(ExecError::invalid(MULTI_COLUMN_SLICE_FILTERING));
             }
+            // `MultiColumnRestriction.INRestriction.addToRowFilter`.
+            if let Some((first, _)) = &r.tuples
+                && *first > n
+            {
+                return Err(ExecError::invalid(
+                    "Multicolumn IN filters are not supported",
+                ));
+            }
             r.filter_partial_partition_key(t);
             r.filter_clustering_gaps(t);
         } else if !r.partial_partition_key() && !r.restricts_indexed_column(t) {
@@ -812,17 +826,22 @@ impl Restrictions {
         let simple = [IndexKind::Simple, IndexKind::Full];
         let pk = t.def.partition_key();
         let clustering = t.def.clustering();
+        // An index serves `=` on a key column, not `IN` (a regular index supports EQ,
+        // CONTAINS and CONTAINS KEY only).
         let keys = self
             .pk
             .iter()
+            .map(|values| values.as_ref().is_some_and(|v| v.len() == 1))
             .zip(pk.iter().map(|c| c.name.as_str()))
             .chain(
                 self.ck
                     .iter()
+                    .zip(&self.ck_equal)
+                    .map(|(values, equal)| *equal && values.as_ref().is_some_and(|v| v.len() == 1))
                     .zip(clustering.iter().map(|(c, _)| c.name.as_str())),
             )
-            .any(|(values, name)| values.is_some() && indexed(name, &simple));
-        keys || self.filters.iter().any(|f| {
+            .any(|(single, name)| single && indexed(name, &simple));
+        keys || self.filters.iter().filter(|f| f.any_of.is_none()).any(|f| {
             let name = f.column.name.as_str();
             match (f.op, &f.element) {
                 (ComparisonOp::Equal, None) => indexed(name, &simple),
