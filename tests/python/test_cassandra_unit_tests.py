@@ -388,3 +388,34 @@ def test_a_multi_column_in_filter_is_refused(session, keyspace):
     # As a clustering prefix it selects rows, as before.
     rows = session.execute(f"SELECT c2 FROM {t} WHERE pk = 1 AND (c1, c2) IN (('a', 1), ('b', 1))")
     assert [r.c2 for r in rows] == [1]
+
+
+def test_a_tuple_of_the_wrong_size_is_refused_when_prepared(session, keyspace):
+    # SelectMultiColumnRelationTest.testMultiClusteringInvalidQueries
+    t = f"{keyspace}.tuple_arity"
+    session.execute(f"CREATE TABLE {t} (a int, b int, c int, d int, PRIMARY KEY (a, b, c, d))")
+    for statement, message in [
+        (f"SELECT * FROM {t} WHERE a = 0 AND (b, c) > (?, ?, ?)",
+         "Expected 2 elements in value tuple, but got 3: (?, ?, ?)"),
+        (f"SELECT * FROM {t} WHERE a = 0 AND (b, c, d) IN ((?, ?, ?, ?, ?))",
+         "Expected 3 elements in value tuple, but got 5: (?, ?, ?, ?, ?)"),
+        (f"SELECT * FROM {t} WHERE a = 0 AND (b, c) = (?, ?, ?)",
+         "Expected 2 elements in value tuple, but got 3: (?, ?, ?)"),
+    ]:
+        with pytest.raises(InvalidRequest, match=whole(message)):
+            session.prepare(statement)
+
+
+def test_an_unset_tuple_is_named_as_cassandra_names_it(session, keyspace):
+    # SelectMultiColumnRelationTest.testWithUnsetValues
+    t = f"{keyspace}.unset_tuple"
+    session.execute(f"CREATE TABLE {t} (k int, i int, j int, s text, PRIMARY KEY (k, i, j))")
+    for statement, values, message in [
+        ("(i, j) = ?", [UNSET_VALUE], "Invalid unset value for tuple (i,j)"),
+        ("i = ? AND (j) > ?", [1, UNSET_VALUE], "Invalid unset value for tuple (j)"),
+        ("(i, j) IN (?, ?)", [UNSET_VALUE, (1, 1)], "Invalid unset value for tuple (i,j)"),
+        ("(i, j) IN ?", [UNSET_VALUE], "Invalid unset value for in(i,j)"),
+    ]:
+        prepared = session.prepare(f"SELECT * FROM {t} WHERE {statement} ALLOW FILTERING")
+        with pytest.raises(InvalidRequest, match=whole(message)):
+            session.execute(prepared, values)

@@ -654,6 +654,12 @@ fn mark_tuple(
     term: &Term,
 ) {
     match term {
+        // Refused when the relation is prepared, as `tuple_values` refuses a literal.
+        Term::Tuple(items) if items.len() != columns.len() => specs.refuse(format!(
+            "Expected {} elements in value tuple, but got {}: {term}",
+            columns.len(),
+            items.len()
+        )),
         Term::Tuple(items) => {
             for (name, item) in columns.iter().zip(items) {
                 if let Some(c) = def.column(&name.0) {

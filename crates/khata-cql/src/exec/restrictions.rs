@@ -547,7 +547,17 @@ fn tuple_values(
     let ty = CqlType::Tuple(columns.iter().map(|c| c.ty.clone()).collect());
     let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
     let name = format!("({})", names.join(", "));
-    let bytes = bind::required(run, term, &ty, &name)?;
+    let bytes = match bind::value(run, term, &ty, &name)? {
+        Bound::Value(b) => b,
+        // Cassandra's `Tuples.Value` receiver, named `(a,b)`.
+        Bound::Unset => {
+            return Err(ExecError::invalid(format!(
+                "Invalid unset value for tuple ({})",
+                names.join(",")
+            )));
+        }
+        Bound::Null => bind::required(run, term, &ty, &name)?,
+    };
     match CqlValue::deserialize(&ty, &bytes) {
         Ok(tuple) => tuple_columns(tuple, columns, &name, null),
         Err(_) => Err(ExecError::invalid(format!("Invalid value for {name}"))),
@@ -1823,10 +1833,20 @@ fn tuple_list(
     };
     let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
     let name = format!("({})", names.join(", "));
-    let Bound::Value(bytes) = bind::value(run, &Term::Marker(marker.clone()), &list, &name)? else {
-        return Err(ExecError::invalid(format!(
-            "Invalid null value for IN restriction on {name}"
-        )));
+    let bytes = match bind::value(run, &Term::Marker(marker.clone()), &list, &name)? {
+        Bound::Value(bytes) => bytes,
+        // Cassandra's receiver of an IN marker over several columns, `in(a,b)`.
+        Bound::Unset => {
+            return Err(ExecError::invalid(format!(
+                "Invalid unset value for in({})",
+                names.join(",")
+            )));
+        }
+        Bound::Null => {
+            return Err(ExecError::invalid(format!(
+                "Invalid null value for IN restriction on {name}"
+            )));
+        }
     };
     let Ok(CqlValue::List(items)) = CqlValue::deserialize(&list, &bytes) else {
         return Err(ExecError::invalid(format!("Invalid IN values for {name}")));
