@@ -60,6 +60,23 @@ pub enum CqlType {
 }
 
 impl CqlType {
+    /// The length of every value of a fixed-width type (Cassandra's `valueLengthIfFixed`);
+    /// `None` for a type of variable length.
+    pub fn fixed_length(&self) -> Option<usize> {
+        Some(match self {
+            CqlType::Boolean | CqlType::Tinyint => 1,
+            CqlType::Smallint => 2,
+            CqlType::Int | CqlType::Float | CqlType::Date => 4,
+            CqlType::Bigint
+            | CqlType::Counter
+            | CqlType::Double
+            | CqlType::Time
+            | CqlType::Timestamp => 8,
+            CqlType::Uuid | CqlType::Timeuuid => 16,
+            _ => return None,
+        })
+    }
+
     /// Whether the type is, or holds anywhere inside it, user type `keyspace.name`.
     pub fn mentions_udt(&self, keyspace: &str, name: &str) -> bool {
         match self {

@@ -1600,23 +1600,7 @@ fn readd_compatible(new: &CqlType, old: &CqlType) -> bool {
                 )
         )
         || (*new == CqlType::Blob && !old.is_multi_cell());
-    value_compatible && (new == old || fixed_length(new) == fixed_length(old))
-}
-
-/// The length of every value of a fixed-width type (Cassandra's `valueLengthIfFixed`).
-fn fixed_length(ty: &CqlType) -> Option<usize> {
-    Some(match ty {
-        CqlType::Boolean | CqlType::Tinyint => 1,
-        CqlType::Smallint => 2,
-        CqlType::Int | CqlType::Float | CqlType::Date => 4,
-        CqlType::Bigint
-        | CqlType::Counter
-        | CqlType::Double
-        | CqlType::Timestamp
-        | CqlType::Time => 8,
-        CqlType::Uuid | CqlType::Timeuuid => 16,
-        _ => return None,
-    })
+    value_compatible && (new == old || new.fixed_length() == old.fixed_length())
 }
 
 fn alter_table(

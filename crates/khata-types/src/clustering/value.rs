@@ -33,22 +33,6 @@ pub(super) fn empty_is_a_value(ty: &CqlType) -> bool {
     matches!(ty, CqlType::Ascii | CqlType::Text | CqlType::Blob)
 }
 
-/// The serialized size of a fixed-size type.
-fn fixed_size(ty: &CqlType) -> Option<usize> {
-    Some(match ty {
-        CqlType::Boolean | CqlType::Tinyint => 1,
-        CqlType::Smallint => 2,
-        CqlType::Int | CqlType::Float | CqlType::Date => 4,
-        CqlType::Bigint
-        | CqlType::Counter
-        | CqlType::Double
-        | CqlType::Time
-        | CqlType::Timestamp => 8,
-        CqlType::Uuid | CqlType::Timeuuid => 16,
-        _ => return None,
-    })
-}
-
 /// Whether `ty` can be (part of) a clustering column. Nested collections and UDTs are frozen
 /// whatever their flag says: inside a frozen value everything is frozen.
 pub(super) fn check_type(ty: &CqlType) -> Result<(), Fault> {
@@ -62,7 +46,7 @@ pub(super) fn check_type(ty: &CqlType) -> Result<(), Fault> {
         CqlType::Tuple(types) => types.iter().try_for_each(check_type),
         CqlType::Udt { fields, .. } => fields.iter().try_for_each(|(_, t)| check_type(t)),
         CqlType::Vector { element, dimension } => {
-            if *dimension == 0 || fixed_size(element).is_none() {
+            if *dimension == 0 || element.fixed_length().is_none() {
                 Err(Fault::Unsupported)
             } else {
                 Ok(())
@@ -101,7 +85,7 @@ pub(super) fn cql_name(ty: &CqlType) -> String {
 }
 
 fn exact_len<'v>(v: &'v [u8], ty: &CqlType) -> Result<&'v [u8], Fault> {
-    let n = fixed_size(ty).ok_or(Fault::Unsupported)?;
+    let n = ty.fixed_length().ok_or(Fault::Unsupported)?;
     if v.len() != n {
         return Err(Fault::invalid(format!("{} bytes, expected {n}", v.len())));
     }
@@ -217,7 +201,7 @@ pub(super) fn encode(ty: &CqlType, v: &[u8], out: &mut Vec<u8>) -> Result<(), Fa
             encode_tuple(&fields.iter().map(|(_, t)| t).collect::<Vec<_>>(), v, out)?
         }
         CqlType::Vector { element, dimension } => {
-            let size = fixed_size(element).ok_or(Fault::Unsupported)?;
+            let size = element.fixed_length().ok_or(Fault::Unsupported)?;
             let expected = usize::try_from(*dimension)
                 .ok()
                 .and_then(|d| d.checked_mul(size))
@@ -264,7 +248,7 @@ pub(super) fn decode(ty: &CqlType, r: &mut KeyReader<'_>, out: &mut Vec<u8>) -> 
         | CqlType::Bigint
         | CqlType::Counter
         | CqlType::Timestamp => {
-            let n = fixed_size(ty).ok_or(Fault::Unsupported)?;
+            let n = ty.fixed_length().ok_or(Fault::Unsupported)?;
             let start = out.len();
             r.take_into(n, out)?;
             out[start] ^= 0x80;
