@@ -988,10 +988,6 @@ async fn exact_numbers_casts_and_refusals() {
             "More than one restriction was found for the start bound on c",
         ),
         (
-            "SELECT writetime(l) FROM ks.n WHERE k = 3",
-            "Cannot use selection function writeTime on non-frozen collection l",
-        ),
-        (
             "SELECT ttl(c) FROM ks.n WHERE k = 3",
             "Cannot use selection function ttl on PRIMARY KEY part c",
         ),
